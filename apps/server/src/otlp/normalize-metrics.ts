@@ -1,0 +1,167 @@
+import { Histogram, resourceLabels, type Attributes, type Op, type ResourceLabels, type SeriesLabels, type View } from '@onset/core';
+import { attributes, int64ToNumber, nanosToMs, type Int64Like, type KeyValueLike } from './values.ts';
+
+/** One latency histogram data point, converted to Onset's buckets (µs). */
+export interface MetricPoint {
+  streamKey: string;
+  cumulative: boolean;
+  startMs: number;
+  timeMs: number;
+  series: SeriesLabels;
+  resource: ResourceLabels;
+  histogram: Histogram;
+}
+
+export interface NormalizedMetrics {
+  points: MetricPoint[];
+  rejected: number;
+  reasons: string[];
+  /** Non-latency metrics Onset does not store (not an error). */
+  ignored: number;
+}
+
+const UNIT_TO_US: Record<string, number> = { s: 1e6, ms: 1e3, us: 1, 'µs': 1, ns: 1e-3, min: 6e7 };
+
+/** Latency metrics are those with a time unit, or conventional duration names (seconds per semconv). */
+export function latencyScale(name: string, unit: string | undefined): number | null {
+  if (unit && UNIT_TO_US[unit] !== undefined) return UNIT_TO_US[unit]!;
+  if (!unit && /(duration|latency)/i.test(name)) {
+    if (/(_ms|\.ms|milliseconds)$/i.test(name)) return 1e3;
+    if (/(_us|microseconds)$/i.test(name)) return 1;
+    return 1e6;
+  }
+  return null;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
+}
+
+export function metricLabels(metricName: string, attrs: Attributes, resource: ResourceLabels): SeriesLabels {
+  const lower = metricName.toLowerCase();
+  const explicitOp = str(attrs['onset.op']);
+  const method = str(attrs['http.request.method']) ?? str(attrs['http.method']);
+  let op: Op = 'other';
+  if (explicitOp && ['request', 'spawn', 'fsync', 'unmount', 'other'].includes(explicitOp)) op = explicitOp as Op;
+  else if (lower.includes('spawn')) op = 'spawn';
+  else if (lower.includes('fsync')) op = 'fsync';
+  else if (lower.includes('unmount') || lower.includes('umount')) op = 'unmount';
+  else if (lower.startsWith('http.') || lower.startsWith('rpc.') || method) op = 'request';
+  let view: View = 'internal';
+  const explicitView = str(attrs['onset.view']);
+  if (explicitView === 'server' || explicitView === 'client' || explicitView === 'internal') view = explicitView;
+  else if (/\.server\./.test(lower)) view = 'server';
+  else if (/\.client\./.test(lower)) view = 'client';
+  const route = str(attrs['http.route']);
+  const name = op === 'request' && method && route ? `${method.toUpperCase()} ${route}` : metricName;
+  const peer = view === 'client' ? (str(attrs['peer.service']) ?? str(attrs['server.address']) ?? '') : '';
+  return { service: resource.service, op, view, name: name.slice(0, 256), peer: peer.slice(0, 256) };
+}
+
+interface PointLike {
+  attributes?: KeyValueLike[] | null;
+  startTimeUnixNano?: Int64Like;
+  timeUnixNano?: Int64Like;
+  count?: Int64Like;
+  sum?: number | string | null;
+  bucketCounts?: Int64Like[] | null;
+  explicitBounds?: Array<number | string> | null;
+  scale?: number | null;
+  zeroCount?: Int64Like;
+  positive?: { offset?: number | null; bucketCounts?: Int64Like[] | null } | null;
+}
+interface MetricLike {
+  name?: string;
+  unit?: string | null;
+  histogram?: { dataPoints?: PointLike[] | null; aggregationTemporality?: number | string | null } | null;
+  exponentialHistogram?: { dataPoints?: PointLike[] | null; aggregationTemporality?: number | string | null } | null;
+}
+interface MetricsLike {
+  resourceMetrics?: Array<{
+    resource?: { attributes?: KeyValueLike[] | null } | null;
+    scopeMetrics?: Array<{ metrics?: MetricLike[] | null }> | null;
+  }> | null;
+}
+
+function isCumulative(t: number | string | null | undefined): boolean {
+  return t === 2 || t === 'AGGREGATION_TEMPORALITY_CUMULATIVE';
+}
+
+function explicitToHistogram(p: PointLike, scale: number): Histogram | string {
+  const bounds = (p.explicitBounds ?? []).map(Number);
+  const counts = (p.bucketCounts ?? []).map(int64ToNumber);
+  if (counts.length !== bounds.length + 1 && !(counts.length === 0 && bounds.length === 0))
+    return 'bucketCounts must have one more entry than explicitBounds';
+  const h = new Histogram();
+  for (let k = 0; k < counts.length; k++) {
+    const c = counts[k]!;
+    if (c <= 0) continue;
+    const lo = k === 0 ? 0 : bounds[k - 1]!;
+    const hi = k < bounds.length ? bounds[k]! : lo * 2 || 1;
+    // Geometric middle of the bucket (upper half of the first one): the sender's resolution is the limit here.
+    const mid = lo > 0 ? Math.sqrt(lo * hi) : hi / 2;
+    h.record(mid * scale, c);
+  }
+  return h;
+}
+
+function exponentialToHistogram(p: PointLike, scaleUs: number): Histogram {
+  const h = new Histogram();
+  const base = Math.pow(2, Math.pow(2, -(p.scale ?? 0)));
+  const zero = int64ToNumber(p.zeroCount);
+  if (zero > 0) h.record(0, zero);
+  const offset = p.positive?.offset ?? 0;
+  (p.positive?.bucketCounts ?? []).forEach((c, k) => {
+    const n = int64ToNumber(c);
+    if (n > 0) h.record(Math.pow(base, offset + k + 0.5) * scaleUs, n);
+  });
+  return h;
+}
+
+export function normalizeMetrics(req: MetricsLike, limits: { oldestMs: number; newestMs: number }): NormalizedMetrics {
+  const points: MetricPoint[] = [];
+  const reasons = new Set<string>();
+  let rejected = 0;
+  let ignored = 0;
+  for (const rm of req.resourceMetrics ?? []) {
+    const resAttrs = attributes(rm?.resource?.attributes);
+    const resource = resourceLabels(resAttrs);
+    for (const sm of rm?.scopeMetrics ?? []) {
+      for (const m of sm?.metrics ?? []) {
+        if (!m) continue;
+        const name = m.name ?? '';
+        const hist = m.histogram ?? m.exponentialHistogram;
+        const scale = latencyScale(name, m.unit ?? undefined);
+        if (!hist || scale === null) {
+          ignored += hist?.dataPoints?.length ?? 1;
+          continue;
+        }
+        const cumulative = isCumulative(hist.aggregationTemporality);
+        for (const p of hist.dataPoints ?? []) {
+          const timeMs = nanosToMs(p.timeUnixNano);
+          if (!(timeMs > 0)) {
+            rejected++;
+            reasons.add('data point without timeUnixNano');
+            continue;
+          }
+          if (timeMs < limits.oldestMs || timeMs > limits.newestMs) {
+            rejected++;
+            reasons.add('data point outside the accepted time range');
+            continue;
+          }
+          const h = m.histogram ? explicitToHistogram(p, scale) : exponentialToHistogram(p, scale);
+          if (typeof h === 'string') {
+            rejected++;
+            reasons.add(h);
+            continue;
+          }
+          const attrs = attributes(p.attributes);
+          const series = metricLabels(name, attrs, resource);
+          const streamKey = JSON.stringify([resAttrs['service.name'], resAttrs['host.name'], resAttrs['service.instance.id'], name, attrs]);
+          points.push({ streamKey, cumulative, startMs: nanosToMs(p.startTimeUnixNano), timeMs, series, resource, histogram: h });
+        }
+      }
+    }
+  }
+  return { points, rejected, reasons: [...reasons], ignored };
+}

@@ -1,0 +1,141 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { Config } from '../config.ts';
+import type { ScopeGuard } from '../auth/plugin.ts';
+import { HttpError, badRequest } from '../http/errors.ts';
+import { isDatabaseUnavailable, type Pool } from '../db/pool.ts';
+import type { Partitions } from '../db/partitions.ts';
+import type { Registry } from './registry.ts';
+import { decodeBody, mediaType, type Encoding } from './body.ts';
+import { MetricsRequest, MetricsResponse, TraceRequest, TraceResponse } from './protobuf.ts';
+import { checkMetricsJson, checkTracesJson, firstError, type JsonChecker } from './json-schema.ts';
+import { normalizeTraces } from './normalize-traces.ts';
+import { normalizeMetrics } from './normalize-metrics.ts';
+import { storeObservations } from './store.ts';
+import { storeMetricPoints } from './store-metrics.ts';
+import type { IngestStats } from './stats.ts';
+
+export interface OtlpDeps {
+  config: Config;
+  pool: Pool;
+  registry: Registry;
+  partitions: Partitions;
+  guard: ScopeGuard;
+  stats: IngestStats;
+  /** Called after data was committed (the scheduler uses it to know there is new data). */
+  onIngested?: (kind: 'traces' | 'metrics', count: number) => void;
+}
+
+/** Requests allowed to be in flight before new ones get 429 + Retry-After. */
+const MAX_IN_FLIGHT = 64;
+const FUTURE_SLACK_MS = 3_600_000;
+
+function parse(body: Buffer, encoding: Encoding, codec: { decode(b: Uint8Array): unknown }, check: JsonChecker, what: string): unknown {
+  if (encoding === 'protobuf') {
+    try {
+      return codec.decode(body);
+    } catch (err) {
+      throw badRequest(`body is not a valid ${what} protobuf message: ${(err as Error).message}`);
+    }
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw badRequest(`body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw badRequest(`body must be a JSON object (${what})`);
+  const problem = firstError(check, json);
+  if (problem) throw badRequest(`invalid ${what} JSON at ${problem}`);
+  return json;
+}
+
+function respond(
+  reply: FastifyReply,
+  encoding: Encoding,
+  codec: { encode(m: unknown): { finish(): Uint8Array }; fromObject(o: unknown): unknown },
+  rejectedField: 'rejectedSpans' | 'rejectedDataPoints',
+  rejected: number,
+  reasons: string[],
+): FastifyReply {
+  const partial = rejected > 0 ? { [rejectedField]: rejected, errorMessage: reasons.join('; ') } : undefined;
+  if (encoding === 'json') {
+    const body = partial ? { partialSuccess: { ...partial, [rejectedField]: String(rejected) } } : {};
+    return reply.status(200).type('application/json').send(body);
+  }
+  const msg = codec.fromObject(partial ? { partialSuccess: partial } : {});
+  return reply.status(200).type('application/x-protobuf').send(Buffer.from(codec.encode(msg).finish()));
+}
+
+export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<void> {
+  const { config, pool, registry, partitions, stats } = deps;
+  let inFlight = 0;
+
+  // OTLP bodies are read raw here (any type; 415 is decided per route) and
+  // decoded after decompression, where the real size limit applies.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.maxBodyBytes }, (_req, body, done) => done(null, body));
+
+  const ingest = async (request: FastifyRequest, reply: FastifyReply, kind: 'traces' | 'metrics') => {
+    const encoding = mediaType(request.headers['content-type']);
+    if (inFlight >= MAX_IN_FLIGHT) {
+      stats.rejected('overloaded', 1);
+      throw new HttpError(429, 'overloaded', 'too many concurrent exports; retry after the delay', 1);
+    }
+    inFlight++;
+    try {
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const body = await decodeBody(raw, request.headers['content-encoding'], config.maxBodyBytes);
+      const now = Date.now();
+      const window = { oldestMs: now - config.histogramRetentionMs, newestMs: now + FUTURE_SLACK_MS };
+      if (kind === 'traces') {
+        const req = parse(body, encoding, TraceRequest, checkTracesJson, 'ExportTraceServiceRequest');
+        const norm = normalizeTraces(req as never, {
+          ...window,
+          maxDurationMs: config.maxSpanDurationMs,
+          maxAttributes: config.maxAttributesPerSpan,
+        });
+        if (norm.rejected > 0) stats.rejected('invalid_span', norm.rejected);
+        if (norm.observations.length === 0 && norm.rejected > 0)
+          throw badRequest(`all ${norm.rejected} spans were rejected: ${norm.reasons.join('; ')}`);
+        const res = await storeObservations(pool, registry, partitions, norm.observations, now);
+        stats.accepted('spans', res.inserted, res.duplicates);
+        deps.onIngested?.('traces', res.inserted);
+        return respond(reply, encoding, TraceResponse, 'rejectedSpans', norm.rejected, norm.reasons);
+      }
+      const req = parse(body, encoding, MetricsRequest, checkMetricsJson, 'ExportMetricsServiceRequest');
+      const norm = normalizeMetrics(req as never, window);
+      if (norm.rejected > 0) stats.rejected('invalid_data_point', norm.rejected);
+      if (norm.points.length === 0 && norm.rejected > 0)
+        throw badRequest(`all ${norm.rejected} data points were rejected: ${norm.reasons.join('; ')}`);
+      const stored = await storeMetricPoints(pool, registry, partitions, norm.points);
+      stats.accepted('data_points', norm.points.length, 0);
+      deps.onIngested?.('metrics', stored);
+      return respond(reply, encoding, MetricsResponse, 'rejectedDataPoints', norm.rejected, norm.reasons);
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) {
+        stats.rejected('database_unavailable', 1);
+        throw new HttpError(503, 'unavailable', 'the database is unreachable; nothing was stored, retry later', 5);
+      }
+      throw err;
+    } finally {
+      inFlight--;
+    }
+  };
+
+  const schema = (summary: string) => ({
+    summary,
+    tags: ['ingest'],
+    description:
+      'OTLP/HTTP export. Body: application/x-protobuf or application/json (OTLP JSON mapping), optionally gzip. ' +
+      '200 only after the data is committed; partialSuccess lists refused items.',
+    consumes: ['application/x-protobuf', 'application/json'],
+    response: { 200: Type.Any({ description: 'Export*ServiceResponse in the request encoding' }) },
+  });
+  app.post('/v1/traces', { logLevel: 'warn', schema: schema('Receive OTLP traces'), preHandler: deps.guard('ingest') }, (req, reply) =>
+    ingest(req, reply, 'traces'),
+  );
+  app.post('/v1/metrics', { logLevel: 'warn', schema: schema('Receive OTLP latency histograms'), preHandler: deps.guard('ingest') }, (req, reply) =>
+    ingest(req, reply, 'metrics'),
+  );
+}

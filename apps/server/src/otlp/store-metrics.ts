@@ -1,0 +1,110 @@
+import { Histogram, bucketValue } from '@onset/core';
+import { resourceKey, seriesKey, type Registry } from './registry.ts';
+import { utcDay, type Partitions } from '../db/partitions.ts';
+import { withTransaction, type Pool } from '../db/pool.ts';
+import type { MetricPoint } from './normalize-metrics.ts';
+
+/** current - previous, bucket by bucket; null when the stream was reset (a count went down). */
+function subtract(cur: Histogram, prev: { idx: number[]; cnt: number[] }): Histogram | null {
+  const prevMap = new Map<number, number>();
+  prev.idx.forEach((i, k) => prevMap.set(i, Number(prev.cnt[k])));
+  const s = cur.toSparse();
+  const out = new Histogram();
+  for (let k = 0; k < s.idx.length; k++) {
+    const i = s.idx[k]!;
+    const d = s.cnt[k]! - (prevMap.get(i) ?? 0);
+    prevMap.delete(i);
+    if (d < 0) return null;
+    if (d > 0) out.record(bucketValue(i), d);
+  }
+  for (const c of prevMap.values()) if (c > 0) return null;
+  return out;
+}
+
+/**
+ * Store latency histogram points. Cumulative streams are turned into deltas
+ * against the last point seen (kept in metric_streams), all in one transaction.
+ */
+export async function storeMetricPoints(
+  pool: Pool,
+  registry: Registry,
+  partitions: Partitions,
+  points: MetricPoint[],
+): Promise<number> {
+  if (!points.length) return 0;
+  const seriesIds = await registry.seriesIds(points.map((p) => p.series));
+  const resourceIds = await registry.resourceIds(points.map((p) => p.resource));
+  const links = new Map<string, [number, number]>();
+  for (const p of points) {
+    const s = seriesIds.get(seriesKey(p.series))!;
+    const r = resourceIds.get(resourceKey(p.resource))!;
+    links.set(`${s}:${r}`, [s, r]);
+  }
+  await registry.link([...links.values()]);
+  await partitions.ensure('histograms', new Set(points.map((p) => utcDay(p.timeMs))));
+  // Oldest first so successive cumulative points of one stream diff against each other.
+  const sorted = [...points].sort((a, b) => a.timeMs - b.timeMs);
+  return withTransaction(pool, async (c) => {
+    const keys = [...new Set(sorted.filter((p) => p.cumulative).map((p) => p.streamKey))].sort();
+    const state = new Map<string, { startMs: number; timeMs: number; idx: number[]; cnt: number[] }>();
+    if (keys.length) {
+      const { rows } = await c.query(
+        `SELECT stream_key, extract(epoch from start_time) * 1000 AS start_ms, extract(epoch from last_time) * 1000 AS time_ms, idx, cnt
+           FROM metric_streams WHERE stream_key = ANY($1::text[]) ORDER BY stream_key FOR UPDATE`,
+        [keys],
+      );
+      for (const r of rows) state.set(r.stream_key, { startMs: Number(r.start_ms), timeMs: Number(r.time_ms), idx: r.idx, cnt: r.cnt.map(Number) });
+    }
+    let stored = 0;
+    const values: unknown[][] = [[], [], [], [], [], [], [], [], []];
+    for (const p of sorted) {
+      let delta: Histogram | null = p.histogram;
+      if (p.cumulative) {
+        const prev = state.get(p.streamKey);
+        if (prev && p.timeMs <= prev.timeMs) continue; // a re-sent or stale cumulative point adds nothing
+        if (prev && Math.abs(prev.startMs - p.startMs) < 1) delta = subtract(p.histogram, prev) ?? p.histogram;
+        const s = p.histogram.toSparse();
+        state.set(p.streamKey, { startMs: p.startMs, timeMs: p.timeMs, idx: s.idx, cnt: s.cnt });
+      }
+      if (!delta || delta.count === 0) continue;
+      const sp = delta.toSparse();
+      values[0]!.push(seriesIds.get(seriesKey(p.series)));
+      values[1]!.push(resourceIds.get(resourceKey(p.resource)));
+      values[2]!.push(Math.floor(p.timeMs / 60_000) * 60_000);
+      values[3]!.push(delta.count);
+      values[4]!.push(delta.sum);
+      values[5]!.push(delta.min);
+      values[6]!.push(delta.max);
+      values[7]!.push(`{${sp.idx.join(',')}}`);
+      values[8]!.push(`{${sp.cnt.join(',')}}`);
+      stored += delta.count;
+    }
+    if (values[0]!.length) {
+      await c.query(
+        `INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
+         SELECT s, r, to_timestamp(m / 1000.0), n, su, mn, mx, i::int[], k::int[]
+           FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::bigint[], $5::float8[], $6::float8[], $7::float8[],
+                       $8::text[], $9::text[]) AS u(s, r, m, n, su, mn, mx, i, k)`,
+        values,
+      );
+    }
+    const updated = [...state.entries()].filter(([k]) => keys.includes(k));
+    if (updated.length) {
+      await c.query(
+        `INSERT INTO metric_streams (stream_key, start_time, last_time, idx, cnt, count, sum_us)
+         SELECT k, to_timestamp(s / 1000.0), to_timestamp(t / 1000.0), i::int[], c::bigint[], 0, 0
+           FROM unnest($1::text[], $2::float8[], $3::float8[], $4::text[], $5::text[]) AS u(k, s, t, i, c)
+         ON CONFLICT (stream_key) DO UPDATE SET start_time = EXCLUDED.start_time, last_time = EXCLUDED.last_time,
+           idx = EXCLUDED.idx, cnt = EXCLUDED.cnt`,
+        [
+          updated.map(([k]) => k),
+          updated.map(([, v]) => v.startMs),
+          updated.map(([, v]) => v.timeMs),
+          updated.map(([, v]) => `{${v.idx.join(',')}}`),
+          updated.map(([, v]) => `{${v.cnt.join(',')}}`),
+        ],
+      );
+    }
+    return stored;
+  });
+}

@@ -1,0 +1,119 @@
+import { Histogram } from '@onset/core';
+import type { Pool } from '../db/pool.ts';
+
+export interface SeriesFilter {
+  service?: string;
+  op?: string;
+  view?: string;
+  host?: string;
+  name?: string;
+}
+
+export interface SeriesRow {
+  id: string;
+  service: string;
+  op: string;
+  view: string;
+  name: string;
+  peer: string | null;
+  hosts: string[];
+  first_seen: string;
+  last_seen: string;
+}
+
+export async function listSeries(pool: Pool, f: SeriesFilter, limit = 1000): Promise<SeriesRow[]> {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  const add = (sql: string, v: unknown) => {
+    args.push(v);
+    where.push(sql.replace('?', `$${args.length}`));
+  };
+  if (f.service) add('s.service = ?', f.service);
+  if (f.op) add('s.op = ?', f.op);
+  if (f.view) add('s.view = ?', f.view);
+  if (f.name) add('s.name = ?', f.name);
+  if (f.host)
+    add('EXISTS (SELECT 1 FROM series_resources sr JOIN resources r ON r.id = sr.resource_id WHERE sr.series_id = s.id AND r.host = ?)', f.host);
+  args.push(limit);
+  const { rows } = await pool.query(
+    `SELECT s.id::text, s.service, s.op, s.view, s.name, NULLIF(s.peer, '') AS peer, s.first_seen, s.last_seen,
+            COALESCE((SELECT array_agg(DISTINCT r.host ORDER BY r.host) FROM series_resources sr
+                       JOIN resources r ON r.id = sr.resource_id WHERE sr.series_id = s.id AND r.host <> ''), '{}') AS hosts
+       FROM series s ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+      ORDER BY s.service, s.op, s.view, s.name, s.peer LIMIT $${args.length}`,
+    args,
+  );
+  return rows.map((r) => ({ ...r, first_seen: r.first_seen.toISOString(), last_seen: r.last_seen.toISOString() }));
+}
+
+export async function getSeries(pool: Pool, id: string): Promise<SeriesRow | null> {
+  if (!/^\d{1,18}$/.test(id)) return null;
+  const { rows } = await pool.query(`SELECT id::text FROM series WHERE id = $1`, [id]);
+  if (!rows.length) return null;
+  const all = await pool.query(
+    `SELECT s.id::text, s.service, s.op, s.view, s.name, NULLIF(s.peer, '') AS peer, s.first_seen, s.last_seen,
+            COALESCE((SELECT array_agg(DISTINCT r.host ORDER BY r.host) FROM series_resources sr
+                       JOIN resources r ON r.id = sr.resource_id WHERE sr.series_id = s.id AND r.host <> ''), '{}') AS hosts
+       FROM series s WHERE s.id = $1`,
+    [id],
+  );
+  const r = all.rows[0];
+  return { ...r, first_seen: r.first_seen.toISOString(), last_seen: r.last_seen.toISOString() };
+}
+
+export interface QuantilePoint {
+  t: string;
+  count: number;
+  q: Record<string, number>;
+}
+
+export interface HistogramQuery {
+  seriesId: string;
+  fromMs: number;
+  toMs: number;
+  stepMs: number;
+  host?: string;
+  /** Restrict to resources whose cohort attribute has this value. */
+  attribute?: { key: string; value: string };
+}
+
+/** Merge the per-minute histograms of a series into one histogram per step. */
+export async function stepHistograms(pool: Pool, q: HistogramQuery): Promise<Map<number, Histogram>> {
+  const args: unknown[] = [q.seriesId, new Date(q.fromMs), new Date(q.toMs), q.stepMs];
+  let filter = '';
+  if (q.host) {
+    args.push(q.host);
+    filter += ` AND h.resource_id IN (SELECT id FROM resources WHERE host = $${args.length})`;
+  }
+  if (q.attribute) {
+    args.push(q.attribute.key, q.attribute.value);
+    filter += ` AND h.resource_id IN (SELECT id FROM resources WHERE attrs ->> $${args.length - 1} = $${args.length})`;
+  }
+  const { rows } = await pool.query<{ t: number; idx: number[]; cnt: number[] }>(
+    `SELECT t, array_agg(i ORDER BY i) AS idx, array_agg(c ORDER BY i) AS cnt FROM (
+       SELECT (floor(extract(epoch FROM h.minute) * 1000 / $4) * $4)::float8 AS t, b.i, sum(b.c)::int8 AS c
+         FROM histograms h, unnest(h.idx, h.cnt) AS b(i, c)
+        WHERE h.series_id = $1 AND h.minute >= $2 AND h.minute < $3 ${filter}
+        GROUP BY 1, 2) x
+     GROUP BY t ORDER BY t`,
+    args,
+  );
+  const out = new Map<number, Histogram>();
+  for (const r of rows) out.set(Number(r.t), Histogram.fromSparse({ idx: r.idx, cnt: r.cnt.map(Number) }));
+  return out;
+}
+
+export async function quantiles(pool: Pool, q: HistogramQuery, qs: number[]): Promise<QuantilePoint[]> {
+  const steps = await stepHistograms(pool, q);
+  const points: QuantilePoint[] = [];
+  for (const [t, h] of steps) {
+    const values: Record<string, number> = {};
+    for (const x of qs) values[String(x)] = round(h.quantile(x) / 1000);
+    points.push({ t: new Date(t).toISOString(), count: h.count, q: values });
+  }
+  return points;
+}
+
+function round(ms: number): number {
+  return Number(ms.toPrecision(6));
+}

@@ -1,0 +1,128 @@
+/**
+ * How a span becomes an observation (docs: api.md "How a span becomes an
+ * observation"). Pure: takes decoded attributes, returns labels.
+ */
+export type AttrValue = string | number | boolean | null | AttrValue[] | { [k: string]: AttrValue };
+export type Attributes = Record<string, AttrValue>;
+
+export type Op = 'request' | 'spawn' | 'fsync' | 'unmount' | 'other';
+export type View = 'server' | 'client' | 'internal' | 'gap';
+export const OPS: readonly Op[] = ['request', 'spawn', 'fsync', 'unmount', 'other'];
+export const VIEWS: readonly View[] = ['server', 'client', 'internal', 'gap'];
+
+/** OTLP SpanKind numbers. */
+export const SpanKind = {
+  UNSPECIFIED: 0,
+  INTERNAL: 1,
+  SERVER: 2,
+  CLIENT: 3,
+  PRODUCER: 4,
+  CONSUMER: 5,
+} as const;
+
+export interface SeriesLabels {
+  service: string;
+  op: Op;
+  view: View;
+  name: string;
+  /** Callee for client spans ('' when unknown or not a client span). */
+  peer: string;
+}
+
+/** The host-side identity of an observation, used for cohorts. */
+export interface ResourceLabels {
+  service: string;
+  host: string;
+  /** Cohort attributes only: os.version, service.version, host.arch, dependency.*, onset.cohort.* */
+  attrs: Record<string, string>;
+}
+
+const SPAWN_NAMES = new Set(['spawn', 'process.spawn', 'exec']);
+const FSYNC_NAMES = new Set(['fsync', 'fdatasync', 'fs.fsync']);
+const UNMOUNT_NAMES = new Set(['umount', 'unmount', 'fs.unmount']);
+const EXPLICIT_OPS = new Set<string>(['request', 'spawn', 'fsync', 'unmount', 'other']);
+
+const MAX_LABEL = 256;
+
+function str(v: AttrValue | undefined): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return undefined;
+}
+
+function clip(s: string): string {
+  return s.length > MAX_LABEL ? s.slice(0, MAX_LABEL) : s;
+}
+
+export function classifyOp(spanName: string, attrs: Attributes): Op {
+  const explicit = str(attrs['onset.op']);
+  if (explicit && EXPLICIT_OPS.has(explicit)) return explicit as Op;
+  if (str(attrs['http.request.method']) ?? str(attrs['http.method'])) return 'request';
+  const n = spanName.toLowerCase();
+  if (SPAWN_NAMES.has(n)) return 'spawn';
+  if (FSYNC_NAMES.has(n)) return 'fsync';
+  if (UNMOUNT_NAMES.has(n)) return 'unmount';
+  return 'other';
+}
+
+export function classifyView(kind: number): View {
+  if (kind === SpanKind.SERVER || kind === SpanKind.CONSUMER) return 'server';
+  if (kind === SpanKind.CLIENT || kind === SpanKind.PRODUCER) return 'client';
+  return 'internal';
+}
+
+export function observationName(op: Op, spanName: string, attrs: Attributes): string {
+  switch (op) {
+    case 'request': {
+      const method = str(attrs['http.request.method']) ?? str(attrs['http.method']);
+      const route = str(attrs['http.route']);
+      return clip(method && route ? `${method.toUpperCase()} ${route}` : spanName);
+    }
+    case 'spawn':
+      return clip(str(attrs['process.executable.name']) ?? spanName);
+    case 'fsync':
+    case 'unmount':
+      return clip(str(attrs['fs.mountpoint']) ?? str(attrs['file.directory']) ?? spanName);
+    default:
+      return clip(spanName);
+  }
+}
+
+export function classifySpan(
+  span: { name: string; kind: number; attributes: Attributes },
+  resource: ResourceLabels,
+): SeriesLabels {
+  const op = classifyOp(span.name, span.attributes);
+  const view = classifyView(span.kind);
+  const peer =
+    view === 'client'
+      ? clip(str(span.attributes['peer.service']) ?? str(span.attributes['server.address']) ?? '')
+      : '';
+  return { service: resource.service, op, view, name: observationName(op, span.name, span.attributes), peer };
+}
+
+/** Resource attributes Onset keeps for cohorts. */
+export function isCohortAttribute(key: string): boolean {
+  return (
+    key === 'os.version' ||
+    key === 'service.version' ||
+    key === 'host.arch' ||
+    key.startsWith('dependency.') ||
+    key.startsWith('onset.cohort.')
+  );
+}
+
+export function resourceLabels(attrs: Attributes): ResourceLabels {
+  const cohort: Record<string, string> = {};
+  for (const key of Object.keys(attrs).sort()) {
+    if (!isCohortAttribute(key)) continue;
+    const v = str(attrs[key]);
+    if (v !== undefined) cohort[clip(key)] = clip(v);
+  }
+  return {
+    service: clip(str(attrs['service.name']) ?? 'unknown_service'),
+    host: clip(str(attrs['host.name']) ?? ''),
+    attrs: cohort,
+  };
+}

@@ -1,0 +1,3 @@
+export * from './histogram.ts';
+export * from './classify.ts';
+export * from './duration.ts';

@@ -1,0 +1,19 @@
+import pg from 'pg';
+import { randomBytes } from 'node:crypto';
+
+/** A fresh, empty database on the run's embedded PostgreSQL; returns its URL. */
+export async function createTestDatabase(prefix = 'onset_test'): Promise<string> {
+  const base = process.env.ONSET_TEST_PG_URL;
+  if (!base) throw new Error('ONSET_TEST_PG_URL is not set: run tests through vitest (globalSetup starts PostgreSQL)');
+  const name = `${prefix}_${randomBytes(5).toString('hex')}`;
+  const client = new pg.Client(base);
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return url.toString();
+}

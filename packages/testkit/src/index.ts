@@ -1,0 +1,2 @@
+export { createTestDatabase } from './database.ts';
+export { startTestServer, type TestServer } from './server.ts';

@@ -1,0 +1,27 @@
+import { startOnset, type RunningOnset } from '../../../apps/server/src/index.ts';
+import { loadConfig } from '../../../apps/server/src/config.ts';
+import { createTestDatabase } from './database.ts';
+
+export interface TestServer {
+  /** Base URL of the API/UI listener, e.g. http://127.0.0.1:41234 */
+  url: string;
+  /** Base URL of the OTLP listener (POST `${otlpUrl}/v1/traces`). */
+  otlpUrl: string;
+  databaseUrl: string;
+  onset: RunningOnset;
+  close: () => Promise<void>;
+}
+
+/** Start a real Onset server on random loopback ports against a fresh database. */
+export async function startTestServer(opts: { env?: Record<string, string>; databaseUrl?: string } = {}): Promise<TestServer> {
+  const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
+  const config = loadConfig({ ONSET_PORT: '0', ONSET_OTLP_PORT: '0', ONSET_LOG_LEVEL: 'warn', ...opts.env, DATABASE_URL: databaseUrl });
+  const onset = await startOnset(config, { scheduler: false });
+  return {
+    url: onset.url,
+    otlpUrl: onset.otlpUrl ?? onset.url,
+    databaseUrl,
+    onset,
+    close: () => onset.close(),
+  };
+}
