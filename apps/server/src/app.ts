@@ -83,4 +83,5 @@ export async function buildOtlpApp(ctx: Omit<AppContext, 'guard'>): Promise<Fast
 /** Feature plugins beyond ingest and series (deploys, regressions, SLOs, webhooks...). */
 async function registerFeatures(_app: FastifyInstance, _ctx: AppContext): Promise<void> {
   // Each feature registers here: await app.register(featureRoutes, ctx);
+  await _app.register((await import('./series/heatmap-routes.ts')).heatmapRoutes, _ctx);
 }
