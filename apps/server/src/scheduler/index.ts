@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Pool } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
 import { runMaintenance } from '../maintenance/retention.ts';
+import { inferMarkers } from '../deploys/infer.ts';
 
 export interface Scheduler {
   stop: () => Promise<void>;
@@ -28,6 +29,10 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
       const r = await runMaintenance(pool, partitions, config);
       if (r.dropped.length) log.info({ dropped: r.dropped }, 'retention dropped partitions');
     },
+    infer_deploys: async () => {
+      const r = await inferMarkers(pool);
+      if (r.created || r.extended) log.info(r, 'inferred deploy markers');
+    },
   };
   const runner: Runner = await run({
     pgPool: pool as never,
@@ -35,7 +40,7 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
     noHandleSignals: true,
     pollInterval: 1000,
     taskList,
-    crontab: ['* * * * * maintenance ?max=1&jobKey=maintenance'].join('\n'),
+    crontab: ['* * * * * maintenance ?max=1&jobKey=maintenance', '* * * * * infer_deploys ?max=1&jobKey=infer_deploys'].join('\n'),
     logger: new Logger(() => (level, message) => {
       if (level === 'error') log.error(message);
       else if (level === 'warning') log.warn(message);

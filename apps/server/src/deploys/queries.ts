@@ -1,0 +1,142 @@
+import type { Pool, PoolClient } from '../db/pool.ts';
+import { HttpError } from '../http/errors.ts';
+import { sameMarker, type DeployKind, type DeploySource, type NewMarker } from './validate.ts';
+
+/** A marker as the API shows it (ids as strings, times as RFC 3339). */
+export interface MarkerRow {
+  id: string;
+  service: string | null;
+  environment: string | null;
+  hosts: string[];
+  kind: DeployKind;
+  component: string | null;
+  from_version: string | null;
+  to_version: string | null;
+  commit: string | null;
+  url: string | null;
+  description: string | null;
+  at: string;
+  source: DeploySource;
+  external_id: string | null;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export const MARKER_COLUMNS = `id::text AS id, service, environment, hosts, kind, component, from_version, to_version,
+  commit, url, description, at, source, external_id, created_at, updated_at`;
+
+interface DbRow extends Omit<MarkerRow, 'at' | 'created_at' | 'updated_at'> {
+  at: Date;
+  created_at: Date;
+  updated_at: Date | null;
+}
+
+export function toMarker(r: DbRow): MarkerRow {
+  return { ...r, at: r.at.toISOString(), created_at: r.created_at.toISOString(), updated_at: r.updated_at?.toISOString() ?? null };
+}
+
+type Queryable = Pool | PoolClient;
+
+/**
+ * Store a marker. With an external_id, a repeat (a CI retry, even 20 at once)
+ * returns the marker stored first: the unique index decides the race and
+ * ON CONFLICT DO NOTHING waits for the winner, so every caller sees one id.
+ */
+export async function insertMarker(
+  db: Queryable,
+  m: NewMarker,
+  source: DeploySource,
+): Promise<{ marker: MarkerRow; created: boolean }> {
+  const args = [
+    m.service, m.environment, m.hosts, m.kind, m.component, m.from_version, m.to_version,
+    m.commit, m.url, m.description, m.at, source, m.external_id,
+  ];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const ins = await db.query<DbRow>(
+      `INSERT INTO deploys (service, environment, hosts, kind, component, from_version, to_version,
+                            commit, url, description, at, source, external_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+       ON CONFLICT (external_id) DO NOTHING
+       RETURNING ${MARKER_COLUMNS}`,
+      args,
+    );
+    if (ins.rows[0]) return { marker: toMarker(ins.rows[0]), created: true };
+    const prior = await db.query<DbRow>(`SELECT ${MARKER_COLUMNS} FROM deploys WHERE external_id = $1`, [m.external_id]);
+    const row = prior.rows[0];
+    if (!row) continue; // deleted between the two statements: try the insert again
+    const existing = toMarker(row);
+    const differs = sameMarker(m, { ...existing, at: row.at, external_id: existing.external_id });
+    if (differs)
+      throw new HttpError(
+        409,
+        'conflict',
+        `external_id "${m.external_id}" already names marker ${existing.id} with a different ${differs}; use a new external_id for a different deploy`,
+      );
+    return { marker: existing, created: false };
+  }
+  throw new HttpError(503, 'unavailable', 'the marker was being deleted concurrently; retry', 1);
+}
+
+export interface MarkerFilter {
+  service?: string;
+  host?: string;
+  kind?: string;
+  source?: string;
+  fromMs?: number;
+  toMs?: number;
+  limit: number;
+}
+
+/** Newest first. */
+export async function listMarkers(pool: Pool, f: MarkerFilter): Promise<MarkerRow[]> {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  const add = (sql: string, v: unknown) => {
+    args.push(v);
+    where.push(sql.replaceAll('?', `$${args.length}`));
+  };
+  if (f.service !== undefined) add('service = ?', f.service);
+  if (f.host !== undefined) add('? = ANY (hosts)', f.host);
+  if (f.kind !== undefined) add('kind = ?', f.kind);
+  if (f.source !== undefined) add('source = ?', f.source);
+  if (f.fromMs !== undefined) add('at >= ?', new Date(f.fromMs));
+  if (f.toMs !== undefined) add('at <= ?', new Date(f.toMs));
+  args.push(f.limit);
+  const { rows } = await pool.query<DbRow>(
+    `SELECT ${MARKER_COLUMNS} FROM deploys ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+      ORDER BY at DESC, id DESC LIMIT $${args.length}`,
+    args,
+  );
+  return rows.map(toMarker);
+}
+
+const ID = /^\d{1,18}$/;
+
+export async function getMarker(pool: Pool, id: string): Promise<MarkerRow | null> {
+  if (!ID.test(id)) return null;
+  const { rows } = await pool.query<DbRow>(`SELECT ${MARKER_COLUMNS} FROM deploys WHERE id = $1`, [id]);
+  return rows[0] ? toMarker(rows[0]) : null;
+}
+
+/** Edit time and/or description (api markers and inferred ones alike); null when absent. */
+export async function updateMarker(
+  pool: Pool,
+  id: string,
+  change: { at?: Date; description?: string | null },
+): Promise<MarkerRow | null> {
+  if (!ID.test(id)) return null;
+  const { rows } = await pool.query<DbRow>(
+    `UPDATE deploys SET at = COALESCE($2, at),
+                        description = CASE WHEN $3 THEN $4 ELSE description END,
+                        updated_at = now()
+      WHERE id = $1 RETURNING ${MARKER_COLUMNS}`,
+    [id, change.at ?? null, change.description !== undefined, change.description ?? null],
+  );
+  return rows[0] ? toMarker(rows[0]) : null;
+}
+
+export async function deleteMarker(pool: Pool, id: string): Promise<boolean> {
+  if (!ID.test(id)) return false;
+  const res = await pool.query(`DELETE FROM deploys WHERE id = $1`, [id]);
+  return (res.rowCount ?? 0) > 0;
+}
