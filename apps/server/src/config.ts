@@ -21,6 +21,11 @@ export interface Config {
   logLevel: string;
   /** Public base URL used in links (webhooks, UI). */
   publicUrl: string | undefined;
+  /** When set, GET /metrics needs `Authorization: Bearer <this>` (ONSET_METRICS_TOKEN). */
+  metricsToken: string | undefined;
+  /** When both are set, deploy markers and regressions are also posted as Grafana annotations. */
+  grafanaUrl: string | undefined;
+  grafanaToken: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -83,6 +88,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxAttributesPerSpan: int(env, 'ONSET_MAX_ATTRIBUTES', 1024),
     logLevel: env.ONSET_LOG_LEVEL || 'info',
     publicUrl: env.ONSET_PUBLIC_URL || undefined,
+    metricsToken: env.ONSET_METRICS_TOKEN || undefined,
+    grafanaUrl: env.GRAFANA_URL || undefined,
+    grafanaToken: env.GRAFANA_TOKEN || undefined,
   };
   if (!isLoopback(cfg.host) && cfg.tokens.size === 0) {
     throw new ConfigError(
