@@ -1,0 +1,3 @@
+export * from './types.ts';
+export { StepDetector, type DetectorStateJSON } from './detector.ts';
+export { detectSteps, detectStepsIncremental, stepRecovery, type Recovery, type RecoveryOptions } from './api.ts';

@@ -1,0 +1,177 @@
+/**
+ * Small robust statistics used by the step detector. Everything here runs
+ * only when an alarm is being confirmed or localised, never per point, so
+ * clarity wins over speed.
+ */
+
+/** Median of the first `n` values of `a` (copied, `a` is not reordered). */
+export function median(a: ArrayLike<number>, n = a.length): number {
+  if (n === 0) return NaN;
+  const s = Float64Array.from({ length: n }, (_, i) => a[i]!).sort();
+  const h = n >> 1;
+  return n % 2 ? s[h]! : (s[h - 1]! + s[h]!) / 2;
+}
+
+/** Upper tail of the standard normal, P(Z > z), to ~1e-7 relative (W. J. Cody style rational erfc). */
+export function normalUpperTail(z: number): number {
+  return 0.5 * erfc(z / Math.SQRT2);
+}
+
+/** Complementary error function (Numerical Recipes' Chebyshev fit, relative error < 1.2e-7). */
+export function erfc(x: number): number {
+  const z = Math.abs(x);
+  const t = 1 / (1 + 0.5 * z);
+  const r =
+    t *
+    Math.exp(
+      -z * z -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
+  return x >= 0 ? r : 2 - r;
+}
+
+/**
+ * One-sided Mann-Whitney test that the values in `hi` tend to exceed those in
+ * `lo`. Returns the p-value.
+ *
+ * Small samples (the common case when confirming a fresh step: a handful of
+ * new points against an hour of history) use the exact null distribution: the
+ * number of orderings with U = mn - j is the number of partitions of j into at
+ * most m parts of size ≤ n, i.e. a coefficient of the Gaussian binomial
+ * [m+n choose m]_q. Ties are counted against the alternative there, which
+ * keeps the exact p-value conservative. Larger samples use the normal
+ * approximation with mid-ranks and the tie-corrected variance.
+ */
+export function mannWhitneyGreater(hi: ArrayLike<number>, lo: ArrayLike<number>): number {
+  const m = hi.length;
+  const n = lo.length;
+  if (m === 0 || n === 0) return 1;
+  const sortedLo = Float64Array.from(lo).sort();
+  // Strict U (ties count 0) and mid-rank U (ties count 1/2).
+  let strict = 0;
+  let ties = 0;
+  for (let i = 0; i < m; i++) {
+    const v = hi[i]!;
+    const below = lowerBound(sortedLo, v);
+    const atOrBelow = upperBound(sortedLo, v);
+    strict += below;
+    ties += atOrBelow - below;
+  }
+  const uMid = strict + ties / 2;
+  const approx = mannWhitneyNormal(uMid, hi, lo);
+  const small = Math.min(m, n);
+  const deficit = m * n - strict;
+  // The exact path is cheap only when the smaller sample and the deficit are
+  // small; it matters only when the approximation says "maybe significant".
+  if (small <= 24 && deficit <= 4000 && approx < 0.05) {
+    return exactUpperTail(small, Math.max(m, n), deficit);
+  }
+  return approx;
+}
+
+function mannWhitneyNormal(u: number, hi: ArrayLike<number>, lo: ArrayLike<number>): number {
+  const m = hi.length;
+  const n = lo.length;
+  const N = m + n;
+  // Tie correction needs the tie groups of the pooled sample.
+  const pooled = new Float64Array(N);
+  for (let i = 0; i < m; i++) pooled[i] = hi[i]!;
+  for (let i = 0; i < n; i++) pooled[m + i] = lo[i]!;
+  pooled.sort();
+  let tieSum = 0;
+  for (let i = 0; i < N; ) {
+    let j = i + 1;
+    while (j < N && pooled[j] === pooled[i]) j++;
+    const t = j - i;
+    if (t > 1) tieSum += t * t * t - t;
+    i = j;
+  }
+  const mean = (m * n) / 2;
+  const variance = ((m * n) / 12) * (N + 1 - tieSum / (N * (N - 1)));
+  if (variance <= 0) return 1;
+  // Continuity correction of 1/2 towards the null.
+  const z = (u - mean - 0.5) / Math.sqrt(variance);
+  return normalUpperTail(z);
+}
+
+/**
+ * P(U ≥ mn - deficit) for continuous data: the sum of the first
+ * `deficit + 1` coefficients of [m+n choose m]_q divided by C(m+n, m).
+ * Symmetric in m and n; pass the smaller as `m`.
+ */
+export function exactUpperTail(m: number, n: number, deficit: number): number {
+  const D = deficit;
+  // Coefficients of prod_{i=1..m} (1 - q^{n+i}) / (1 - q^i), truncated at q^D.
+  const c = new Float64Array(D + 1);
+  c[0] = 1;
+  for (let i = 1; i <= m; i++) {
+    const a = n + i;
+    for (let d = D; d >= a; d--) c[d] = c[d]! - c[d - a]!; // times (1 - q^a)
+    for (let d = i; d <= D; d++) c[d] = c[d]! + c[d - i]!; // divided by (1 - q^i)
+  }
+  let count = 0;
+  for (let d = 0; d <= D; d++) count += c[d]!;
+  return Math.min(1, count / binomial(m + n, m));
+}
+
+/** C(n, k) as a double (exact while it fits; fine up to ~1e300). */
+export function binomial(n: number, k: number): number {
+  k = Math.min(k, n - k);
+  let r = 1;
+  for (let i = 1; i <= k; i++) r = (r * (n - k + i)) / i;
+  return r;
+}
+
+function lowerBound(a: Float64Array, v: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function upperBound(a: Float64Array, v: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid]! <= v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * A robust linear trend through (x, y): the slope joins the medians of the
+ * two halves (split at the median x), the intercept is the median residual.
+ * Breakdown point 25%, O(n log n), good enough to tell a diurnal ramp from a
+ * step over an hour of points.
+ */
+export function robustTrend(x: ArrayLike<number>, y: ArrayLike<number>): { slope: number; intercept: number } {
+  const n = x.length;
+  if (n < 4) return { slope: 0, intercept: median(y) };
+  const h = n >> 1;
+  // x is increasing in our use (time order).
+  const x1 = median(sliceOf(x, 0, h));
+  const x2 = median(sliceOf(x, n - h, n));
+  const y1 = median(sliceOf(y, 0, h));
+  const y2 = median(sliceOf(y, n - h, n));
+  const slope = x2 > x1 ? (y2 - y1) / (x2 - x1) : 0;
+  const r = new Float64Array(n);
+  for (let i = 0; i < n; i++) r[i] = y[i]! - slope * x[i]!;
+  return { slope, intercept: median(r) };
+}
+
+function sliceOf(a: ArrayLike<number>, from: number, to: number): Float64Array {
+  const out = new Float64Array(to - from);
+  for (let i = from; i < to; i++) out[i - from] = a[i]!;
+  return out;
+}
