@@ -7,7 +7,6 @@ import { createRequire } from 'node:module';
  * generated decoders).
  */
 const require = createRequire(import.meta.url);
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const root: any = require('@opentelemetry/otlp-transformer/build/src/generated/root.js');
 const collector = root.opentelemetry.proto.collector;
 

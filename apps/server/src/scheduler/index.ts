@@ -17,10 +17,14 @@ export interface SchedulerDeps {
   log: FastifyBaseLogger;
 }
 
+const RESTART_DELAY_MS = 5000;
+
 /**
  * Periodic work runs as graphile-worker jobs in PostgreSQL: cron schedules a
  * job once per tick for the whole cluster, so N servers never run the same
- * pass twice, and a job that dies mid-way is retried.
+ * pass twice, and a job that dies mid-way is retried. If the database goes
+ * away the runner stops; we start it again once it is back instead of
+ * letting the process die.
  */
 export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
   const { config, pool, partitions, log } = deps;
@@ -34,18 +38,39 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
       if (r.created || r.extended) log.info(r, 'inferred deploy markers');
     },
   };
-  const runner: Runner = await run({
-    pgPool: pool as never,
-    concurrency: 2,
-    noHandleSignals: true,
-    pollInterval: 1000,
-    taskList,
-    crontab: ['* * * * * maintenance ?max=1&jobKey=maintenance', '* * * * * infer_deploys ?max=1&jobKey=infer_deploys'].join('\n'),
-    logger: new Logger(() => (level, message) => {
-      if (level === 'error') log.error(message);
-      else if (level === 'warning') log.warn(message);
-      else log.debug(message);
-    }),
+  const crontab = [
+    '* * * * * maintenance ?max=1&jobKey=maintenance',
+    '* * * * * infer_deploys ?max=1&jobKey=infer_deploys',
+  ].join('\n');
+  const logger = new Logger(() => (level, message) => {
+    if (level === 'error') log.error(message);
+    else if (level === 'warning') log.warn(message);
+    else log.debug(message);
   });
-  return { stop: () => runner.stop() };
+
+  let runner: Runner | null = null;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  const launch = async (): Promise<void> => {
+    try {
+      runner = await run({ pgPool: pool as never, concurrency: 2, noHandleSignals: true, pollInterval: 1000, taskList, crontab, logger });
+      runner.promise.catch((err: Error) => {
+        log.warn({ err: err.message }, 'scheduler stopped; restarting when the database answers');
+        runner = null;
+        if (!stopped) timer = setTimeout(() => void launch(), RESTART_DELAY_MS);
+      });
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'scheduler could not start; retrying');
+      if (!stopped) timer = setTimeout(() => void launch(), RESTART_DELAY_MS);
+    }
+  };
+  await launch();
+  return {
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await runner?.stop().catch(() => {});
+    },
+  };
 }

@@ -1,0 +1,74 @@
+/** Shared benchmark plumbing: an embedded PostgreSQL, the server as a child process, RSS sampling, results files. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, mkdir, writeFile, chmod, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '../../apps/server/src/db/embedded.ts';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export async function benchDatabase(): Promise<{ db: EmbeddedDatabase; url: string }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'onset-bench-'));
+  await chmod(dir, 0o755);
+  const db = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), ephemeral: true });
+  await db.createDatabase('onset');
+  return { db, url: db.url('onset') };
+}
+
+export interface ServerProcess {
+  url: string;
+  otlpUrl: string;
+  proc: ChildProcess;
+  stop: () => Promise<void>;
+}
+
+export async function startServerProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const port = await freePort();
+  const otlpPort = await freePort();
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/server/src/main.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, ONSET_PORT: String(port), ONSET_OTLP_PORT: String(otlpPort), ONSET_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) break;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    otlpUrl: `http://127.0.0.1:${otlpPort}`,
+    proc,
+    stop: () =>
+      new Promise((resolve) => {
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Resident set size of a process in MB, from /proc. */
+export async function rssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+export function percentile(values: number[], q: number): number {
+  if (!values.length) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+}
+
+export async function writeResult(name: string, result: Record<string, unknown>): Promise<string> {
+  const dir = path.join(ROOT, 'bench/results');
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${name}.json`);
+  await writeFile(file, JSON.stringify({ name, at: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version }, ...result }, null, 2) + '\n');
+  return file;
+}
