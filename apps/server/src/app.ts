@@ -77,6 +77,7 @@ export async function buildOtlpApp(ctx: Omit<AppContext, 'guard'>): Promise<Fast
   const full: AppContext = { ...ctx, guard: scopeGuard(ctx.config.tokens) };
   await app.register(healthRoutes, { pool: ctx.pool });
   await app.register(otlpRoutes, full);
+  await app.register((await import('./observability/plugin.ts')).selfObservationPlugin, { ...full, metricsRoute: false });
   return app;
 }
 
@@ -85,4 +86,5 @@ async function registerFeatures(_app: FastifyInstance, _ctx: AppContext): Promis
   // Each feature registers here: await app.register(featureRoutes, ctx);
   await _app.register((await import('./series/heatmap-routes.ts')).heatmapRoutes, _ctx);
   await _app.register((await import('./deploys/routes.ts')).deployRoutes, _ctx);
+  await _app.register((await import('./observability/plugin.ts')).selfObservationPlugin, _ctx);
 }

@@ -9,6 +9,7 @@ import { IngestStats } from './otlp/stats.ts';
 import { buildApp, buildOtlpApp } from './app.ts';
 import { startScheduler, type Scheduler } from './scheduler/index.ts';
 import { runMaintenance } from './maintenance/retention.ts';
+import { startSelfTracing } from './observability/tracing.ts';
 
 export interface RunningOnset {
   url: string;
@@ -37,6 +38,8 @@ export async function startOnset(config: Config, opts: { scheduler?: boolean } =
   const maintain = () => runMaintenance(pool, partitions, config);
   await maintain();
 
+  // Before any Fastify instance exists: the HTTP instrumentation attaches to new instances.
+  const tracing = startSelfTracing();
   const app = await buildApp(ctx);
   await app.listen({ host: config.host, port: config.port });
   let otlpApp: FastifyInstance | null = null;
@@ -65,6 +68,7 @@ export async function startOnset(config: Config, opts: { scheduler?: boolean } =
       await otlpApp?.close();
       await app.close();
       await pool.end();
+      await tracing?.flush().catch(() => {});
     },
   };
 }

@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Pool } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
 import { runMaintenance } from '../maintenance/retention.ts';
+import { observeJobs } from '../observability/jobs.ts';
 import { inferMarkers } from '../deploys/infer.ts';
 
 export interface Scheduler {
@@ -55,6 +56,7 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
   const launch = async (): Promise<void> => {
     try {
       runner = await run({ pgPool: pool as never, concurrency: 2, noHandleSignals: true, pollInterval: 1000, taskList, crontab, logger });
+      observeJobs(runner.events);
       runner.promise.catch((err: Error) => {
         log.warn({ err: err.message }, 'scheduler stopped; restarting when the database answers');
         runner = null;
