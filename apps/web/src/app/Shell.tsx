@@ -1,0 +1,65 @@
+import { Suspense, type ReactNode } from 'react';
+import { NavLink, useLocation, useSearchParams } from 'react-router-dom';
+import { useTheme } from './theme.tsx';
+import { RefreshControl, TimeRangePicker } from './TimeRangePicker.tsx';
+import { TokenPrompt } from './TokenPrompt.tsx';
+import { linkWithGlobals } from '../state/url.ts';
+import { Loading } from '../components/States.tsx';
+
+const NAV = [
+  { to: '/', label: 'Overview', end: true },
+  { to: '/explorer', label: 'Explorer' },
+  { to: '/slos', label: 'SLOs' },
+  { to: '/deploys', label: 'Deploys' },
+  { to: '/settings', label: 'Settings' },
+];
+
+export function Shell({ children }: { children: ReactNode }) {
+  const { theme, toggle } = useTheme();
+  const [params] = useSearchParams();
+  const { pathname } = useLocation();
+  const timeless = pathname.startsWith('/settings');
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <NavLink to={linkWithGlobals('/', params)} className="brand" aria-label="Onset overview">
+          <svg viewBox="0 0 16 16" width="18" height="18" aria-hidden="true">
+            <path d="M1 12h5l2-8 2 8h5" stroke="currentColor" strokeWidth="2" fill="none" />
+          </svg>
+          Onset
+        </NavLink>
+        <nav aria-label="Main">
+          {NAV.map((n) => (
+            <NavLink key={n.to} to={linkWithGlobals(n.to, params)} end={n.end} className={({ isActive }) => `nav-link${isActive ? ' active' : ''}`}>
+              {n.label}
+            </NavLink>
+          ))}
+        </nav>
+        <div className="topbar-right">
+          {timeless ? null : (
+            <>
+              <TimeRangePicker />
+              <RefreshControl />
+            </>
+          )}
+          <button
+            type="button"
+            className="btn icon"
+            onClick={toggle}
+            aria-label={theme === 'dark' ? 'Switch to light theme' : 'Switch to dark theme'}
+            title={theme === 'dark' ? 'Light theme' : 'Dark theme'}
+          >
+            {theme === 'dark' ? '☀' : '☾'}
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Suspense fallback={<Loading label="Loading page…" height={400} />}>{children}</Suspense>
+      </main>
+      <TokenPrompt />
+    </div>
+  );
+}

@@ -1,0 +1,164 @@
+/**
+ * Latency over time: one or more lines on a log (default) or linear axis
+ * with human units, optional call counts as faint bars on a second axis,
+ * deploy markers, the onset line and shaded levels; drag to zoom.
+ */
+import { useMemo, useRef, useState } from 'react';
+import uPlot from 'uplot';
+import { UPlotChart } from './UPlotChart.tsx';
+import { Bands, MarkerChips, OnsetLabel, type LevelBand } from './ChartOverlay.tsx';
+import type { LatencyFrame } from './latencyFrame.ts';
+import type { ChartMarker } from './markerData.ts';
+import { linearRange, logRange, logTicks, positiveExtent, latencyTickLabels } from './latencyAxis.ts';
+import { axisFont, dragZoom, latencyAxis, latencyScale, markerLines, mergeHooks, readColors, timeAxis } from './uplotKit.ts';
+import { formatCount, formatLatencyMs } from '../../lib/format.ts';
+import { useTheme } from '../../app/theme.tsx';
+
+export interface LatencyChartProps {
+  frame: LatencyFrame;
+  scale: 'log' | 'linear';
+  height?: number;
+  /** Visible time range (ms); the x axis spans it even where there is no data. */
+  range: { fromMs: number; toMs: number };
+  markers?: readonly ChartMarker[];
+  bands?: readonly LevelBand[];
+  onsetSec?: number;
+  onZoom?: (fromMs: number, toMs: number) => void;
+  showCount?: boolean;
+  /** Charts with the same key share the cursor (e.g. quantiles and heatmap). */
+  syncKey?: string;
+  chartId?: string;
+  /** What the chart shows, in words: read by screen readers. */
+  title: string;
+  selectedMarkerId?: string | null;
+  onSelectMarker?: (id: string) => void;
+}
+
+export function LatencyChart(p: LatencyChartProps) {
+  const { frame, scale, height = 320, range, markers = [], bands = [], onsetSec, onZoom, showCount = true, syncKey, chartId } = p;
+  const { theme } = useTheme();
+  const [cursorIdx, setCursorIdx] = useState<number | null>(null);
+  // Callbacks through a ref: a new function identity must not rebuild the chart.
+  const zoomRef = useRef(onZoom);
+  zoomRef.current = onZoom;
+  const canZoom = !!onZoom;
+
+  const yRange = useMemo<[number, number]>(() => {
+    const ext = positiveExtent(frame.lines.map((l) => l.values));
+    const levels = bands.flatMap((b) => [b.lo, b.hi]).filter((v) => v > 0);
+    const lo = Math.min(ext?.[0] ?? Infinity, ...levels);
+    const hi = Math.max(ext?.[1] ?? -Infinity, ...levels);
+    if (!Number.isFinite(lo) || !Number.isFinite(hi)) return scale === 'log' ? [0.1, 1000] : [0, 1];
+    return scale === 'log' ? logRange(lo, hi) : linearRange(hi);
+  }, [frame, bands, scale]);
+
+  const data = useMemo<uPlot.AlignedData>(() => {
+    const cols: Array<Array<number | null>> = frame.lines.map((l) => l.values);
+    if (showCount && frame.count) cols.push(frame.count);
+    return [frame.x, ...cols] as uPlot.AlignedData;
+  }, [frame, showCount]);
+
+  const options = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(() => {
+    void theme; // colours come from the theme's CSS variables
+    const c = readColors();
+    const zoom = dragZoom(canZoom ? (a, b) => zoomRef.current?.(a, b) : undefined);
+    const maxCount = frame.count?.reduce<number>((m, v) => (v !== null && v > m ? v : m), 0) ?? 0;
+    const series: uPlot.Series[] = [
+      {},
+      ...frame.lines.map<uPlot.Series>((l) => ({
+        label: l.label,
+        stroke: c.line[l.color] ?? c.fg,
+        width: l.width ?? 1.5,
+        dash: l.dash ? [6, 4] : undefined,
+        spanGaps: false,
+        points: { show: false },
+      })),
+    ];
+    if (showCount && frame.count)
+      series.push({
+        label: 'count',
+        scale: 'count',
+        stroke: 'transparent',
+        fill: c.count,
+        paths: uPlot.paths.bars!({ size: [0.9, 40], align: 1 }),
+        points: { show: false },
+      });
+    const axes: uPlot.Axis[] = [timeAxis(c), latencyAxis(c, scale)];
+    if (showCount && frame.count)
+      axes.push({
+        scale: 'count',
+        side: 1,
+        stroke: c.muted,
+        font: axisFont,
+        size: 48,
+        grid: { show: false },
+        ticks: { show: false },
+        values: (_u, splits) => splits.map((v) => (v <= maxCount ? formatCount(v) : '')),
+      });
+    return {
+      padding: [markers.length || bands.length ? 44 : 12, showCount && frame.count ? 0 : 12, 0, 0],
+      legend: { show: false },
+      scales: {
+        x: { time: true, range: () => [range.fromMs / 1000, range.toMs / 1000] },
+        y: latencyScale(scale, yRange),
+        count: { range: () => [0, Math.max(1, maxCount) * 3.2] },
+      },
+      axes,
+      series,
+      cursor: { ...zoom.cursor, sync: syncKey ? { key: syncKey } : undefined },
+      hooks: mergeHooks(zoom.hooks, markerLines(c, markers, onsetSec), {
+        setCursor: [(u) => setCursorIdx(u.cursor.idx ?? null)],
+      }),
+    };
+  }, [theme, frame, scale, yRange, markers, bands.length, onsetSec, canZoom, showCount, syncKey, range.fromMs, range.toMs]);
+
+  const ticks = scale === 'log' ? latencyTickLabels(logTicks(yRange[0], yRange[1])) : [];
+  const hasData = frame.lines.some((l) => l.values.some((v) => v !== null));
+
+  return (
+    <figure className="chart" data-y-scale={scale} data-y-ticks={ticks.join('|')} data-testid={chartId ? `chart-${chartId}` : undefined} aria-label={p.title}>
+      <UPlotChart
+        options={options}
+        data={data}
+        height={height}
+        chartId={chartId}
+        overlay={(u) => (
+          <>
+            <Bands u={u} bands={bands} />
+            {onsetSec !== undefined ? <OnsetLabel u={u} onsetSec={onsetSec} /> : null}
+            <MarkerChips u={u} markers={markers} selectedId={p.selectedMarkerId} onSelect={p.onSelectMarker} />
+          </>
+        )}
+      />
+      {!hasData ? <div className="chart-nodata">No data in this range</div> : null}
+      <figcaption className="chart-legend">
+        <span className="legend-scale" title="Latency axis scale">
+          {scale === 'log' ? 'log scale' : 'linear scale'}
+        </span>
+        {frame.lines.map((l) => {
+          const v = cursorIdx !== null ? l.values[cursorIdx] : lastValue(l.values);
+          return (
+            <span key={l.key} className="legend-item">
+              <i className={`swatch line-${l.color}${l.dash ? ' dashed' : ''}`} aria-hidden="true" />
+              {l.label} <b>{v === null || v === undefined ? '–' : formatLatencyMs(v)}</b>
+            </span>
+          );
+        })}
+        {showCount && frame.count ? (
+          <span className="legend-item">
+            <i className="swatch swatch-count" aria-hidden="true" />
+            calls/step <b>{formatCount((cursorIdx !== null ? frame.count[cursorIdx] : lastValue(frame.count)) ?? NaN)}</b>
+          </span>
+        ) : null}
+        {cursorIdx !== null && frame.x[cursorIdx] !== undefined ? (
+          <span className="legend-time muted">{new Date(frame.x[cursorIdx]! * 1000).toLocaleString()}</span>
+        ) : null}
+      </figcaption>
+    </figure>
+  );
+}
+
+function lastValue(values: ReadonlyArray<number | null>): number | null {
+  for (let i = values.length - 1; i >= 0; i--) if (values[i] !== null) return values[i]!;
+  return null;
+}

@@ -1,0 +1,65 @@
+/**
+ * Latency axes: log scale by default (a 3 ms → 2 s step and a 1 ms → 40 ms
+ * step are both obvious), human units via formatLatencyMs. Pure maths, no uPlot.
+ */
+import { formatLatencyMs } from '@onset/core';
+
+/** Smallest and largest positive finite value across columns (log scales cannot show ≤ 0). */
+export function positiveExtent(columns: ReadonlyArray<ReadonlyArray<number | null | undefined>>): [number, number] | null {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const col of columns)
+    for (let i = 0; i < col.length; i++) {
+      const v = col[i];
+      if (v !== null && v !== undefined && v > 0 && Number.isFinite(v)) {
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+      }
+    }
+  return lo <= hi ? [lo, hi] : null;
+}
+
+/** A log range padded out to whole decades, at least one decade tall. */
+export function logRange(minMs: number, maxMs: number): [number, number] {
+  if (!(minMs > 0) || !(maxMs > 0)) return [0.1, 1000];
+  let lo = Math.pow(10, Math.floor(Math.log10(minMs) + 1e-9));
+  let hi = Math.pow(10, Math.ceil(Math.log10(maxMs) - 1e-9));
+  if (hi <= lo) hi = lo * 10;
+  // Data sitting right on a decade edge would be drawn on the frame; give it room.
+  if (maxMs >= hi * 0.95) hi *= 10;
+  if (minMs <= lo * 1.05 && hi / lo < 1e6) lo /= 10;
+  return [lo, hi];
+}
+
+/** Tick values on a log axis: every decade; with few decades also ×2 and ×5. */
+export function logTicks(loMs: number, hiMs: number): number[] {
+  if (!(loMs > 0) || !(hiMs > loMs)) return [];
+  const first = Math.floor(Math.log10(loMs) + 1e-9);
+  const last = Math.ceil(Math.log10(hiMs) + 1e-9);
+  const decades = Math.log10(hiMs / loMs);
+  const mults = decades <= 2.5 ? [1, 2, 5] : [1];
+  const every = decades > 8 ? 2 : 1;
+  const out: number[] = [];
+  for (let e = first; e <= last; e++) {
+    if (mults.length === 1 && (e - first) % every !== 0) continue;
+    for (const m of mults) {
+      const v = Number((m * Math.pow(10, e)).toPrecision(3));
+      if (v >= loMs * (1 - 1e-9) && v <= hiMs * (1 + 1e-9)) out.push(v);
+    }
+  }
+  return out;
+}
+
+/** A linear range from 0 to a round value above the data. */
+export function linearRange(maxMs: number): [number, number] {
+  if (!(maxMs > 0)) return [0, 1];
+  const mag = Math.pow(10, Math.floor(Math.log10(maxMs)));
+  const steps = [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10, 12];
+  const target = maxMs * 1.08;
+  for (const s of steps) if (s * mag >= target) return [0, Number((s * mag).toPrecision(6))];
+  return [0, 15 * mag];
+}
+
+export function latencyTickLabels(values: readonly number[]): string[] {
+  return values.map((v) => (v === 0 ? '0' : formatLatencyMs(v)));
+}

@@ -1,0 +1,46 @@
+import { StrictMode, lazy } from 'react';
+import { createRoot } from 'react-dom/client';
+import { BrowserRouter, Route, Routes } from 'react-router-dom';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { ThemeProvider } from './app/theme.tsx';
+import { Shell } from './app/Shell.tsx';
+import './styles.css';
+
+// Route-level code splitting: each page (and uPlot with it) loads on first visit.
+const OverviewPage = lazy(() => import('./pages/OverviewPage.tsx'));
+const RegressionPage = lazy(() => import('./pages/RegressionPage.tsx'));
+const ExplorerPage = lazy(() => import('./pages/ExplorerPage.tsx'));
+const SlosPage = lazy(() => import('./pages/SlosPage.tsx'));
+const SloDetailPage = lazy(() => import('./pages/SloDetailPage.tsx'));
+const DeploysPage = lazy(() => import('./pages/DeploysPage.tsx'));
+const SettingsPage = lazy(() => import('./pages/SettingsPage.tsx'));
+const NotFoundPage = lazy(() => import('./pages/NotFoundPage.tsx'));
+
+const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: { staleTime: 15_000, refetchOnWindowFocus: true, refetchIntervalInBackground: false },
+  },
+});
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <QueryClientProvider client={queryClient}>
+      <ThemeProvider>
+        <BrowserRouter>
+          <Shell>
+            <Routes>
+              <Route path="/" element={<OverviewPage />} />
+              <Route path="/regressions/:id" element={<RegressionPage />} />
+              <Route path="/explorer" element={<ExplorerPage />} />
+              <Route path="/slos" element={<SlosPage />} />
+              <Route path="/slos/:id" element={<SloDetailPage />} />
+              <Route path="/deploys" element={<DeploysPage />} />
+              <Route path="/settings" element={<SettingsPage />} />
+              <Route path="*" element={<NotFoundPage />} />
+            </Routes>
+          </Shell>
+        </BrowserRouter>
+      </ThemeProvider>
+    </QueryClientProvider>
+  </StrictMode>,
+);

@@ -1,0 +1,248 @@
+/** Explorer: pick a series; log-scale quantiles and a latency heatmap with deploy markers; drag to zoom. */
+import { useCallback, useMemo } from 'react';
+import { Link } from 'react-router-dom';
+import { useDeploys, useHeatmap, useQuantiles, useSeriesList } from '../api/queries.ts';
+import type { Series } from '../api/types.ts';
+import { changeSelection, selectionOf, selectionOptions, type Selection } from './explorer/selection.ts';
+import { edgeSeries, relevantDeploys } from '../lib/series.ts';
+import { linkWithGlobals, useRange, useScale, useUrlState } from '../state/url.ts';
+import { resolveRange, zoomRange } from '../state/timeRange.ts';
+import { Empty, ErrorState, Loading } from '../components/States.tsx';
+import { Panel, ScaleToggle, Select } from '../components/Controls.tsx';
+import { LatencyChart } from '../components/graphs/LatencyChart.tsx';
+import { HeatmapChart } from '../components/graphs/HeatmapChart.tsx';
+import { shapeQuantiles } from '../components/graphs/quantileData.ts';
+import { shapeHeatmap } from '../components/graphs/heatmapData.ts';
+import { toMarkers } from '../components/graphs/markerData.ts';
+import { DeployList } from '../components/DeployList.tsx';
+import { EdgePanel } from '../components/EdgePanel.tsx';
+import { parseDuration } from '@onset/core';
+import { edgeLabel } from '../lib/format.ts';
+
+const QUANTILES = ['0.5', '0.9', '0.99', '0.999'];
+const STEPS = ['', '1m', '5m', '15m', '1h', '6h', '1d'];
+const QUANTILE_CHART_HEIGHT = 320;
+const HEATMAP_HEIGHT = 260;
+
+export default function ExplorerPage() {
+  const { get, set, params } = useUrlState();
+  const [range, setRange] = useRange();
+  const [scale, setScale] = useScale();
+  const seriesList = useSeriesList();
+  const all = useMemo(() => seriesList.data ?? [], [seriesList.data]);
+
+  // The URL names the series either by id or by its labels; labels win for the pickers.
+  const byId = get('series') ? all.find((s) => s.id === get('series')) : undefined;
+  const sel: Selection = byId
+    ? selectionOf(byId)
+    : { service: get('service') || undefined, op: get('op') || undefined, view: get('view') || undefined, name: get('name') || undefined, peer: params.has('peer') ? get('peer') : undefined };
+  const opts = selectionOptions(all, sel);
+  const series = byId ?? opts.match;
+  const host = get('host');
+  const qs = (get('q') || '0.5,0.99').split(',').filter((q) => QUANTILES.includes(q));
+  const step = get('step');
+
+  const pick = (key: keyof Selection, value: string) => {
+    const next = changeSelection(all, sel, key, value);
+    set({ series: null, service: next.service, op: next.op, view: next.view, name: next.name, peer: next.peer ?? null, host: null }, { push: true });
+  };
+
+  return (
+    <div className="page">
+      <div className="page-head">
+        <h1>Explorer</h1>
+        <ScaleToggle scale={scale} onChange={setScale} />
+      </div>
+      <form className="pickers" onSubmit={(e) => e.preventDefault()} aria-label="Choose a series">
+        <Select label="Service" value={sel.service ?? ''} options={opts.services} allLabel="Any service" onChange={(v) => pick('service', v)} />
+        <Select label="Operation" value={sel.op ?? ''} options={opts.ops} allLabel="Any op" onChange={(v) => pick('op', v)} />
+        <Select label="View" value={sel.view ?? ''} options={opts.views} allLabel="Any view" onChange={(v) => pick('view', v)} />
+        <Select label="Name" value={sel.name ?? ''} options={opts.names} allLabel="Any name" onChange={(v) => pick('name', v)} />
+        {opts.peers.length > 1 || (sel.peer ?? '') !== '' ? (
+          <Select label="Peer" value={sel.peer ?? ''} options={opts.peers} allLabel="Any peer" onChange={(v) => pick('peer', v)} />
+        ) : null}
+        <Select label="Host" value={host} options={series?.hosts ?? []} allLabel="All hosts" onChange={(v) => set({ host: v || null })} />
+        <fieldset className="field quantile-picks">
+          <legend>Quantiles</legend>
+          {QUANTILES.map((q) => (
+            <label key={q} className="check">
+              <input
+                type="checkbox"
+                checked={qs.includes(q)}
+                onChange={(e) => {
+                  const next = e.target.checked ? [...qs, q] : qs.filter((x) => x !== q);
+                  set({ q: next.length ? QUANTILES.filter((x) => next.includes(x)).join(',') : null });
+                }}
+              />
+              p{Number(q) * 100}
+            </label>
+          ))}
+        </fieldset>
+        <Select label="Resolution" value={step} options={STEPS.map((s) => ({ value: s, label: s || 'auto' }))} onChange={(v) => set({ step: v || null })} />
+      </form>
+
+      {seriesList.data === undefined ? (
+        seriesList.error ? (
+          <ErrorState error={seriesList.error} what="the series list" onRetry={() => seriesList.refetch()} />
+        ) : (
+          <Loading label="Loading series…" height={QUANTILE_CHART_HEIGHT + HEATMAP_HEIGHT} />
+        )
+      ) : all.length === 0 ? (
+        <Empty title="No latency series yet" height={QUANTILE_CHART_HEIGHT}>
+          Send OpenTelemetry traces to <code>POST /v1/traces</code> (port 4318 or this port), or start the local agent (<code>npm start</code>). Series appear
+          here within seconds.
+        </Empty>
+      ) : series ? (
+        <SeriesCharts series={series} host={host} qs={qs} step={step} scale={scale} range={range} setRange={setRange} />
+      ) : (
+        <Candidates candidates={opts.candidates} params={params} />
+      )}
+    </div>
+  );
+}
+
+function Candidates({ candidates, params }: { candidates: Series[]; params: URLSearchParams }) {
+  return (
+    <Panel title={`${candidates.length} matching series: pick one`}>
+      {candidates.length === 0 ? (
+        <Empty title="No series matches this choice">Clear a picker above.</Empty>
+      ) : (
+        <ul className="candidate-list">
+          {candidates.slice(0, 200).map((s) => (
+            <li key={s.id}>
+              <Link to={linkWithGlobals('/explorer', params, { series: s.id })}>
+                <b>{edgeLabel(s)}</b> · {s.op} · {s.view} · <span className="mono">{s.name}</span>
+              </Link>{' '}
+              <span className="muted small">{s.hosts.length} host(s)</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </Panel>
+  );
+}
+
+function SeriesCharts({
+  series,
+  host,
+  qs,
+  step,
+  scale,
+  range,
+  setRange,
+}: {
+  series: Series;
+  host: string;
+  qs: string[];
+  step: string;
+  scale: 'log' | 'linear';
+  range: { from: string; to: string };
+  setRange: (r: { from: string; to: string }) => void;
+}) {
+  const { params } = useUrlState();
+  const quantiles = useQuantiles(series.id, { range, step: step || undefined, host: host || undefined, q: qs.join(',') || '0.5' });
+  const resolvedNow = resolveRange(range, Date.now());
+  // The heatmap keeps ≤ 2,000 columns: a 1-minute step over 30 days would be unreadable (and refused).
+  const heatStep = step && (resolvedNow.toMs - resolvedNow.fromMs) / durationOr(step, 0) <= 2000 ? step : undefined;
+  const heatmap = useHeatmap(series.id, { range, step: heatStep, host: host || undefined });
+  const deploys = useDeploys({ from: range.from, to: range.to });
+  const seriesList = useSeriesList();
+
+  // The resolved range of the last answer keeps the x axis still while a refresh is in flight.
+  const resolved = useMemo(
+    () => (quantiles.data ? { fromMs: Date.parse(quantiles.data.from), toMs: Date.parse(quantiles.data.to) } : { fromMs: resolvedNow.fromMs, toMs: resolvedNow.toMs }),
+    [quantiles.data, range.from, range.to],
+  );
+  const onZoom = useCallback((a: number, b: number) => setRange(zoomRange(a, b)), [setRange]);
+
+  const qsKey = qs.join(',');
+  const frame = useMemo(
+    () => (quantiles.data ? shapeQuantiles(quantiles.data, { quantiles: qsKey ? qsKey.split(',') : undefined, dropNonPositive: scale === 'log' }) : null),
+    [quantiles.data, qsKey, scale],
+  );
+  const heat = useMemo(() => (heatmap.data ? shapeHeatmap(heatmap.data.points, heatmap.data.step_ms) : null), [heatmap.data]);
+  const relevant = useMemo(() => (deploys.data ? relevantDeploys(deploys.data, series) : []), [deploys.data, series]);
+  const markers = useMemo(() => toMarkers(relevant, resolved), [relevant, resolved]);
+
+  const edge = series.view !== 'internal' && (series.peer || series.view === 'server') ? edgeSeries(seriesList.data ?? [], series) : null;
+  const title = `${edgeLabel(series)} · ${series.op} · ${series.view} · ${series.name}`;
+
+  return (
+    <>
+      <Panel
+        title={
+          <>
+            {title}
+            {host ? <span className="muted"> · host {host}</span> : null}
+          </>
+        }
+        actions={
+          <>
+            <Link className="btn" to={linkWithGlobals('/slos', params, { create: series.id })}>
+              Create SLO from this series
+            </Link>
+          </>
+        }
+      >
+        <p className="muted small chart-help">Drag across a chart to zoom in; the range goes into the URL. Markers: C code, D dependency, K kernel, F config, I infra.</p>
+        {frame ? (
+          <LatencyChart
+            frame={frame}
+            scale={scale}
+            range={resolved}
+            height={QUANTILE_CHART_HEIGHT}
+            markers={markers}
+            onZoom={onZoom}
+            syncKey="explorer"
+            chartId="quantiles"
+            title={`Latency quantiles of ${title}, ${scale} scale, with ${markers.length} deploy markers`}
+          />
+        ) : quantiles.error ? (
+          <ErrorState error={quantiles.error} what="quantiles" height={QUANTILE_CHART_HEIGHT} onRetry={() => quantiles.refetch()} />
+        ) : (
+          <Loading label="Loading quantiles…" height={QUANTILE_CHART_HEIGHT + 28} />
+        )}
+      </Panel>
+      <Panel title="Latency heatmap (time × log latency)">
+        {heat ? (
+          <HeatmapChart
+            frame={heat}
+            range={resolved}
+            height={HEATMAP_HEIGHT}
+            markers={markers}
+            onZoom={onZoom}
+            syncKey="explorer"
+            chartId="heatmap"
+            title={`Latency heatmap of ${title}`}
+          />
+        ) : heatmap.error ? (
+          <ErrorState error={heatmap.error} what="the heatmap" height={HEATMAP_HEIGHT} onRetry={() => heatmap.refetch()} />
+        ) : (
+          <Loading label="Loading heatmap…" height={HEATMAP_HEIGHT + 28} />
+        )}
+      </Panel>
+      {edge && (edge.client || edge.server) ? (
+        <Panel title="Edge: client, server and gap">
+          <EdgePanel edge={edge} range={range} resolved={resolved} scale={scale} markers={markers} onZoom={onZoom} />
+        </Panel>
+      ) : null}
+      <Panel title={`Deploy markers in range (${relevant.length})`}>
+        {deploys.error ? (
+          <ErrorState error={deploys.error} what="deploy markers" />
+        ) : relevant.length ? (
+          <DeployList deploys={[...relevant].sort((a, b) => Date.parse(b.at) - Date.parse(a.at))} compact />
+        ) : (
+          <p className="muted">No deploy touched this series in the range.</p>
+        )}
+      </Panel>
+    </>
+  );
+}
+
+function durationOr(text: string, dflt: number): number {
+  try {
+    return parseDuration(text);
+  } catch {
+    return dflt;
+  }
+}

@@ -1,0 +1,3 @@
+export default function RegressionPage() {
+  return <div className="page"><h1>RegressionPage</h1></div>;
+}

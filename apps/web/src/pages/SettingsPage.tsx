@@ -1,0 +1,3 @@
+export default function SettingsPage() {
+  return <div className="page"><h1>SettingsPage</h1></div>;
+}

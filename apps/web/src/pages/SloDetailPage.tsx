@@ -1,0 +1,3 @@
+export default function SloDetailPage() {
+  return <div className="page"><h1>SloDetailPage</h1></div>;
+}

@@ -1,0 +1,3 @@
+export default function SlosPage() {
+  return <div className="page"><h1>SlosPage</h1></div>;
+}
