@@ -1,3 +1,4 @@
 export * from './histogram.ts';
 export * from './classify.ts';
 export * from './duration.ts';
+export * from './burn/index.ts';
