@@ -4,6 +4,9 @@
  */
 import { Histogram } from '@onset/core';
 import pg from 'pg';
+import { createPool } from '../../apps/server/src/db/pool.ts';
+import { Partitions } from '../../apps/server/src/db/partitions.ts';
+import { compactHistograms } from '../../apps/server/src/maintenance/retention.ts';
 import { benchDatabase, percentile, startServerProcess, writeResult } from '../lib/harness.ts';
 
 const DAYS = 30;
@@ -46,12 +49,19 @@ for (let day = 0; day < DAYS; day++) {
   }
   await client.query(
     `INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt, compacted)
-     SELECT $1, $2, m::timestamptz, c, su, mn, mx, i::int[], k::int[], true
+     SELECT $1, $2, m::timestamptz, c, su, mn, mx, i::int[], k::int[], false
        FROM unnest($3::text[], $4::int8[], $5::float8[], $6::float8[], $7::float8[], $8::text[], $9::text[]) AS u(m, c, su, mn, mx, i, k)`,
     [s.id, s.rid, ...rows],
   );
 }
+// Fold minutes and build hourly rollups with the server's own compaction pass.
+const pool = createPool(url, 2);
+const tc = performance.now();
+await compactHistograms(pool, new Partitions(pool), end);
+console.log(`bench/quantiles: compaction + hourly rollups took ${((performance.now() - tc) / 1000).toFixed(1)} s`);
+await pool.end();
 await client.query('ANALYZE histograms');
+await client.query('ANALYZE histograms_hourly');
 console.log(`bench/quantiles: loaded ${DAYS * 1440} minute histograms in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
 async function timeQuery(label: string, qs: string, runs = 15) {

@@ -45,6 +45,8 @@ export interface SparseHistogram {
 
 export class Histogram {
   private readonly counts = new Map<number, number>();
+  /** Sorted bucket indices, cached between writes (quantile() is called several times per histogram). */
+  private sorted: number[] | null = null;
   count = 0;
   sum = 0;
   min = Infinity;
@@ -60,6 +62,7 @@ export class Histogram {
   record(us: number, n = 1): void {
     if (n <= 0 || !Number.isFinite(us)) return;
     const i = bucketIndex(us);
+    this.sorted = null;
     this.counts.set(i, (this.counts.get(i) ?? 0) + n);
     this.count += n;
     this.sum += us * n;
@@ -70,6 +73,7 @@ export class Histogram {
   /** Add counts by bucket (e.g. from storage); min/max/sum follow bucket values. */
   addSparse(s: SparseHistogram, exact?: { sum: number; min: number; max: number }): void {
     let added = 0;
+    this.sorted = null;
     for (let k = 0; k < s.idx.length; k++) {
       const i = s.idx[k]!;
       const c = s.cnt[k]!;
@@ -91,6 +95,7 @@ export class Histogram {
   }
 
   merge(other: Histogram): this {
+    this.sorted = null;
     for (const [i, c] of other.counts) this.counts.set(i, (this.counts.get(i) ?? 0) + c);
     this.count += other.count;
     this.sum += other.sum;
@@ -99,8 +104,12 @@ export class Histogram {
     return this;
   }
 
+  private sortedIndices(): number[] {
+    return (this.sorted ??= [...this.counts.keys()].sort((a, b) => a - b));
+  }
+
   toSparse(): SparseHistogram {
-    const idx = [...this.counts.keys()].sort((a, b) => a - b);
+    const idx = [...this.sortedIndices()];
     return { idx, cnt: idx.map((i) => this.counts.get(i)!) };
   }
 
@@ -114,7 +123,7 @@ export class Histogram {
     if (q <= 0) return this.min;
     if (q >= 1) return this.max;
     const rank = Math.max(1, Math.ceil(q * this.count));
-    const idx = [...this.counts.keys()].sort((a, b) => a - b);
+    const idx = this.sortedIndices();
     let seen = 0;
     for (const i of idx) {
       seen += this.counts.get(i)!;

@@ -6,6 +6,8 @@ export function utcDay(ms: number): string {
   return new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
 }
 
+export type PartitionedTable = 'observations' | 'histograms' | 'histograms_hourly';
+
 function partitionName(table: string, day: string): string {
   return `${table}_p${day.replaceAll('-', '')}`;
 }
@@ -18,7 +20,7 @@ export class Partitions {
   private readonly known = new Set<string>();
   constructor(private readonly pool: Pool) {}
 
-  async ensure(table: 'observations' | 'histograms', days: Iterable<string>): Promise<void> {
+  async ensure(table: PartitionedTable, days: Iterable<string>): Promise<void> {
     for (const day of days) {
       const name = partitionName(table, day);
       if (this.known.has(name)) continue;
@@ -39,7 +41,7 @@ export class Partitions {
   }
 
   /** Drop whole partitions entirely older than the cutoff: retention without row deletes. */
-  async dropOlderThan(table: 'observations' | 'histograms', cutoffMs: number): Promise<string[]> {
+  async dropOlderThan(table: PartitionedTable, cutoffMs: number): Promise<string[]> {
     const { rows } = await this.pool.query<{ name: string }>(
       `SELECT c.relname AS name FROM pg_inherits i
          JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent

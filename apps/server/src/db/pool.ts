@@ -4,6 +4,12 @@ import pg from 'pg';
 pg.types.setTypeParser(20, (v) => Number(v));
 // numeric -> number (aggregates like sum()).
 pg.types.setTypeParser(1700, (v) => Number(v));
+// int4[] / int8[] (histogram buckets) -> number[]. Our integer arrays never hold
+// NULLs, and JSON.parse is ~10x faster than the generic array parser, which
+// dominated long-range quantile queries.
+const parseIntArray = (v: string): number[] => JSON.parse(`[${v.slice(1, -1)}]`);
+pg.types.setTypeParser(1007, parseIntArray);
+pg.types.setTypeParser(1016, parseIntArray);
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;

@@ -30,7 +30,7 @@ const FASTIFY_CODES: Record<string, [number, string]> = {
 };
 
 /** One error shape for the whole API: never a stack trace. */
-export function installErrorHandler(app: FastifyInstance): void {
+export function installErrorHandler(app: FastifyInstance, opts: { notFound?: boolean } = {}): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof HttpError) return sendError(reply, error);
     if (error.validation) return sendError(reply, new HttpError(400, 'bad_request', error.message));
@@ -46,6 +46,7 @@ export function installErrorHandler(app: FastifyInstance): void {
     request.log.error({ err: error }, 'unhandled error');
     return sendError(reply, new HttpError(500, 'internal', 'internal error; see the server log'));
   });
+  if (opts.notFound === false) return;
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, notFound(`no route for ${request.method} ${request.url.split('?')[0]}`)),
   );

@@ -77,30 +77,44 @@ export interface HistogramQuery {
   attribute?: { key: string; value: string };
 }
 
-/** Merge the per-minute histograms of a series into one histogram per step. */
+const HOUR_MS = 3_600_000;
+
+/**
+ * Merge the histograms of a series into one histogram per step (keys: step
+ * start, ms). Steps that are whole hours read the hourly rollups plus the
+ * minute rows not yet compacted into them; finer steps read minute rows.
+ * Whole-hour steps align the window to step boundaries.
+ */
 export async function stepHistograms(pool: Pool, q: HistogramQuery): Promise<Map<number, Histogram>> {
-  const args: unknown[] = [q.seriesId, new Date(q.fromMs), new Date(q.toMs), q.stepMs];
+  const hourly = q.stepMs % HOUR_MS === 0;
+  const fromMs = hourly ? Math.floor(q.fromMs / q.stepMs) * q.stepMs : q.fromMs;
+  const toMs = hourly ? Math.ceil(q.toMs / q.stepMs) * q.stepMs : q.toMs;
+  const args: unknown[] = [q.seriesId, new Date(fromMs), new Date(toMs)];
   let filter = '';
   if (q.host) {
     args.push(q.host);
-    filter += ` AND h.resource_id IN (SELECT id FROM resources WHERE host = $${args.length})`;
+    filter += ` AND resource_id IN (SELECT id FROM resources WHERE host = $${args.length})`;
   }
   if (q.attribute) {
     args.push(q.attribute.key, q.attribute.value);
-    filter += ` AND h.resource_id IN (SELECT id FROM resources WHERE attrs ->> $${args.length - 1} = $${args.length})`;
+    filter += ` AND resource_id IN (SELECT id FROM resources WHERE attrs ->> $${args.length - 1} = $${args.length})`;
   }
-  const { rows } = await pool.query<{ t: number; idx: number[]; cnt: number[] }>(
-    `SELECT t, array_agg(i ORDER BY i) AS idx, array_agg(c ORDER BY i) AS cnt FROM (
-       SELECT (floor(extract(epoch FROM h.minute) * 1000 / $4) * $4)::float8 AS t, b.i, sum(b.c)::int8 AS c
-         FROM histograms h, unnest(h.idx, h.cnt) AS b(i, c)
-        WHERE h.series_id = $1 AND h.minute >= $2 AND h.minute < $3 ${filter}
-        GROUP BY 1, 2) x
-     GROUP BY t ORDER BY t`,
-    args,
-  );
+  const minuteSql = `SELECT extract(epoch FROM minute) * 1000 AS t, idx, cnt FROM histograms
+      WHERE series_id = $1 AND minute >= $2 AND minute < $3 ${hourly ? 'AND NOT compacted' : ''} ${filter}`;
+  const sql = hourly
+    ? `SELECT extract(epoch FROM hour) * 1000 AS t, idx, cnt FROM histograms_hourly
+        WHERE series_id = $1 AND hour >= $2 AND hour < $3 ${filter}
+       UNION ALL ${minuteSql}`
+    : minuteSql;
+  const { rows } = await pool.query<{ t: number; idx: number[]; cnt: number[] }>(sql, args);
   const out = new Map<number, Histogram>();
-  for (const r of rows) out.set(Number(r.t), Histogram.fromSparse({ idx: r.idx, cnt: r.cnt.map(Number) }));
-  return out;
+  for (const r of rows) {
+    const key = Math.floor(Number(r.t) / q.stepMs) * q.stepMs;
+    let h = out.get(key);
+    if (!h) out.set(key, (h = new Histogram()));
+    h.addSparse(r);
+  }
+  return new Map([...out.entries()].sort((a, b) => a[0] - b[0]));
 }
 
 export async function quantiles(pool: Pool, q: HistogramQuery, qs: number[]): Promise<QuantilePoint[]> {
