@@ -193,6 +193,8 @@ describe('GET /api/v1/deploys filters', () => {
       ['?source=robot', /source must be one of api, inferred/],
       ['?from=someday', /from: "someday" is not an RFC 3339 time/],
       ['?from=now&to=now-1h', /"from" must not be after "to"/],
+      ['?limit=lots', /limit must be an integer/],
+      ['?limit=100000', /limit must be <= 5000/],
     ] as const) {
       const res = await fetch(`${server.url}/api/v1/deploys${q}`, { headers: { authorization: `Bearer ${TOKENS.read}` } });
       expect(res.status).toBe(400);

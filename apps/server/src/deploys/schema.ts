@@ -108,7 +108,7 @@ export function formatValidationError(errors: AjvError[], dataVar: string): Erro
       msg = `${field} has too many entries (at most ${e.params.limit})`;
       break;
     case 'type':
-      msg = `${field} must be ${e.params.type === 'object' ? 'a JSON object' : `a ${e.params.type}`}`;
+      msg = `${field} must be ${e.params.type === 'object' ? 'a JSON object' : /^[aeiou]/.test(String(e.params.type)) ? `an ${e.params.type}` : `a ${e.params.type}`}`;
       break;
     default:
       msg = `${field} ${e.message ?? 'is invalid'}`;
