@@ -20,10 +20,18 @@ const T0 = Math.floor(Date.now() / MIN) * MIN - 6 * 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** One span per minute in [fromMs, toMs) from a process with these resource attributes, via the official OTLP proto exporter. */
-async function sendSpans(resource: Record<string, string>, fromMs: number, toMs: number): Promise<void> {
+async function sendSpans(
+  resource: Record<string, string>,
+  fromMs: number,
+  toMs: number,
+): Promise<void> {
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes(resource),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${server.otlpUrl}/v1/traces` }), { maxExportBatchSize: 500 })],
+    spanProcessors: [
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${server.otlpUrl}/v1/traces` }), {
+        maxExportBatchSize: 500,
+      }),
+    ],
   });
   const tracer = provider.getTracer('deploys-infer-test');
   for (let t = fromMs; t < toMs; t += MIN) {
@@ -86,7 +94,7 @@ describe('inferred deploy markers from OTLP traffic', () => {
       at: iso(T0 + 60 * MIN),
       source: 'inferred',
     });
-    expect((await inferred('&host=node-3'))).toEqual([]);
+    expect(await inferred('&host=node-3')).toEqual([]);
 
     // Passes repeat every minute: running again (and after the rows settle) adds nothing.
     await inferMarkers(server.onset.pool);
@@ -100,32 +108,68 @@ describe('inferred deploy markers from OTLP traffic', () => {
     for (const host of ['u-1', 'u-2']) {
       const shift = host === 'u-1' ? 0 : 12 * MIN; // rolling deploy, 12 minutes apart
       await sendSpans(
-        { 'service.name': 'urlite', 'host.name': host, 'service.version': '1.4.0', 'dependency.hyper': '0.12.35', 'dependency.tokio': '0.1.22' },
+        {
+          'service.name': 'urlite',
+          'host.name': host,
+          'service.version': '1.4.0',
+          'dependency.hyper': '0.12.35',
+          'dependency.tokio': '0.1.22',
+        },
         base,
         base + 30 * MIN + shift,
       );
       await sendSpans(
-        { 'service.name': 'urlite', 'host.name': host, 'service.version': '1.5.0', 'dependency.hyper': '0.13.1', 'dependency.tokio': '0.1.22' },
+        {
+          'service.name': 'urlite',
+          'host.name': host,
+          'service.version': '1.5.0',
+          'dependency.hyper': '0.13.1',
+          'dependency.tokio': '0.1.22',
+        },
         base + 30 * MIN + shift,
         base + 60 * MIN,
       );
     }
     // A service seen for the first time is not a deploy.
-    await sendSpans({ 'service.name': 'fresh', 'host.name': 'f-1', 'service.version': '9.9.9', 'dependency.serde': '1.0.0' }, base, base + 10 * MIN);
+    await sendSpans(
+      {
+        'service.name': 'fresh',
+        'host.name': 'f-1',
+        'service.version': '9.9.9',
+        'dependency.serde': '1.0.0',
+      },
+      base,
+      base + 10 * MIN,
+    );
 
     await inferMarkers(server.onset.pool);
     const urlite = await inferred('&service=urlite');
     expect(urlite).toHaveLength(2);
     const code = urlite.find((m) => m.kind === 'code');
     const dep = urlite.find((m) => m.kind === 'dependency');
-    expect(code).toMatchObject({ hosts: ['u-1', 'u-2'], from_version: '1.4.0', to_version: '1.5.0', at: iso(base + 30 * MIN) });
-    expect(dep).toMatchObject({ hosts: ['u-1', 'u-2'], component: 'hyper', from_version: '0.12.35', to_version: '0.13.1', at: iso(base + 30 * MIN) });
+    expect(code).toMatchObject({
+      hosts: ['u-1', 'u-2'],
+      from_version: '1.4.0',
+      to_version: '1.5.0',
+      at: iso(base + 30 * MIN),
+    });
+    expect(dep).toMatchObject({
+      hosts: ['u-1', 'u-2'],
+      component: 'hyper',
+      from_version: '0.12.35',
+      to_version: '0.13.1',
+      at: iso(base + 30 * MIN),
+    });
     expect(await inferred('&service=fresh')).toEqual([]);
   });
 
   it('the same change hours apart is two rollouts; a later host within the window extends the marker', async () => {
     const base = T0 + 5 * 3_600_000 - 4 * 3_600_000; // overlaps nothing above: different hosts and versions
-    const host = (h: string, v: string) => ({ 'service.name': 'agent', 'host.name': h, 'os.version': v });
+    const host = (h: string, v: string) => ({
+      'service.name': 'agent',
+      'host.name': h,
+      'os.version': v,
+    });
     await sendSpans(host('w-1', '6.1.0-13'), base, base + 10 * MIN);
     await sendSpans(host('w-1', '6.1.0-18'), base + 10 * MIN, base + 20 * MIN);
     await sendSpans(host('w-2', '6.1.0-13'), base, base + 180 * MIN);
@@ -143,7 +187,9 @@ describe('inferred deploy markers from OTLP traffic', () => {
     await sendSpans(host('w-3', '6.1.0-18'), base + 200 * MIN, base + 210 * MIN);
     const r = await inferMarkers(server.onset.pool);
     expect(r).toMatchObject({ created: 0, extended: 1 });
-    expect(await inferred('&kind=kernel&host=w-3')).toEqual([{ ...later[0], hosts: ['w-2', 'w-3'] }]);
+    expect(await inferred('&kind=kernel&host=w-3')).toEqual([
+      { ...later[0], hosts: ['w-2', 'w-3'] },
+    ]);
   });
 
   it('a backfill of older spans arriving after the new version still places the marker at the switch', async () => {
@@ -158,6 +204,12 @@ describe('inferred deploy markers from OTLP traffic', () => {
     await inferMarkers(server.onset.pool);
     const m = await inferred('&host=r-1');
     expect(m).toHaveLength(1);
-    expect(m[0]).toMatchObject({ kind: 'kernel', from_version: '4.19.0-9', to_version: '5.10.0-1', at: iso(base + 40 * MIN), hosts: ['r-1'] });
+    expect(m[0]).toMatchObject({
+      kind: 'kernel',
+      from_version: '4.19.0-9',
+      to_version: '5.10.0-1',
+      at: iso(base + 40 * MIN),
+      hosts: ['r-1'],
+    });
   });
 });

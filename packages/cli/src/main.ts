@@ -9,13 +9,25 @@ import { LockfileError } from './lockfiles/index.ts';
  * not be reached after retries; 2 bad flags or unreadable input (nothing sent).
  */
 export async function main(argv: string[], io: Io): Promise<number> {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   const program = new Command('onset')
     .description('Onset command line: deploy markers from CI hooks')
     .version(pkg.version)
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
-  program.addCommand(deployCommand(io).exitOverride().configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) }));
+    .configureOutput({
+      writeOut: (s) => io.out(s.trimEnd()),
+      writeErr: (s) => io.err(s.trimEnd()),
+    });
+  program.addCommand(
+    deployCommand(io)
+      .exitOverride()
+      .configureOutput({
+        writeOut: (s) => io.out(s.trimEnd()),
+        writeErr: (s) => io.err(s.trimEnd()),
+      }),
+  );
   try {
     await program.parseAsync(argv, { from: 'user' });
     return 0;
@@ -33,4 +45,3 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return 1;
   }
 }
-

@@ -26,14 +26,27 @@ afterAll(async () => {
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env))
-    if (!/^(GITHUB_|GITLAB_|CI_|BUILDKITE|JENKINS_|BUILD_|GIT_COMMIT|ONSET_)/.test(k) && k !== 'CI') env[k] = v;
+    if (!/^(GITHUB_|GITLAB_|CI_|BUILDKITE|JENKINS_|BUILD_|GIT_COMMIT|ONSET_)/.test(k) && k !== 'CI')
+      env[k] = v;
   return { ...env, ...extra };
 }
 
-function run(args: string[], env: Record<string, string> = {}, cmd = ONSET): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  env: Record<string, string> = {},
+  cmd = ONSET,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(cmd, args, { cwd: ROOT, env: cleanEnv({ ONSET_URL: server.url, ONSET_TOKEN: TOKEN, ...env }), timeout: 30_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      cmd,
+      args,
+      {
+        cwd: ROOT,
+        env: cleanEnv({ ONSET_URL: server.url, ONSET_TOKEN: TOKEN, ...env }),
+        timeout: 30_000,
+      },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -55,13 +68,17 @@ interface Marker {
 }
 
 async function markers(query: string): Promise<Marker[]> {
-  const res = await fetch(`${server.url}/api/v1/deploys${query}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  const res = await fetch(`${server.url}/api/v1/deploys${query}`, {
+    headers: { authorization: `Bearer ${TOKEN}` },
+  });
   expect(res.status).toBe(200);
   return ((await res.json()) as { deploys: Marker[] }).deploys;
 }
 
 const byComponent = (ms: Marker[]) =>
-  ms.map((m) => ({ component: m.component, from: m.from_version, to: m.to_version })).sort((a, b) => (a.component! < b.component! ? -1 : 1));
+  ms
+    .map((m) => ({ component: m.component, from: m.from_version, to: m.to_version }))
+    .sort((a, b) => (a.component! < b.component! ? -1 : 1));
 
 const GITHUB = {
   GITHUB_ACTIONS: 'true',
@@ -73,7 +90,16 @@ const GITHUB = {
 
 describe('onset deploy as a subprocess against a running server', () => {
   it('--lockfile-diff on a real package-lock.json pair sends one dependency marker per changed package, with commit and url from GitHub Actions; a CI retry adds nothing', async () => {
-    const args = ['deploy', '--service', 'storefront', '-e', 'prod', '--lockfile-diff', fx('npm/before/package-lock.json'), fx('npm/after/package-lock.json')];
+    const args = [
+      'deploy',
+      '--service',
+      'storefront',
+      '-e',
+      'prod',
+      '--lockfile-diff',
+      fx('npm/before/package-lock.json'),
+      fx('npm/after/package-lock.json'),
+    ];
     const r = await run(args, GITHUB);
     expect(r.stderr).toContain('recorded marker');
     expect(r.code).toBe(0);
@@ -94,7 +120,9 @@ describe('onset deploy as a subprocess against a running server', () => {
         commit: GITHUB.GITHUB_SHA,
         url: 'https://github.com/acme/storefront/actions/runs/8812345',
       });
-    expect(got.find((m) => m.component === 'express')!.description).toBe('package-lock.json: express 4.18.2 → 4.19.2');
+    expect(got.find((m) => m.component === 'express')!.description).toBe(
+      'package-lock.json: express 4.18.2 → 4.19.2',
+    );
 
     // The job is retried: same run, same lockfiles -> the same markers, not new ones.
     const again = await run(args, GITHUB);
@@ -104,22 +132,61 @@ describe('onset deploy as a subprocess against a running server', () => {
   });
 
   it('--lockfile-diff on a real Cargo.lock pair names the hyper 0.12.35 -> 0.13.1 bump', async () => {
-    const r = await run(['deploy', '-s', 'urlite', '--json', '--lockfile-diff', fx('cargo/before/Cargo.lock'), fx('cargo/after/Cargo.lock')]);
+    const r = await run([
+      'deploy',
+      '-s',
+      'urlite',
+      '--json',
+      '--lockfile-diff',
+      fx('cargo/before/Cargo.lock'),
+      fx('cargo/after/Cargo.lock'),
+    ]);
     expect(r.code).toBe(0);
     const printed = JSON.parse(r.stdout) as Marker[];
     expect(printed).toHaveLength(9);
     const stored = await markers('?service=urlite&kind=dependency');
     expect(byComponent(stored)).toEqual(byComponent(printed));
-    expect(stored.find((m) => m.component === 'hyper')).toMatchObject({ from_version: '0.12.35', to_version: '0.13.1' });
-    expect(stored.find((m) => m.component === 'tokio')).toMatchObject({ from_version: '0.1.22', to_version: '0.2.6' });
+    expect(stored.find((m) => m.component === 'hyper')).toMatchObject({
+      from_version: '0.12.35',
+      to_version: '0.13.1',
+    });
+    expect(stored.find((m) => m.component === 'tokio')).toMatchObject({
+      from_version: '0.1.22',
+      to_version: '0.2.6',
+    });
     expect(stored.find((m) => m.component === 'urlite')).toBeUndefined();
   });
 
   it('a plain code deploy with every flag, from GitLab CI', async () => {
     const AT = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 2 * 86_400_000).toISOString();
     const r = await run(
-      ['deploy', '--kind', 'code', '--service', 'checkout', '--host', 'node-17,node-18', '--host', 'node-19', '--to-version', '2.4.1', '--from-version', '2.4.0', '-m', 'release 2.4.1', '--at', AT],
-      { GITLAB_CI: 'true', CI_COMMIT_SHA: 'b7e1f00', CI_JOB_URL: 'https://gitlab.example/acme/checkout/-/jobs/4411', CI_PROJECT_ID: '12', CI_PIPELINE_ID: '903', CI_ENVIRONMENT_NAME: 'staging' },
+      [
+        'deploy',
+        '--kind',
+        'code',
+        '--service',
+        'checkout',
+        '--host',
+        'node-17,node-18',
+        '--host',
+        'node-19',
+        '--to-version',
+        '2.4.1',
+        '--from-version',
+        '2.4.0',
+        '-m',
+        'release 2.4.1',
+        '--at',
+        AT,
+      ],
+      {
+        GITLAB_CI: 'true',
+        CI_COMMIT_SHA: 'b7e1f00',
+        CI_JOB_URL: 'https://gitlab.example/acme/checkout/-/jobs/4411',
+        CI_PROJECT_ID: '12',
+        CI_PIPELINE_ID: '903',
+        CI_ENVIRONMENT_NAME: 'staging',
+      },
     );
     expect(r.code).toBe(0);
     const [m] = await markers('?service=checkout');
@@ -141,15 +208,29 @@ describe('onset deploy as a subprocess against a running server', () => {
     expect(r.code).toBe(0);
     const got = await markers(`?kind=kernel&host=${encodeURIComponent(os.hostname())}`);
     expect(got).toHaveLength(1);
-    expect(got[0]).toMatchObject({ hosts: [os.hostname()], component: 'kernel', from_version: '4.4.0-138', to_version: os.release(), service: null });
+    expect(got[0]).toMatchObject({
+      hosts: [os.hostname()],
+      component: 'kernel',
+      from_version: '4.4.0-138',
+      to_version: os.release(),
+      service: null,
+    });
   });
 
   it('--dry-run prints what it would send and sends nothing (also through npx)', async () => {
-    const r = await run(['onset', 'deploy', '-s', 'dry', '-k', 'config', '-m', 'raise pool size', '--dry-run'], {}, 'npx');
+    const r = await run(
+      ['onset', 'deploy', '-s', 'dry', '-k', 'config', '-m', 'raise pool size', '--dry-run'],
+      {},
+      'npx',
+    );
     expect(r.code).toBe(0);
     const body = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
     expect(body).toHaveLength(1);
-    expect(body[0]).toMatchObject({ service: 'dry', kind: 'config', description: 'raise pool size' });
+    expect(body[0]).toMatchObject({
+      service: 'dry',
+      kind: 'config',
+      description: 'raise pool size',
+    });
     expect(body[0]!.external_id).toMatch(/^cli-[0-9a-f]{40}$/);
     expect(r.stdout).not.toContain(TOKEN);
     expect(await markers('?service=dry')).toEqual([]);
@@ -159,7 +240,9 @@ describe('onset deploy as a subprocess against a running server', () => {
     const far = new Date(Date.now() + 2 * 365 * 86_400_000).toISOString();
     const r = await run(['deploy', '-s', 'far', '-k', 'code', '--at', far]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/server refused the marker \(400 bad_request\): at: .* is more than a year away/);
+    expect(r.stderr).toMatch(
+      /server refused the marker \(400 bad_request\): at: .* is more than a year away/,
+    );
     expect(await markers('?service=far')).toEqual([]);
 
     const auth = await run(['deploy', '-s', 'far', '-k', 'code'], { ONSET_TOKEN: 'wrong' });
@@ -170,8 +253,22 @@ describe('onset deploy as a subprocess against a running server', () => {
   it('bad invocations and unreadable lockfiles exit 2 naming the problem, before sending anything', async () => {
     // Independent invocations: run them side by side to keep the suite quick.
     const [lock, cargo, kind, nothing, js] = await Promise.all([
-      run(['deploy', '-s', 'broken', '--lockfile-diff', fx('npm/before/package-lock.json'), fx('broken/package-lock.json')]),
-      run(['deploy', '-s', 'broken', '--lockfile-diff', fx('cargo/before/Cargo.lock'), fx('broken/Cargo.lock')]),
+      run([
+        'deploy',
+        '-s',
+        'broken',
+        '--lockfile-diff',
+        fx('npm/before/package-lock.json'),
+        fx('broken/package-lock.json'),
+      ]),
+      run([
+        'deploy',
+        '-s',
+        'broken',
+        '--lockfile-diff',
+        fx('cargo/before/Cargo.lock'),
+        fx('broken/Cargo.lock'),
+      ]),
       run(['deploy', '-s', 'broken', '--kind', 'yolo']),
       run(['deploy', '--kind', 'code']),
       run(['deploy', '-s', 'broken', '-k', 'code', '--url', 'javascript:alert(1)']),
@@ -196,16 +293,24 @@ describe('onset deploy as a subprocess against a running server', () => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       if (req.method === 'POST' && ++posts <= 2) {
-        res.writeHead(posts === 1 ? 503 : 429, { 'content-type': 'application/json', 'retry-after': '0' });
+        res.writeHead(posts === 1 ? 503 : 429, {
+          'content-type': 'application/json',
+          'retry-after': '0',
+        });
         res.end(JSON.stringify({ error: 'unavailable', message: 'try again' }));
         return;
       }
       const upstream = await fetch(server.url + req.url, {
         method: req.method,
-        headers: { 'content-type': req.headers['content-type'] ?? '', authorization: req.headers.authorization ?? '' },
+        headers: {
+          'content-type': req.headers['content-type'] ?? '',
+          authorization: req.headers.authorization ?? '',
+        },
         body: chunks.length ? Buffer.concat(chunks) : undefined,
       });
-      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+      res.writeHead(upstream.status, {
+        'content-type': upstream.headers.get('content-type') ?? 'application/json',
+      });
       res.end(Buffer.from(await upstream.arrayBuffer()));
     });
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));

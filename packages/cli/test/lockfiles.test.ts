@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { diffLockfiles, formatFromName, readLockfile, LockfileError } from '../src/lockfiles/index.ts';
+import {
+  diffLockfiles,
+  formatFromName,
+  readLockfile,
+  LockfileError,
+} from '../src/lockfiles/index.ts';
 import { parsePackageLock } from '../src/lockfiles/npm.ts';
 import { detectCi } from '../src/deploy/ci-env.ts';
 
@@ -10,7 +15,10 @@ const fx = (p: string) => path.join(FIX, p);
 
 describe('lockfile diffs on realistic fixtures', () => {
   it('package-lock.json v3: bumps, an added and a removed package; the project, workspaces and unchanged nested copies are ignored', () => {
-    const { format, changes } = diffLockfiles(fx('npm/before/package-lock.json'), fx('npm/after/package-lock.json'));
+    const { format, changes } = diffLockfiles(
+      fx('npm/before/package-lock.json'),
+      fx('npm/after/package-lock.json'),
+    );
     expect(format).toBe('npm');
     expect(changes).toEqual([
       { component: 'body-parser', from: '1.20.1', to: '1.20.2' },
@@ -46,11 +54,16 @@ describe('lockfile diffs on realistic fixtures', () => {
   });
 
   it('poetry.lock and pip-compile requirements.txt (hashes, extras, markers, case-insensitive names)', () => {
-    expect(diffLockfiles(fx('python/before/poetry.lock'), fx('python/after/poetry.lock')).changes).toEqual([
+    expect(
+      diffLockfiles(fx('python/before/poetry.lock'), fx('python/after/poetry.lock')).changes,
+    ).toEqual([
       { component: 'requests', from: '2.31.0', to: '2.32.3' },
       { component: 'urllib3', from: '1.26.18', to: '2.2.2' },
     ]);
-    expect(diffLockfiles(fx('python/before/requirements.txt'), fx('python/after/requirements.txt')).changes).toEqual([
+    expect(
+      diffLockfiles(fx('python/before/requirements.txt'), fx('python/after/requirements.txt'))
+        .changes,
+    ).toEqual([
       { component: 'django', from: '4.2.11', to: '4.2.13' },
       { component: 'gunicorn', from: null, to: '22.0.0' },
       { component: 'requests', from: '2.31.0', to: '2.32.3' },
@@ -60,7 +73,10 @@ describe('lockfile diffs on realistic fixtures', () => {
   it('reads lockfileVersion 1 (nested dependencies) too', () => {
     const v1 = JSON.stringify({
       lockfileVersion: 1,
-      dependencies: { express: { version: '4.17.1', dependencies: { debug: { version: '2.6.9' } } }, debug: { version: '4.1.1' } },
+      dependencies: {
+        express: { version: '4.17.1', dependencies: { debug: { version: '2.6.9' } } },
+        debug: { version: '4.1.1' },
+      },
     });
     const got = parsePackageLock(v1, 'package-lock.json');
     expect([...got.entries()].map(([k, v]) => [k, [...v].sort()])).toEqual([
@@ -80,11 +96,31 @@ describe('lockfile diffs on realistic fixtures', () => {
 
 describe('lockfiles that do not parse: the error names the file and line', () => {
   const cases: Array<[string, 'npm' | 'cargo' | 'go' | 'requirements' | 'poetry', RegExp]> = [
-    ['broken/package-lock.json', 'npm', /broken\/package-lock\.json:30:7: invalid JSON: comma expected/],
-    ['broken/Cargo.lock', 'cargo', /broken\/Cargo\.lock:17:14: invalid TOML: illegal character in numeric literal/],
-    ['broken/go.sum', 'go', /broken\/go\.sum:3: expected "<module> <version> <hash>", got "<<<<<<< HEAD"/],
-    ['broken/requirements.txt', 'requirements', /broken\/requirements\.txt:3: cannot read requirement "<<<<<<< HEAD"/],
-    ['broken/poetry.lock', 'poetry', /broken\/poetry\.lock:5: \[\[package\]\] #2 needs a string "name" and "version"/],
+    [
+      'broken/package-lock.json',
+      'npm',
+      /broken\/package-lock\.json:30:7: invalid JSON: comma expected/,
+    ],
+    [
+      'broken/Cargo.lock',
+      'cargo',
+      /broken\/Cargo\.lock:17:14: invalid TOML: illegal character in numeric literal/,
+    ],
+    [
+      'broken/go.sum',
+      'go',
+      /broken\/go\.sum:3: expected "<module> <version> <hash>", got "<<<<<<< HEAD"/,
+    ],
+    [
+      'broken/requirements.txt',
+      'requirements',
+      /broken\/requirements\.txt:3: cannot read requirement "<<<<<<< HEAD"/,
+    ],
+    [
+      'broken/poetry.lock',
+      'poetry',
+      /broken\/poetry\.lock:5: \[\[package\]\] #2 needs a string "name" and "version"/,
+    ],
   ];
   for (const [file, format, message] of cases) {
     it(`${file}`, () => {
@@ -94,27 +130,71 @@ describe('lockfiles that do not parse: the error names the file and line', () =>
   }
 
   it('valid JSON that is not a package-lock, an empty file, a missing file', () => {
-    expect(() => parsePackageLock('{"name": "x"}', 'package-lock.json')).toThrow(/package-lock\.json: not a package-lock\.json/);
-    expect(() => parsePackageLock('', 'package-lock.json')).toThrow(/package-lock\.json:1:1: invalid JSON/);
-    expect(() => readLockfile(fx('nope/Cargo.lock'), 'cargo')).toThrow(/nope\/Cargo\.lock: cannot read: ENOENT/);
+    expect(() => parsePackageLock('{"name": "x"}', 'package-lock.json')).toThrow(
+      /package-lock\.json: not a package-lock\.json/,
+    );
+    expect(() => parsePackageLock('', 'package-lock.json')).toThrow(
+      /package-lock\.json:1:1: invalid JSON/,
+    );
+    expect(() => readLockfile(fx('nope/Cargo.lock'), 'cargo')).toThrow(
+      /nope\/Cargo\.lock: cannot read: ENOENT/,
+    );
   });
 });
 
 describe('CI environments', () => {
   it('GitHub Actions, GitLab CI, Buildkite and Jenkins give commit, link and a run id', () => {
     expect(
-      detectCi({ GITHUB_ACTIONS: 'true', GITHUB_SHA: 'a1', GITHUB_SERVER_URL: 'https://github.com', GITHUB_REPOSITORY: 'acme/shop', GITHUB_RUN_ID: '77' }),
-    ).toEqual({ provider: 'github', commit: 'a1', url: 'https://github.com/acme/shop/actions/runs/77', runId: 'github:acme/shop:77' });
+      detectCi({
+        GITHUB_ACTIONS: 'true',
+        GITHUB_SHA: 'a1',
+        GITHUB_SERVER_URL: 'https://github.com',
+        GITHUB_REPOSITORY: 'acme/shop',
+        GITHUB_RUN_ID: '77',
+      }),
+    ).toEqual({
+      provider: 'github',
+      commit: 'a1',
+      url: 'https://github.com/acme/shop/actions/runs/77',
+      runId: 'github:acme/shop:77',
+    });
     expect(
-      detectCi({ GITLAB_CI: 'true', CI_COMMIT_SHA: 'b2', CI_JOB_URL: 'https://gitlab.example/acme/shop/-/jobs/9', CI_PROJECT_ID: '5', CI_PIPELINE_ID: '8', CI_ENVIRONMENT_NAME: 'prod' }),
-    ).toEqual({ provider: 'gitlab', commit: 'b2', url: 'https://gitlab.example/acme/shop/-/jobs/9', runId: 'gitlab:5:8', environment: 'prod' });
-    expect(detectCi({ BUILDKITE: 'true', BUILDKITE_COMMIT: 'HEAD', BUILDKITE_BUILD_URL: 'https://buildkite.com/acme/shop/builds/3', BUILDKITE_BUILD_ID: 'u-1' })).toEqual({
+      detectCi({
+        GITLAB_CI: 'true',
+        CI_COMMIT_SHA: 'b2',
+        CI_JOB_URL: 'https://gitlab.example/acme/shop/-/jobs/9',
+        CI_PROJECT_ID: '5',
+        CI_PIPELINE_ID: '8',
+        CI_ENVIRONMENT_NAME: 'prod',
+      }),
+    ).toEqual({
+      provider: 'gitlab',
+      commit: 'b2',
+      url: 'https://gitlab.example/acme/shop/-/jobs/9',
+      runId: 'gitlab:5:8',
+      environment: 'prod',
+    });
+    expect(
+      detectCi({
+        BUILDKITE: 'true',
+        BUILDKITE_COMMIT: 'HEAD',
+        BUILDKITE_BUILD_URL: 'https://buildkite.com/acme/shop/builds/3',
+        BUILDKITE_BUILD_ID: 'u-1',
+      }),
+    ).toEqual({
       provider: 'buildkite',
       commit: undefined,
       url: 'https://buildkite.com/acme/shop/builds/3',
       runId: 'buildkite:u-1',
     });
-    expect(detectCi({ JENKINS_URL: 'https://ci.example/', GIT_COMMIT: 'c3', BUILD_URL: 'https://ci.example/job/shop/12/', BUILD_TAG: 'jenkins-shop-12' })).toEqual({
+    expect(
+      detectCi({
+        JENKINS_URL: 'https://ci.example/',
+        GIT_COMMIT: 'c3',
+        BUILD_URL: 'https://ci.example/job/shop/12/',
+        BUILD_TAG: 'jenkins-shop-12',
+      }),
+    ).toEqual({
       provider: 'jenkins',
       commit: 'c3',
       url: 'https://ci.example/job/shop/12/',

@@ -80,7 +80,9 @@ export async function inferMarkers(pool: Pool, opts: InferOptions = {}): Promise
   const batch = opts.batch ?? 5000;
   return withTransaction(pool, async (c) => {
     // The cursor row lock also keeps two passes (two servers, or a test and the cron) from interleaving.
-    const cur = await c.query<{ last: number }>(`SELECT last_resource_id AS last FROM deploy_inference_cursor FOR UPDATE`);
+    const cur = await c.query<{ last: number }>(
+      `SELECT last_resource_id AS last FROM deploy_inference_cursor FOR UPDATE`,
+    );
     const last = cur.rows[0]?.last ?? 0;
     const { rows } = await c.query<Candidate>(
       `SELECT r.id, r.service, r.host, r.attrs,
@@ -100,7 +102,12 @@ export async function inferMarkers(pool: Pool, opts: InferOptions = {}): Promise
       for (const [attribute, value] of Object.entries(r.attrs)) {
         const track = trackedAttribute(attribute);
         if (!track || typeof value !== 'string') continue;
-        await observeValue(c, { service: r.service, host: r.host, attribute, track, value, at: r.t }, windowMs, result);
+        await observeValue(
+          c,
+          { service: r.service, host: r.host, attribute, track, value, at: r.t },
+          windowMs,
+          result,
+        );
       }
     }
 
@@ -109,7 +116,8 @@ export async function inferMarkers(pool: Pool, opts: InferOptions = {}): Promise
       if (!r.settled) break;
       next = r.id;
     }
-    if (next !== last) await c.query(`UPDATE deploy_inference_cursor SET last_resource_id = $1`, [next]);
+    if (next !== last)
+      await c.query(`UPDATE deploy_inference_cursor SET last_resource_id = $1`, [next]);
     return result;
   });
 }
@@ -117,7 +125,14 @@ export async function inferMarkers(pool: Pool, opts: InferOptions = {}): Promise
 /** Record that (service, host) reported `value` for `attribute` from `at` on; a new value after another is a change. */
 async function observeValue(
   c: PoolClient,
-  v: { service: string; host: string; attribute: string; track: TrackedAttribute; value: string; at: Date },
+  v: {
+    service: string;
+    host: string;
+    attribute: string;
+    track: TrackedAttribute;
+    value: string;
+    at: Date;
+  },
   windowMs: number,
   result: InferResult,
 ): Promise<void> {
@@ -135,7 +150,10 @@ async function observeValue(
         [v.service, v.host, v.attribute, v.value, v.at],
       );
       if (same.deploy_id !== null)
-        await c.query(`UPDATE deploys SET at = LEAST(at, $2) WHERE id = $1 AND source = 'inferred'`, [same.deploy_id, v.at]);
+        await c.query(
+          `UPDATE deploys SET at = LEAST(at, $2) WHERE id = $1 AND source = 'inferred'`,
+          [same.deploy_id, v.at],
+        );
     }
     return;
   }
@@ -144,13 +162,23 @@ async function observeValue(
   const before = known.filter((k) => k.first_at <= v.at).at(-1);
   let deployId: number | null = null;
   if (before) {
-    deployId = await recordChange(c, { ...base, from: before.value, to: v.value, at: v.at }, windowMs, result);
+    deployId = await recordChange(
+      c,
+      { ...base, from: before.value, to: v.value, at: v.at },
+      windowMs,
+      result,
+    );
   } else {
     // Older than everything known (a backfill): if the earliest known value was
     // taken as this host's first, it was in fact a change away from this one.
     const after = known[0];
     if (after && after.deploy_id === null) {
-      const id = await recordChange(c, { ...base, from: v.value, to: after.value, at: after.first_at }, windowMs, result);
+      const id = await recordChange(
+        c,
+        { ...base, from: v.value, to: after.value, at: after.first_at },
+        windowMs,
+        result,
+      );
       await c.query(
         `UPDATE deploy_inference_values SET deploy_id = $5 WHERE service = $1 AND host = $2 AND attribute = $3 AND value = $4`,
         [v.service, v.host, v.attribute, after.value, id],
@@ -172,7 +200,12 @@ async function observeValue(
  * Kernels belong to hosts, not services, so kernel markers group across
  * services (service null) unless the spans carry no host name.
  */
-async function recordChange(c: PoolClient, ch: Change, windowMs: number, result: InferResult): Promise<number> {
+async function recordChange(
+  c: PoolClient,
+  ch: Change,
+  windowMs: number,
+  result: InferResult,
+): Promise<number> {
   result.changes++;
   const service = ch.track.kind === 'kernel' && ch.host !== '' ? null : ch.service;
   const hosts = ch.host !== '' ? [ch.host] : [];
@@ -199,7 +232,16 @@ async function recordChange(c: PoolClient, ch: Change, windowMs: number, result:
   const ins = await c.query<{ id: number }>(
     `INSERT INTO deploys (service, hosts, kind, component, from_version, to_version, description, at, source, inferred_last_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'inferred', $8) RETURNING id`,
-    [service, hosts, ch.track.kind, ch.track.component, ch.from, ch.to, `${ch.attribute} ${ch.from} → ${ch.to} (inferred from telemetry)`, ch.at],
+    [
+      service,
+      hosts,
+      ch.track.kind,
+      ch.track.component,
+      ch.from,
+      ch.to,
+      `${ch.attribute} ${ch.from} → ${ch.to} (inferred from telemetry)`,
+      ch.at,
+    ],
   );
   result.created++;
   return ins.rows[0]!.id;

@@ -32,7 +32,12 @@ interface DbRow extends Omit<MarkerRow, 'at' | 'created_at' | 'updated_at'> {
 }
 
 export function toMarker(r: DbRow): MarkerRow {
-  return { ...r, at: r.at.toISOString(), created_at: r.created_at.toISOString(), updated_at: r.updated_at?.toISOString() ?? null };
+  return {
+    ...r,
+    at: r.at.toISOString(),
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at?.toISOString() ?? null,
+  };
 }
 
 type Queryable = Pool | PoolClient;
@@ -48,8 +53,19 @@ export async function insertMarker(
   source: DeploySource,
 ): Promise<{ marker: MarkerRow; created: boolean }> {
   const args = [
-    m.service, m.environment, m.hosts, m.kind, m.component, m.from_version, m.to_version,
-    m.commit, m.url, m.description, m.at, source, m.external_id,
+    m.service,
+    m.environment,
+    m.hosts,
+    m.kind,
+    m.component,
+    m.from_version,
+    m.to_version,
+    m.commit,
+    m.url,
+    m.description,
+    m.at,
+    source,
+    m.external_id,
   ];
   for (let attempt = 0; attempt < 3; attempt++) {
     const ins = await db.query<DbRow>(
@@ -61,7 +77,10 @@ export async function insertMarker(
       args,
     );
     if (ins.rows[0]) return { marker: toMarker(ins.rows[0]), created: true };
-    const prior = await db.query<DbRow>(`SELECT ${MARKER_COLUMNS} FROM deploys WHERE external_id = $1`, [m.external_id]);
+    const prior = await db.query<DbRow>(
+      `SELECT ${MARKER_COLUMNS} FROM deploys WHERE external_id = $1`,
+      [m.external_id],
+    );
     const row = prior.rows[0];
     if (!row) continue; // deleted between the two statements: try the insert again
     const existing = toMarker(row);
@@ -114,7 +133,9 @@ const ID = /^\d{1,18}$/;
 
 export async function getMarker(pool: Pool, id: string): Promise<MarkerRow | null> {
   if (!ID.test(id)) return null;
-  const { rows } = await pool.query<DbRow>(`SELECT ${MARKER_COLUMNS} FROM deploys WHERE id = $1`, [id]);
+  const { rows } = await pool.query<DbRow>(`SELECT ${MARKER_COLUMNS} FROM deploys WHERE id = $1`, [
+    id,
+  ]);
   return rows[0] ? toMarker(rows[0]) : null;
 }
 

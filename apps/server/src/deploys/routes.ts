@@ -4,14 +4,25 @@ import type { Pool } from '../db/pool.ts';
 import type { ScopeGuard } from '../auth/plugin.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
-import { ErrorBody, formatValidationError, IdParams, ListQuery, Marker, MarkerBody, MarkerPatch } from './schema.ts';
+import {
+  ErrorBody,
+  formatValidationError,
+  IdParams,
+  ListQuery,
+  Marker,
+  MarkerBody,
+  MarkerPatch,
+} from './schema.ts';
 import { deleteMarker, getMarker, insertMarker, listMarkers, updateMarker } from './queries.ts';
 import { normalizeMarker, parseMarkerTime, type MarkerInput } from './validate.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
 /** Deploy markers (api.md "Deploy markers"): CI hooks post, everyone reads, admins fix mistakes. */
-export async function deployRoutes(app: FastifyInstance, deps: { pool: Pool; guard: ScopeGuard }): Promise<void> {
+export async function deployRoutes(
+  app: FastifyInstance,
+  deps: { pool: Pool; guard: ScopeGuard },
+): Promise<void> {
   const { pool, guard } = deps;
   const schemaErrorFormatter = formatValidationError as never;
 
@@ -57,7 +68,8 @@ export async function deployRoutes(app: FastifyInstance, deps: { pool: Pool; gua
       const now = Date.now();
       const fromMs = q.from !== undefined ? parseTime(q.from, now, 'from') : undefined;
       const toMs = q.to !== undefined ? parseTime(q.to, now, 'to') : undefined;
-      if (fromMs !== undefined && toMs !== undefined && fromMs > toMs) throw badRequest('"from" must not be after "to"');
+      if (fromMs !== undefined && toMs !== undefined && fromMs > toMs)
+        throw badRequest('"from" must not be after "to"');
       const deploys = await listMarkers(pool, {
         service: q.service,
         host: q.host,
@@ -76,7 +88,12 @@ export async function deployRoutes(app: FastifyInstance, deps: { pool: Pool; gua
     {
       onRequest: guard('read'),
       schemaErrorFormatter,
-      schema: { tags: ['deploys'], summary: 'One deploy marker', params: IdParams, response: { 200: Marker, ...errors } },
+      schema: {
+        tags: ['deploys'],
+        summary: 'One deploy marker',
+        params: IdParams,
+        response: { 200: Marker, ...errors },
+      },
     },
     async (req) => {
       const m = await getMarker(pool, req.params.id);
@@ -92,7 +109,7 @@ export async function deployRoutes(app: FastifyInstance, deps: { pool: Pool; gua
       schemaErrorFormatter,
       schema: {
         tags: ['deploys'],
-        summary: 'Correct a marker\'s time and/or description (admin)',
+        summary: "Correct a marker's time and/or description (admin)",
         params: IdParams,
         body: MarkerPatch,
         response: { 200: Marker, ...errors },
@@ -103,7 +120,8 @@ export async function deployRoutes(app: FastifyInstance, deps: { pool: Pool; gua
       if (body.at === undefined && body.description === undefined)
         throw badRequest('nothing to change: send "at" and/or "description"');
       const at = body.at !== undefined ? parseMarkerTime(body.at, Date.now()) : undefined;
-      const description = body.description === undefined ? undefined : body.description?.trim() || null;
+      const description =
+        body.description === undefined ? undefined : body.description?.trim() || null;
       const m = await updateMarker(pool, req.params.id, { at, description });
       if (!m) throw notFound(`deploy marker ${req.params.id} does not exist`);
       return m;
@@ -115,10 +133,16 @@ export async function deployRoutes(app: FastifyInstance, deps: { pool: Pool; gua
     {
       onRequest: guard('admin'),
       schemaErrorFormatter,
-      schema: { tags: ['deploys'], summary: 'Delete a marker (admin)', params: IdParams, response: { 204: Type.Null(), ...errors } },
+      schema: {
+        tags: ['deploys'],
+        summary: 'Delete a marker (admin)',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errors },
+      },
     },
     async (req, reply) => {
-      if (!(await deleteMarker(pool, req.params.id))) throw notFound(`deploy marker ${req.params.id} does not exist`);
+      if (!(await deleteMarker(pool, req.params.id)))
+        throw notFound(`deploy marker ${req.params.id} does not exist`);
       return reply.status(204).send();
     },
   );

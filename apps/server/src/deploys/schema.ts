@@ -1,10 +1,23 @@
 import { Type } from '@sinclair/typebox';
 import { HttpError } from '../http/errors.ts';
-import { DEPLOY_KINDS, DEPLOY_SOURCES, LIMITS, type DeployKind, type DeploySource } from './validate.ts';
+import {
+  DEPLOY_KINDS,
+  DEPLOY_SOURCES,
+  LIMITS,
+  type DeployKind,
+  type DeploySource,
+} from './validate.ts';
 
 /** A string field that may also be null (OpenAPI 3.0 `nullable`, understood by Ajv). */
 const optText = (maxLength: number, description?: string) =>
-  Type.Optional(Type.Unsafe<string | null>({ type: 'string', nullable: true, maxLength, ...(description ? { description } : {}) }));
+  Type.Optional(
+    Type.Unsafe<string | null>({
+      type: 'string',
+      nullable: true,
+      maxLength,
+      ...(description ? { description } : {}),
+    }),
+  );
 
 const kindSchema = Type.Unsafe<DeployKind>({ type: 'string', enum: [...DEPLOY_KINDS] });
 const sourceSchema = Type.Unsafe<DeploySource>({ type: 'string', enum: [...DEPLOY_SOURCES] });
@@ -19,7 +32,8 @@ export const MarkerBody = Type.Object({
       nullable: true,
       maxItems: LIMITS.hosts,
       items: { type: 'string', maxLength: LIMITS.host },
-      description: 'hosts concerned (a kernel rollout to some hosts); required unless service is given',
+      description:
+        'hosts concerned (a kernel rollout to some hosts); required unless service is given',
     }),
   ),
   kind: kindSchema,
@@ -30,7 +44,10 @@ export const MarkerBody = Type.Object({
   url: optText(LIMITS.url, 'http(s) link to the CI run or change'),
   description: optText(LIMITS.description),
   at: optText(LIMITS.at, 'RFC 3339 with timezone; default now; at most a year from now'),
-  external_id: optText(LIMITS.external_id, 'idempotency key: a repeated POST with the same external_id returns the first marker'),
+  external_id: optText(
+    LIMITS.external_id,
+    'idempotency key: a repeated POST with the same external_id returns the first marker',
+  ),
 });
 
 export const MarkerPatch = Type.Object({
@@ -62,8 +79,15 @@ export const ListQuery = Type.Object({
   host: Type.Optional(Type.String({ maxLength: LIMITS.host })),
   kind: Type.Optional(kindSchema),
   source: Type.Optional(sourceSchema),
-  from: Type.Optional(Type.String({ maxLength: 64, description: 'RFC 3339 or relative like now-7d; default: no lower bound' })),
-  to: Type.Optional(Type.String({ maxLength: 64, description: 'RFC 3339 or now; default: no upper bound' })),
+  from: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description: 'RFC 3339 or relative like now-7d; default: no lower bound',
+    }),
+  ),
+  to: Type.Optional(
+    Type.String({ maxLength: 64, description: 'RFC 3339 or now; default: no upper bound' }),
+  ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 500 })),
 });
 
@@ -95,7 +119,9 @@ export function formatValidationError(errors: AjvError[], dataVar: string): Erro
   switch (e.keyword) {
     case 'required': {
       const missing = String(e.params.missingProperty);
-      msg = `${missing} is required` + (missing === 'kind' ? ` (one of ${DEPLOY_KINDS.join(', ')})` : '');
+      msg =
+        `${missing} is required` +
+        (missing === 'kind' ? ` (one of ${DEPLOY_KINDS.join(', ')})` : '');
       break;
     }
     case 'enum':

@@ -73,9 +73,13 @@ export function parseMarkerTime(raw: string, nowMs: number, field = 'at'): Date 
   const t = raw.trim();
   const ms = RFC3339.test(t) ? Date.parse(t.replace(' ', 'T')) : NaN;
   if (Number.isNaN(ms))
-    throw badRequest(`${field}: "${t.slice(0, 64)}" is not an RFC 3339 time with a timezone, e.g. 2026-11-20T10:42:00Z`);
+    throw badRequest(
+      `${field}: "${t.slice(0, 64)}" is not an RFC 3339 time with a timezone, e.g. 2026-11-20T10:42:00Z`,
+    );
   if (Math.abs(ms - nowMs) > MAX_AT_DISTANCE_MS)
-    throw badRequest(`${field}: ${new Date(ms).toISOString()} is more than a year away from now; check the clock or the units`);
+    throw badRequest(
+      `${field}: ${new Date(ms).toISOString()} is more than a year away from now; check the clock or the units`,
+    );
   return new Date(ms);
 }
 
@@ -94,10 +98,14 @@ export function checkLink(raw: string): string {
 
 /** Semantic checks beyond the schema, and normalisation (trim, blank = absent, hosts sorted and unique). */
 export function normalizeMarker(input: MarkerInput, nowMs: number): NewMarker {
-  const hosts = [...new Set((input.hosts ?? []).map((h) => h.trim()).filter((h) => h !== ''))].sort();
+  const hosts = [
+    ...new Set((input.hosts ?? []).map((h) => h.trim()).filter((h) => h !== '')),
+  ].sort();
   const service = text(input.service);
   if (!service && hosts.length === 0)
-    throw badRequest('a marker needs a "service", "hosts", or both (which code or which machines changed)');
+    throw badRequest(
+      'a marker needs a "service", "hosts", or both (which code or which machines changed)',
+    );
   const kind = input.kind;
   const url = text(input.url);
   const at = text(input.at);
@@ -124,7 +132,15 @@ export function normalizeMarker(input: MarkerInput, nowMs: number): NewMarker {
  * retries (a default `at` of now, a rerun's URL), so they are not compared.
  */
 export function sameMarker(a: NewMarker, b: NewMarker): string | null {
-  const keys = ['kind', 'service', 'environment', 'component', 'from_version', 'to_version', 'commit'] as const;
+  const keys = [
+    'kind',
+    'service',
+    'environment',
+    'component',
+    'from_version',
+    'to_version',
+    'commit',
+  ] as const;
   for (const k of keys) if (a[k] !== b[k]) return k;
   if (a.hosts.join('\u0000') !== b.hosts.join('\u0000')) return 'hosts';
   return null;

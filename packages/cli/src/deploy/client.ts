@@ -49,18 +49,33 @@ function retryAfterMs(header: string | null): number | undefined {
  * backoff; the body carries an external_id, so a retry after a lost answer
  * cannot record the marker twice.
  */
-export async function postMarker(body: object, opts: ClientOptions): Promise<{ marker: StoredMarker; replayed: boolean }> {
+export async function postMarker(
+  body: object,
+  opts: ClientOptions,
+): Promise<{ marker: StoredMarker; replayed: boolean }> {
   const endpoint = new URL('/api/v1/deploys', opts.server).toString();
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'onset-cli' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': 'onset-cli',
+  };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   const base = opts.baseDelayMs ?? 500;
   let lastProblem = '';
   for (let attempt = 0; attempt <= opts.retries; attempt++) {
     let delay = Math.min(base * 2 ** attempt, 10_000);
     try {
-      const res = await fetch(endpoint, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(opts.timeoutMs) });
+      const res = await fetch(endpoint, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(opts.timeoutMs),
+      });
       const text = await res.text();
-      if (res.ok) return { marker: JSON.parse(text) as StoredMarker, replayed: res.headers.get('idempotent-replayed') === 'true' };
+      if (res.ok)
+        return {
+          marker: JSON.parse(text) as StoredMarker,
+          replayed: res.headers.get('idempotent-replayed') === 'true',
+        };
       let code = 'error';
       let message = text.slice(0, 500);
       try {
@@ -76,12 +91,19 @@ export async function postMarker(body: object, opts: ClientOptions): Promise<{ m
     } catch (err) {
       if (err instanceof RefusedError) throw err;
       const e = err as Error & { cause?: { code?: string; message?: string } };
-      lastProblem = e.name === 'TimeoutError' ? `no answer within ${opts.timeoutMs} ms` : `${e.cause?.code ?? e.cause?.message ?? e.message}`;
+      lastProblem =
+        e.name === 'TimeoutError'
+          ? `no answer within ${opts.timeoutMs} ms`
+          : `${e.cause?.code ?? e.cause?.message ?? e.message}`;
     }
     if (attempt < opts.retries) {
-      opts.log(`onset: ${endpoint}: ${lastProblem}; retrying in ${(delay / 1000).toFixed(1)} s (attempt ${attempt + 2} of ${opts.retries + 1})`);
+      opts.log(
+        `onset: ${endpoint}: ${lastProblem}; retrying in ${(delay / 1000).toFixed(1)} s (attempt ${attempt + 2} of ${opts.retries + 1})`,
+      );
       await sleep(delay);
     }
   }
-  throw new UnavailableError(`gave up on ${endpoint} after ${opts.retries + 1} attempts: ${lastProblem}`);
+  throw new UnavailableError(
+    `gave up on ${endpoint} after ${opts.retries + 1} attempts: ${lastProblem}`,
+  );
 }

@@ -23,14 +23,25 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 
 function nonNegativeInt(flag: string, raw: string): number {
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${flag} must be a whole number ≥ 0 (got "${raw}")`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new UsageError(`${flag} must be a whole number ≥ 0 (got "${raw}")`);
   return n;
 }
 
-function summary(m: Pick<StoredMarker, 'kind' | 'service' | 'hosts' | 'component' | 'from_version' | 'to_version'>): string {
-  const what = [m.kind, m.component && m.component !== 'kernel' ? m.component : null].filter(Boolean).join(' ');
-  const versions = m.from_version || m.to_version ? ` ${m.from_version ?? '∅'} → ${m.to_version ?? '∅'}` : '';
-  const where = [m.service ? `service ${m.service}` : null, m.hosts?.length ? `hosts ${m.hosts.join(',')}` : null].filter(Boolean).join(', ');
+function summary(
+  m: Pick<StoredMarker, 'kind' | 'service' | 'hosts' | 'component' | 'from_version' | 'to_version'>,
+): string {
+  const what = [m.kind, m.component && m.component !== 'kernel' ? m.component : null]
+    .filter(Boolean)
+    .join(' ');
+  const versions =
+    m.from_version || m.to_version ? ` ${m.from_version ?? '∅'} → ${m.to_version ?? '∅'}` : '';
+  const where = [
+    m.service ? `service ${m.service}` : null,
+    m.hosts?.length ? `hosts ${m.hosts.join(',')}` : null,
+  ]
+    .filter(Boolean)
+    .join(', ');
   return `${what}${versions} (${where})`;
 }
 
@@ -41,18 +52,29 @@ async function runDeploy(flags: CommandFlags, io: Io): Promise<void> {
   try {
     new URL(server);
   } catch {
-    throw new UsageError(`--server / ONSET_URL "${server}" is not a URL, e.g. https://onset.example.com`);
+    throw new UsageError(
+      `--server / ONSET_URL "${server}" is not a URL, e.g. https://onset.example.com`,
+    );
   }
   const token = flags.token ?? io.env.ONSET_TOKEN;
-  const markers: MarkerBody[] = buildMarkers(flags, { now: Date.now(), hostname: os.hostname(), kernelRelease: os.release(), env: io.env });
+  const markers: MarkerBody[] = buildMarkers(flags, {
+    now: Date.now(),
+    hostname: os.hostname(),
+    kernelRelease: os.release(),
+    env: io.env,
+  });
 
   if (markers.length === 0) {
-    io.err(`onset: no dependency changes between ${flags.lockfileDiff?.join(' and ')}; nothing to send`);
+    io.err(
+      `onset: no dependency changes between ${flags.lockfileDiff?.join(' and ')}; nothing to send`,
+    );
     if (flags.json || flags.dryRun) io.out('[]');
     return;
   }
   if (flags.dryRun) {
-    io.err(`onset: dry run: would POST ${markers.length} marker(s) to ${new URL('/api/v1/deploys', server)}`);
+    io.err(
+      `onset: dry run: would POST ${markers.length} marker(s) to ${new URL('/api/v1/deploys', server)}`,
+    );
     io.out(JSON.stringify(markers, null, 2));
     return;
   }
@@ -61,9 +83,17 @@ async function runDeploy(flags: CommandFlags, io: Io): Promise<void> {
   const failures: string[] = [];
   for (const body of markers) {
     try {
-      const { marker, replayed } = await postMarker(body, { server, token, retries, timeoutMs, log: io.err });
+      const { marker, replayed } = await postMarker(body, {
+        server,
+        token,
+        retries,
+        timeoutMs,
+        log: io.err,
+      });
       stored.push(marker);
-      io.err(`onset: ${replayed ? 'already recorded as' : 'recorded'} marker ${marker.id}: ${summary(marker)}`);
+      io.err(
+        `onset: ${replayed ? 'already recorded as' : 'recorded'} marker ${marker.id}: ${summary(marker)}`,
+      );
     } catch (err) {
       // Keep going: one refused marker (say, an over-long name) must not drop the rest of a lockfile diff.
       const label = body.component ? `${body.kind} ${body.component}` : body.kind;
@@ -72,7 +102,8 @@ async function runDeploy(flags: CommandFlags, io: Io): Promise<void> {
     }
   }
   if (flags.json) io.out(JSON.stringify(stored, null, 2));
-  if (failures.length) throw new SendError(`${failures.length} of ${markers.length} marker(s) not recorded`);
+  if (failures.length)
+    throw new SendError(`${failures.length} of ${markers.length} marker(s) not recorded`);
 }
 
 /** Some markers did not reach the server (refused, or retries ran out). */
@@ -80,24 +111,53 @@ export class SendError extends Error {}
 
 export function deployCommand(io: Io): Command {
   return new Command('deploy')
-    .description('record a deploy marker (code, dependency, kernel, config or infra change) in Onset')
-    .addOption(new Option('--server <url>', 'Onset server URL (env ONSET_URL, default http://127.0.0.1:8080)'))
-    .addOption(new Option('--token <token>', 'bearer token with the deploys scope (env ONSET_TOKEN)'))
+    .description(
+      'record a deploy marker (code, dependency, kernel, config or infra change) in Onset',
+    )
+    .addOption(
+      new Option(
+        '--server <url>',
+        'Onset server URL (env ONSET_URL, default http://127.0.0.1:8080)',
+      ),
+    )
+    .addOption(
+      new Option('--token <token>', 'bearer token with the deploys scope (env ONSET_TOKEN)'),
+    )
     .option('-s, --service <name>', 'service deployed')
-    .option('-e, --environment <name>', 'environment, e.g. prod (default from GitLab CI_ENVIRONMENT_NAME)')
+    .option(
+      '-e, --environment <name>',
+      'environment, e.g. prod (default from GitLab CI_ENVIRONMENT_NAME)',
+    )
     .option('--host <name>', 'host concerned; repeat or comma-separate for several', collect)
     .addOption(new Option('-k, --kind <kind>', 'what changed').choices([...KINDS]))
     .option('--component <name>', 'what part changed, e.g. a dependency name')
     .option('--from-version <version>', 'version before')
     .option('--to-version <version>', 'version after')
     .option('--commit <sha>', 'commit deployed (default from the CI environment)')
-    .option('--url <link>', 'http(s) link to the CI run or change (default from the CI environment)')
+    .option(
+      '--url <link>',
+      'http(s) link to the CI run or change (default from the CI environment)',
+    )
     .option('-m, --description <text>', 'free text shown with the marker')
     .option('--at <time>', 'RFC 3339 time of the deploy (default now)')
-    .option('--external-id <id>', 'idempotency key (default: derived from the CI run and the marker)')
-    .option('--lockfile-diff <files...>', 'OLD NEW lockfiles (package-lock.json, Cargo.lock, go.sum, poetry.lock, requirements.txt): one dependency marker per changed package')
-    .addOption(new Option('--lockfile-format <format>', 'lockfile format when the names do not tell').choices([...LOCKFILE_FORMATS]))
-    .option('--kernel', 'kernel marker for this host: to_version from uname -r, hosts default to this hostname')
+    .option(
+      '--external-id <id>',
+      'idempotency key (default: derived from the CI run and the marker)',
+    )
+    .option(
+      '--lockfile-diff <files...>',
+      'OLD NEW lockfiles (package-lock.json, Cargo.lock, go.sum, poetry.lock, requirements.txt): one dependency marker per changed package',
+    )
+    .addOption(
+      new Option(
+        '--lockfile-format <format>',
+        'lockfile format when the names do not tell',
+      ).choices([...LOCKFILE_FORMATS]),
+    )
+    .option(
+      '--kernel',
+      'kernel marker for this host: to_version from uname -r, hosts default to this hostname',
+    )
     .option('--no-ci', 'ignore CI environment variables')
     .option('--dry-run', 'print the markers as JSON instead of sending them')
     .option('--json', 'print the stored markers as JSON')

@@ -12,7 +12,11 @@ export function parseGoSum(text: string, file: string): PackageVersions {
     if (line === '') return;
     const fields = line.split(/\s+/);
     if (fields.length !== 3 || !/^[a-z0-9]+:/.test(fields[2]!) || !fields[1]!.startsWith('v'))
-      throw new LockfileError(file, i + 1, `expected "<module> <version> <hash>", got "${line.slice(0, 80)}"`);
+      throw new LockfileError(
+        file,
+        i + 1,
+        `expected "<module> <version> <hash>", got "${line.slice(0, 80)}"`,
+      );
     const [module, version] = fields as [string, string, string];
     if (version.endsWith('/go.mod')) return;
     addVersion(out, module, version);

@@ -4,9 +4,19 @@ import { parsePackageLock } from './npm.ts';
 import { parseCargoLock, parsePoetryLock } from './toml.ts';
 import { parseGoSum } from './gosum.ts';
 import { parseRequirements } from './requirements.ts';
-import { LockfileError, LOCKFILE_FORMATS, type LockfileFormat, type PackageVersions } from './types.ts';
+import {
+  LockfileError,
+  LOCKFILE_FORMATS,
+  type LockfileFormat,
+  type PackageVersions,
+} from './types.ts';
 
-export { LockfileError, LOCKFILE_FORMATS, type LockfileFormat, type PackageVersions } from './types.ts';
+export {
+  LockfileError,
+  LOCKFILE_FORMATS,
+  type LockfileFormat,
+  type PackageVersions,
+} from './types.ts';
 
 const PARSERS: Record<LockfileFormat, (text: string, file: string) => PackageVersions> = {
   npm: parsePackageLock,
@@ -35,7 +45,11 @@ export function readLockfile(file: string, format: LockfileFormat): PackageVersi
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new LockfileError(file, undefined, `cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new LockfileError(
+      file,
+      undefined,
+      `cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   return PARSERS[format](text, file);
 }
@@ -66,7 +80,11 @@ export function diffPackages(before: PackageVersions, after: PackageVersions): D
 }
 
 /** Read both files (format from --lockfile-format or their names) and diff them. */
-export function diffLockfiles(oldFile: string, newFile: string, format?: LockfileFormat): { format: LockfileFormat; changes: DependencyChange[] } {
+export function diffLockfiles(
+  oldFile: string,
+  newFile: string,
+  format?: LockfileFormat,
+): { format: LockfileFormat; changes: DependencyChange[] } {
   const fmt = format ?? formatFromName(newFile) ?? formatFromName(oldFile);
   if (!fmt)
     throw new LockfileError(
@@ -75,5 +93,8 @@ export function diffLockfiles(oldFile: string, newFile: string, format?: Lockfil
       'cannot tell the lockfile format from the name; expected package-lock.json, Cargo.lock, go.sum, poetry.lock or requirements*.txt, ' +
         `or pass --lockfile-format (${LOCKFILE_FORMATS.join(', ')})`,
     );
-  return { format: fmt, changes: diffPackages(readLockfile(oldFile, fmt), readLockfile(newFile, fmt)) };
+  return {
+    format: fmt,
+    changes: diffPackages(readLockfile(oldFile, fmt), readLockfile(newFile, fmt)),
+  };
 }

@@ -10,16 +10,23 @@ export function parseJson(text: string, file: string): unknown {
     return JSON.parse(text);
   } catch (err) {
     const errors: ParseError[] = [];
-    parseLenient(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+    parseLenient(text, errors, {
+      disallowComments: true,
+      allowTrailingComma: false,
+      allowEmptyContent: false,
+    });
     const first = errors[0];
     if (!first) throw new LockfileError(file, undefined, `invalid JSON: ${(err as Error).message}`);
     const { line, column } = lineOf(text, first.offset);
-    const what = printParseErrorCode(first.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+    const what = printParseErrorCode(first.error)
+      .replace(/([a-z])([A-Z])/g, '$1 $2')
+      .toLowerCase();
     throw new LockfileError(file, line, `invalid JSON: ${what}`, column);
   }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * package-lock.json / npm-shrinkwrap.json, lockfileVersion 1 to 3.
@@ -29,7 +36,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function parsePackageLock(text: string, file: string): PackageVersions {
   const doc = parseJson(text, file);
   const out: PackageVersions = new Map();
-  if (!isObject(doc)) throw new LockfileError(file, 1, 'not a package-lock.json: the top level is not a JSON object');
+  if (!isObject(doc))
+    throw new LockfileError(file, 1, 'not a package-lock.json: the top level is not a JSON object');
   if (isObject(doc.packages)) {
     for (const [key, entry] of Object.entries(doc.packages)) {
       const at = key.lastIndexOf('node_modules/');
@@ -51,5 +59,9 @@ export function parsePackageLock(text: string, file: string): PackageVersions {
     walk(doc.dependencies);
     return out;
   }
-  throw new LockfileError(file, undefined, 'not a package-lock.json: it has neither a "packages" nor a "dependencies" object');
+  throw new LockfileError(
+    file,
+    undefined,
+    'not a package-lock.json: it has neither a "packages" nor a "dependencies" object',
+  );
 }

@@ -2,7 +2,8 @@ import { normalizePythonName } from './toml.ts';
 import { addVersion, LockfileError, type PackageVersions } from './types.ts';
 
 // name[extras] (== | === | ~= | >= ...) version ; markers   or   name[extras] @ url
-const REQ = /^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:(===|==|~=|!=|<=|>=|<|>)\s*([^\s;,]+)(?:\s*,[^;]*)?|@\s*(\S+))?\s*(?:;.*)?$/;
+const REQ =
+  /^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:(===|==|~=|!=|<=|>=|<|>)\s*([^\s;,]+)(?:\s*,[^;]*)?|@\s*(\S+))?\s*(?:;.*)?$/;
 
 /**
  * requirements.txt (pip freeze / pip-compile output). Pinned `==` versions
@@ -16,14 +17,23 @@ export function parseRequirements(text: string, file: string): PackageVersions {
     const start = i;
     let line = lines[i]!;
     // Backslash continuations (pip-compile puts --hash options on them).
-    while (/\\\s*$/.test(line) && i + 1 < lines.length) line = line.replace(/\\\s*$/, ' ') + lines[++i]!;
+    while (/\\\s*$/.test(line) && i + 1 < lines.length)
+      line = line.replace(/\\\s*$/, ' ') + lines[++i]!;
     line = line.replace(/(^|\s)#.*$/, '').trim();
     if (line === '' || line.startsWith('-')) continue;
     line = line.replace(/\s--hash[= ]\S+/g, '').trim();
     const m = REQ.exec(line);
-    if (!m) throw new LockfileError(file, start + 1, `cannot read requirement "${line.slice(0, 80)}"`);
+    if (!m)
+      throw new LockfileError(file, start + 1, `cannot read requirement "${line.slice(0, 80)}"`);
     const [, name, op, version, url] = m;
-    const pinned = url !== undefined ? url : op === '==' || op === '===' ? version! : op ? `${op}${version}` : '*';
+    const pinned =
+      url !== undefined
+        ? url
+        : op === '==' || op === '==='
+          ? version!
+          : op
+            ? `${op}${version}`
+            : '*';
     addVersion(out, normalizePythonName(name!), pinned);
   }
   return out;

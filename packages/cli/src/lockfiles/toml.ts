@@ -17,7 +17,8 @@ function parseToml(text: string, file: string): Record<string, unknown> {
 function packageLine(text: string, n: number): number | undefined {
   let seen = -1;
   const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) if (lines[i]!.trim() === '[[package]]' && ++seen === n) return i + 1;
+  for (let i = 0; i < lines.length; i++)
+    if (lines[i]!.trim() === '[[package]]' && ++seen === n) return i + 1;
   return undefined;
 }
 
@@ -36,11 +37,16 @@ function parsePackageTables(
 ): PackageVersions {
   const doc = parseToml(text, file);
   const packages = doc.package;
-  if (!Array.isArray(packages)) throw new LockfileError(file, undefined, `not a ${kind}: no [[package]] entries`);
+  if (!Array.isArray(packages))
+    throw new LockfileError(file, undefined, `not a ${kind}: no [[package]] entries`);
   const out: PackageVersions = new Map();
   packages.forEach((p: Record<string, unknown>, i) => {
     if (typeof p.name !== 'string' || typeof p.version !== 'string')
-      throw new LockfileError(file, packageLine(text, i), `[[package]] #${i + 1} needs a string "name" and "version"`);
+      throw new LockfileError(
+        file,
+        packageLine(text, i),
+        `[[package]] #${i + 1} needs a string "name" and "version"`,
+      );
     if (keep(p)) addVersion(out, normalize(p.name), p.version);
   });
   return out;
@@ -48,5 +54,12 @@ function parsePackageTables(
 
 // Crates without a `source` are the workspace's own (path) crates: their changes are code deploys, not dependency bumps.
 export const parseCargoLock = (text: string, file: string) =>
-  parsePackageTables(text, file, 'Cargo.lock', (n) => n, (p) => typeof p.source === 'string');
-export const parsePoetryLock = (text: string, file: string) => parsePackageTables(text, file, 'poetry.lock', normalizePythonName);
+  parsePackageTables(
+    text,
+    file,
+    'Cargo.lock',
+    (n) => n,
+    (p) => typeof p.source === 'string',
+  );
+export const parsePoetryLock = (text: string, file: string) =>
+  parsePackageTables(text, file, 'poetry.lock', normalizePythonName);

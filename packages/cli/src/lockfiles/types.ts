@@ -2,7 +2,13 @@
 export type PackageVersions = Map<string, Set<string>>;
 
 export type LockfileFormat = 'npm' | 'cargo' | 'go' | 'poetry' | 'requirements';
-export const LOCKFILE_FORMATS: readonly LockfileFormat[] = ['npm', 'cargo', 'go', 'poetry', 'requirements'];
+export const LOCKFILE_FORMATS: readonly LockfileFormat[] = [
+  'npm',
+  'cargo',
+  'go',
+  'poetry',
+  'requirements',
+];
 
 /** A lockfile that cannot be read; the message names the file and, when known, the line. */
 export class LockfileError extends Error {
@@ -12,7 +18,9 @@ export class LockfileError extends Error {
     readonly reason: string,
     readonly column?: number,
   ) {
-    super(`${file}${line !== undefined ? `:${line}${column !== undefined ? `:${column}` : ''}` : ''}: ${reason}`);
+    super(
+      `${file}${line !== undefined ? `:${line}${column !== undefined ? `:${column}` : ''}` : ''}: ${reason}`,
+    );
   }
 }
 
