@@ -11,7 +11,8 @@ export async function migrate(databaseUrl: string, log: (msg: string) => void = 
     dir: MIGRATIONS_DIR,
     direction: 'up',
     migrationsTable: 'onset_migrations',
-    checkOrder: true,
+    // Features land in parallel; a dev database that ran a later file first must still take an earlier one.
+    checkOrder: false,
     log,
     verbose: false,
   });

@@ -1,0 +1,172 @@
+import { Histogram, type ResourceLabels, type SeriesLabels, type View } from '@onset/core';
+import { withTransaction, type Pool } from '../db/pool.ts';
+import { utcDay, type Partitions } from '../db/partitions.ts';
+import { seriesKey, type Registry } from '../otlp/registry.ts';
+
+/**
+ * Edge pairing (api.md "call on an edge"): a CLIENT/PRODUCER span and the
+ * SERVER/CONSUMER span whose parent it is (same trace, server.parent = client.span)
+ * are one call on the edge (caller service -> callee service, callee's name).
+ * Each pass pairs the calls whose later half arrived since the last pass and
+ * folds them into three per-minute series per edge:
+ *   client — the caller's duration,  server — the callee's duration,
+ *   gap    — client minus server: where the kernel and the network hide.
+ * Halves that arrive more than `windowMs` apart are not paired (bounded work);
+ * state is a cursor in PostgreSQL, so a restart resumes where it stopped.
+ */
+export interface PairingOptions {
+  windowMs?: number;
+  /** Process arrivals up to this time (default now - 5 s, so ingest statements still in flight are not skipped). */
+  uptoMs?: number;
+  /** Arrivals handled per transaction: bounds memory whatever the backlog. */
+  sliceMs?: number;
+}
+
+export interface PairingResult {
+  pairs: number;
+  edges: number;
+  cursor: string;
+}
+
+interface PairRow {
+  client_service: string;
+  server_service: string;
+  server_op: string;
+  server_name: string;
+  client_series: string;
+  client_view: string;
+  client_name: string;
+  client_peer: string;
+  server_resource: number;
+  minute_ms: number;
+  client_us: number;
+  server_us: number;
+}
+
+const DEFAULT_WINDOW_MS = 5 * 60_000;
+
+export async function pairEdges(pool: Pool, registry: Registry, partitions: Partitions, opts: PairingOptions = {}): Promise<PairingResult> {
+  const uptoMs = opts.uptoMs ?? Date.now() - 5000;
+  const sliceMs = opts.sliceMs ?? 10_000;
+  // Start from the first arrival ever, not from 1970.
+  await pool.query(
+    `INSERT INTO pairing_state (cursor_at)
+     SELECT COALESCE((SELECT min(received_at) FROM observations) - interval '1 millisecond', to_timestamp($1 / 1000.0))
+     ON CONFLICT DO NOTHING`,
+    [uptoMs],
+  );
+  let pairs = 0;
+  const edges = new Set<string>();
+  let cursor = '';
+  for (;;) {
+    const r = await pairSlice(pool, registry, partitions, opts.windowMs ?? DEFAULT_WINDOW_MS, uptoMs, sliceMs, edges);
+    pairs += r.pairs;
+    cursor = r.cursor;
+    if (r.done) break;
+  }
+  return { pairs, edges: edges.size, cursor };
+}
+
+async function pairSlice(
+  pool: Pool,
+  registry: Registry,
+  partitions: Partitions,
+  windowMs: number,
+  uptoMs: number,
+  sliceMs: number,
+  edges: Set<string>,
+): Promise<{ pairs: number; cursor: string; done: boolean }> {
+  return withTransaction(pool, async (c) => {
+    // One pass at a time across all servers: the state row is the lock.
+    const { rows: st } = await c.query<{ cursor_at: Date }>(`SELECT cursor_at FROM pairing_state FOR UPDATE`);
+    const cursor = st[0]!.cursor_at;
+    if (cursor.getTime() >= uptoMs) return { pairs: 0, cursor: cursor.toISOString(), done: true };
+    const upto = new Date(Math.min(uptoMs, cursor.getTime() + sliceMs));
+    const fromDay = utcDay(Math.max(0, cursor.getTime() - windowMs));
+    // A call is paired by the pass in which its later half arrived.
+    const { rows } = await c.query<PairRow>(
+      `WITH calls AS (
+         SELECT c.series_id AS c_series, s.series_id AS s_series, s.resource_id AS s_resource,
+                c.start_time, c.duration_us AS client_us, s.duration_us AS server_us
+           FROM observations s
+           JOIN observations c ON c.trace_id = s.trace_id AND c.span_id = s.parent_span_id
+          WHERE s.kind IN (2, 5) AND c.kind IN (3, 4)
+            AND s.received_day >= $3::date AND c.received_day >= $3::date
+            AND s.received_at > $1 AND s.received_at <= $2 AND c.received_at <= s.received_at
+            AND c.received_at >= s.received_at - make_interval(secs => $4 / 1000.0)
+         UNION ALL
+         SELECT c.series_id, s.series_id, s.resource_id, c.start_time, c.duration_us, s.duration_us
+           FROM observations c
+           JOIN observations s ON s.trace_id = c.trace_id AND s.parent_span_id = c.span_id
+          WHERE s.kind IN (2, 5) AND c.kind IN (3, 4)
+            AND s.received_day >= $3::date AND c.received_day >= $3::date
+            AND c.received_at > $1 AND c.received_at <= $2 AND s.received_at < c.received_at
+            AND s.received_at >= c.received_at - make_interval(secs => $4 / 1000.0)
+       )
+       SELECT cs.service AS client_service, ss.service AS server_service, ss.op AS server_op, ss.name AS server_name,
+              cs.id::text AS client_series, cs.view AS client_view, cs.name AS client_name, cs.peer AS client_peer,
+              k.s_resource AS server_resource,
+              (floor(extract(epoch FROM k.start_time) / 60) * 60000)::float8 AS minute_ms,
+              k.client_us, k.server_us
+         FROM calls k JOIN series cs ON cs.id = k.c_series JOIN series ss ON ss.id = k.s_series`,
+      [cursor, upto, fromDay, windowMs],
+    );
+    // Fold calls into per-minute histograms per edge view.
+    const groups = new Map<string, { labels: SeriesLabels; resource: number; minute: number; h: Histogram }>();
+    const add = (labels: SeriesLabels, resource: number, minute: number, us: number) => {
+      const k = `${seriesKey(labels)}\u0001${resource}\u0001${minute}`;
+      let g = groups.get(k);
+      if (!g) groups.set(k, (g = { labels, resource, minute, h: new Histogram() }));
+      g.h.record(us);
+    };
+    for (const r of rows) {
+      const op = r.server_op as SeriesLabels['op'];
+      const base = { service: r.client_service, op, name: r.server_name, peer: r.server_service };
+      const view = (v: View): SeriesLabels => ({ ...base, view: v });
+      edges.add(seriesKey(view('gap')));
+      const minute = Number(r.minute_ms);
+      add(view('gap'), r.server_resource, minute, r.client_us - r.server_us);
+      add(view('server'), r.server_resource, minute, r.server_us);
+      // The caller's own span series may already carry exactly these labels; never count it twice.
+      const own = r.client_view === 'client' && r.client_name === r.server_name && r.client_peer === r.server_service;
+      if (!own) add(view('client'), r.server_resource, minute, r.client_us);
+    }
+    if (groups.size) {
+      const list = [...groups.values()];
+      const ids = await registry.seriesIds(list.map((g) => g.labels));
+      const links = new Map<string, [number, number]>();
+      for (const g of list) {
+        const sid = ids.get(seriesKey(g.labels))!;
+        links.set(`${sid}:${g.resource}`, [sid, g.resource]);
+      }
+      await registry.link([...links.values()]);
+      await partitions.ensure('histograms', new Set(list.map((g) => utcDay(g.minute))));
+      await c.query(
+        `INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
+         SELECT s, r, to_timestamp(m / 1000.0), n, su, mn, mx, i::int[], k::int[]
+           FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::bigint[], $5::float8[], $6::float8[], $7::float8[],
+                       $8::text[], $9::text[]) AS u(s, r, m, n, su, mn, mx, i, k)`,
+        [
+          list.map((g) => ids.get(seriesKey(g.labels))),
+          list.map((g) => g.resource),
+          list.map((g) => g.minute),
+          list.map((g) => g.h.count),
+          list.map((g) => g.h.sum),
+          list.map((g) => g.h.min),
+          list.map((g) => g.h.max),
+          list.map((g) => `{${g.h.toSparse().idx.join(',')}}`),
+          list.map((g) => `{${g.h.toSparse().cnt.join(',')}}`),
+        ],
+      );
+    }
+    let next = upto;
+    if (!rows.length) {
+      // Nothing here: skip straight to the next arrival instead of walking empty slices.
+      const { rows: n } = await c.query<{ at: Date | null }>(`SELECT min(received_at) AS at FROM observations WHERE received_at > $1`, [upto]);
+      const at = n[0]?.at?.getTime();
+      next = new Date(at === undefined ? uptoMs : Math.max(upto.getTime(), Math.min(uptoMs, at - 1)));
+    }
+    await c.query(`UPDATE pairing_state SET cursor_at = $1, pairs_total = pairs_total + $2, updated_at = now()`, [next, rows.length]);
+    return { pairs: rows.length, cursor: next.toISOString(), done: next.getTime() >= uptoMs };
+  });
+}
