@@ -86,5 +86,8 @@ async function registerFeatures(_app: FastifyInstance, _ctx: AppContext): Promis
   // Each feature registers here: await app.register(featureRoutes, ctx);
   await _app.register((await import('./series/heatmap-routes.ts')).heatmapRoutes, _ctx);
   await _app.register((await import('./deploys/routes.ts')).deployRoutes, _ctx);
+  await _app.register((await import('./slos/routes.ts')).sloRoutes, _ctx);
+  await _app.register((await import('./alerts/routes.ts')).alertRoutes, _ctx);
+  await _app.register((await import('./webhooks/routes.ts')).webhookRoutes, _ctx);
   await _app.register((await import('./observability/plugin.ts')).selfObservationPlugin, _ctx);
 }

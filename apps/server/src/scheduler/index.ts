@@ -6,6 +6,7 @@ import type { Partitions } from '../db/partitions.ts';
 import { runMaintenance } from '../maintenance/retention.ts';
 import { observeJobs } from '../observability/jobs.ts';
 import { inferMarkers } from '../deploys/infer.ts';
+import { sloTasks } from '../slos/tasks.ts';
 
 export interface Scheduler {
   stop: () => Promise<void>;
@@ -29,7 +30,9 @@ const RESTART_DELAY_MS = 5000;
  */
 export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
   const { config, pool, partitions, log } = deps;
+  const slo = sloTasks({ config, pool, log });
   const taskList: TaskList = {
+    ...slo.tasks,
     maintenance: async () => {
       const r = await runMaintenance(pool, partitions, config);
       if (r.dropped.length) log.info({ dropped: r.dropped }, 'retention dropped partitions');
@@ -42,6 +45,7 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
   const crontab = [
     '* * * * * maintenance ?max=1&jobKey=maintenance',
     '* * * * * infer_deploys ?max=1&jobKey=infer_deploys',
+    ...slo.crontab,
   ].join('\n');
   const logger = new Logger(() => (level, message) => {
     if (level === 'error') log.error(message);

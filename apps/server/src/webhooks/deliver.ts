@@ -1,0 +1,226 @@
+/**
+ * Delivering the outbox. A pass expires what is past the give-up age, claims
+ * due deliveries (a lease, so N servers never send the same one at once, and
+ * one that dies mid-send is retried after the lease), POSTs them, and records
+ * every attempt. Network errors, timeouts, 5xx and 429 are retried with
+ * exponential backoff and jitter (honouring Retry-After); other statuses are
+ * final. Deliveries of one alert to one webhook go out in order: a resolved
+ * waits while the firing before it is still pending.
+ */
+import type { Pool } from '../db/pool.ts';
+import { render, type DeliveryToRender, type WebhookTarget } from './formats.ts';
+import type { AlertSnapshot } from './outbox.ts';
+import { DEFAULT_DELIVERY, retryDelay, type DeliverySettings } from './settings.ts';
+
+export interface DeliveryPassOptions extends Partial<DeliverySettings> {
+  /** Base URL for links in alerts (ONSET_PUBLIC_URL). */
+  baseUrl: string;
+  /** "As of" time: what is due, backoff and give-up are measured from it. */
+  now?: number;
+  limit?: number;
+  concurrency?: number;
+  random?: () => number;
+}
+
+export interface DeliveryPassResult {
+  attempted: number;
+  delivered: number;
+  retrying: number;
+  failed: number;
+  expired: number;
+  /** When the earliest pending delivery is next due (for scheduling the next pass). */
+  next_due_at: string | null;
+}
+
+interface ClaimedRow {
+  id: string;
+  webhook_id: string;
+  event: 'firing' | 'resolved' | 'test';
+  dedup_key: string;
+  payload: AlertSnapshot;
+  attempts: number;
+  created_at: Date;
+  url: string;
+  format: WebhookTarget['format'];
+  secret: string | null;
+  routing_key: string | null;
+  name: string | null;
+}
+
+export interface AttemptOutcome {
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  response: string | null;
+  retry_after_ms: number | null;
+}
+
+function describe(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `timeout after ${timeoutMs} ms`;
+  if (e?.cause?.code) return `${e.cause.code}: ${e.cause.message ?? e.message ?? ''}`.trim();
+  return e?.message ?? String(err);
+}
+
+function retryAfterMs(header: string | null, now: number): number | null {
+  if (!header) return null;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  const t = Date.parse(header);
+  return Number.isNaN(t) ? null : Math.max(0, t - now);
+}
+
+/** One POST; never throws. */
+export async function post(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<AttemptOutcome> {
+  const t0 = performance.now();
+  try {
+    const res = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    let text: string | null = null;
+    try {
+      text = (await res.text()).slice(0, 500);
+    } catch {
+      /* the status is what matters */
+    }
+    return {
+      status_code: res.status,
+      error: res.ok ? null : `HTTP ${res.status}`,
+      duration_ms: performance.now() - t0,
+      response: text,
+      retry_after_ms: retryAfterMs(res.headers.get('retry-after'), Date.now()),
+    };
+  } catch (err) {
+    return { status_code: null, error: describe(err, timeoutMs), duration_ms: performance.now() - t0, response: null, retry_after_ms: null };
+  }
+}
+
+export const isRetryable = (o: AttemptOutcome) => o.status_code === null || o.status_code >= 500 || o.status_code === 429;
+
+async function attemptOne(pool: Pool, d: ClaimedRow, opts: Required<Omit<DeliveryPassOptions, 'limit' | 'concurrency'>>, retry: boolean): Promise<'delivered' | 'retrying' | 'failed'> {
+  const target: WebhookTarget = { id: d.webhook_id, name: d.name, url: d.url, format: d.format, secret: d.secret, routing_key: d.routing_key };
+  const toRender: DeliveryToRender = { id: d.id, event: d.event, dedup_key: d.dedup_key, payload: d.payload };
+  const { body, headers } = render(target, toRender, opts.baseUrl);
+  const o = await post(d.url, body, headers, opts.timeoutMs);
+  const ok = o.status_code !== null && o.status_code >= 200 && o.status_code < 300;
+  const attempts = d.attempts + 1;
+  let outcome: 'delivered' | 'retrying' | 'failed';
+  let next: number | null = null;
+  if (ok) outcome = 'delivered';
+  else if (retry && isRetryable(o)) {
+    outcome = 'retrying';
+    const backoff = retryDelay(attempts, opts, opts.random);
+    next = opts.now + Math.min(Math.max(backoff, o.retry_after_ms ?? 0), Math.max(opts.maxDelayMs, backoff));
+  } else outcome = 'failed';
+  await pool.query(
+    `WITH a AS (INSERT INTO webhook_attempts (delivery_id, at, status_code, error, duration_ms, response)
+                VALUES ($1, $2, $3, $4, $5, $6))
+     UPDATE webhook_deliveries SET attempts = $7, leased_until = NULL, last_status_code = $3, last_error = $4,
+            status = $8, delivered_at = CASE WHEN $8 = 'delivered' THEN $2 ELSE delivered_at END,
+            next_attempt_at = COALESCE($9, next_attempt_at)
+      WHERE id = $1`,
+    [
+      d.id,
+      new Date(opts.now),
+      o.status_code,
+      o.error,
+      o.duration_ms,
+      o.response,
+      attempts,
+      outcome === 'retrying' ? 'pending' : outcome,
+      next === null ? null : new Date(next),
+    ],
+  );
+  return outcome;
+}
+
+const CLAIM_COLUMNS = `d.id::text, d.webhook_id::text, d.event, d.dedup_key, d.payload, d.attempts, d.created_at,
+  w.url, w.format, w.secret, w.routing_key, w.name`;
+
+function resolved(opts: DeliveryPassOptions) {
+  return {
+    baseUrl: opts.baseUrl,
+    now: opts.now ?? Date.now(),
+    timeoutMs: opts.timeoutMs ?? DEFAULT_DELIVERY.timeoutMs,
+    baseDelayMs: opts.baseDelayMs ?? DEFAULT_DELIVERY.baseDelayMs,
+    maxDelayMs: opts.maxDelayMs ?? DEFAULT_DELIVERY.maxDelayMs,
+    giveUpMs: opts.giveUpMs ?? DEFAULT_DELIVERY.giveUpMs,
+    leaseMs: opts.leaseMs ?? DEFAULT_DELIVERY.leaseMs,
+    random: opts.random ?? Math.random,
+  };
+}
+
+export async function runDeliveryPass(pool: Pool, options: DeliveryPassOptions): Promise<DeliveryPassResult> {
+  const opts = resolved(options);
+  const limit = options.limit ?? 100;
+  const concurrency = options.concurrency ?? 8;
+  const now = new Date(opts.now);
+  const result: DeliveryPassResult = { attempted: 0, delivered: 0, retrying: 0, failed: 0, expired: 0, next_due_at: null };
+  const exp = await pool.query(
+    `UPDATE webhook_deliveries SET status = 'expired', leased_until = NULL,
+            last_error = COALESCE(last_error || '; ', '') || 'gave up: undelivered ' || $2 || ' s after the alert changed state'
+      WHERE status = 'pending' AND created_at < $1::timestamptz - make_interval(secs => $2::float8)`,
+    [now, opts.giveUpMs / 1000],
+  );
+  result.expired = exp.rowCount ?? 0;
+  for (let round = 0; round < 50; round++) {
+    const { rows } = await pool.query<ClaimedRow>(
+      `WITH c AS (
+         UPDATE webhook_deliveries d SET leased_until = $1::timestamptz + make_interval(secs => $3::float8 / 1000)
+          WHERE d.id IN (
+            SELECT x.id FROM webhook_deliveries x
+             WHERE x.status = 'pending' AND x.next_attempt_at <= $1 AND (x.leased_until IS NULL OR x.leased_until <= $1)
+               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
+                                WHERE e.webhook_id = x.webhook_id AND e.dedup_key = x.dedup_key AND e.id < x.id AND e.status = 'pending')
+             ORDER BY x.id LIMIT $2 FOR UPDATE SKIP LOCKED)
+          RETURNING d.*)
+       SELECT ${CLAIM_COLUMNS} FROM c d JOIN webhooks w ON w.id = d.webhook_id ORDER BY d.id`,
+      [now, limit, opts.leaseMs],
+    );
+    if (!rows.length) break;
+    let next = 0;
+    const worker = async () => {
+      while (next < rows.length) {
+        const d = rows[next++]!;
+        const outcome = await attemptOne(pool, d, opts, true);
+        result.attempted++;
+        result[outcome]++;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, worker));
+  }
+  const due = await pool.query<{ t: Date | null }>(`SELECT min(next_attempt_at) AS t FROM webhook_deliveries WHERE status = 'pending'`);
+  result.next_due_at = due.rows[0]?.t ? due.rows[0].t.toISOString() : null;
+  return result;
+}
+
+/** POST /api/v1/webhooks/{id}/test: one test event, sent now, logged, not retried. */
+export async function sendTestEvent(pool: Pool, webhookId: string, options: DeliveryPassOptions): Promise<string | null> {
+  const opts = resolved(options);
+  const payload: AlertSnapshot = {
+    id: 'test',
+    type: 'test',
+    severity: 'page',
+    title: `Onset test event for webhook ${webhookId}`,
+    service: 'onset',
+    op: null,
+    view: null,
+    series_name: null,
+    slo_id: null,
+    regression_id: null,
+    burn_rate: null,
+    window: null,
+    started_at: new Date(opts.now).toISOString(),
+    resolved_at: null,
+    details: { test: true },
+  };
+  const { rows } = await pool.query<ClaimedRow>(
+    `WITH n AS (SELECT nextval(pg_get_serial_sequence('webhook_deliveries', 'id')) AS id),
+     d AS (INSERT INTO webhook_deliveries (id, webhook_id, event, dedup_key, payload, created_at, next_attempt_at, leased_until)
+           SELECT n.id, $1, 'test', 'onset-test-' || n.id, $2, $3, $3, $3::timestamptz + make_interval(secs => $4::float8 / 1000)
+             FROM n RETURNING *)
+     SELECT ${CLAIM_COLUMNS} FROM d JOIN webhooks w ON w.id = d.webhook_id`,
+    [webhookId, JSON.stringify(payload), new Date(opts.now), opts.leaseMs],
+  );
+  const d = rows[0];
+  if (!d) return null;
+  await attemptOne(pool, d, opts, false);
+  return d.id;
+}

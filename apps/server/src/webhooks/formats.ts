@@ -1,0 +1,182 @@
+/**
+ * Webhook bodies per format (api.md "Alert webhooks"). Pure: the same stored
+ * delivery renders the same bytes on every retry.
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { alertUrl, type AlertSnapshot } from './outbox.ts';
+
+export type WebhookFormat = 'json' | 'slack' | 'pagerduty' | 'alertmanager';
+export const FORMATS: readonly WebhookFormat[] = ['json', 'slack', 'pagerduty', 'alertmanager'];
+
+export interface WebhookTarget {
+  id: string;
+  name: string | null;
+  url: string;
+  format: WebhookFormat;
+  secret: string | null;
+  routing_key: string | null;
+}
+
+export interface DeliveryToRender {
+  id: string;
+  event: 'firing' | 'resolved' | 'test';
+  dedup_key: string;
+  payload: AlertSnapshot;
+}
+
+export interface Rendered {
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** `sha256=<hex HMAC-SHA256 of the body with the secret>` (X-Onset-Signature). */
+export function signature(secret: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
+}
+
+const status = (d: DeliveryToRender): 'firing' | 'resolved' => (d.event === 'resolved' ? 'resolved' : 'firing');
+
+function num(x: unknown): string {
+  return typeof x === 'number' ? String(Number(x.toPrecision(4))) : String(x ?? '–');
+}
+
+/** One human line per alert, shared by Slack and PagerDuty. */
+function summary(a: AlertSnapshot, st: 'firing' | 'resolved', test: boolean): string {
+  const head = test ? '[TEST] ' : '';
+  return `${head}${st === 'resolved' ? '[RESOLVED] ' : `[${a.severity.toUpperCase()}] `}${a.title}`.slice(0, 1024);
+}
+
+function renderJson(d: DeliveryToRender, baseUrl: string): unknown {
+  const a = d.payload;
+  return {
+    version: 1,
+    status: status(d),
+    dedup_key: d.dedup_key,
+    ...(d.event === 'test' ? { test: true } : {}),
+    alert: {
+      id: a.id,
+      type: a.type,
+      severity: a.severity,
+      title: a.title,
+      service: a.service,
+      op: a.op,
+      view: a.view,
+      series_name: a.series_name,
+      slo_id: a.slo_id,
+      regression_id: a.regression_id,
+      burn_rate: a.burn_rate,
+      window: a.window,
+      started_at: a.started_at,
+      resolved_at: a.resolved_at,
+      url: alertUrl(a, baseUrl),
+      details: a.details,
+    },
+  };
+}
+
+function renderSlack(d: DeliveryToRender, baseUrl: string): unknown {
+  const a = d.payload;
+  const st = status(d);
+  const url = alertUrl(a, baseUrl);
+  const icon = st === 'resolved' ? ':white_check_mark:' : a.severity === 'page' ? ':rotating_light:' : ':warning:';
+  const fields = [
+    { type: 'mrkdwn', text: `*Status*\n${st}` },
+    { type: 'mrkdwn', text: `*Severity*\n${a.severity}` },
+    ...(a.service ? [{ type: 'mrkdwn', text: `*Service*\n${a.service}` }] : []),
+    ...(a.burn_rate !== null ? [{ type: 'mrkdwn', text: `*Burn rate*\n${num(a.burn_rate)}× over ${a.window ?? '?'}` }] : []),
+    { type: 'mrkdwn', text: `*Started*\n${a.started_at}` },
+    ...(a.resolved_at ? [{ type: 'mrkdwn', text: `*Resolved*\n${a.resolved_at}` }] : []),
+  ];
+  return {
+    text: `${icon} ${summary(a, st, d.event === 'test')}`,
+    blocks: [
+      { type: 'header', text: { type: 'plain_text', text: `${st === 'resolved' ? 'Resolved' : a.severity === 'page' ? 'Page' : 'Ticket'}: ${a.title}`.slice(0, 150), emoji: true } },
+      { type: 'section', fields },
+      { type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open in Onset' }, url }] },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: `${a.type} · dedup_key \`${d.dedup_key}\`${d.event === 'test' ? ' · test event' : ''}` }] },
+    ],
+  };
+}
+
+function renderPagerDuty(d: DeliveryToRender, target: WebhookTarget, baseUrl: string): unknown {
+  const a = d.payload;
+  const st = status(d);
+  if (st === 'resolved') return { routing_key: target.routing_key, event_action: 'resolve', dedup_key: d.dedup_key };
+  const url = alertUrl(a, baseUrl);
+  return {
+    routing_key: target.routing_key,
+    event_action: 'trigger',
+    dedup_key: d.dedup_key,
+    payload: {
+      summary: summary(a, st, d.event === 'test'),
+      source: a.service ?? 'onset',
+      severity: a.severity === 'page' ? 'critical' : 'warning',
+      timestamp: a.started_at,
+      component: a.series_name ?? a.op ?? undefined,
+      group: a.service ?? undefined,
+      class: a.type,
+      custom_details: { ...a.details, burn_rate: a.burn_rate, window: a.window, slo_id: a.slo_id, regression_id: a.regression_id },
+    },
+    client: 'Onset',
+    client_url: url,
+    links: [{ href: url, text: 'Open in Onset' }],
+  };
+}
+
+function renderAlertmanager(d: DeliveryToRender, target: WebhookTarget, baseUrl: string): unknown {
+  const a = d.payload;
+  const st = status(d);
+  const alertname = a.type === 'slo_burn' ? 'OnsetSLOBurn' : a.type === 'regression' ? 'OnsetRegression' : 'OnsetTest';
+  const labels: Record<string, string> = { alertname, severity: a.severity, dedup_key: d.dedup_key };
+  if (a.service) labels.service = a.service;
+  if (a.op) labels.op = a.op;
+  if (a.slo_id) labels.slo_id = a.slo_id;
+  if (a.regression_id) labels.regression_id = a.regression_id;
+  if (typeof a.details.slo_name === 'string') labels.slo = a.details.slo_name;
+  const annotations: Record<string, string> = { summary: a.title };
+  if (a.burn_rate !== null) annotations.burn_rate = num(a.burn_rate);
+  if (a.window) annotations.window = a.window;
+  return {
+    version: '4',
+    groupKey: `{}:{alertname="${alertname}", dedup_key="${d.dedup_key}"}`,
+    truncatedAlerts: 0,
+    status: st,
+    receiver: target.name ?? `onset-webhook-${target.id}`,
+    groupLabels: { alertname, dedup_key: d.dedup_key },
+    commonLabels: labels,
+    commonAnnotations: annotations,
+    externalURL: baseUrl,
+    alerts: [
+      {
+        status: st,
+        labels,
+        annotations,
+        startsAt: a.started_at,
+        endsAt: a.resolved_at ?? '0001-01-01T00:00:00Z',
+        generatorURL: alertUrl(a, baseUrl),
+        fingerprint: createHash('sha256').update(d.dedup_key).digest('hex').slice(0, 16),
+      },
+    ],
+  };
+}
+
+export function render(target: WebhookTarget, d: DeliveryToRender, baseUrl: string): Rendered {
+  const body = JSON.stringify(
+    target.format === 'slack'
+      ? renderSlack(d, baseUrl)
+      : target.format === 'pagerduty'
+        ? renderPagerDuty(d, target, baseUrl)
+        : target.format === 'alertmanager'
+          ? renderAlertmanager(d, target, baseUrl)
+          : renderJson(d, baseUrl),
+  );
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': 'Onset-Webhook/1',
+    'x-onset-delivery': d.id,
+    'x-onset-event': d.event,
+    'x-onset-dedup-key': d.dedup_key,
+  };
+  if (target.secret) headers['x-onset-signature'] = signature(target.secret, body);
+  return { body, headers };
+}

@@ -1,0 +1,268 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import type { AppContext } from '../app.ts';
+import type { Config } from '../config.ts';
+import { badRequest, notFound } from '../http/errors.ts';
+import { sendTestEvent } from './deliver.ts';
+import { FORMATS } from './formats.ts';
+import { deliverySettings } from './settings.ts';
+
+const FormatSchema = Type.Union(FORMATS.map((f) => Type.Literal(f)));
+const SeveritySchema = Type.Union([Type.Literal('page'), Type.Literal('ticket')]);
+
+const WebhookInput = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048 }),
+    format: Type.Optional(FormatSchema),
+    secret: Type.Optional(Type.String({ maxLength: 512, description: 'HMAC-SHA256 key for X-Onset-Signature' })),
+    routing_key: Type.Optional(Type.String({ maxLength: 256, description: 'PagerDuty Events v2 integration key' })),
+    min_severity: Type.Optional(SeveritySchema),
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+type WebhookInputT = Static<typeof WebhookInput>;
+
+const WebhookUpdate = Type.Partial(WebhookInput, { additionalProperties: false });
+
+const WebhookSchema = Type.Object({
+  id: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  url: Type.String(),
+  format: FormatSchema,
+  min_severity: SeveritySchema,
+  enabled: Type.Boolean(),
+  has_secret: Type.Boolean(),
+  routing_key: Type.Union([Type.String(), Type.Null()], { description: 'masked' }),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+
+const AttemptSchema = Type.Object({
+  at: Type.String(),
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  duration_ms: Type.Number(),
+});
+const DeliverySchema = Type.Object({
+  id: Type.String(),
+  event: Type.String(),
+  alert_id: Type.Union([Type.String(), Type.Null()]),
+  dedup_key: Type.String(),
+  status: Type.String({ description: 'pending | delivered | failed | expired' }),
+  attempts: Type.Integer(),
+  created_at: Type.String(),
+  next_attempt_at: Type.Union([Type.String(), Type.Null()]),
+  delivered_at: Type.Union([Type.String(), Type.Null()]),
+  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  log: Type.Array(AttemptSchema),
+});
+
+const IdParams = Type.Object({ id: Type.String({ pattern: '^[0-9]{1,18}$' }) });
+
+interface WebhookRow {
+  id: string;
+  name: string | null;
+  url: string;
+  format: string;
+  secret: string | null;
+  routing_key: string | null;
+  min_severity: string;
+  enabled: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+const COLS = `id::text, name, url, format, secret, routing_key, min_severity, enabled, created_at, updated_at`;
+
+function webhookJson(r: WebhookRow) {
+  return {
+    id: r.id,
+    name: r.name,
+    url: r.url,
+    format: r.format,
+    min_severity: r.min_severity,
+    enabled: r.enabled,
+    has_secret: !!r.secret,
+    routing_key: r.routing_key ? `…${r.routing_key.slice(-4)}` : null,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+  };
+}
+
+/** Only http(s) receivers: no file:, ftp:, javascript: or schemeless URLs. */
+export function checkWebhookUrl(text: string): string {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    throw badRequest(`url "${text.slice(0, 100)}" is not an absolute URL`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw badRequest(`webhook url must be http or https, not ${u.protocol.replace(':', '')}`);
+  if (!u.hostname) throw badRequest('webhook url has no host');
+  return u.toString();
+}
+
+function checkInput(w: { format?: string; routing_key?: string | null; secret?: string | null }): void {
+  if (w.format === 'pagerduty' && !w.routing_key) throw badRequest('routing_key is required for the pagerduty format');
+}
+
+/** Base URL for links in alerts: ONSET_PUBLIC_URL, else the address the server listens on. */
+export function baseUrlOf(config: Config, req?: FastifyRequest): string {
+  if (config.publicUrl) return config.publicUrl;
+  if (req) return `${req.protocol}://${req.host}`;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}`;
+}
+
+export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const { pool, guard, config } = ctx;
+  const tags = ['webhooks'];
+
+  app.post<{ Body: WebhookInputT }>(
+    '/api/v1/webhooks',
+    { preHandler: guard('admin'), schema: { tags, summary: 'Add an alert webhook', body: WebhookInput, response: { 201: WebhookSchema } } },
+    async (req, reply) => {
+      const b = req.body;
+      const url = checkWebhookUrl(b.url);
+      const format = b.format ?? 'json';
+      checkInput({ format, routing_key: b.routing_key });
+      const { rows } = await pool.query<WebhookRow>(
+        `INSERT INTO webhooks (name, url, format, secret, routing_key, min_severity, enabled)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLS}`,
+        [b.name ?? null, url, format, b.secret ?? null, b.routing_key ?? null, b.min_severity ?? 'ticket', b.enabled ?? true],
+      );
+      return reply.status(201).send(webhookJson(rows[0]!));
+    },
+  );
+
+  app.get(
+    '/api/v1/webhooks',
+    { preHandler: guard('admin'), schema: { tags, summary: 'List webhooks', response: { 200: Type.Object({ webhooks: Type.Array(WebhookSchema) }) } } },
+    async () => {
+      const { rows } = await pool.query<WebhookRow>(`SELECT ${COLS} FROM webhooks ORDER BY id`);
+      return { webhooks: rows.map(webhookJson) };
+    },
+  );
+
+  const load = async (id: string) => {
+    const { rows } = await pool.query<WebhookRow>(`SELECT ${COLS} FROM webhooks WHERE id = $1`, [id]);
+    if (!rows[0]) throw notFound(`webhook ${id} does not exist`);
+    return rows[0];
+  };
+
+  app.get<{ Params: Static<typeof IdParams> }>(
+    '/api/v1/webhooks/:id',
+    { preHandler: guard('admin'), schema: { tags, summary: 'One webhook', params: IdParams, response: { 200: WebhookSchema } } },
+    async (req) => webhookJson(await load(req.params.id)),
+  );
+
+  app.put<{ Params: Static<typeof IdParams>; Body: Static<typeof WebhookUpdate> }>(
+    '/api/v1/webhooks/:id',
+    {
+      preHandler: guard('admin'),
+      schema: { tags, summary: 'Change a webhook (omitted fields keep their value)', params: IdParams, body: WebhookUpdate, response: { 200: WebhookSchema } },
+    },
+    async (req) => {
+      const cur = await load(req.params.id);
+      const b = req.body;
+      const next = {
+        name: b.name ?? cur.name,
+        url: b.url !== undefined ? checkWebhookUrl(b.url) : cur.url,
+        format: b.format ?? cur.format,
+        secret: b.secret !== undefined ? b.secret || null : cur.secret,
+        routing_key: b.routing_key !== undefined ? b.routing_key || null : cur.routing_key,
+        min_severity: b.min_severity ?? cur.min_severity,
+        enabled: b.enabled ?? cur.enabled,
+      };
+      checkInput(next);
+      const { rows } = await pool.query<WebhookRow>(
+        `UPDATE webhooks SET name=$2, url=$3, format=$4, secret=$5, routing_key=$6, min_severity=$7, enabled=$8, updated_at=now()
+          WHERE id = $1 RETURNING ${COLS}`,
+        [cur.id, next.name, next.url, next.format, next.secret, next.routing_key, next.min_severity, next.enabled],
+      );
+      return webhookJson(rows[0]!);
+    },
+  );
+
+  app.delete<{ Params: Static<typeof IdParams> }>(
+    '/api/v1/webhooks/:id',
+    { preHandler: guard('admin'), schema: { tags, summary: 'Remove a webhook and its delivery log', params: IdParams } },
+    async (req, reply) => {
+      const r = await pool.query(`DELETE FROM webhooks WHERE id = $1`, [req.params.id]);
+      if (!r.rowCount) throw notFound(`webhook ${req.params.id} does not exist`);
+      return reply.status(204).send();
+    },
+  );
+
+  app.post<{ Params: Static<typeof IdParams> }>(
+    '/api/v1/webhooks/:id/test',
+    {
+      preHandler: guard('admin'),
+      schema: { tags, summary: 'Send a test event now (one attempt, logged) and report what the receiver answered', params: IdParams, response: { 200: DeliverySchema } },
+    },
+    async (req) => {
+      await load(req.params.id);
+      const s = deliverySettings();
+      const id = await sendTestEvent(pool, req.params.id, { ...s, baseUrl: baseUrlOf(config, req) });
+      const [d] = await deliveries(pool, req.params.id, { id: id! });
+      return d!;
+    },
+  );
+
+  const DeliveryQuery = Type.Object({
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    status: Type.Optional(Type.Union(['pending', 'delivered', 'failed', 'expired'].map((s) => Type.Literal(s)))),
+  });
+  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof DeliveryQuery> }>(
+    '/api/v1/webhooks/:id/deliveries',
+    {
+      preHandler: guard('admin'),
+      schema: {
+        tags,
+        summary: 'Delivery log: every delivery with its attempts, status codes and errors (newest first)',
+        params: IdParams,
+        querystring: DeliveryQuery,
+        response: { 200: Type.Object({ deliveries: Type.Array(DeliverySchema) }) },
+      },
+    },
+    async (req) => {
+      await load(req.params.id);
+      return { deliveries: await deliveries(pool, req.params.id, { limit: req.query.limit ?? 100, status: req.query.status }) };
+    },
+  );
+}
+
+async function deliveries(pool: AppContext['pool'], webhookId: string, f: { id?: string; limit?: number; status?: string }) {
+  const args: unknown[] = [webhookId];
+  let where = 'd.webhook_id = $1';
+  if (f.id) {
+    args.push(f.id);
+    where += ` AND d.id = $${args.length}`;
+  }
+  if (f.status) {
+    args.push(f.status);
+    where += ` AND d.status = $${args.length}`;
+  }
+  args.push(f.limit ?? 100);
+  const { rows } = await pool.query(
+    `SELECT d.id::text, d.event, d.alert_id::text, d.dedup_key, d.status, d.attempts, d.created_at, d.next_attempt_at,
+            d.delivered_at, d.last_status_code, d.last_error,
+            COALESCE((SELECT json_agg(json_build_object('at', a.at, 'status_code', a.status_code, 'error', a.error,
+                                                        'duration_ms', a.duration_ms) ORDER BY a.id)
+                        FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS log
+       FROM webhook_deliveries d WHERE ${where} ORDER BY d.id DESC LIMIT $${args.length}`,
+    args,
+  );
+  return rows.map((r) => ({
+    ...r,
+    created_at: r.created_at.toISOString(),
+    next_attempt_at: r.status === 'pending' ? r.next_attempt_at.toISOString() : null,
+    delivered_at: r.delivered_at ? r.delivered_at.toISOString() : null,
+    log: (r.log as Array<{ at: string; status_code: number | null; error: string | null; duration_ms: number }>).map((a) => ({
+      ...a,
+      at: new Date(a.at).toISOString(),
+    })),
+  }));
+}
