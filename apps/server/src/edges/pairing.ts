@@ -1,4 +1,4 @@
-import { Histogram, type ResourceLabels, type SeriesLabels, type View } from '@onset/core';
+import { Histogram, type SeriesLabels, type View } from '@onset/core';
 import { withTransaction, type Pool } from '../db/pool.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
 import { seriesKey, type Registry } from '../otlp/registry.ts';
