@@ -27,7 +27,7 @@ const SOURCES: Record<string, { view: string; timeEnd?: string }> = {
 };
 
 const BATCH = 100;
-const TICK_MS = 5_000;
+const TICK_MS = 3_000;
 const POST_TIMEOUT_MS = 5_000;
 
 interface Row {
@@ -114,28 +114,36 @@ export function startGrafanaAnnotations(ctx: AppContext, log: FastifyBaseLogger)
   if (!grafanaUrl || !grafanaToken) return null;
   const target = { url: grafanaUrl, token: grafanaToken };
   let running: Promise<unknown> | null = null;
-  let failing = false;
-  const tick = () => {
-    if (running) return;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let failures = 0;
+  const schedule = (ms: number) => {
+    if (stopped) return;
+    timer = setTimeout(tick, ms);
+    timer.unref();
+  };
+  function tick(): void {
     running = pushGrafanaAnnotations(ctx.pool, target)
       .then(() => {
-        if (failing) log.info('grafana annotations: delivering again');
-        failing = false;
+        if (failures) log.info('grafana annotations: delivering again');
+        failures = 0;
+        schedule(TICK_MS);
       })
       .catch((err: Error) => {
-        if (!failing) log.warn({ err: err.message }, 'grafana annotations: push failed; retrying');
-        failing = true;
+        if (!failures) log.warn({ err: err.message }, 'grafana annotations: push failed; retrying with backoff');
+        failures++;
+        // 1 s, 2 s, 4 s ... up to 30 s: quick recovery from a blip, no hammering of a Grafana that is down.
+        schedule(Math.min(30_000, 1000 * 2 ** (failures - 1)));
       })
       .finally(() => {
         running = null;
       });
-  };
-  const timer = setInterval(tick, TICK_MS);
-  timer.unref();
-  setImmediate(tick);
+  }
+  schedule(0);
   return {
     stop: async () => {
-      clearInterval(timer);
+      stopped = true;
+      clearTimeout(timer);
       await running;
     },
   };
