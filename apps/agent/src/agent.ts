@@ -1,0 +1,233 @@
+/**
+ * Wires the agent together: sources and probes produce events, events become
+ * spans, spans go through the bounded queue to the OTLP exporter.
+ */
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { AgentConfig } from './config/schema.ts';
+import type { AgentEvent, EventSink } from './events.ts';
+import { monotonicToEpochNs } from './host/clock.ts';
+import { DirtySampler } from './host/dirty-sampler.ts';
+import { findExecutable, type HostFacts } from './host/facts.ts';
+import { MountTable } from './host/mounts.ts';
+import { dirtyAndWriteback, kernelPageSize } from './host/proc.ts';
+import { CachedProcessProbe } from './host/process-stats.ts';
+import { ensureTracefs } from './host/tracefs.ts';
+import type { Logger } from './log.ts';
+import { HttpProbe } from './probes/http.ts';
+import { MountProbe } from './probes/mount.ts';
+import type { Probe } from './probes/probe.ts';
+import { ProbeScheduler } from './probes/scheduler.ts';
+import { SpawnProbe } from './probes/spawn.ts';
+import { WalProbe } from './probes/wal.ts';
+import { BpftraceDecoder } from './sources/bpftrace/decode.ts';
+import { buildProgram } from './sources/bpftrace/program.ts';
+import { BpftraceSource } from './sources/bpftrace/source.ts';
+import { cgroupId, planBpftrace, planStrace, straceTargets } from './sources/select.ts';
+import type { TracingSource } from './sources/source.ts';
+import { StraceSource } from './sources/strace/source.ts';
+import { buildResource, hostAttributes } from './telemetry/resource.ts';
+import { SpanPipeline, type PipelineStats } from './telemetry/pipeline.ts';
+import { eventToSpan } from './telemetry/spans.ts';
+
+export interface AgentDeps {
+  host: HostFacts;
+  log: Logger;
+  /** Also see every event (tests, the benchmark). */
+  onEvent?: (e: AgentEvent) => void;
+  /** Replace the OTLP exporter (never needed in production). */
+  exporter?: SpanExporter;
+}
+
+export interface RunningAgent {
+  /** Sources in use, e.g. ['bpftrace', 'probes']. */
+  sources: string[];
+  stats: PipelineStats;
+  /** Record an event measured elsewhere (embedding, tests): it becomes a span like any other. */
+  record(event: AgentEvent): void;
+  /** Run one probe round now; resolves when done. */
+  probeRound(): Promise<void>;
+  /** Send queued spans now. */
+  flush(): Promise<void>;
+  /** Stop tracing and probing, flush, close. */
+  stop(): Promise<void>;
+}
+
+function describeFilter(config: AgentConfig): string {
+  const f = config.filter;
+  const parts = [
+    ...f.pids.map((p) => `pid ${p}`),
+    ...f.comms.map((c) => `process name ${c}`),
+    ...f.cgroups.map((c) => `cgroup ${c}`),
+  ];
+  return parts.length ? `${parts.join(', ')} (and their children)` : 'all processes except the agent';
+}
+
+export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<RunningAgent> {
+  const { host, log } = deps;
+  const resourceAttrs = { ...hostAttributes(host), ...config.resource };
+  log.info(
+    `exporting spans to ${config.tracesUrl} (from ${config.tracesUrlFrom}) as service "${config.serviceName}"; ` +
+      Object.entries(resourceAttrs)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', '),
+  );
+
+  const exporter =
+    deps.exporter ??
+    new OTLPTraceExporter({ url: config.tracesUrl, headers: config.headers, timeoutMillis: config.export.timeoutMs });
+  const pipeline = new SpanPipeline(
+    exporter,
+    buildResource(host, { serviceName: config.serviceName, attributes: config.resource }),
+    {
+      batchSize: config.export.batchSize,
+      flushIntervalMs: config.export.flushIntervalMs,
+      maxQueueSpans: config.export.maxQueueSpans,
+      maxQueueBytes: config.export.maxQueueBytes,
+      exportTimeoutMs: config.export.timeoutMs + 5_000,
+      destination: config.tracesUrl,
+    },
+    log,
+  );
+  pipeline.start();
+  const probeDir = `${config.probes.dir}/`;
+  const sink: EventSink = (event) => {
+    // The mount probe's umount(8) child is seen by the tracers too; the probe reports it itself.
+    if (event.source !== 'probe' && event.kind === 'unmount' && event.mountPoint.startsWith(probeDir)) return;
+    pipeline.add(eventToSpan(event));
+    deps.onEvent?.(event);
+  };
+
+  const inUse: string[] = [];
+  const tracers: TracingSource[] = [];
+  const mounts = new MountTable();
+
+  // 1. bpftrace
+  const bt = planBpftrace(config, host);
+  let bpftraceRunning = false;
+  if (bt.use) {
+    const tracefs = ensureTracefs(findExecutable(host, 'mount'));
+    if (tracefs.note) log.info(`bpftrace: ${tracefs.note}`);
+    if (!tracefs.ok) {
+      log.warn(`source bpftrace: not used — ${tracefs.note}`);
+    } else {
+      const program = buildProgram(
+        { pids: config.filter.pids, comms: config.filter.comms, cgroupIds: config.filter.cgroups.map(cgroupId), skipPids: [process.pid] },
+        bt.layout!,
+      );
+      const source = new BpftraceSource({
+        bpftracePath: bt.path!,
+        program,
+        decoder: new BpftraceDecoder({ sink, mounts, toEpochNs: monotonicToEpochNs, pageSize: kernelPageSize(), dirtyNow: dirtyAndWriteback }),
+        log,
+        scope: describeFilter(config),
+        env: host.env,
+      });
+      try {
+        await source.start();
+        tracers.push(source);
+        inUse.push('bpftrace');
+        bpftraceRunning = true;
+        log.info(`source bpftrace: in use — ${bt.reason}; ${source.describe()} (attached in ${(source.startupMs / 1000).toFixed(1)} s)`);
+      } catch (e) {
+        log.warn(`source bpftrace: not used — it failed to start: ${(e as Error).message}`);
+      }
+    }
+  } else {
+    log.info(`source bpftrace: not used — ${bt.reason}`);
+  }
+
+  // 2. strace, when bpftrace is not running
+  const st = planStrace(config, host, bpftraceRunning);
+  let straceRetry: NodeJS.Timeout | undefined;
+  if (st.use) {
+    const source = new StraceSource({
+      stracePath: st.path!,
+      targets: () => straceTargets(config),
+      sink,
+      log,
+      mounts,
+      dirty: new DirtySampler(),
+      proc: new CachedProcessProbe(),
+    });
+    const tryStart = async (): Promise<boolean> => {
+      try {
+        await source.start();
+        tracers.push(source);
+        inUse.push('strace');
+        log.info(`source strace: in use — ${st.reason}; ${source.describe()}`);
+        return true;
+      } catch (e) {
+        log.warn(`source strace: not used yet — ${(e as Error).message}; retrying every 30 s`);
+        return false;
+      }
+    };
+    if (!(await tryStart())) {
+      straceRetry = setInterval(() => {
+        void tryStart().then((ok) => ok && clearInterval(straceRetry));
+      }, 30_000);
+      straceRetry.unref();
+    }
+  } else {
+    log.info(`source strace: not used — ${st.reason}`);
+  }
+
+  // 3. synthetic probes, always available
+  let scheduler: ProbeScheduler | undefined;
+  if (config.sources.probes) {
+    const p = config.probes;
+    const candidates: Probe[] = [
+      ...(p.spawn.enabled ? [new SpawnProbe({ truePath: findExecutable(host, 'true'), count: p.spawn.count, extraFds: p.spawn.extraFds })] : []),
+      ...(p.wal.enabled ? [new WalProbe(p.dir, p.wal.files)] : []),
+      ...(p.mount.enabled
+        ? [
+            new MountProbe({
+              uid: host.uid,
+              mountPath: findExecutable(host, 'mount'),
+              umountPath: findExecutable(host, 'umount'),
+              baseDir: p.dir,
+              types: p.mount.types,
+              sizeMb: p.mount.sizeMb,
+              log,
+            }),
+          ]
+        : []),
+      new HttpProbe(p.http.targets),
+    ];
+    const probes: Probe[] = [];
+    for (const probe of candidates) {
+      const a = probe.check();
+      if (a.ok) {
+        probes.push(probe);
+        log.info(`probe ${probe.name}: ${a.detail}`);
+      } else log.info(`probe ${probe.name}: skipped — ${a.reason}`);
+    }
+    if (probes.length) {
+      scheduler = new ProbeScheduler(probes, p.intervalMs, sink, log);
+      inUse.push('probes');
+      if (!config.once) {
+        scheduler.start();
+        log.info(`probes run now and then every ${p.intervalMs / 1000} s`);
+      }
+    }
+  } else {
+    log.info('probes: turned off (--no-probes)');
+  }
+  log.info(`running with ${inUse.length ? inUse.join(' + ') : 'no sources'}`);
+
+  let stopped: Promise<void> | undefined;
+  return {
+    sources: inUse,
+    stats: pipeline.stats,
+    record: sink,
+    probeRound: () => scheduler?.round() ?? Promise.resolve(),
+    flush: () => pipeline.flush(),
+    stop: () =>
+      (stopped ??= (async () => {
+        if (straceRetry) clearInterval(straceRetry);
+        await scheduler?.stop();
+        await Promise.all(tracers.map((t) => t.stop().catch((e) => log.warn(`${t.name}: stop failed: ${(e as Error).message}`))));
+        await pipeline.shutdown(config.export.timeoutMs + 1_000);
+      })()),
+  };
+}

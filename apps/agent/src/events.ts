@@ -1,0 +1,90 @@
+/**
+ * What the agent measures, independent of where it came from (bpftrace,
+ * strace or a synthetic probe). Sources produce these; telemetry/spans.ts turns
+ * them into OpenTelemetry spans. Times are Unix epoch nanoseconds.
+ */
+export type SourceName = 'bpftrace' | 'strace' | 'probe';
+
+/** fork: a full copy of the parent (fork, or clone without CLONE_VM); vfork: the child borrows the parent's memory until exec (vfork, posix_spawn). */
+export type SpawnMethod = 'fork' | 'vfork' | 'clone' | 'clone3';
+
+interface Timed {
+  source: SourceName;
+  startNs: bigint;
+  durationNs: number;
+  /** Synthetic probes name their own series (e.g. "true (5000 fds)"). */
+  label?: string;
+  /** Which synthetic probe made it. */
+  probe?: string;
+  error?: string;
+}
+
+export interface SpawnEvent extends Timed {
+  kind: 'spawn';
+  /** The executable exec'd (a path). */
+  executable: string;
+  /** The syscall that created the child. */
+  method?: SpawnMethod;
+  /** True when the child shared the parent's memory (CLONE_VM: vfork, posix_spawn). */
+  sharedMemory?: boolean;
+  cloneFlags?: number;
+  pid?: number;
+  parentPid?: number;
+  parentComm?: string;
+  parentFdCount?: number;
+  parentRssBytes?: number;
+}
+
+export type FsyncCall = 'fsync' | 'fdatasync' | 'syncfs';
+
+export interface FsyncEvent extends Timed {
+  kind: 'fsync';
+  call: FsyncCall;
+  /** The directory synced, or the directory of the file synced. */
+  directory?: string;
+  /** The file synced, when it is not a directory. */
+  path?: string;
+  /** For syncfs: the mount point of the filesystem synced. */
+  mountPoint?: string;
+  pid?: number;
+  comm?: string;
+  /** Synthetic batch spans (WAL removal) carry the count of operations they cover. */
+  operations?: number;
+}
+
+export interface UnmountEvent extends Timed {
+  kind: 'unmount';
+  mountPoint: string;
+  fsType?: string;
+  /** System-wide Dirty and Writeback bytes when the unmount started. */
+  dirtyBytes?: number;
+  writebackBytes?: number;
+  /** Bytes the probe wrote before unmounting (synthetic probe only). */
+  writtenBytes?: number;
+  flags?: number;
+  pid?: number;
+  comm?: string;
+}
+
+export interface ServerTimingEntry {
+  name: string;
+  durMs?: number;
+  desc?: string;
+}
+
+export interface RequestEvent extends Timed {
+  kind: 'request';
+  method: string;
+  url: string;
+  statusCode?: number;
+  serverTiming: ServerTimingEntry[];
+  serverTimingHeader?: string;
+  /** W3C trace context sent with the request, so the callee's span pairs with ours. */
+  traceId: string;
+  spanId: string;
+}
+
+export type AgentEvent = SpawnEvent | FsyncEvent | UnmountEvent | RequestEvent;
+
+/** Where sources deliver events. */
+export type EventSink = (event: AgentEvent) => void;

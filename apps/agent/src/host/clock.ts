@@ -1,0 +1,29 @@
+/**
+ * Kernel event times (bpftrace `nsecs`) are CLOCK_MONOTONIC; spans need wall
+ * time. process.hrtime is CLOCK_MONOTONIC too, so the offset between the two
+ * clocks converts one into the other. It is re-measured every minute to follow
+ * NTP adjustments of the wall clock.
+ */
+import { performance } from 'node:perf_hooks';
+
+const REMEASURE_NS = 60_000_000_000n;
+
+let offsetNs = 0n;
+let measuredAt = -REMEASURE_NS;
+
+function measure(): void {
+  const mono = process.hrtime.bigint();
+  // timeOrigin + now() is wall time with microsecond precision (Date.now() has only ms).
+  const wallNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6));
+  offsetNs = wallNs - mono;
+  measuredAt = mono;
+}
+
+export function monotonicToEpochNs(monoNs: bigint): bigint {
+  if (process.hrtime.bigint() - measuredAt > REMEASURE_NS) measure();
+  return monoNs + offsetNs;
+}
+
+export function nowEpochNs(): bigint {
+  return monotonicToEpochNs(process.hrtime.bigint());
+}

@@ -1,0 +1,201 @@
+/**
+ * bpftrace JSON tuples (see programs/*.bt for their fields) -> agent events.
+ */
+import { constants } from 'node:os';
+import path from 'node:path';
+import type { EventSink, FsyncCall, SpawnMethod } from '../../events.ts';
+import { pathThroughMount, RecentMounts, type MountTable } from '../../host/mounts.ts';
+
+const METHODS: (SpawnMethod | undefined)[] = [undefined, 'fork', 'vfork', 'clone', 'clone3'];
+const FSYNC_CALLS: (FsyncCall | undefined)[] = [undefined, 'fsync', 'fdatasync', 'syncfs'];
+const CLONE_VM = 0x100;
+const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, n]) => [n, name]));
+const MAX_DIRS = 20_000;
+
+export interface DecoderDeps {
+  sink: EventSink;
+  mounts: MountTable;
+  /** CLOCK_MONOTONIC ns -> Unix epoch ns. */
+  toEpochNs(monoNs: bigint): bigint;
+  pageSize: number;
+  dirtyNow(): { dirtyBytes: number; writebackBytes: number } | undefined;
+}
+
+interface UnmountStart {
+  pid: number;
+  comm: string;
+  mountPoint: string;
+  flags: number;
+  fsType?: string;
+  dirtyBytes?: number;
+  writebackBytes?: number;
+}
+
+interface UnmountEnd {
+  durationNs: number;
+  ret: number;
+  at: number;
+}
+
+function errorName(ret: number): string | undefined {
+  return ret < 0 ? (ERRNO_NAMES.get(-ret) ?? `errno ${-ret}`) : undefined;
+}
+
+export class BpftraceDecoder {
+  /** directory key -> components, leaf first, as the "dir" tuples arrive */
+  private readonly dirParts = new Map<number, string[]>();
+  /** directory key -> path from the filesystem root */
+  private readonly dirs = new Map<number, string>();
+  private readonly unmountStarts = new Map<string, UnmountStart>();
+  private readonly unmountEnds = new Map<string, UnmountEnd>();
+  private readonly recentMounts = new RecentMounts();
+  /** tid -> filesystem type of the mount call in progress (see unmount.bt) */
+  private readonly mountTypes = new Map<number, string>();
+
+  constructor(private readonly deps: DecoderDeps) {}
+
+  handle(t: unknown[]): void {
+    switch (t[0]) {
+      case 'dir':
+        return this.dir(t);
+      case 'fsync':
+        return this.fsync(t);
+      case 'spawn':
+        return this.spawn(t);
+      case 'umount_start':
+        return this.unmountStart(t);
+      case 'umount':
+        return this.unmountEnd(t);
+      case 'mount_type':
+        this.mountTypes.set(t[1] as number, t[2] as string);
+        if (this.mountTypes.size > 1_000) this.mountTypes.clear();
+        return;
+      case 'mount': {
+        const type = this.mountTypes.get(t[2] as number);
+        this.mountTypes.delete(t[2] as number);
+        if (type) this.recentMounts.remember(t[3] as string, type);
+        return;
+      }
+    }
+  }
+
+  private dir(t: unknown[]): void {
+    const [, key, depth, name] = t as [string, number, number, string];
+    if (depth === 0) this.dirParts.set(key, [name]);
+    else this.dirParts.get(key)?.push(name);
+  }
+
+  /** Path of a directory key from the filesystem root, finishing any components still pending. */
+  private dirPath(key: number): string | undefined {
+    const parts = this.dirParts.get(key);
+    if (parts) {
+      this.dirParts.delete(key);
+      const reachedRoot = parts[parts.length - 1] === '/';
+      const names = parts.filter((p) => p !== '/').reverse();
+      const p = `${reachedRoot ? '' : '/…'}/${names.join('/')}`.replace(/\/+$/, '') || '/';
+      this.dirs.delete(key); // re-insert: Map order doubles as least-recently-sent order
+      this.dirs.set(key, p);
+      if (this.dirs.size > MAX_DIRS) this.dirs.delete(this.dirs.keys().next().value!);
+    }
+    return this.dirs.get(key);
+  }
+
+  private fsync(t: unknown[]): void {
+    const [, callNo, pid, , comm, startMono, durationNs, ret, key, mntId, isDir, name] = t as [
+      string, number, number, number, string, number, number, number, number, number, number, string,
+    ];
+    const call = FSYNC_CALLS[callNo] ?? 'fsync';
+    let directory: string | undefined;
+    let filePath: string | undefined;
+    let mountPoint: string | undefined;
+    const fsPath = key ? this.dirPath(key) : undefined;
+    if (fsPath !== undefined) {
+      const mount = this.deps.mounts.byId(pid, mntId);
+      directory = mount ? pathThroughMount(mount, fsPath) : fsPath;
+      if (!isDir && name) filePath = path.posix.join(directory, name);
+      if (call === 'syncfs') mountPoint = mount?.mountPoint;
+    }
+    this.deps.sink({
+      kind: 'fsync',
+      source: 'bpftrace',
+      call,
+      startNs: this.deps.toEpochNs(BigInt(startMono)),
+      durationNs,
+      directory,
+      path: filePath,
+      mountPoint,
+      pid,
+      comm,
+      error: errorName(ret),
+    });
+  }
+
+  private spawn(t: unknown[]): void {
+    const [, pid, ppid, pcomm, how, flags, startMono, durationNs, fds, maxFds, rssPages, filename, comm] = t as [
+      string, number, number, string, number, number, number, number, number, number, number, string, string,
+    ];
+    this.deps.sink({
+      kind: 'spawn',
+      source: 'bpftrace',
+      startNs: this.deps.toEpochNs(BigInt(startMono)),
+      durationNs,
+      executable: filename || comm,
+      method: METHODS[how],
+      sharedMemory: (flags & CLONE_VM) !== 0,
+      cloneFlags: flags,
+      pid,
+      parentPid: ppid,
+      parentComm: pcomm,
+      // The in-kernel count stops at 262,144 fds; beyond that the table size is the better figure.
+      parentFdCount: maxFds > 262_144 && fds >= 262_144 ? maxFds : fds,
+      parentRssBytes: Math.max(0, rssPages) * this.deps.pageSize,
+    });
+  }
+
+  private unmountStart(t: unknown[]): void {
+    const [, pid, tid, comm, target, flags, startMono] = t as [string, number, number, string, string, number, number];
+    // Printed at syscall entry: the mount still exists, and the dirty data is not flushed yet.
+    const mount = this.deps.mounts.atMountPoint(pid, target, true);
+    const dirty = this.deps.dirtyNow();
+    const fsType = mount?.fsType ?? this.recentMounts.typeOf(target);
+    const start: UnmountStart = { pid, comm, mountPoint: target, flags, fsType, dirtyBytes: dirty?.dirtyBytes, writebackBytes: dirty?.writebackBytes };
+    const key = `${tid}:${startMono}`;
+    const end = this.unmountEnds.get(key);
+    if (end) {
+      this.unmountEnds.delete(key);
+      this.emitUnmount(start, startMono, end);
+    } else this.unmountStarts.set(key, start);
+  }
+
+  private unmountEnd(t: unknown[]): void {
+    const [, , tid, startMono, durationNs, ret] = t as [string, number, number, number, number, number];
+    const key = `${tid}:${startMono}`;
+    const start = this.unmountStarts.get(key);
+    const end = { durationNs, ret, at: Date.now() };
+    if (start) {
+      this.unmountStarts.delete(key);
+      this.emitUnmount(start, startMono, end);
+    } else {
+      // Entry printed on another CPU, still in flight: wait for it briefly.
+      this.unmountEnds.set(key, end);
+      for (const [k, e] of this.unmountEnds) if (Date.now() - e.at > 10_000) this.unmountEnds.delete(k);
+    }
+  }
+
+  private emitUnmount(s: UnmountStart, startMono: number, e: UnmountEnd): void {
+    this.deps.sink({
+      kind: 'unmount',
+      source: 'bpftrace',
+      startNs: this.deps.toEpochNs(BigInt(startMono)),
+      durationNs: e.durationNs,
+      mountPoint: s.mountPoint,
+      fsType: s.fsType,
+      dirtyBytes: s.dirtyBytes,
+      writebackBytes: s.writebackBytes,
+      flags: s.flags,
+      pid: s.pid,
+      comm: s.comm,
+      error: errorName(e.ret),
+    });
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The eBPF source: runs bpftrace with the programs in ./programs and decodes
+ * its JSON output (`-f json`, one object per line).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from '../../log.ts';
+import { onLines, stopChild } from '../lines.ts';
+import type { TracingSource } from '../source.ts';
+import type { BpftraceDecoder } from './decode.ts';
+import type { BpftraceProgram } from './program.ts';
+
+export interface BpftraceSourceOptions {
+  bpftracePath: string;
+  program: BpftraceProgram;
+  decoder: BpftraceDecoder;
+  log: Logger;
+  /** What is traced, for the log. */
+  scope: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+// Noise bpftrace prints on every start on recent kernels; not worth a user's attention.
+const BENIGN_STDERR = [/couldn't set RLIMIT_MEMLOCK/, /WARNING: Addrspace mismatch/, /^\s*if \(\$1 > 0/, /^\s*~+\s*$/];
+
+export class BpftraceSource implements TracingSource {
+  readonly name = 'bpftrace' as const;
+  private child?: ChildProcess;
+  private dir?: string;
+  private stopping = false;
+  /** Events the kernel could not hand to bpftrace because its buffer was full. */
+  lostEvents = 0;
+  attachedProbes = 0;
+  startupMs = 0;
+
+  constructor(private readonly opts: BpftraceSourceOptions) {}
+
+  describe(): string {
+    return `bpftrace (${this.attachedProbes} probes: spawn, fsync, unmount) tracing ${this.opts.scope}`;
+  }
+
+  start(): Promise<void> {
+    const began = Date.now();
+    this.dir = mkdtempSync(path.join(os.tmpdir(), 'onset-agent-bpftrace-'));
+    const file = path.join(this.dir, 'onset-agent.bt');
+    writeFileSync(file, this.opts.program.text);
+    const child = spawn(this.opts.bpftracePath, ['-f', 'json', file, ...this.opts.program.params], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...(this.opts.env ?? process.env),
+        // Room for long exec paths, and a bigger per-CPU buffer so bursts are not lost.
+        BPFTRACE_STRLEN: '128',
+        BPFTRACE_PERF_RB_PAGES: '256',
+      },
+    });
+    this.child = child;
+    const stderr: string[] = [];
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const settle = (err?: Error) => {
+        if (settled) return;
+        settled = true;
+        if (err) reject(err);
+        else resolve();
+      };
+      onLines(child.stdout!, (line) => {
+        let msg: { type?: string; data?: unknown };
+        try {
+          msg = JSON.parse(line);
+        } catch {
+          return;
+        }
+        if (msg.type === 'value' && Array.isArray(msg.data)) this.opts.decoder.handle(msg.data);
+        else if (msg.type === 'attached_probes') {
+          this.attachedProbes = (msg.data as { probes?: number })?.probes ?? 0;
+          this.startupMs = Date.now() - began;
+          settle();
+        } else if (msg.type === 'lost_events') {
+          const n = (msg.data as { events?: number })?.events ?? 0;
+          this.lostEvents += n;
+          this.opts.log.warn(`bpftrace: the kernel dropped ${n} events (buffer full); narrow the filter if this repeats`);
+        }
+      });
+      onLines(child.stderr!, (line) => {
+        if (BENIGN_STDERR.some((re) => re.test(line))) return;
+        if (stderr.length < 50) stderr.push(line);
+        if (settled) this.opts.log.warn(`bpftrace: ${line}`);
+      });
+      child.on('error', (e) => settle(new Error(`cannot run ${this.opts.bpftracePath}: ${e.message}`)));
+      child.on('exit', (code, signal) => {
+        this.cleanup();
+        const why = stderr.filter((l) => /ERROR|error/.test(l)).slice(0, 3).join(' | ') || stderr.slice(-3).join(' | ') || 'no output';
+        if (!settled) settle(new Error(`bpftrace exited (${signal ?? `code ${code}`}) before attaching: ${why}`));
+        else if (!this.stopping) this.opts.log.error(`bpftrace stopped unexpectedly (${signal ?? `code ${code}`}): ${why}`);
+      });
+    });
+  }
+
+  private cleanup(): void {
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+    this.dir = undefined;
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.child) await stopChild(this.child, 'SIGINT', 5_000);
+    this.cleanup();
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The strace fallback: attach to the target processes (and their children,
+ * -f) and turn the fsync/unmount/fork/exec calls strace prints into events.
+ * strace stops the traced process at every syscall, so it is slower than
+ * bpftrace and inflates what it measures; it is the fallback for hosts where
+ * bpftrace cannot run.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { EventSink } from '../../events.ts';
+import type { DirtySampler } from '../../host/dirty-sampler.ts';
+import type { MountTable } from '../../host/mounts.ts';
+import type { Logger } from '../../log.ts';
+import { onLines, stopChild } from '../lines.ts';
+import type { TracingSource } from '../source.ts';
+import { StraceCorrelator, type ProcessProbe } from './correlate.ts';
+import { StraceParser } from './parse.ts';
+
+// '?' lets strace skip names this architecture lacks (arm64 has no fork/vfork/umount).
+const SYSCALLS = 'fsync,fdatasync,syncfs,?umount,umount2,mount,?fsopen,?move_mount,?fork,?vfork,clone,clone3,execve,execveat';
+
+export interface StraceSourceOptions {
+  stracePath: string;
+  /** The pids to attach to now (re-evaluated periodically to pick up new matching processes). */
+  targets: () => number[];
+  sink: EventSink;
+  log: Logger;
+  mounts: MountTable;
+  dirty: DirtySampler;
+  proc: ProcessProbe;
+  rescanMs?: number;
+}
+
+export function straceArgs(pids: number[]): string[] {
+  return ['-f', '-ttt', '-T', '-y', '-s', '256', '-e', 'signal=none', '-e', `trace=${SYSCALLS}`, ...pids.flatMap((p) => ['-p', String(p)])];
+}
+
+export class StraceSource implements TracingSource {
+  readonly name = 'strace' as const;
+  private child?: ChildProcess;
+  private pids: number[] = [];
+  private timers: NodeJS.Timeout[] = [];
+  private stopping = false;
+  private readonly correlator: StraceCorrelator;
+
+  constructor(private readonly opts: StraceSourceOptions) {
+    this.correlator = new StraceCorrelator({ sink: opts.sink, mounts: opts.mounts, proc: opts.proc, dirtyAt: (ms) => opts.dirty.at(ms) });
+  }
+
+  describe(): string {
+    return `strace attached to pid ${this.pids.join(', ')} and their children`;
+  }
+
+  async start(): Promise<void> {
+    const pids = this.opts.targets();
+    if (pids.length === 0) throw new Error('no processes to attach to (give --pid, --comm or --cgroup)');
+    await this.launch(pids);
+    this.opts.dirty.start();
+    this.timers.push(
+      setInterval(() => {
+        this.correlator.expire();
+        // Keep the mount tables fresh: strace reports an unmount after the mount is gone.
+        for (const pid of this.pids) this.opts.mounts.refresh(pid);
+      }, 2_000),
+      setInterval(() => void this.rescan(), this.opts.rescanMs ?? 30_000),
+    );
+    for (const t of this.timers) t.unref();
+  }
+
+  private async rescan(): Promise<void> {
+    const now = this.opts.targets();
+    const fresh = now.filter((p) => !this.pids.includes(p));
+    if (fresh.length === 0 || this.stopping) return;
+    this.opts.log.info(`strace: new matching processes ${fresh.join(', ')}; re-attaching`);
+    const old = this.child;
+    this.child = undefined;
+    if (old) await stopChild(old, 'SIGINT', 3_000);
+    await this.launch(now).catch((e) => this.opts.log.error(`strace: re-attach failed: ${(e as Error).message}`));
+  }
+
+  private launch(pids: number[]): Promise<void> {
+    this.pids = pids;
+    const parser = new StraceParser(pids[0]!);
+    const child = spawn(this.opts.stracePath, straceArgs(pids), { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.child = child;
+    const attached = new Set<number>();
+    const messages: string[] = [];
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const settle = (err?: Error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolve();
+      };
+      // strace prints "Process N attached" per thread; give it a moment for many targets.
+      const timer = setTimeout(() => (attached.size > 0 ? settle() : settle(new Error(`strace attached to nothing: ${messages.join('; ') || 'no output'}`))), 5_000);
+      onLines(child.stderr!, (text) => {
+        const line = parser.line(text);
+        switch (line.type) {
+          case 'call':
+            this.correlator.handle(line.call);
+            break;
+          case 'exit':
+            this.correlator.exited(line.pid);
+            break;
+          case 'attached':
+            attached.add(line.pid);
+            if (pids.every((p) => attached.has(p))) settle();
+            break;
+          case 'message':
+            messages.push(line.text);
+            if (settled) this.opts.log.warn(`strace: ${line.text}`);
+            break;
+        }
+      });
+      child.on('error', (e) => settle(new Error(`cannot run ${this.opts.stracePath}: ${e.message}`)));
+      child.on('exit', (code, signal) => {
+        if (!settled) settle(new Error(`strace exited (${signal ?? code}): ${messages.join('; ') || 'no output'}`));
+        else if (!this.stopping && this.child === child) this.opts.log.warn(`strace exited (${signal ?? code}); the traced processes are gone or detached`);
+      });
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const t of this.timers) clearInterval(t);
+    this.opts.dirty.stop();
+    // SIGINT makes strace detach cleanly, leaving the traced processes running.
+    if (this.child) await stopChild(this.child, 'SIGINT', 3_000);
+  }
+}

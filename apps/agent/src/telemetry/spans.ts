@@ -1,0 +1,111 @@
+/**
+ * Agent events -> span records, named the way Onset classifies them
+ * (docs/api.md "How a span becomes an observation"): `process.spawn` with
+ * `process.executable.name`, `fsync` with `file.directory`, `umount` with
+ * `fs.mountpoint`, HTTP client spans with `http.request.method` and
+ * `server.address`; every span also carries an explicit `onset.op`.
+ */
+import path from 'node:path';
+import type { Attributes } from '@opentelemetry/api';
+import type { AgentEvent, FsyncEvent, RequestEvent, SpawnEvent, UnmountEvent } from '../events.ts';
+import { newSpanId, newTraceId } from './ids.ts';
+import { SpanKind, type SpanRecord } from './span-record.ts';
+
+function put(attrs: Attributes, key: string, value: string | number | boolean | string[] | undefined): void {
+  if (value !== undefined && value !== '' && !(typeof value === 'number' && !Number.isFinite(value))) attrs[key] = value;
+}
+
+function base(e: AgentEvent, op: string): Attributes {
+  const attrs: Attributes = { 'onset.op': op, 'onset.source': e.source };
+  put(attrs, 'onset.probe', e.probe);
+  put(attrs, 'error.type', e.error ? 'error' : undefined);
+  return attrs;
+}
+
+function spawnSpan(e: SpawnEvent): SpanRecord {
+  const attrs = base(e, 'spawn');
+  put(attrs, 'process.executable.name', e.label ?? path.basename(e.executable));
+  put(attrs, 'process.executable.path', e.executable);
+  put(attrs, 'onset.spawn.method', e.method);
+  if (e.sharedMemory !== undefined) attrs['onset.spawn.shared_memory'] = e.sharedMemory;
+  put(attrs, 'onset.spawn.clone_flags', e.cloneFlags !== undefined ? `0x${e.cloneFlags.toString(16)}` : undefined);
+  put(attrs, 'process.pid', e.pid);
+  put(attrs, 'process.parent_pid', e.parentPid);
+  put(attrs, 'onset.parent.name', e.parentComm);
+  put(attrs, 'onset.parent.fd_count', e.parentFdCount);
+  put(attrs, 'onset.parent.rss_bytes', e.parentRssBytes);
+  return record('process.spawn', SpanKind.INTERNAL, e, attrs);
+}
+
+function fsyncSpan(e: FsyncEvent): SpanRecord {
+  const attrs = base(e, 'fsync');
+  if (e.label) {
+    // A batch (WAL removal): its own series, named by the label, so no file.directory.
+    put(attrs, 'onset.fsync.directory', e.directory);
+  } else {
+    put(attrs, 'fs.mountpoint', e.call === 'syncfs' ? e.mountPoint : undefined);
+    put(attrs, 'file.directory', e.directory);
+  }
+  put(attrs, 'file.path', e.path);
+  put(attrs, 'onset.fsync.call', e.call);
+  put(attrs, 'onset.fsync.operations', e.operations);
+  put(attrs, 'process.pid', e.pid);
+  put(attrs, 'process.executable.name', e.comm);
+  return record(e.label ?? e.call, SpanKind.INTERNAL, e, attrs);
+}
+
+function unmountSpan(e: UnmountEvent): SpanRecord {
+  const attrs = base(e, 'unmount');
+  put(attrs, 'fs.mountpoint', e.label ?? e.mountPoint);
+  put(attrs, 'onset.unmount.path', e.label ? e.mountPoint : undefined);
+  put(attrs, 'fs.type', e.fsType);
+  put(attrs, 'onset.unmount.dirty_bytes', e.dirtyBytes);
+  put(attrs, 'onset.unmount.writeback_bytes', e.writebackBytes);
+  put(attrs, 'onset.unmount.written_bytes', e.writtenBytes);
+  put(attrs, 'onset.unmount.flags', e.flags);
+  put(attrs, 'process.pid', e.pid);
+  put(attrs, 'process.executable.name', e.comm);
+  return record('umount', SpanKind.INTERNAL, e, attrs);
+}
+
+/** Attribute-safe Server-Timing metric name (`db`, `cache-read` -> `cache_read`). */
+function metricKey(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9_]+/g, '_').slice(0, 64);
+}
+
+function requestSpan(e: RequestEvent): SpanRecord {
+  const attrs = base(e, 'request');
+  const url = new URL(e.url);
+  attrs['http.request.method'] = e.method;
+  attrs['url.full'] = e.url;
+  attrs['server.address'] = url.hostname;
+  put(attrs, 'server.port', url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80);
+  put(attrs, 'http.response.status_code', e.statusCode);
+  if (e.serverTimingHeader) attrs['http.response.header.server-timing'] = [e.serverTimingHeader];
+  for (const t of e.serverTiming) {
+    put(attrs, `onset.server_timing.${metricKey(t.name)}.dur_ms`, t.durMs);
+    put(attrs, `onset.server_timing.${metricKey(t.name)}.desc`, t.desc);
+  }
+  if (e.statusCode !== undefined && e.statusCode >= 500) attrs['error.type'] = String(e.statusCode);
+  const r = record(e.label ?? `${e.method} ${url.pathname}`, SpanKind.CLIENT, e, attrs);
+  r.traceId = e.traceId;
+  r.spanId = e.spanId;
+  return r;
+}
+
+function record(name: string, kind: SpanKind, e: AgentEvent, attributes: Attributes): SpanRecord {
+  return { name, kind, traceId: newTraceId(), spanId: newSpanId(), startNs: e.startNs, durationNs: e.durationNs, attributes, error: e.error };
+}
+
+export function eventToSpan(e: AgentEvent): SpanRecord {
+  switch (e.kind) {
+    case 'spawn':
+      return spawnSpan(e);
+    case 'fsync':
+      return fsyncSpan(e);
+    case 'unmount':
+      return unmountSpan(e);
+    case 'request':
+      return requestSpan(e);
+  }
+}

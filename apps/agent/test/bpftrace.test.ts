@@ -1,0 +1,116 @@
+/**
+ * The bpftrace source on this machine, for real: a workload fsyncs, spawns
+ * and mounts/unmounts; a parent with 20,000 fds spawns through a per-fd
+ * FD_CLOEXEC loop. Spans must arrive at a real Onset server with plausible
+ * durations. One bpftrace session serves the whole file (it takes seconds to start).
+ */
+import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '@onset/testkit';
+import type { SpawnEvent } from '../src/events.ts';
+import { startTestAgent, type TestAgent } from './helpers/agent.ts';
+import { waitForSeries } from './helpers/onset.ts';
+import { runHelper } from './helpers/processes.ts';
+
+const SERVICE = 'agent-bpftrace-test';
+let server: TestServer;
+let ta: TestAgent;
+// On disk (not /tmp, which may be tmpfs) so fsyncs do real work.
+const work = mkdtempSync('/var/tmp/onset-agent-bt-');
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ta = await startTestAgent({
+    flags: { endpoint: server.otlpUrl, serviceName: SERVICE, comm: ['onset-wl', 'onset-fds'], strace: false },
+    tune: (c) => (c.export.flushIntervalMs = 200),
+  });
+});
+
+afterAll(async () => {
+  await ta?.stop();
+  await server?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+describe('bpftrace source', () => {
+  it('starts and says why it was chosen', () => {
+    expect(ta.agent.sources).toContain('bpftrace');
+    expect(ta.logs.join('\n')).toMatch(/source bpftrace: in use — found .*bpftrace, running as root/);
+    expect(ta.logs.join('\n')).toMatch(/tracing process name onset-wl, process name onset-fds/);
+  });
+
+  it('turns a workload’s fsyncs, spawns and unmount into spans that reach Onset', async () => {
+    const base = path.join(work, 'wl');
+    await runHelper('workload.py', ['onset-wl', base]);
+    const dataDir = path.join(base, 'data');
+    const mnt = path.join(base, 'mnt');
+
+    await ta.waitFor('workload events', (es) => {
+      const fsyncs = es.filter((e) => e.kind === 'fsync' && e.directory === dataDir);
+      const spawns = es.filter((e) => e.kind === 'spawn' && e.executable === '/bin/true' && e.parentComm === 'onset-wl');
+      const unmounts = es.filter((e) => e.kind === 'unmount' && e.mountPoint === mnt);
+      return fsyncs.length >= 25 && spawns.length >= 10 && unmounts.length >= 1;
+    });
+    const mine = ta.events.filter((e) => (e.kind === 'fsync' ? e.directory === dataDir : e.kind === 'unmount' ? e.mountPoint === mnt : e.kind === 'spawn' && e.parentComm === 'onset-wl'));
+    // Plausible kernel-measured durations: more than a microsecond, less than 5 seconds.
+    for (const e of mine) {
+      expect(e.durationNs).toBeGreaterThan(1_000);
+      expect(e.durationNs).toBeLessThan(5e9);
+      expect(e.error).toBeUndefined();
+    }
+    const fileSyncs = mine.filter((e) => e.kind === 'fsync' && e.path);
+    expect(fileSyncs.length).toBeGreaterThanOrEqual(20);
+    expect(fileSyncs[0]).toMatchObject({ kind: 'fsync', call: 'fsync', comm: 'onset-wl' });
+    const spawn = mine.find((e) => e.kind === 'spawn') as SpawnEvent;
+    expect(spawn.method).toMatch(/^(vfork|clone|clone3|fork)$/);
+    expect(spawn.parentFdCount).toBeGreaterThanOrEqual(3);
+    expect(spawn.parentRssBytes).toBeGreaterThan(1 << 20);
+    const unmount = mine.find((e) => e.kind === 'unmount')!;
+    expect(unmount).toMatchObject({ fsType: 'tmpfs', comm: 'onset-wl' });
+    // Start times are real wall-clock times (converted from the kernel's monotonic clock).
+    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    expect(Number(nowNs - unmount.startNs) / 1e9).toBeGreaterThan(0);
+    expect(Number(nowNs - unmount.startNs) / 1e9).toBeLessThan(120);
+
+    await ta.agent.flush();
+    const q = { service: SERVICE };
+    const fsync = await waitForSeries(server.url, { ...q, op: 'fsync' }, (s) => s.name === dataDir, 25);
+    expect(fsync.p50).toBeGreaterThan(0.001);
+    expect(fsync.p50).toBeLessThan(5_000);
+    const spawns = await waitForSeries(server.url, { ...q, op: 'spawn' }, (s) => s.name === 'true', 10);
+    expect(spawns.p50).toBeGreaterThan(0.01);
+    expect(spawns.p50).toBeLessThan(5_000);
+    const um = await waitForSeries(server.url, { ...q, op: 'unmount' }, (s) => s.name === mnt, 1);
+    expect(um.p50).toBeLessThan(5_000);
+    expect(um.series.hosts.length).toBe(1);
+  });
+
+  it('shows the cost of a parent with 20,000 fds marking each close-on-exec, and records the fd count', async () => {
+    // Same binary under two names, so the two parents land in two series on the dashboard.
+    const many = path.join(work, 'onset-fd-many');
+    const few = path.join(work, 'onset-fd-few');
+    for (const f of [many, few]) {
+      copyFileSync('/bin/true', f);
+      chmodSync(f, 0o755);
+    }
+    await runHelper('fd_spawner.py', ['onset-fds', '20000', many, '5']);
+    await runHelper('fd_spawner.py', ['onset-fds', '0', few, '5']);
+
+    const of = (exe: string) => ta.events.filter((e): e is SpawnEvent => e.kind === 'spawn' && e.executable === exe);
+    await ta.waitFor('fd spawner events', () => of(many).length >= 5 && of(few).length >= 5);
+    for (const e of of(many)) expect(e.parentFdCount).toBeGreaterThanOrEqual(20_000);
+    for (const e of of(few)) expect(e.parentFdCount).toBeLessThan(100);
+    const slow = median(of(many).map((e) => e.durationNs));
+    const fast = median(of(few).map((e) => e.durationNs));
+    expect(slow).toBeGreaterThan(fast * 3);
+
+    await ta.agent.flush();
+    const q = { service: SERVICE, op: 'spawn' };
+    const manySeries = await waitForSeries(server.url, q, (s) => s.name === 'onset-fd-many', 5);
+    const fewSeries = await waitForSeries(server.url, q, (s) => s.name === 'onset-fd-few', 5);
+    expect(manySeries.p50).toBeGreaterThan(fewSeries.p50 * 3);
+  });
+});

@@ -1,0 +1,59 @@
+/** Read what a user would see in Onset: series and their quantiles, over the public API. */
+export interface Series {
+  id: string;
+  service: string;
+  op: string;
+  view: string;
+  name: string;
+  peer: string | null;
+  hosts: string[];
+}
+
+export interface QuantilePoint {
+  t: string;
+  count: number;
+  q: Record<string, number>;
+}
+
+export async function listSeries(baseUrl: string, query: Record<string, string>): Promise<Series[]> {
+  const res = await fetch(`${baseUrl}/api/v1/series?${new URLSearchParams(query)}`);
+  if (!res.ok) throw new Error(`GET /api/v1/series: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { series: Series[] }).series;
+}
+
+/** Total count and the p50 over the last hour, in milliseconds. */
+export async function summary(baseUrl: string, seriesId: string): Promise<{ count: number; p50: number; p99: number }> {
+  const res = await fetch(`${baseUrl}/api/v1/series/${seriesId}/quantiles?from=now-1h&step=1h&q=0.5,0.99`);
+  if (!res.ok) throw new Error(`quantiles: ${res.status} ${await res.text()}`);
+  const { points } = (await res.json()) as { points: QuantilePoint[] };
+  const withData = points.filter((p) => p.count > 0);
+  const count = withData.reduce((n, p) => n + p.count, 0);
+  // One 1h step may straddle two buckets; take the busiest for the quantiles.
+  const main = withData.sort((a, b) => b.count - a.count)[0];
+  return { count, p50: main?.q['0.5'] ?? NaN, p99: main?.q['0.99'] ?? NaN };
+}
+
+/** Poll until the series matching `match` exists and has at least `minCount` observations. */
+export async function waitForSeries(
+  baseUrl: string,
+  query: Record<string, string>,
+  match: (s: Series) => boolean,
+  minCount: number,
+  timeoutMs = 15_000,
+): Promise<{ series: Series; count: number; p50: number; p99: number }> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no matching series';
+  for (;;) {
+    const found = (await listSeries(baseUrl, query)).find(match);
+    if (found) {
+      const s = await summary(baseUrl, found.id);
+      if (s.count >= minCount) return { series: found, ...s };
+      last = `series ${found.name} has ${s.count} observations`;
+    }
+    if (Date.now() > deadline) {
+      const all = (await listSeries(baseUrl, query)).map((s) => `${s.op}/${s.view} ${s.name}`).join(', ');
+      throw new Error(`timed out: ${last} (wanted ${minCount}); series: ${all}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
