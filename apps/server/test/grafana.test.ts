@@ -9,6 +9,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { SpanKind } from '@opentelemetry/api';
 import { startTestServer, type TestServer } from '@onset/testkit';
+import { runSloPass } from '../src/slos/evaluate.ts';
 import { expandMacros, interpolateVariables, type TimeRange, type Variables } from './grafana-sql.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -153,6 +154,16 @@ beforeAll(async () => {
     expect(res.status, await res.clone().text()).toBe(201);
   }
 
+  // An SLO on the cart (20 ms, 99%): the step to 50 ms burns it at ~100×, and the SLO pass pages.
+  const slo = await api('POST', '/api/v1/slos', {
+    name: 'cart latency', service: 'checkout', op: 'request', view: 'server', name_match: '^GET /cart$',
+    threshold_ms: 20, objective: 0.99, window: '28d',
+  });
+  expect(slo.status, await slo.clone().text()).toBe(201);
+  await new Promise((r) => setTimeout(r, 300)); // past the counters' settle time
+  const pass = await runSloPass(server.onset.pool);
+  expect(pass.fired.length, `the SLO pass fires: ${JSON.stringify(pass)}`).toBeGreaterThan(0);
+
   const url = new URL(server.databaseUrl);
   url.username = GRAFANA_ROLE;
   url.password = GRAFANA_PASSWORD;
@@ -193,7 +204,7 @@ async function runAsGrafana(d: Dashboard, vars: Variables, rawSql: string) {
 
 describe('Grafana provisioning', () => {
   it('has dashboards, and each one parses and is complete', () => {
-    expect(dashboardFiles).toContain('onset-latency.json');
+    expect(dashboardFiles).toEqual(expect.arrayContaining(['onset-latency.json', 'onset-slos.json']));
     const uids = new Set<string>();
     for (const [file, d] of dashboards) {
       expect(d.uid, file).toMatch(/^[a-z0-9-]{1,40}$/);
@@ -351,5 +362,29 @@ describe('what the dashboards show', () => {
     const code = res.rows.find((r) => r.tags.split(',').includes('code'));
     expect(code.text).toMatch(/^checkout: code 1\.4\.1 → 1\.4\.2 \(9f2c1e0aa\) — cart: new pricing/);
     expect(code.tags.split(',')).toEqual(expect.arrayContaining(['deploy', 'code', 'checkout']));
+  });
+
+  const slos = dashboards.find(([f]) => f === 'onset-slos.json')![1];
+
+  it('the page burn-rate panel shows the cart SLO burning far above 14.4×', async () => {
+    const vars = await resolveVariables(slos);
+    expect(vars.slo!.values).toContain('cart latency');
+    const p = allPanels(slos).find((x) => /page \(1h/.test(x.title))!;
+    const res = await runAsGrafana(slos, vars, p.targets![0]!.rawSql);
+    const cart = res.rows.filter((r) => r.metric === 'cart latency');
+    expect(cart.at(-1)!['5m']).toBeGreaterThan(14.4);
+    expect(cart.at(-1)!['1h']).toBeGreaterThan(14.4);
+    // Before the step nothing was bad.
+    expect(cart[0]!['5m']).toBe(0);
+  });
+
+  it('alert annotations span the firing episode with severity and type in tags', async () => {
+    const vars = await resolveVariables(slos);
+    const a = slos.annotations.list.find((x) => x.name === 'SLO alerts')!;
+    const res = await runAsGrafana(slos, vars, a.target!.rawSql);
+    const page = res.rows.find((r) => r.tags.split(',').includes('page'))!;
+    expect(page.tags.split(',')).toEqual(expect.arrayContaining(['alert', 'slo_burn', 'firing', 'checkout']));
+    expect(page.text).toMatch(/burn \d+(\.\d)?× over/);
+    expect(page.timeend.getTime()).toBeGreaterThanOrEqual(page.time.getTime());
   });
 });
