@@ -14,6 +14,7 @@ const SlosPage = lazy(() => import('./pages/SlosPage.tsx'));
 const SloDetailPage = lazy(() => import('./pages/SloDetailPage.tsx'));
 const DeploysPage = lazy(() => import('./pages/DeploysPage.tsx'));
 const SettingsPage = lazy(() => import('./pages/SettingsPage.tsx'));
+const AlertPage = lazy(() => import('./pages/AlertPage.tsx'));
 const NotFoundPage = lazy(() => import('./pages/NotFoundPage.tsx'));
 
 const queryClient = new QueryClient({
@@ -36,6 +37,7 @@ createRoot(document.getElementById('root')!).render(
               <Route path="/slos/:id" element={<SloDetailPage />} />
               <Route path="/deploys" element={<DeploysPage />} />
               <Route path="/settings" element={<SettingsPage />} />
+              <Route path="/alerts/:id" element={<AlertPage />} />
               <Route path="*" element={<NotFoundPage />} />
             </Routes>
           </Shell>

@@ -206,7 +206,7 @@ export function useSlo(id: string | undefined) {
   });
 }
 
-export function useAlerts(filter: { slo_id?: string; regression_id?: string } = {}) {
+export function useAlerts(filter: { slo_id?: string; regression_id?: string; status?: string; type?: string; since?: string; limit?: number } = {}) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['alerts', filter],
@@ -219,7 +219,7 @@ export function useAlerts(filter: { slo_id?: string; regression_id?: string } = 
 export function useCreateSlo() {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (spec: Omit<Slo, 'id' | 'status'>) => apiFetch<Slo>('/api/v1/slos', { method: 'POST', json: spec }),
+    mutationFn: (spec: Partial<Omit<Slo, 'id' | 'status'>>) => apiFetch<Slo>('/api/v1/slos', { method: 'POST', json: spec }),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['slos'] }),
   });
 }
@@ -235,7 +235,7 @@ export function useWebhooks() {
 export function useCreateWebhook() {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (spec: { url: string; format: string; secret?: string; routing_key?: string; min_severity?: string }) =>
+    mutationFn: (spec: { url: string; format: string; name?: string; secret?: string; routing_key?: string; min_severity?: string }) =>
       apiFetch<Webhook>('/api/v1/webhooks', { method: 'POST', json: spec }),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['webhooks'] }),
   });
@@ -244,7 +244,7 @@ export function useCreateWebhook() {
 export function useTestWebhook() {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (id: string) => apiFetch<unknown>(`/api/v1/webhooks/${encodeURIComponent(id)}/test`, { method: 'POST', json: {} }),
+    mutationFn: (id: string) => apiFetch<Delivery>(`/api/v1/webhooks/${encodeURIComponent(id)}/test`, { method: 'POST' }),
     onSettled: () => qc.invalidateQueries({ queryKey: ['deliveries'] }),
   });
 }
@@ -253,16 +253,33 @@ export function useDeliveries(webhookId: string | undefined) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['deliveries', webhookId],
-    queryFn: async () => {
-      try {
-        return await apiFetch<unknown>(`/api/v1/webhooks/${encodeURIComponent(webhookId!)}/deliveries`).then(listOf<Delivery>('deliveries'));
-      } catch (e) {
-        if (!(e instanceof ApiError && e.missingEndpoint)) throw e;
-        return await apiFetch<unknown>(apiPath('/api/v1/deliveries', { webhook_id: webhookId })).then(listOf<Delivery>('deliveries'));
-      }
-    },
+    queryFn: () => apiFetch<unknown>(apiPath(`/api/v1/webhooks/${encodeURIComponent(webhookId!)}/deliveries`, { limit: 50 })).then(listOf<Delivery>('deliveries')),
     enabled: !!webhookId,
     refetchInterval: interval === false ? false : Math.min(interval, 10_000),
+    retry,
+  });
+}
+
+export function useAlert(id: string | undefined) {
+  return useQuery({
+    queryKey: ['alerts', 'one', id],
+    queryFn: () => apiFetch<AlertEvent>(`/api/v1/alerts/${encodeURIComponent(id!)}`),
+    enabled: !!id,
+    retry,
+  });
+}
+
+export interface SloSuggestion {
+  slo: { name: string; series_id: string; service: string; threshold_ms: number; objective: number; window: string };
+  basis: { from: string; to: string; events: number; quantile_ms: number; expected_sli: number };
+  watched_by: Array<{ id: string; name: string }>;
+}
+
+export function useSloSuggestion(seriesId: string | undefined, objective: number) {
+  return useQuery({
+    queryKey: ['slo-suggestion', seriesId, objective],
+    queryFn: () => apiFetch<SloSuggestion>(apiPath(`/api/v1/series/${encodeURIComponent(seriesId!)}/slo-suggestion`, { objective })),
+    enabled: !!seriesId,
     retry,
   });
 }

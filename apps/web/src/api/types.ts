@@ -106,63 +106,102 @@ export interface Regression {
   severity?: number;
 }
 
+export interface SloTier {
+  name: string;
+  severity: 'page' | 'ticket' | string;
+  long: string;
+  short: string;
+  enabled: boolean;
+  factor: number;
+  burn_long: number | null;
+  burn_short: number | null;
+  events_long?: number;
+  events_short?: number;
+  firing: boolean;
+}
+
 export interface SloStatus {
+  evaluated_at?: string;
+  window_start?: string;
+  window_end?: string;
   sli: number | null;
+  good?: number;
+  total?: number;
   budget_remaining: number | null;
   burn_rates: Record<string, number | null>;
-  alert: null | { severity: 'page' | 'ticket' | string; since: string; window?: string; burn_rate?: number };
+  events?: Record<string, number>;
+  tiers?: SloTier[];
+  alert: null | { id?: string; severity: 'page' | 'ticket' | string; since: string; acknowledged?: boolean };
 }
 
 export interface Slo {
   id: string;
   name: string;
+  description?: string | null;
   service: string;
   op?: string | null;
   view?: string | null;
   name_match?: string | null;
+  peer?: string | null;
+  series_id?: string | null;
   threshold_ms: number;
   objective: number;
   window: string;
+  calendar?: boolean;
   status?: SloStatus;
   created_at?: string;
 }
 
 export interface AlertEvent {
   id: string;
-  type?: string;
+  type?: 'slo_burn' | 'regression' | string;
+  severity: 'page' | 'ticket' | string;
+  status?: 'firing' | 'resolved' | string;
+  title?: string;
+  service?: string | null;
   slo_id?: string | null;
   regression_id?: string | null;
-  severity: string;
-  status?: string;
-  title?: string;
   burn_rate?: number | null;
   window?: string | null;
   started_at: string;
   resolved_at?: string | null;
+  url?: string;
+  notified?: boolean;
+  silenced_by?: string | null;
+  acknowledged?: { at: string; by: string | null; comment: string | null } | null;
+  events?: Array<{ at: string; kind: string; actor: string | null; detail: Record<string, unknown> }>;
 }
 
 export interface Webhook {
   id: string;
+  name?: string | null;
   url: string;
   format: 'json' | 'slack' | 'pagerduty' | 'alertmanager' | string;
   min_severity?: 'page' | 'ticket' | string | null;
-  created_at?: string;
+  enabled?: boolean;
   has_secret?: boolean;
+  routing_key?: string | null;
+  created_at?: string;
+}
+
+export interface DeliveryAttempt {
+  at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
 }
 
 export interface Delivery {
   id: string;
-  webhook_id?: string;
-  status: string;
-  attempts?: number;
-  response_status?: number | null;
-  last_status?: number | null;
-  last_error?: string | null;
-  error?: string | null;
-  dedup_key?: string | null;
-  event?: string | null;
-  alert_status?: string | null;
-  created_at?: string;
-  delivered_at?: string | null;
+  event: string;
+  alert_id?: string | null;
+  dedup_key?: string;
+  status: 'pending' | 'delivered' | 'failed' | 'expired' | string;
+  attempts: number;
+  created_at: string;
   next_attempt_at?: string | null;
+  delivered_at?: string | null;
+  last_status_code?: number | null;
+  last_error?: string | null;
+  log?: DeliveryAttempt[];
 }

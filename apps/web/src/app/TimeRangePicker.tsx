@@ -58,7 +58,11 @@ export function TimeRangePicker() {
         −
       </button>
       <button type="button" className="btn range-button" aria-haspopup="dialog" aria-expanded={open} onClick={() => setOpen((o) => !o)} data-testid="range-button">
-        <span aria-hidden="true">🕑</span> {describeRange(range, now)}
+        <svg viewBox="0 0 16 16" width="14" height="14" aria-hidden="true">
+          <circle cx="8" cy="8" r="6.5" stroke="currentColor" strokeWidth="1.5" fill="none" />
+          <path d="M8 4.5V8l2.5 1.5" stroke="currentColor" strokeWidth="1.5" fill="none" />
+        </svg>{' '}
+        {describeRange(range, now)}
         {!resolved.valid ? <span className="warn"> (invalid range in link)</span> : null}
       </button>
       {open ? (

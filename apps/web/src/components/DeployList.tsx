@@ -77,3 +77,25 @@ export function DeployList({
     </table>
   );
 }
+
+/** A compact one-line-per-marker list (Overview). */
+export function DeployFeed({ deploys }: { deploys: readonly Deploy[] }) {
+  const now = Date.now();
+  return (
+    <ul className="deploy-feed">
+      {deploys.map((d) => (
+        <li key={d.id} data-deploy-id={d.id}>
+          <span className="feed-time muted small" title={new Date(d.at).toISOString()}>
+            {formatAgo(Date.parse(d.at), now)}
+          </span>
+          <KindBadge kind={d.kind} />
+          <span className="feed-main">
+            <b>{d.service ?? (d.hosts?.length ? hostsText(d.hosts, 2) : '–')}</b> <span className="mono small">{versionText(d)}</span>
+            {d.source === 'inferred' ? <span className="tag">inferred</span> : null}
+            {d.description ? <span className="feed-desc muted"> {d.description}</span> : null}
+          </span>
+        </li>
+      ))}
+    </ul>
+  );
+}

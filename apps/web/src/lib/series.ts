@@ -1,29 +1,33 @@
 /** Relations between series and markers: the three views of an edge, the deploys that could touch a series. Pure. */
 import type { Deploy, Series } from '../api/types.ts';
 
-/** The three views of one edge: the client and gap series of caller→callee and the callee's server series. */
+/**
+ * The three views of one edge (api.md "call on an edge"). Edge pairing files
+ * all three under the caller: `service = caller, peer = callee` with views
+ * client, server (the callee's duration of the paired calls) and gap. The
+ * callee's own server series (`service = callee`, no peer) stands in for the
+ * server view until pairing has run.
+ */
 export function edgeSeries(
   all: readonly Series[],
   x: { service: string; name: string; peer?: string | null; view?: string; op?: string },
 ): { client: Series | null; server: Series | null; gap: Series | null; caller: string | null; callee: string | null } {
   const sameName = all.filter((s) => s.name === x.name && (!x.op || s.op === x.op));
-  let caller: string | null = null;
-  let callee: string | null = null;
-  if (x.view === 'server') {
+  let caller: string | null;
+  let callee: string | null;
+  if (x.peer) {
+    caller = x.service;
+    callee = x.peer;
+  } else if (x.view === 'server') {
     callee = x.service;
-    const client = sameName.find((s) => s.view === 'client' && s.peer === x.service) ?? sameName.find((s) => s.view === 'gap' && s.peer === x.service);
-    caller = client?.service ?? null;
+    caller = sameName.find((s) => (s.view === 'client' || s.view === 'gap') && s.peer === x.service)?.service ?? null;
   } else {
     caller = x.service;
-    callee = x.peer ?? null;
+    callee = null;
   }
-  const pick = (view: string) =>
-    sameName.find((s) => s.view === view && s.service === caller && (callee === null || s.peer === callee)) ??
-    // Tolerate a gap series registered under the callee (service=callee, peer=caller).
-    (view === 'gap' ? sameName.find((s) => s.view === 'gap' && s.service === callee && s.peer === caller) : undefined) ??
-    null;
-  const server = callee ? (sameName.find((s) => s.view === 'server' && s.service === callee) ?? null) : null;
-  return { client: pick('client'), server, gap: pick('gap'), caller, callee };
+  const onEdge = (view: string) => sameName.find((s) => s.view === view && s.service === caller && !!callee && s.peer === callee) ?? null;
+  const server = onEdge('server') ?? (callee ? (sameName.find((s) => s.view === 'server' && s.service === callee && !s.peer) ?? null) : null);
+  return { client: onEdge('client'), server, gap: onEdge('gap'), caller, callee };
 }
 
 /**

@@ -1,3 +1,188 @@
+/** Overview: open regressions ranked by severity, SLOs burning, the latest deploy markers. */
+import { Link } from 'react-router-dom';
+import { useDeploys, useRegressions, useSlos } from '../api/queries.ts';
+import type { Regression, Slo } from '../api/types.ts';
+import { headlineQuantile, rankRegressions, severityLevel } from '../lib/severity.ts';
+import { edgeLabel, formatChange, formatPercent } from '../lib/format.ts';
+import { formatAgo, formatInstant } from '../state/timeRange.ts';
+import { linkWithGlobals, useUrlState } from '../state/url.ts';
+import { Empty, ErrorState, Loading } from '../components/States.tsx';
+import { KindBadge, Panel } from '../components/Controls.tsx';
+import { DeployFeed } from '../components/DeployList.tsx';
+import { versionText } from '../components/graphs/markerData.ts';
+import { BudgetBar, BurnCell, sortSlosByBudget } from './slos/sloParts.tsx';
+
 export default function OverviewPage() {
-  return <div className="page"><h1>OverviewPage</h1></div>;
+  const { params } = useUrlState();
+  const regressions = useRegressions({ status: 'open' });
+  const slos = useSlos();
+  const deploys = useDeploys({ from: 'now-7d' });
+  const now = Date.now();
+  const sloList = slos.data ?? [];
+
+  return (
+    <div className="page">
+      <div className="page-head">
+        <h1>Overview</h1>
+      </div>
+      <Panel title={`Open regressions${regressions.data ? ` (${regressions.data.length})` : ''}`} id="regressions-head">
+        {regressions.data === undefined ? (
+          regressions.error ? (
+            <ErrorState error={regressions.error} what="regressions" onRetry={() => regressions.refetch()} />
+          ) : (
+            <Loading label="Loading regressions…" height={120} />
+          )
+        ) : regressions.data.length === 0 ? (
+          <Empty title="No open regression">
+            Onset compares every latency series with its own recent past and opens a regression on a lasting step change. Nothing is
+            regressed now.
+          </Empty>
+        ) : (
+          <RegressionList items={rankRegressions(regressions.data, sloList)} params={params} now={now} />
+        )}
+      </Panel>
+
+      <div className="grid-2">
+        <Panel
+          title="SLOs burning"
+          actions={
+            <Link className="btn" to={linkWithGlobals('/slos', params)}>
+              All SLOs
+            </Link>
+          }
+        >
+          {slos.data === undefined ? (
+            slos.error ? (
+              <ErrorState error={slos.error} what="SLOs" onRetry={() => slos.refetch()} />
+            ) : (
+              <Loading label="Loading SLOs…" height={120} />
+            )
+          ) : (
+            <BurningSlos slos={slos.data} params={params} />
+          )}
+        </Panel>
+        <Panel
+          title="Latest deploy markers"
+          actions={
+            <Link className="btn" to={linkWithGlobals('/deploys', params)}>
+              All deploys
+            </Link>
+          }
+        >
+          {deploys.data === undefined ? (
+            deploys.error ? (
+              <ErrorState error={deploys.error} what="deploy markers" onRetry={() => deploys.refetch()} />
+            ) : (
+              <Loading label="Loading deploy markers…" height={120} />
+            )
+          ) : deploys.data.length === 0 ? (
+            <Empty title="No deploy markers in the last 7 days">
+              CI sends them with <code>POST /api/v1/deploys</code> or <code>onset deploy</code>.
+            </Empty>
+          ) : (
+            <DeployFeed deploys={[...deploys.data].sort((a, b) => Date.parse(b.at) - Date.parse(a.at)).slice(0, 10)} />
+          )}
+        </Panel>
+      </div>
+    </div>
+  );
+}
+
+function RegressionList({ items, params, now }: { items: Array<{ r: Regression; score: number }>; params: URLSearchParams; now: number }) {
+  const max = items[0]?.score ?? 0;
+  return (
+    <ol className="regression-list">
+      {items.map(({ r, score }) => {
+        const q = headlineQuantile(r);
+        const before = q === 'p99' ? r.before.p99_ms : r.before.p50_ms;
+        const after = q === 'p99' ? r.after.p99_ms : r.after.p50_ms;
+        const ratio = q === 'p99' ? r.ratio_p99 : r.ratio_p50;
+        const top = r.suspects?.[0];
+        const level = severityLevel(score, max);
+        return (
+          <li key={r.id} className={`regression-row sev-${level}`} data-regression-id={r.id}>
+            <Link to={linkWithGlobals(`/regressions/${encodeURIComponent(r.id)}`, params, { from: null, to: null })} className="regression-link">
+              <span className={`sev-dot sev-${level}`} title={`severity ${score.toFixed(1)} (ratio × traffic × SLO impact)`} aria-label={`${level} severity`} />
+              <span className="regression-what">
+                <span className="regression-title">
+                  <span className="op-tag">{r.op}</span> <b className="mono">{r.name}</b>
+                </span>
+                <span className="regression-where">
+                  {edgeLabel(r)} · <span className={`view-tag view-${r.view}`}>{r.view}</span>
+                  {r.host ? <> · host {r.host}</> : null}
+                  {r.cohort ? (
+                    <>
+                      {' '}
+                      · only {r.cohort.attribute} {r.cohort.slow.join(', ')}
+                    </>
+                  ) : null}
+                </span>
+              </span>
+              <span className="regression-change">
+                <span className="muted small">{q}</span> <b>{formatChange(before, after, ratio)}</b>
+              </span>
+              <span className="regression-onset" title={new Date(r.onset).toISOString()}>
+                since {formatInstant(Date.parse(r.onset))}
+                <span className="muted small"> ({formatAgo(Date.parse(r.onset), now)})</span>
+              </span>
+              <span className="regression-suspect">
+                {top ? (
+                  <>
+                    <KindBadge kind={top.kind} /> {[top.service, versionText(top)].filter(Boolean).join(' ')}{' '}
+                    <span className="muted small">{formatPercent(top.score, 0)}</span>
+                  </>
+                ) : (
+                  <span className="muted">no suspect</span>
+                )}
+              </span>
+            </Link>
+          </li>
+        );
+      })}
+    </ol>
+  );
+}
+
+function BurningSlos({ slos, params }: { slos: Slo[]; params: URLSearchParams }) {
+  const burning = sortSlosByBudget(slos).filter((s) => s.status?.alert || (s.status?.burn_rates?.['1h'] ?? 0) > 1 || (s.status?.budget_remaining ?? 1) < 0.5);
+  if (!slos.length)
+    return (
+      <Empty title="No SLO defined">
+        Create one from any series in the <Link to={linkWithGlobals('/explorer', params)}>Explorer</Link>, or see <Link to={linkWithGlobals('/slos', params)}>SLOs</Link>.
+      </Empty>
+    );
+  if (!burning.length) return <Empty title={`All ${slos.length} SLOs are within budget`}>No SLO burns its error budget faster than it can afford.</Empty>;
+  return (
+    <table className="table">
+      <thead>
+        <tr>
+          <th scope="col">SLO</th>
+          <th scope="col">Budget left</th>
+          <th scope="col">Burn 1h</th>
+          <th scope="col">Burn 6h</th>
+          <th scope="col">Alert</th>
+        </tr>
+      </thead>
+      <tbody>
+        {burning.slice(0, 8).map((s) => (
+          <tr key={s.id}>
+            <td>
+              <Link to={linkWithGlobals(`/slos/${s.id}`, params)}>{s.name}</Link>
+              <div className="muted small">{s.service}</div>
+            </td>
+            <td>
+              <BudgetBar value={s.status?.budget_remaining ?? null} />
+            </td>
+            <td>
+              <BurnCell value={s.status?.burn_rates?.['1h'] ?? null} threshold={14.4} />
+            </td>
+            <td>
+              <BurnCell value={s.status?.burn_rates?.['6h'] ?? null} threshold={6} />
+            </td>
+            <td>{s.status?.alert ? <span className={`alert-pill sev-${s.status.alert.severity}`}>{s.status.alert.severity}</span> : <span className="muted">–</span>}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
 }

@@ -1,3 +1,211 @@
+/** SLOs: all of them sorted by error budget left; create one from a series. */
+import { useEffect, useState } from 'react';
+import { Link, useNavigate } from 'react-router-dom';
+import { useCreateSlo, useSeriesList, useSloSuggestion, useSlos } from '../api/queries.ts';
+import type { Series } from '../api/types.ts';
+import { ApiError } from '../api/client.ts';
+import { linkWithGlobals, useUrlState } from '../state/url.ts';
+import { Empty, QueryView } from '../components/States.tsx';
+import { Panel } from '../components/Controls.tsx';
+import { BudgetBar, BurnCell, sortSlosByBudget } from './slos/sloParts.tsx';
+import { edgeLabel, formatLatencyMs, formatPercent } from '../lib/format.ts';
+
 export default function SlosPage() {
-  return <div className="page"><h1>SlosPage</h1></div>;
+  const { params, get, set } = useUrlState();
+  const slos = useSlos();
+  const creating = params.has('create');
+
+  return (
+    <div className="page">
+      <div className="page-head">
+        <h1>SLOs</h1>
+        {!creating ? (
+          <button type="button" className="btn primary" onClick={() => set({ create: '' }, { push: true })}>
+            New SLO from a series
+          </button>
+        ) : null}
+      </div>
+      {creating ? <CreateSlo seriesId={get('create')} onDone={() => set({ create: null }, { push: true })} /> : null}
+      <QueryView
+        query={slos}
+        what="SLOs"
+        height={200}
+        isEmpty={(d) => d.length === 0}
+        empty={
+          <Empty title="No SLO yet" height={200}>
+            An SLO says "{'{'}objective{'}'} of calls finish under {'{'}threshold{'}'} over {'{'}window{'}'}", e.g. 99% of unmounts under 100 ms over 28 days. Onset
+            pages when the error budget burns fast (14.4× over 1 h). Create one from a series above, or with <code>POST /api/v1/slos</code> (JSON or
+            OpenSLO YAML).
+          </Empty>
+        }
+      >
+        {(data) => (
+          <Panel title={`${data.length} SLOs, least budget left first`}>
+            <table className="table slo-table">
+              <thead>
+                <tr>
+                  <th scope="col">SLO</th>
+                  <th scope="col">Objective</th>
+                  <th scope="col">SLI</th>
+                  <th scope="col">Budget left</th>
+                  <th scope="col">Burn 1h</th>
+                  <th scope="col">Burn 6h</th>
+                  <th scope="col">Burn 3d</th>
+                  <th scope="col">Alert</th>
+                </tr>
+              </thead>
+              <tbody>
+                {sortSlosByBudget(data).map((s) => (
+                  <tr key={s.id} data-slo-id={s.id}>
+                    <td>
+                      <Link to={linkWithGlobals(`/slos/${s.id}`, params)}>{s.name}</Link>
+                      <div className="muted small">
+                        {[s.service, s.op, s.view, s.name_match].filter(Boolean).join(' · ')}
+                      </div>
+                    </td>
+                    <td>
+                      {formatPercent(s.objective, s.objective >= 0.999 ? 2 : 1)} under {formatLatencyMs(s.threshold_ms)}
+                      <div className="muted small">over {s.window}</div>
+                    </td>
+                    <td>{formatPercent(s.status?.sli ?? null, 3)}</td>
+                    <td>
+                      <BudgetBar value={s.status?.budget_remaining ?? null} />
+                    </td>
+                    <td>
+                      <BurnCell value={s.status?.burn_rates?.['1h'] ?? null} threshold={14.4} />
+                    </td>
+                    <td>
+                      <BurnCell value={s.status?.burn_rates?.['6h'] ?? null} threshold={6} />
+                    </td>
+                    <td>
+                      <BurnCell value={s.status?.burn_rates?.['3d'] ?? null} threshold={1} />
+                    </td>
+                    <td>
+                      {s.status?.alert ? (
+                        <span className={`alert-pill sev-${s.status.alert.severity}`}>
+                          {s.status.alert.severity}
+                          {s.status.alert.acknowledged ? ' · acked' : ''}
+                        </span>
+                      ) : (
+                        <span className="muted">–</span>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </Panel>
+        )}
+      </QueryView>
+    </div>
+  );
+}
+
+function CreateSlo({ seriesId, onDone }: { seriesId: string; onDone: () => void }) {
+  const { params, set } = useUrlState();
+  const navigate = useNavigate();
+  const series = useSeriesList();
+  const [objective, setObjective] = useState(0.99);
+  const suggestion = useSloSuggestion(seriesId || undefined, objective);
+  const create = useCreateSlo();
+  const [name, setName] = useState('');
+  const [threshold, setThreshold] = useState('');
+  const [window, setWindow] = useState('28d');
+  const chosen: Series | undefined = series.data?.find((s) => s.id === seriesId);
+
+  useEffect(() => {
+    if (suggestion.data) {
+      setName((n) => n || suggestion.data!.slo.name);
+      setThreshold((t) => t || String(suggestion.data!.slo.threshold_ms));
+    }
+  }, [suggestion.data]);
+
+  const submit = async () => {
+    const thresholdMs = Number(threshold);
+    const created = await create.mutateAsync({
+      series_id: seriesId,
+      name: name || undefined,
+      objective,
+      window,
+      ...(threshold && Number.isFinite(thresholdMs) && thresholdMs > 0 ? { threshold_ms: thresholdMs } : {}),
+    });
+    const id = (created as { id?: string; slos?: Array<{ id: string }> }).id ?? (created as { slos?: Array<{ id: string }> }).slos?.[0]?.id;
+    if (id) navigate(linkWithGlobals(`/slos/${id}`, params));
+    else onDone();
+  };
+
+  return (
+    <Panel title="New SLO from a series">
+      <form
+        className="form-grid"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void submit();
+        }}
+      >
+        <label className="field">
+          <span>Series</span>
+          <select value={seriesId} onChange={(e) => set({ create: e.target.value })} required>
+            <option value="">Choose a series…</option>
+            {(series.data ?? []).map((s) => (
+              <option key={s.id} value={s.id}>
+                {edgeLabel(s)} · {s.op} · {s.view} · {s.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="field">
+          <span>Name</span>
+          <input value={name} onChange={(e) => setName(e.target.value)} placeholder={chosen ? `${chosen.service} ${chosen.op} ${chosen.name}` : 'e.g. checkout lookup latency'} />
+        </label>
+        <label className="field">
+          <span>Threshold (ms)</span>
+          <input type="number" min="0.001" step="any" value={threshold} onChange={(e) => setThreshold(e.target.value)} placeholder="suggested from history" />
+        </label>
+        <label className="field">
+          <span>Objective</span>
+          <select value={objective} onChange={(e) => setObjective(Number(e.target.value))}>
+            {[0.9, 0.95, 0.99, 0.995, 0.999, 0.9999].map((o) => (
+              <option key={o} value={o}>
+                {formatPercent(o, o >= 0.999 ? 2 : 1)}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="field">
+          <span>Window</span>
+          <select value={window} onChange={(e) => setWindow(e.target.value)}>
+            {['7d', '14d', '28d', '30d'].map((w) => (
+              <option key={w} value={w}>
+                {w}
+              </option>
+            ))}
+          </select>
+        </label>
+        <div className="form-actions">
+          <button type="submit" className="btn primary" disabled={!seriesId || create.isPending}>
+            {create.isPending ? 'Creating…' : 'Create SLO'}
+          </button>
+          <button type="button" className="btn" onClick={onDone}>
+            Cancel
+          </button>
+        </div>
+      </form>
+      {suggestion.data ? (
+        <p className="muted small">
+          Suggested from {suggestion.data.basis.events.toLocaleString()} calls since {new Date(suggestion.data.basis.from).toLocaleDateString()}: p
+          {objective * 100} was {formatLatencyMs(suggestion.data.basis.quantile_ms)}; {formatPercent(suggestion.data.basis.expected_sli, 2)} of them would meet{' '}
+          {formatLatencyMs(suggestion.data.slo.threshold_ms)}.
+          {suggestion.data.watched_by.length ? ` Already watched by: ${suggestion.data.watched_by.map((w) => w.name).join(', ')}.` : ''}
+        </p>
+      ) : suggestion.error && !(suggestion.error instanceof ApiError && suggestion.error.status === 422) ? (
+        <p className="muted small">No threshold suggestion: {(suggestion.error as Error).message}</p>
+      ) : null}
+      {create.error ? (
+        <p className="warn" role="alert">
+          Could not create the SLO: {(create.error as Error).message}
+        </p>
+      ) : null}
+    </Panel>
+  );
 }

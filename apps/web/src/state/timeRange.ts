@@ -110,7 +110,7 @@ export function describeRange(r: RangeText, now: number): string {
     if (m) return `Last ${m[1]}${m[2]}`;
   }
   const { fromMs, toMs } = resolveRange(r, now);
-  return `${formatInstant(fromMs)} → ${formatInstant(toMs)}`;
+  return `${formatInstant(fromMs)} → ${r.to.trim() === 'now' ? 'now' : formatInstant(toMs)}`;
 }
 
 /** "3 min ago", "5 h ago", "2 d ago". */
@@ -136,4 +136,33 @@ export function refreshInterval(value: string | null, range: RangeText): number 
   const opt = REFRESH_OPTIONS.find((o) => o.value === value);
   if (opt) return opt.ms;
   return isRelative(range) || range.to.trim() === 'now' ? 60_000 : false;
+}
+
+/**
+ * The same range reaching `extraMs` further back (for rolling windows that
+ * need history before the first visible point). Relative ranges stay
+ * relative so query keys do not change every second.
+ */
+export function extendBack(r: RangeText, extraMs: number, now: number): RangeText {
+  const m = /^now-(.+)$/.exec(r.from.trim());
+  if (m) {
+    try {
+      return { from: `now-${Math.round(parseDuration(m[1]!) + extraMs)}ms`, to: r.to };
+    } catch {
+      /* fall through to absolute */
+    }
+  }
+  const { fromMs } = resolveRange(r, now);
+  return { from: new Date(fromMs - extraMs).toISOString(), to: r.to };
+}
+
+/**
+ * The window a regression opens on: twice as long before the onset as after
+ * it. A recent onset gets a window that ends at `now` (and keeps refreshing).
+ */
+export function regressionWindow(onsetMs: number, now: number): RangeText {
+  const since = Math.max(0, now - onsetMs);
+  const w = Math.min(24 * 3_600_000, Math.max(3_600_000, since));
+  const r = zoomRange(onsetMs - 2 * w, Math.min(now, onsetMs + w));
+  return onsetMs + w >= now ? { from: r.from, to: 'now' } : r;
 }

@@ -9,7 +9,7 @@ import { UPlotChart } from './UPlotChart.tsx';
 import { MarkerChips } from './ChartOverlay.tsx';
 import { cellIntensity, type HeatmapFrame } from './heatmapData.ts';
 import type { ChartMarker } from './markerData.ts';
-import { dragZoom, latencyAxis, latencyScale, markerLines, mergeHooks, readColors, timeAxis } from './uplotKit.ts';
+import { blankRightAxis, dragZoom, latencyAxis, latencyScale, markerLines, mergeHooks, readColors, timeAxis } from './uplotKit.ts';
 import { logRange } from './latencyAxis.ts';
 import { formatCount, formatLatencyMs } from '../../lib/format.ts';
 import { useTheme } from '../../app/theme.tsx';
@@ -74,13 +74,13 @@ export function HeatmapChart(p: HeatmapChartProps) {
       ],
     };
     return {
-      padding: [markers.length ? 44 : 12, 12, 0, 0],
+      padding: [markers.length ? 44 : 12, 0, 0, 0],
       legend: { show: false },
       scales: {
         x: { time: true, range: () => [range.fromMs / 1000, range.toMs / 1000] },
         y: latencyScale('log', yRange),
       },
-      axes: [timeAxis(c), latencyAxis(c, 'log')],
+      axes: [timeAxis(c), latencyAxis(c, 'log'), blankRightAxis()],
       series: [{}, { label: 'heat', stroke: 'transparent', points: { show: false } }],
       cursor: { ...zoom.cursor, points: { show: false }, sync: syncKey ? { key: syncKey } : undefined },
       hooks: mergeHooks(cells, markerLines(c, markers), zoom.hooks, {

@@ -10,7 +10,7 @@ import { Bands, MarkerChips, OnsetLabel, type LevelBand } from './ChartOverlay.t
 import type { LatencyFrame } from './latencyFrame.ts';
 import type { ChartMarker } from './markerData.ts';
 import { linearRange, logRange, logTicks, positiveExtent, latencyTickLabels } from './latencyAxis.ts';
-import { axisFont, dragZoom, latencyAxis, latencyScale, markerLines, mergeHooks, readColors, timeAxis } from './uplotKit.ts';
+import { RIGHT_GUTTER, axisFont, blankRightAxis, dragZoom, latencyAxis, latencyScale, markerLines, mergeHooks, readColors, timeAxis } from './uplotKit.ts';
 import { formatCount, formatLatencyMs } from '../../lib/format.ts';
 import { useTheme } from '../../app/theme.tsx';
 
@@ -90,18 +90,20 @@ export function LatencyChart(p: LatencyChartProps) {
         side: 1,
         stroke: c.muted,
         font: axisFont,
-        size: 48,
+        size: RIGHT_GUTTER,
         grid: { show: false },
         ticks: { show: false },
         values: (_u, splits) => splits.map((v) => (v <= maxCount ? formatCount(v) : '')),
       });
+    else axes.push(blankRightAxis());
     return {
-      padding: [markers.length || bands.length ? 44 : 12, showCount && frame.count ? 0 : 12, 0, 0],
+      padding: [markers.length || bands.length ? 44 : 12, 0, 0, 0],
       legend: { show: false },
       scales: {
         x: { time: true, range: () => [range.fromMs / 1000, range.toMs / 1000] },
         y: latencyScale(scale, yRange),
-        count: { range: () => [0, Math.max(1, maxCount) * 3.2] },
+        // Counts fill the bottom quarter at most: context, not the subject.
+        count: { range: () => [0, Math.max(1, maxCount) * 4] },
       },
       axes,
       series,

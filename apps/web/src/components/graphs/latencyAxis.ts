@@ -2,8 +2,6 @@
  * Latency axes: log scale by default (a 3 ms → 2 s step and a 1 ms → 40 ms
  * step are both obvious), human units via formatLatencyMs. Pure maths, no uPlot.
  */
-import { formatLatencyMs } from '@onset/core';
-
 /** Smallest and largest positive finite value across columns (log scales cannot show ≤ 0). */
 export function positiveExtent(columns: ReadonlyArray<ReadonlyArray<number | null | undefined>>): [number, number] | null {
   let lo = Infinity;
@@ -19,16 +17,25 @@ export function positiveExtent(columns: ReadonlyArray<ReadonlyArray<number | nul
   return lo <= hi ? [lo, hi] : null;
 }
 
-/** A log range padded out to whole decades, at least one decade tall. */
+/**
+ * A log range around the data with a fifth of a decade of room on each side
+ * (lines never sit on the frame), at least one decade tall.
+ */
 export function logRange(minMs: number, maxMs: number): [number, number] {
   if (!(minMs > 0) || !(maxMs > 0)) return [0.1, 1000];
-  let lo = Math.pow(10, Math.floor(Math.log10(minMs) + 1e-9));
-  let hi = Math.pow(10, Math.ceil(Math.log10(maxMs) - 1e-9));
-  if (hi <= lo) hi = lo * 10;
-  // Data sitting right on a decade edge would be drawn on the frame; give it room.
-  if (maxMs >= hi * 0.95) hi *= 10;
-  if (minMs <= lo * 1.05 && hi / lo < 1e6) lo /= 10;
-  return [lo, hi];
+  let lo = minMs / 1.6;
+  let hi = maxMs * 1.6;
+  if (hi / lo < 10) {
+    const mid = Math.sqrt(lo * hi);
+    lo = mid / Math.sqrt(10);
+    hi = mid * Math.sqrt(10);
+  }
+  // Snap to a nearby decade so the axis gets a labelled tick at its ends.
+  const loDecade = Math.pow(10, Math.floor(Math.log10(lo)));
+  if (lo / loDecade < 2) lo = loDecade;
+  const hiDecade = Math.pow(10, Math.ceil(Math.log10(hi)));
+  if (hiDecade / hi < 2) hi = hiDecade;
+  return [Number(lo.toPrecision(3)), Number(hi.toPrecision(3))];
 }
 
 /** Tick values on a log axis: every decade; with few decades also ×2 and ×5. */
@@ -37,7 +44,7 @@ export function logTicks(loMs: number, hiMs: number): number[] {
   const first = Math.floor(Math.log10(loMs) + 1e-9);
   const last = Math.ceil(Math.log10(hiMs) + 1e-9);
   const decades = Math.log10(hiMs / loMs);
-  const mults = decades <= 2.5 ? [1, 2, 5] : [1];
+  const mults = decades <= 1.2 ? [1, 1.5, 2, 3, 5, 7] : decades <= 2.5 ? [1, 2, 5] : [1];
   const every = decades > 8 ? 2 : 1;
   const out: number[] = [];
   for (let e = first; e <= last; e++) {
@@ -60,6 +67,18 @@ export function linearRange(maxMs: number): [number, number] {
   return [0, 15 * mag];
 }
 
+/** Tick labels: round values with no trailing zeros ("1 ms", "100 µs", "2.5 s", "100 s"). */
 export function latencyTickLabels(values: readonly number[]): string[] {
-  return values.map((v) => (v === 0 ? '0' : formatLatencyMs(v)));
+  return values.map(formatTick);
+}
+
+export function formatTick(ms: number): string {
+  if (ms === 0) return '0';
+  const a = Math.abs(ms);
+  const n = (v: number) => String(Number(v.toPrecision(3)));
+  if (a < 1) return `${n(ms * 1000)} µs`;
+  if (a < 1000) return `${n(ms)} ms`;
+  if (a < 600_000) return `${n(ms / 1000)} s`;
+  if (a < 7_200_000) return `${n(ms / 60_000)} min`;
+  return `${n(ms / 3_600_000)} h`;
 }

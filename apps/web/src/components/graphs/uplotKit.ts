@@ -154,3 +154,9 @@ export function mergeHooks(...parts: Array<uPlot.Hooks.Arrays | undefined>): uPl
   }
   return out as uPlot.Hooks.Arrays;
 }
+
+/** An empty right-hand axis so charts stacked on a page share the same plot width (and cursor x). */
+export const RIGHT_GUTTER = 48;
+export function blankRightAxis(scaleKey = 'y'): uPlot.Axis {
+  return { scale: scaleKey, side: 1, size: RIGHT_GUTTER, grid: { show: false }, ticks: { show: false }, values: (_u, splits) => splits.map(() => '') };
+}

@@ -1,0 +1,166 @@
+/** The cohort split: one line per value of a host attribute, via the quantiles endpoint's attribute filter. */
+import { useMemo } from 'react';
+import { useQueries } from '@tanstack/react-query';
+import { useRefetchInterval } from '../api/queries.ts';
+import { apiFetch, apiPath } from '../api/client.ts';
+import type { CohortsResponse, QuantilesResponse } from '../api/types.ts';
+import type { RangeText } from '../state/timeRange.ts';
+import { useUrlState } from '../state/url.ts';
+import { MAX_COHORT_LINES, cohortValues, shapeCohorts, splitCandidates } from './graphs/cohortData.ts';
+import { LatencyChart } from './graphs/LatencyChart.tsx';
+import type { ChartMarker } from './graphs/markerData.ts';
+import { hostsText } from './graphs/markerData.ts';
+import { Empty, ErrorState, Loading } from './States.tsx';
+import { Select } from './Controls.tsx';
+import { formatLatencyMs, formatRatio } from '../lib/format.ts';
+
+const HEIGHT = 280;
+
+export function CohortPanel({
+  sources,
+  range,
+  resolved,
+  scale,
+  markers,
+  onsetMs,
+  hint,
+  onZoom,
+}: {
+  /** Series whose hosts can be split, e.g. the caller's client series and the edge's gap series (callee hosts). */
+  sources: ReadonlyArray<{ id: string; label: string }>;
+  range: RangeText;
+  resolved: { fromMs: number; toMs: number };
+  scale: 'log' | 'linear';
+  markers: readonly ChartMarker[];
+  onsetMs?: number;
+  /** The regression engine's cohort verdict, if any. */
+  hint?: { attribute: string; slow: string[]; fast: string[] } | null;
+  onZoom?: (a: number, b: number) => void;
+}) {
+  const { get, set } = useUrlState();
+  const interval = useRefetchInterval();
+  const cohortQueries = useQueries({
+    queries: sources.map((src) => ({
+      queryKey: ['cohorts', src.id],
+      queryFn: () => apiFetch<CohortsResponse>(`/api/v1/series/${encodeURIComponent(src.id)}/cohorts`),
+    })),
+  });
+  // Default: the first source that has something to split (the callee's hosts for a caller-only change).
+  const firstSplittable = sources.findIndex((_, i) => splitCandidates(cohortQueries[i]?.data).length > 0);
+  const chosen = sources.findIndex((src) => src.id === get('cseries'));
+  const sourceIdx = chosen >= 0 ? chosen : hint ? 0 : Math.max(0, firstSplittable);
+  const seriesId = sources[sourceIdx]?.id ?? sources[0]!.id;
+  const cohorts = cohortQueries[sourceIdx] ?? cohortQueries[0]!;
+  const activeHint = sourceIdx === 0 ? hint : null;
+  const candidates = useMemo(() => {
+    const keys = splitCandidates(cohorts.data);
+    if (activeHint?.attribute && !keys.includes(activeHint.attribute)) keys.unshift(activeHint.attribute);
+    return keys;
+  }, [cohorts.data, activeHint?.attribute]);
+  const key = get('cohort') || activeHint?.attribute || candidates[0] || '';
+  const q = get('cq') === '0.99' ? '0.99' : '0.5';
+  const values = useMemo(() => {
+    const fromHint = activeHint && activeHint.attribute === key ? [...activeHint.slow, ...activeHint.fast] : [];
+    return [...new Set([...fromHint, ...cohortValues(cohorts.data, key)])].slice(0, MAX_COHORT_LINES);
+  }, [activeHint, key, cohorts.data]);
+
+  const results = useQueries({
+    queries: values.map((v) => ({
+      queryKey: ['quantiles', seriesId, range.from, range.to, '', '', `${key}=${v}`, '0.5,0.99'],
+      queryFn: ({ signal }: { signal: AbortSignal }) =>
+        apiFetch<QuantilesResponse>(
+          apiPath(`/api/v1/series/${encodeURIComponent(seriesId)}/quantiles`, { from: range.from, to: range.to, attribute: `${key}=${v}`, q: '0.5,0.99' }),
+          { signal },
+        ),
+      refetchInterval: interval,
+    })),
+  });
+  const dataKey = results.map((r) => r.dataUpdatedAt).join(',');
+  const pending = results.some((r) => r.data === undefined && !r.error);
+  const error = results.find((r) => r.error)?.error;
+  const shaped = useMemo(
+    () =>
+      pending || !values.length
+        ? null
+        : shapeCohorts(
+            values.map((v, i) => ({ value: v, resp: results[i]!.data })),
+            q,
+            { onsetMs, slow: activeHint && activeHint.attribute === key ? activeHint.slow : undefined, dropNonPositive: scale === 'log' },
+          ),
+    [pending, dataKey, values, q, onsetMs, activeHint, key, scale],
+  );
+  const hostsOf = (v: string) => cohorts.data?.attributes.find((a) => a.key === key)?.values.find((x) => x.value === v)?.hosts ?? [];
+
+  if (cohorts.error && !activeHint) return <ErrorState error={cohorts.error} what="cohort attributes" />;
+  if (!key)
+    return cohorts.data ? (
+      <Empty title="One cohort only">
+        Every host reporting this series has the same kernel, versions and dependencies, so there is nothing to split by. Hosts send cohort attributes as
+        resource attributes (<code>os.version</code>, <code>service.version</code>, <code>dependency.*</code>).
+      </Empty>
+    ) : (
+      <Loading label="Loading cohorts…" height={HEIGHT} />
+    );
+
+  return (
+    <div className="cohort-panel" data-testid="cohort-panel">
+      <div className="row gap wrap">
+        {sources.length > 1 ? (
+          <Select
+            label="Hosts of"
+            value={seriesId}
+            options={sources.map((src) => ({ value: src.id, label: src.label }))}
+            onChange={(v) => set({ cseries: v, cohort: null })}
+            id="cohort-series"
+          />
+        ) : null}
+        <Select label="Split by" value={key} options={candidates.length ? candidates : [key]} onChange={(v) => set({ cohort: v })} id="cohort-key" />
+        <div className="segmented" role="group" aria-label="Quantile per cohort">
+          {(['0.5', '0.99'] as const).map((x) => (
+            <button key={x} type="button" className={`btn ${q === x ? 'active' : ''}`} aria-pressed={q === x} onClick={() => set({ cq: x === '0.5' ? null : x })}>
+              p{Number(x) * 100}
+            </button>
+          ))}
+        </div>
+      </div>
+      {error ? <ErrorState error={error} what="cohort quantiles" /> : null}
+      {shaped ? (
+        <>
+          <ul className="cohort-summary" aria-label={`Latency by ${key}`}>
+            {shaped.summary.map((c) => (
+              <li key={c.value} className={c.slow ? 'slow' : ''} data-cohort={c.value}>
+                <i className={`swatch line-${c.color}`} aria-hidden="true" />
+                <span className="mono">
+                  {key}={c.value}
+                </span>{' '}
+                {c.slow ? <span className="slow-tag">slow</span> : <span className="fast-tag">ok</span>}{' '}
+                <span className="muted">
+                  {c.beforeMs !== null ? `${formatLatencyMs(c.beforeMs)} → ` : onsetMs !== undefined ? 'new since onset: ' : ''}
+                  {c.afterMs !== null ? formatLatencyMs(c.afterMs) : '–'}
+                  {c.ratio !== null && c.ratio >= 1.5 ? ` (${formatRatio(c.ratio)})` : ''}
+                </span>
+                {hostsOf(c.value).length ? <span className="muted small"> · {hostsText(hostsOf(c.value))}</span> : null}
+              </li>
+            ))}
+          </ul>
+          <LatencyChart
+            frame={shaped.frame}
+            scale={scale}
+            range={resolved}
+            height={HEIGHT}
+            markers={markers}
+            onsetSec={onsetMs !== undefined ? onsetMs / 1000 : undefined}
+            onZoom={onZoom}
+            showCount={false}
+            chartId="cohorts"
+            title={`p${Number(q) * 100} latency per ${key}: ${shaped.summary.map((c) => `${c.value}${c.slow ? ' (slow)' : ''}`).join(', ')}`}
+          />
+        </>
+      ) : values.length === 0 ? (
+        <Empty title={`No values of ${key} reported`}>Hosts feeding this series do not report {key}.</Empty>
+      ) : (
+        <Loading label="Loading cohorts…" height={HEIGHT + 60} />
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,74 @@
+/**
+ * The cohort split: one line per value of a host attribute (os.version,
+ * service.version, dependency.*), so "only hosts on 4.15 got slow" is one
+ * look instead of a week of bisecting. Pure.
+ */
+import type { CohortsResponse, QuantilesResponse } from '../../api/types.ts';
+import { alignLines, type LatencyFrame, type LineColor } from './latencyFrame.ts';
+import { median } from './edgeData.ts';
+
+export const MAX_COHORT_LINES = 8;
+
+/** Attribute keys worth splitting by: those with more than one value, the usual suspects first. */
+export function splitCandidates(c: CohortsResponse | undefined): string[] {
+  if (!c) return [];
+  const rank = (k: string) => (k === 'os.version' ? 0 : k === 'service.version' ? 1 : k.startsWith('dependency.') ? 2 : k === 'host.arch' ? 3 : 4);
+  return c.attributes
+    .filter((a) => a.values.length > 1)
+    .map((a) => a.key)
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+export function cohortValues(c: CohortsResponse | undefined, key: string): string[] {
+  return c?.attributes.find((a) => a.key === key)?.values.map((v) => v.value) ?? [];
+}
+
+export interface CohortSummary {
+  value: string;
+  color: LineColor;
+  beforeMs: number | null;
+  afterMs: number | null;
+  /** After/before of the medians; null without both. */
+  ratio: number | null;
+  /** Marked slow by the regression engine, or (without one) ≥ 2× after the onset. */
+  slow: boolean;
+  points: number;
+}
+
+export function shapeCohorts(
+  inputs: ReadonlyArray<{ value: string; resp: QuantilesResponse | undefined }>,
+  q: string,
+  opts: { onsetMs?: number; slow?: readonly string[]; dropNonPositive?: boolean } = {},
+): { frame: LatencyFrame; summary: CohortSummary[] } {
+  const present = inputs.filter((i) => i.resp && i.resp.points.length > 0).slice(0, MAX_COHORT_LINES);
+  const stepMs = Math.min(...present.map((i) => i.resp!.step_ms), Infinity);
+  const colored = present.map((i, k) => ({ ...i, color: `c${k}` as LineColor }));
+  const frame = alignLines(
+    colored.map((i) => ({
+      key: i.value,
+      label: i.value,
+      color: i.color,
+      width: 1.75,
+      points: i.resp!.points.map((p) => {
+        const v = p.q[q];
+        return { tMs: Date.parse(p.t), v: v === undefined || !Number.isFinite(v) || (opts.dropNonPositive && v <= 0) ? null : v };
+      }),
+    })),
+    Number.isFinite(stepMs) ? stepMs : 60_000,
+  );
+  const base = colored.map((i) => {
+    const pts = i.resp!.points.filter((p) => Number.isFinite(p.q[q]));
+    const before = opts.onsetMs === undefined ? [] : pts.filter((p) => Date.parse(p.t) < opts.onsetMs!).map((p) => p.q[q]!);
+    const after = opts.onsetMs === undefined ? pts.map((p) => p.q[q]!) : pts.filter((p) => Date.parse(p.t) >= opts.onsetMs!).map((p) => p.q[q]!);
+    return { i, b: median(before), a: median(after), n: pts.length };
+  });
+  // A cohort that only exists after the onset (hosts that got a new kernel) has no "before":
+  // compare it with the fastest other cohort instead.
+  const fastest = Math.min(...base.map((x) => x.a ?? Infinity));
+  const summary = base.map<CohortSummary>(({ i, b, a, n }) => {
+    const ratio = b && a !== null ? a / b : null;
+    const slow = opts.slow?.length ? opts.slow.includes(i.value) : (ratio !== null && ratio >= 2) || (a !== null && Number.isFinite(fastest) && a >= 2 * fastest);
+    return { value: i.value, color: i.color, beforeMs: b, afterMs: a, ratio, slow, points: n };
+  });
+  return { frame, summary };
+}
