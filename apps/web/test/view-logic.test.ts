@@ -1,0 +1,329 @@
+import { describe, expect, it } from 'vitest';
+import { bucketIndex } from '@onset/core';
+import type { Deploy, QuantilesResponse, Regression, Series, Slo } from '../src/api/types.ts';
+import { rankRegressions, regressionScore, sloMatches, headlineQuantile } from '../src/lib/severity.ts';
+import { shapeCohorts, splitCandidates } from '../src/components/graphs/cohortData.ts';
+import { budgetRemaining, burnStepMs, countsFromHistograms, denseCounts, rollingBurn, sortSlosByBudget, timeToExhaustionMs } from '../src/components/graphs/errorBudget.ts';
+import { filterDeploys, timelineLanes, HOST_LANE } from '../src/components/graphs/timelineData.ts';
+import {
+  describeRange,
+  extendBack,
+  refreshInterval,
+  regressionWindow,
+  resolveRange,
+  zoomOut,
+  zoomRange,
+  fromLocalInput,
+  toLocalInput,
+} from '../src/state/timeRange.ts';
+import { applyPatch, linkWithGlobals } from '../src/state/url.ts';
+import { changeSelection, selectionOptions } from '../src/pages/explorer/selection.ts';
+import { edgeSeries, relevantDeploys } from '../src/lib/series.ts';
+import { formatChange, safeHttpUrl } from '../src/lib/format.ts';
+
+const T0 = Date.parse('2026-11-20T10:00:00Z');
+const iso = (ms: number) => new Date(ms).toISOString();
+const series = (id: string, service: string, view: string, name: string, peer: string | null = null, hosts: string[] = []): Series => ({
+  id,
+  service,
+  op: 'request',
+  view,
+  name,
+  peer,
+  hosts,
+  first_seen: iso(T0),
+  last_seen: iso(T0),
+});
+const reg = (over: Partial<Regression>): Regression => ({
+  id: 'r',
+  service: 'checkout',
+  op: 'request',
+  view: 'gap',
+  name: 'GET /lookup',
+  peer: 'urlite',
+  onset: iso(T0),
+  before: { p50_ms: 1, p99_ms: 1.4, count: 50_000 },
+  after: { p50_ms: 41, p99_ms: 41.6, count: 8000 },
+  ratio_p50: 41,
+  ratio_p99: 29.7,
+  status: 'open',
+  ...over,
+});
+const slo = (over: Partial<Slo>): Slo => ({ id: 's', name: 'slo', service: 'checkout', threshold_ms: 100, objective: 0.99, window: '28d', ...over });
+
+describe('ranking regressions: ratio × traffic × SLO impact', () => {
+  it('puts a ×700 regression above a ×2 one at equal traffic', () => {
+    const ranked = rankRegressions([reg({ id: 'small', ratio_p50: 2, ratio_p99: 2 }), reg({ id: 'big', ratio_p50: 710, ratio_p99: 3 })], []);
+    expect(ranked.map((x) => x.r.id)).toEqual(['big', 'small']);
+  });
+
+  it('puts a busy endpoint above a rarely called one at equal ratio', () => {
+    const rare = reg({ id: 'rare', after: { p50_ms: 41, p99_ms: 41, count: 3 } });
+    const busy = reg({ id: 'busy', after: { p50_ms: 41, p99_ms: 41, count: 300_000 } });
+    expect(rankRegressions([rare, busy], []).map((x) => x.r.id)).toEqual(['busy', 'rare']);
+  });
+
+  it('multiplies by the impact on a paging SLO of the same series', () => {
+    const a = reg({ id: 'a', service: 'a' });
+    const b = reg({ id: 'b', service: 'b' });
+    const paging = slo({ service: 'b', status: { sli: 0.9, budget_remaining: -1, burn_rates: {}, alert: { severity: 'page', since: iso(T0) } } });
+    expect(regressionScore(b, [paging])).toBeGreaterThan(regressionScore(a, [paging]) * 3);
+    expect(rankRegressions([a, b], [paging])[0]!.r.id).toBe('b');
+  });
+
+  it('uses the server severity when it sends one', () => {
+    expect(regressionScore(reg({ severity: 7 }), [])).toBe(7);
+  });
+
+  it('matches SLOs by series id or by labels and name pattern', () => {
+    expect(sloMatches(slo({ series_id: '9' }), reg({ series_id: '9' }))).toBe(true);
+    expect(sloMatches(slo({ series_id: '8' }), reg({ series_id: '9' }))).toBe(false);
+    expect(sloMatches(slo({ op: 'request', name_match: '^GET ' }), reg({}))).toBe(true);
+    expect(sloMatches(slo({ name_match: '^POST ' }), reg({}))).toBe(false);
+    expect(sloMatches(slo({ name_match: '([' }), reg({}))).toBe(false);
+  });
+
+  it('headlines the quantile that moved most', () => {
+    expect(headlineQuantile({ ratio_p50: 1.2, ratio_p99: 392 })).toBe('p99');
+    expect(headlineQuantile({ ratio_p50: 41, ratio_p99: 29 })).toBe('p50');
+    expect(formatChange(3.1, 2200, 710)).toBe('3.10 ms → 2.20 s, ×710');
+  });
+});
+
+describe('cohort split', () => {
+  const q = (values: Array<[number, number]>): QuantilesResponse => ({
+    series: series('1', 's', 'internal', 'n'),
+    from: iso(T0),
+    to: iso(T0 + 3_600_000),
+    step_ms: 60_000,
+    points: values.map(([m, v]) => ({ t: iso(T0 + m * 60_000), count: 1, q: { '0.5': v, '0.99': v } })),
+  });
+
+  it('flags the cohort that got slow, even one that only exists after the onset', () => {
+    const onset = T0 + 3 * 60_000;
+    const { frame, summary } = shapeCohorts(
+      [
+        { value: '4.4.0-138', resp: q([[0, 20], [1, 21], [2, 19], [3, 20], [4, 22]]) },
+        { value: '4.15.0-36', resp: q([[3, 9000], [4, 9500]]) },
+      ],
+      '0.5',
+      { onsetMs: onset },
+    );
+    expect(frame.lines.map((l) => l.label)).toEqual(['4.4.0-138', '4.15.0-36']);
+    expect(summary.find((c) => c.value === '4.15.0-36')!.slow).toBe(true);
+    expect(summary.find((c) => c.value === '4.4.0-138')!.slow).toBe(false);
+    expect(summary.find((c) => c.value === '4.15.0-36')!.beforeMs).toBeNull();
+  });
+
+  it('trusts the engine’s slow list when given', () => {
+    const { summary } = shapeCohorts([{ value: 'a', resp: q([[0, 1]]) }, { value: 'b', resp: q([[0, 1]]) }], '0.5', { slow: ['b'] });
+    expect(summary.map((c) => c.slow)).toEqual([false, true]);
+  });
+
+  it('offers attributes with several values, kernel first', () => {
+    expect(
+      splitCandidates({
+        series_id: '1',
+        attributes: [
+          { key: 'service.version', values: [{ value: '1', hosts: [], last_seen: '' }, { value: '2', hosts: [], last_seen: '' }] },
+          { key: 'host.arch', values: [{ value: 'amd64', hosts: [], last_seen: '' }] },
+          { key: 'os.version', values: [{ value: 'a', hosts: [], last_seen: '' }, { value: 'b', hosts: [], last_seen: '' }] },
+        ],
+      }),
+    ).toEqual(['os.version', 'service.version']);
+  });
+});
+
+describe('error budget and burn rates', () => {
+  const hist = (fast: number, slow: number) => ({ idx: [bucketIndex(10_000), bucketIndex(500_000)], cnt: [fast, slow] });
+
+  it('counts observations over the threshold per step', () => {
+    const c = countsFromHistograms([{ t: iso(T0), count: 100, ...hist(99, 1) }], 100);
+    expect(c).toEqual([{ tMs: T0, total: 100, bad: 1 }]);
+  });
+
+  it('computes the burn rate over a rolling window', () => {
+    // 1% bad against a 99% objective burns at exactly 1×; 10% bad at 10×.
+    const counts = [1, 1, 1, 10, 10, 10].map((badPct, i) => ({ tMs: T0 + i * 60_000, total: 100, bad: badPct }));
+    const burn = rollingBurn(counts, 60_000, 3 * 60_000, 0.99);
+    expect(burn[0]).toBeNull();
+    expect(burn[1]).toBeNull();
+    expect(burn[2]).toBeCloseTo(1, 9);
+    expect(burn[5]).toBeCloseTo(10, 9);
+    expect(burn[4]).toBeCloseTo(7, 9);
+  });
+
+  it('has no burn rate without traffic', () => {
+    expect(rollingBurn([{ tMs: T0, total: 0, bad: 0 }], 60_000, 60_000, 0.99)).toEqual([null]);
+  });
+
+  it('spends the budget: 1 − burn over the SLO window', () => {
+    const counts = denseCounts([{ tMs: T0, total: 100, bad: 2 }, { tMs: T0 + 60_000, total: 100, bad: 0 }], 60_000, T0, T0 + 2 * 60_000);
+    // 2 bad of 200 against a 1% allowance: the whole budget is spent.
+    const b = budgetRemaining(counts, 60_000, 2 * 60_000, 0.99);
+    expect(b[0]).toBeNull();
+    expect(b[1]).toBeCloseTo(0, 9);
+    expect(budgetRemaining(counts, 60_000, 2 * 60_000, 0.98)[1]).toBeCloseTo(0.5, 9);
+  });
+
+  it('fills holes with empty steps so windows measure time', () => {
+    const d = denseCounts([{ tMs: T0 + 120_000, total: 5, bad: 1 }], 60_000, T0, T0 + 180_000);
+    expect(d.map((c) => c.total)).toEqual([0, 0, 5]);
+  });
+
+  it('sorts SLOs by budget left, unknown last', () => {
+    const s = (name: string, b: number | null) => slo({ name, status: b === null ? undefined : { sli: 1, budget_remaining: b, burn_rates: {}, alert: null } });
+    expect(sortSlosByBudget([s('a', 0.9), s('b', null), s('c', -0.2), s('d', 0.1)]).map((x) => x.name)).toEqual(['c', 'd', 'a', 'b']);
+  });
+
+  it('says when the budget runs out at the current burn', () => {
+    expect(timeToExhaustionMs(0.5, 14.4, 28 * 86_400_000)).toBeCloseTo((0.5 * 28 * 86_400_000) / 14.4, 3);
+    expect(timeToExhaustionMs(0.5, 0, 1)).toBeNull();
+  });
+
+  it('keeps burn charts under a thousand points', () => {
+    expect((6 * 3_600_000 + 3 * 86_400_000) / burnStepMs(6 * 3_600_000, 3 * 86_400_000)).toBeLessThanOrEqual(1000);
+  });
+});
+
+describe('time ranges in the URL', () => {
+  const now = T0;
+  it('resolves relative and absolute ranges, and falls back on nonsense', () => {
+    expect(resolveRange({ from: 'now-6h', to: 'now' }, now)).toEqual({ fromMs: now - 6 * 3_600_000, toMs: now, valid: true });
+    expect(resolveRange({ from: iso(now - 1000), to: iso(now) }, now).valid).toBe(true);
+    const bad = resolveRange({ from: 'yesterday', to: 'now' }, now);
+    expect(bad.valid).toBe(false);
+    expect(bad.toMs - bad.fromMs).toBe(6 * 3_600_000);
+  });
+
+  it('describes ranges the way people say them', () => {
+    expect(describeRange({ from: 'now-24h', to: 'now' }, now)).toBe('Last 24 hours');
+    expect(describeRange({ from: 'now-90m', to: 'now' }, now)).toBe('Last 90m');
+  });
+
+  it('zooms to absolute times and back out', () => {
+    const z = zoomRange(now + 1500, now - 60_500);
+    expect(Date.parse(z.from)).toBeLessThanOrEqual(now - 60_500);
+    expect(Date.parse(z.to)).toBeGreaterThanOrEqual(now + 1500);
+    const out = zoomOut({ fromMs: now - 3_600_000, toMs: now - 1_800_000 }, now);
+    expect(Date.parse(out.to) - Date.parse(out.from)).toBe(3_600_000);
+  });
+
+  it('refreshes relative ranges by default, fixed ones only when asked', () => {
+    expect(refreshInterval(null, { from: 'now-6h', to: 'now' })).toBe(60_000);
+    expect(refreshInterval(null, { from: iso(now - 1), to: iso(now) })).toBe(false);
+    expect(refreshInterval('10s', { from: iso(now - 1), to: iso(now) })).toBe(10_000);
+    expect(refreshInterval('off', { from: 'now-6h', to: 'now' })).toBe(false);
+  });
+
+  it('extends a range back for rolling windows without making it absolute', () => {
+    expect(extendBack({ from: 'now-6h', to: 'now' }, 3_600_000, now)).toEqual({ from: `now-${7 * 3_600_000}ms`, to: 'now' });
+    expect(extendBack({ from: iso(now), to: iso(now + 1) }, 1000, now).from).toBe(iso(now - 1000));
+  });
+
+  it('opens a regression with more history before the onset than after, up to now', () => {
+    const w = regressionWindow(now - 3_600_000, now);
+    expect(w.to).toBe('now');
+    expect(Date.parse(w.from)).toBe(now - 3 * 3_600_000);
+    const old = regressionWindow(now - 10 * 86_400_000, now);
+    expect(Date.parse(old.to) - Date.parse(old.from)).toBe(3 * 86_400_000);
+  });
+
+  it('round-trips datetime-local input', () => {
+    const t = new Date(2026, 10, 20, 10, 43).getTime();
+    expect(fromLocalInput(toLocalInput(t))).toBe(t);
+    expect(Number.isNaN(fromLocalInput('nope'))).toBe(true);
+  });
+
+  it('patches URL params and carries the global ones across pages', () => {
+    const p = new URLSearchParams('from=now-1h&series=3&scale=linear');
+    expect(applyPatch(p, { series: null, host: 'a' }).toString()).toBe('from=now-1h&scale=linear&host=a');
+    expect(linkWithGlobals('/deploys', p, { kind: 'kernel' })).toBe('/deploys?from=now-1h&scale=linear&kind=kernel');
+  });
+});
+
+describe('explorer pickers', () => {
+  const all = [
+    series('1', 'checkout', 'client', 'GET /lookup', 'urlite'),
+    series('2', 'checkout', 'client', 'GET /lookup', 'pricing'),
+    series('3', 'urlite', 'server', 'GET /lookup'),
+    series('4', 'containerd', 'internal', 'unmount'),
+  ];
+
+  it('narrows options as choices are made and names the series once unambiguous', () => {
+    const o = selectionOptions(all, { service: 'checkout' });
+    expect(o.views).toEqual(['client']);
+    expect(o.peers).toEqual(['pricing', 'urlite']);
+    expect(o.match).toBeNull();
+    expect(selectionOptions(all, { service: 'checkout', peer: 'urlite' }).match?.id).toBe('1');
+    expect(selectionOptions(all, { service: 'containerd' }).match?.id).toBe('4');
+  });
+
+  it('drops later choices that a new earlier choice makes impossible', () => {
+    const next = changeSelection(all, { service: 'checkout', view: 'client', name: 'GET /lookup', peer: 'urlite' }, 'service', 'containerd');
+    expect(next).toEqual({ service: 'containerd', view: undefined, name: undefined, peer: undefined });
+  });
+});
+
+describe('edges and relevant deploys', () => {
+  const all = [
+    series('1', 'checkout', 'client', 'GET /lookup', 'urlite'),
+    series('2', 'checkout', 'server', 'GET /lookup', 'urlite'),
+    series('3', 'checkout', 'gap', 'GET /lookup', 'urlite'),
+    series('4', 'urlite', 'server', 'GET /lookup', null, ['api-1']),
+  ];
+
+  it('finds client, server and gap of an edge from any of its views', () => {
+    for (const from of [all[0]!, all[2]!, all[3]!]) {
+      const e = edgeSeries(all, from);
+      expect([e.client?.id, e.server?.id, e.gap?.id, e.caller, e.callee]).toEqual(['1', '2', '3', 'checkout', 'urlite']);
+    }
+  });
+
+  it("falls back to the callee's own server series before pairing has run", () => {
+    const e = edgeSeries([all[0]!, all[3]!], all[0]!);
+    expect(e.server?.id).toBe('4');
+    expect(e.gap).toBeNull();
+  });
+
+  it('keeps the deploys that can explain a series: own, callee, and host-level changes on its hosts', () => {
+    const d = (id: string, x: Partial<Deploy>): Deploy => ({ id, kind: 'code', at: iso(T0), ...x });
+    const deploys = [
+      d('own', { service: 'checkout' }),
+      d('callee', { service: 'urlite', kind: 'dependency' }),
+      d('other', { service: 'billing' }),
+      d('kernel-here', { kind: 'kernel', hosts: ['web-1'] }),
+      d('kernel-elsewhere', { kind: 'kernel', hosts: ['node-9'] }),
+    ];
+    const s = { ...all[0]!, hosts: ['web-1'] };
+    expect(relevantDeploys(deploys, s).map((x) => x.id)).toEqual(['own', 'callee', 'kernel-here']);
+  });
+});
+
+describe('deploys timeline', () => {
+  const d = (id: string, atMs: number, x: Partial<Deploy> = {}): Deploy => ({ id, kind: 'code', at: iso(atMs), ...x });
+  it('puts markers in lanes per service, host-only changes last, at their fraction of the range', () => {
+    const lanes = timelineLanes([d('1', T0 + 50, { service: 'a' }), d('2', T0 + 25, { kind: 'kernel', hosts: ['n'] }), d('3', T0 + 200, { service: 'a' })], {
+      fromMs: T0,
+      toMs: T0 + 100,
+    });
+    expect(lanes.map((l) => l.key)).toEqual(['a', HOST_LANE]);
+    expect(lanes[0]!.items.map((i) => i.pos)).toEqual([0.5]);
+  });
+
+  it('filters by kind, service, host and source', () => {
+    const list = [d('1', T0, { service: 'a', source: 'api' }), d('2', T0, { kind: 'kernel', hosts: ['n'], source: 'inferred' })];
+    expect(filterDeploys(list, { source: 'inferred' }).map((x) => x.id)).toEqual(['2']);
+    expect(filterDeploys(list, { host: 'n', kind: 'kernel' }).map((x) => x.id)).toEqual(['2']);
+    expect(filterDeploys(list, { service: 'a' }).map((x) => x.id)).toEqual(['1']);
+  });
+});
+
+describe('links from CI', () => {
+  it('only makes http(s) links', () => {
+    expect(safeHttpUrl('https://ci.example/run/1')).toBe('https://ci.example/run/1');
+    expect(safeHttpUrl('javascript:alert(1)')).toBeNull();
+    expect(safeHttpUrl('data:text/html,x')).toBeNull();
+    expect(safeHttpUrl('/relative')).toBeNull();
+  });
+});
