@@ -145,6 +145,10 @@ beforeAll(async () => {
 
   server = await startTestServer();
   await ingest();
+  // Compaction folds closed minutes into hourly rollups (what the scheduler does every minute).
+  expect((await server.onset.maintain()) as { compacted: number }).toMatchObject({ compacted: expect.any(Number) });
+  const hourly = await server.onset.pool.query(`SELECT count(*)::int AS n FROM histograms_hourly`);
+  expect(hourly.rows[0].n).toBeGreaterThan(0);
   for (const marker of [
     { service: 'checkout', kind: 'code', from_version: '1.4.1', to_version: '1.4.2', commit: '9f2c1e0aa', description: 'cart: new pricing', at: new Date(STEP_AT - 30_000).toISOString() },
     { hosts: ['node-2'], kind: 'kernel', component: 'linux', from_version: '4.4.0-138', to_version: '4.15.0-36', at: new Date(START + 5 * MIN).toISOString() },
@@ -177,6 +181,8 @@ afterAll(async () => {
 });
 
 const RANGE: TimeRange = { from: new Date(NOW - 3 * 3_600_000), to: new Date(NOW + MIN), intervalMs: 5 * MIN };
+/** A whole-hour interval: panels read the hourly rollups (plus minutes not compacted yet). */
+const HOURLY: TimeRange = { ...RANGE, intervalMs: 3_600_000 };
 
 /** Resolve a dashboard's template variables the way Grafana does on load: run each query, select All. */
 async function resolveVariables(d: Dashboard): Promise<Variables> {
@@ -191,8 +197,8 @@ async function resolveVariables(d: Dashboard): Promise<Variables> {
   return vars;
 }
 
-async function runAsGrafana(d: Dashboard, vars: Variables, rawSql: string) {
-  const sql = expandMacros(interpolateVariables(rawSql, vars), RANGE);
+async function runAsGrafana(d: Dashboard, vars: Variables, rawSql: string, range = RANGE) {
+  const sql = expandMacros(interpolateVariables(rawSql, vars), range);
   try {
     return await grafanaDb.query(sql);
   } catch (err) {
@@ -257,12 +263,13 @@ describe('Grafana provisioning', () => {
 
 describe('every SQL query of the provisioned dashboards, run against real data', () => {
   for (const [file, d] of dashboards) {
-    it(`${file}: panels return the columns Grafana expects`, async () => {
+    it(`${file}: panels return the columns Grafana expects, at minute and hour intervals`, async () => {
       const vars = await resolveVariables(d);
+      for (const range of [RANGE, HOURLY])
       for (const p of allPanels(d).filter((x) => x.targets)) {
         for (const t of p.targets!) {
-          const res = await runAsGrafana(d, vars, t.rawSql);
-          const where = `${file} "${p.title}" ${t.refId}`;
+          const res = await runAsGrafana(d, vars, t.rawSql, range);
+          const where = `${file} "${p.title}" ${t.refId} at ${range.intervalMs / 60_000} min`;
           expect(res.rows.length, `${where} returns rows`).toBeGreaterThan(0);
           const cols = res.fields.map((f) => f.name);
           if ((t.format ?? 'time_series') === 'time_series') {
@@ -329,6 +336,30 @@ describe('what the dashboards show', () => {
       expect(row.p50).toBeCloseTo(p.q['0.5']!, 3);
       expect(row.p99).toBeCloseTo(p.q['0.99']!, 3);
     }
+  });
+
+  it('at whole-hour intervals the panel reads the hourly rollups and still agrees with the API', async () => {
+    const vars = await resolveVariables(latency);
+    const sql = panel(/^Latency by series/).targets![0]!.rawSql;
+    expect(sql).toContain('grafana_latency_rollup_buckets');
+    const res = await runAsGrafana(latency, vars, sql, HOURLY);
+    const cart = res.rows.filter((r) => r.metric === 'checkout server GET /cart');
+    const series = (await (await api('GET', '/api/v1/series?service=checkout&op=request')).json()) as { series: Array<{ id: string; name: string }> };
+    const id = series.series.find((s) => s.name === 'GET /cart')!.id;
+    const q = (await (
+      await api('GET', `/api/v1/series/${id}/quantiles?from=${HOURLY.from.toISOString()}&to=${HOURLY.to.toISOString()}&step=1h&q=0.5,0.99`)
+    ).json()) as { points: Array<{ t: string; count: number; q: Record<string, number> }> };
+    expect(q.points.length).toBeGreaterThan(0);
+    expect(cart.map((r) => Number(r.time) * 1000)).toEqual(q.points.map((p) => Date.parse(p.t)));
+    for (const p of q.points) {
+      const row = cart.find((r) => Number(r.time) * 1000 === Date.parse(p.t))!;
+      expect(row.p50).toBeCloseTo(p.q['0.5']!, 3);
+      expect(row.p99).toBeCloseTo(p.q['0.99']!, 3);
+    }
+    // Every observation counted exactly once through hours + uncompacted minutes.
+    const tp = await runAsGrafana(latency, vars, panel(/Throughput/).targets![0]!.rawSql, HOURLY);
+    const perHour = tp.rows.filter((r) => r.metric === 'checkout server GET /cart').reduce((n, r) => n + r['per minute'] * 60, 0);
+    expect(Math.round(perHour)).toBe(q.points.reduce((n, p) => n + p.count, 0));
   });
 
   it('the kernel cohort panel separates slow unmounts on 4.15 from fast ones on 4.4', async () => {
