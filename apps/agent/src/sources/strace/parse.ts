@@ -1,6 +1,6 @@
 /**
  * strace output (`strace -f -ttt -T -y`) -> completed syscalls. Handles the
- * `[pid N]` prefix (present once more than one process is traced) and calls
+ * pid prefix (present once more than one process is traced) and calls
  * split across `<unfinished ...>` / `<... name resumed>` lines when another
  * traced process printed in between.
  */
@@ -27,7 +27,8 @@ export type StraceLine =
   | { type: 'message'; text: string }
   | { type: 'ignored' };
 
-const PREFIX = /^(?:\[pid\s+(\d+)\]\s+)?(\d+\.\d+)\s+(.*)$/;
+// "[pid N] " on a terminal/stderr, "N  " when written with -o; absent for a single tracee.
+const PREFIX = /^(?:\[pid\s+(\d+)\]\s+|(\d+)\s+)?(\d+\.\d+)\s+(.*)$/;
 const RESUMED = /^<\.\.\. ([a-z0-9_]+) resumed>(.*)$/;
 const UNFINISHED = /^([a-z0-9_]+)\((.*) <unfinished \.\.\.>$/;
 const COMPLETE = /^([a-z0-9_]+)\((.*)$/;
@@ -45,16 +46,18 @@ export class StraceParser {
   }
 
   line(text: string): StraceLine {
-    if (text.startsWith('strace: ')) {
-      const attached = /^strace: Process (\d+) attached/.exec(text);
+    // strace's own messages start with its name as invoked: "strace: " or "/usr/bin/strace: ".
+    const own = /^(?:\S*\/)?strace: (.*)$/.exec(text);
+    if (own) {
+      const attached = /^Process (\d+) attached/.exec(own[1]!);
       if (attached) return { type: 'attached', pid: Number(attached[1]) };
-      return { type: 'message', text: text.slice(8) };
+      return { type: 'message', text: own[1]! };
     }
     const m = PREFIX.exec(text);
     if (!m) return { type: 'ignored' };
-    const pid = m[1] ? Number(m[1]) : this.defaultPid;
-    const startSec = Number(m[2]);
-    const rest = m[3]!;
+    const pid = m[1] ? Number(m[1]) : m[2] ? Number(m[2]) : this.defaultPid;
+    const startSec = Number(m[3]);
+    const rest = m[4]!;
     if (rest.startsWith('+++ exited') || rest.startsWith('+++ killed')) return { type: 'exit', pid };
     if (rest.startsWith('---')) return { type: 'ignored' };
 

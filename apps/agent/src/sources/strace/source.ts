@@ -6,6 +6,7 @@
  * bpftrace cannot run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { EventSink } from '../../events.ts';
 import type { DirtySampler } from '../../host/dirty-sampler.ts';
 import type { MountTable } from '../../host/mounts.ts';
@@ -30,8 +31,21 @@ export interface StraceSourceOptions {
   rescanMs?: number;
 }
 
+/**
+ * -q: no "Process N attached" messages, which strace writes to the same
+ * stream as the trace and which can land in the middle of a trace line.
+ * Readiness is read from /proc/<pid>/status (TracerPid) instead.
+ */
 export function straceArgs(pids: number[]): string[] {
-  return ['-f', '-ttt', '-T', '-y', '-s', '256', '-e', 'signal=none', '-e', `trace=${SYSCALLS}`, ...pids.flatMap((p) => ['-p', String(p)])];
+  return ['-f', '-q', '-ttt', '-T', '-y', '-s', '256', '-e', 'signal=none', '-e', `trace=${SYSCALLS}`, ...pids.flatMap((p) => ['-p', String(p)])];
+}
+
+function tracerOf(pid: number): number | undefined {
+  try {
+    return Number(/^TracerPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  } catch {
+    return undefined; // gone
+  }
 }
 
 export class StraceSource implements TracingSource {
@@ -82,20 +96,28 @@ export class StraceSource implements TracingSource {
     const parser = new StraceParser(pids[0]!);
     const child = spawn(this.opts.stracePath, straceArgs(pids), { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
-    const attached = new Set<number>();
     const messages: string[] = [];
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       const settle = (err?: Error) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        clearInterval(timer);
         if (err) reject(err);
         else resolve();
       };
-      // strace prints "Process N attached" per thread; give it a moment for many targets.
-      const timer = setTimeout(() => (attached.size > 0 ? settle() : settle(new Error(`strace attached to nothing: ${messages.join('; ') || 'no output'}`))), 5_000);
-      onLines(child.stderr!, (text) => {
+      const began = Date.now();
+      // Attached once every target that is still alive names strace as its tracer.
+      const timer = setInterval(() => {
+        const tracers = pids.map(tracerOf).filter((t) => t !== undefined);
+        const attached = tracers.filter((t) => t === child.pid).length;
+        if (tracers.length > 0 && attached === tracers.length) settle();
+        else if (Date.now() - began > 5_000) {
+          if (attached > 0) settle();
+          else settle(new Error(`strace attached to nothing: ${messages.join('; ') || 'no output'}`));
+        }
+      }, 50);
+      const handle = (text: string) => {
         const line = parser.line(text);
         switch (line.type) {
           case 'call':
@@ -104,16 +126,13 @@ export class StraceSource implements TracingSource {
           case 'exit':
             this.correlator.exited(line.pid);
             break;
-          case 'attached':
-            attached.add(line.pid);
-            if (pids.every((p) => attached.has(p))) settle();
-            break;
           case 'message':
             messages.push(line.text);
             if (settled) this.opts.log.warn(`strace: ${line.text}`);
             break;
         }
-      });
+      };
+      onLines(child.stderr!, handle);
       child.on('error', (e) => settle(new Error(`cannot run ${this.opts.stracePath}: ${e.message}`)));
       child.on('exit', (code, signal) => {
         if (!settled) settle(new Error(`strace exited (${signal ?? code}): ${messages.join('; ') || 'no output'}`));
