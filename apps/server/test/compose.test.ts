@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '@onset/testkit';
 import { parseTokens } from '../src/config.ts';
 import { freePort } from '../src/db/embedded.ts';
+import { loadConfig as loadAgentConfig } from '../../agent/src/config/load.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const read = (p: string) => readFileSync(path.join(ROOT, p), 'utf8');
@@ -184,13 +185,17 @@ describe('docker-compose.yml', () => {
     expect(synthetic.profiles).toEqual(['synthetic']);
     expect(synthetic.privileged).toBeFalsy();
     expect(synthetic.pid).toBeUndefined();
-    // Both send to the Collector, with agent config files that pass the agent's own schema.
+    // Both send to the Collector, with config files the agent itself loads as compose sets it up.
     for (const [name, svc] of [['agent', agent], ['agent-synthetic', synthetic]] as const) {
-      expect(new URL(svc.environment!.OTEL_EXPORTER_OTLP_ENDPOINT!).hostname, name).toBe('otel-collector');
       const mount = svc.volumes!.find((v) => v.split(':')[1] === svc.environment!.ONSET_AGENT_CONFIG)!;
-      const file = YAML.parse(read(mount.split(':')[0]!));
-      expect(file.sources).toBeTruthy();
-      if (name === 'agent-synthetic') expect(file.sources).toMatchObject({ bpftrace: 'off', strace: 'off', probes: true });
+      const cfg = loadAgentConfig({}, { ...svc.environment, ONSET_AGENT_CONFIG: path.join(ROOT, mount.split(':')[0]!) });
+      expect(new URL(cfg.tracesUrl).hostname, name).toBe('otel-collector');
+      expect(cfg.sources.probes, name).toBe(true);
+      if (name === 'agent') expect(cfg.sources).toMatchObject({ bpftrace: 'auto', strace: 'auto' });
+      else {
+        expect(cfg.sources).toMatchObject({ bpftrace: 'off', strace: 'off' });
+        expect(cfg.probes.mount.enabled, 'mounting needs privileges').toBe(false);
+      }
     }
   });
 
