@@ -115,6 +115,22 @@ describe('cohort split', () => {
     expect(summary.find((c) => c.value === '4.15.0-36')!.beforeMs).toBeNull();
   });
 
+  it('flags a new version that replaced an old one (cohorts that never overlap in time)', () => {
+    const onset = T0 + 2 * 60_000;
+    const { summary } = shapeCohorts(
+      [
+        { value: '1.4.0', resp: q([[0, 0.2], [1, 0.21]]) },
+        { value: '1.5.0', resp: q([[2, 40.2], [3, 40.4]]) },
+      ],
+      '0.5',
+      { onsetMs: onset },
+    );
+    expect(summary.map((c) => [c.value, c.slow])).toEqual([
+      ['1.4.0', false],
+      ['1.5.0', true],
+    ]);
+  });
+
   it('trusts the engine’s slow list when given', () => {
     const { summary } = shapeCohorts([{ value: 'a', resp: q([[0, 1]]) }, { value: 'b', resp: q([[0, 1]]) }], '0.5', { slow: ['b'] });
     expect(summary.map((c) => c.slow)).toEqual([false, true]);

@@ -320,10 +320,24 @@ function findSeries(r: Regression, list: readonly Series[]): Series | undefined 
   return list.find((s) => s.service === r.service && s.op === r.op && s.view === r.view && s.name === r.name && (s.peer ?? '') === (r.peer ?? ''));
 }
 
-/** Whose hosts the cohort split can look at: this series', and for an edge the callee's (gap and server views). */
+/**
+ * Whose hosts the cohort split can look at. Edge series are filed under the
+ * caller, but the gap and server views are fed by the callee's hosts, so a
+ * callee's version or dependency bump shows there; the client view shows the
+ * caller's hosts.
+ */
 function cohortSources(series: Series, edge: ReturnType<typeof edgeSeries> | null): Array<{ id: string; label: string }> {
-  const out = [{ id: series.id, label: `${series.service} hosts (${series.view} view)` }];
-  if (edge?.gap && edge.gap.id !== series.id) out.push({ id: edge.gap.id, label: `${edge.callee ?? 'callee'} hosts (gap view)` });
-  else if (edge?.server && edge.server.id !== series.id) out.push({ id: edge.server.id, label: `${edge.callee ?? 'callee'} hosts (server view)` });
+  const whose = (s: Series) => (s.peer && (s.view === 'gap' || s.view === 'server') ? s.peer : s.service);
+  const out: Array<{ id: string; label: string }> = [];
+  const add = (s: Series | null | undefined) => {
+    if (!s || out.some((o) => o.id === s.id)) return;
+    const label = `${whose(s)} hosts (${s.view} view)`;
+    if (out.some((o) => o.label.startsWith(`${whose(s)} hosts`))) return;
+    out.push({ id: s.id, label });
+  };
+  add(series);
+  add(edge?.gap);
+  add(edge?.server);
+  add(edge?.client);
   return out;
 }

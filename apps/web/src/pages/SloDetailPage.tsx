@@ -84,7 +84,13 @@ function SloView({ slo }: { slo: Slo }) {
           <div className="stat-value">
             <BudgetBar value={st?.budget_remaining ?? null} />
           </div>
-          <div className="muted small">{tte !== null ? `gone in ${formatSpan(tte)} at the 1 h burn rate` : 'not burning'}</div>
+          <div className="muted small">
+            {(st?.budget_remaining ?? 1) <= 0
+              ? `spent: the SLO is broken over the last ${slo.window}`
+              : tte !== null
+                ? `gone in ${formatSpan(tte)} at the 1 h burn rate`
+                : 'not burning'}
+          </div>
         </div>
         <div className="stat">
           <div className="stat-label">Burn rate 1 h / 6 h</div>

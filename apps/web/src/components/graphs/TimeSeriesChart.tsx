@@ -4,6 +4,7 @@ import uPlot from 'uplot';
 import { UPlotChart } from './UPlotChart.tsx';
 import { axisFont, blankRightAxis, mergeHooks, readColors, timeAxis } from './uplotKit.ts';
 import { useTheme } from '../../app/theme.tsx';
+import { logTicks } from './latencyAxis.ts';
 
 export interface TimeLine {
   key: string;
@@ -83,7 +84,19 @@ export function TimeSeriesChart({
         x: { time: true, range: () => [range.fromMs / 1000, range.toMs / 1000] },
         y: yScale === 'log' ? { distr: 3, log: 10, range: () => yRange } : { range: () => yRange },
       },
-      axes: [timeAxis(c), { stroke: c.muted, font: axisFont, size: 64, grid: { stroke: c.grid, width: 1 }, ticks: { stroke: c.grid, width: 1 }, values: (_u, s) => s.map(format) }, blankRightAxis()],
+      axes: [
+        timeAxis(c),
+        {
+          stroke: c.muted,
+          font: axisFont,
+          size: 64,
+          grid: { stroke: c.grid, width: 1 },
+          ticks: { stroke: c.grid, width: 1 },
+          splits: yScale === 'log' ? (_u, _i, min, max) => logTicks(min, max) : undefined,
+          values: (_u, s) => s.map(format),
+        },
+        blankRightAxis(),
+      ],
       series: [{}, ...lines.map<uPlot.Series>((l) => ({ label: l.label, stroke: color(l.colorVar), width: 1.75, dash: l.dash ? [6, 4] : undefined, points: { show: false }, spanGaps: false }))],
       cursor: { drag: { x: false, y: false }, points: { size: 5 } },
       hooks: mergeHooks(thresholdHook, { setCursor: [(u) => setIdx(u.cursor.idx ?? null)] }),

@@ -78,7 +78,13 @@ export function UPlotChart({ options, data, height, overlay, chartId, className 
   return (
     <div className={`chart-host ${className ?? ''}`} style={{ height }}>
       <div ref={hostRef} className="chart-canvas" />
-      {plot && overlay ? <div className="chart-overlay">{overlay(plot)}</div> : null}
+      {plot ? (
+        <div className="chart-overlay">
+          {/* The plot area (inside the axes), for overlays and tests. */}
+          <div className="plot-area" data-testid="plot-area" style={plotBox(plot)} aria-hidden="true" />
+          {overlay?.(plot)}
+        </div>
+      ) : null}
     </div>
   );
 }

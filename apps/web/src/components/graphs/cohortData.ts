@@ -62,12 +62,12 @@ export function shapeCohorts(
     const after = opts.onsetMs === undefined ? pts.map((p) => p.q[q]!) : pts.filter((p) => Date.parse(p.t) >= opts.onsetMs!).map((p) => p.q[q]!);
     return { i, b: median(before), a: median(after), n: pts.length };
   });
-  // A cohort that only exists after the onset (hosts that got a new kernel) has no "before":
-  // compare it with the fastest other cohort instead.
-  const fastest = Math.min(...base.map((x) => x.a ?? Infinity));
-  const summary = base.map<CohortSummary>(({ i, b, a, n }) => {
+  // A cohort that only exists after the onset (hosts that got a new kernel, a new version)
+  // has no "before": compare it with the fastest other cohort, before or after.
+  const summary = base.map<CohortSummary>(({ i, b, a, n }, k) => {
     const ratio = b && a !== null ? a / b : null;
-    const slow = opts.slow?.length ? opts.slow.includes(i.value) : (ratio !== null && ratio >= 2) || (a !== null && Number.isFinite(fastest) && a >= 2 * fastest);
+    const others = Math.min(...base.filter((_, j) => j !== k).map((x) => x.a ?? x.b ?? Infinity));
+    const slow = opts.slow?.length ? opts.slow.includes(i.value) : (ratio !== null && ratio >= 2) || (a !== null && Number.isFinite(others) && a >= 2 * others);
     return { value: i.value, color: i.color, beforeMs: b, afterMs: a, ratio, slow, points: n };
   });
   return { frame, summary };

@@ -1,0 +1,212 @@
+/**
+ * The on-call path in a real browser against a real server: two incidents
+ * from product.md are sent as OTLP traces and deploy markers, detection runs,
+ * and the UI must make each obvious (docs/ui.md). Screenshots of every page
+ * land in e2e/screenshots/ to be looked at.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startTestServer, type TestServer } from '@onset/testkit';
+import { pairEdges } from '../apps/server/src/edges/pairing.ts';
+import { Registry } from '../apps/server/src/otlp/registry.ts';
+import { Partitions } from '../apps/server/src/db/partitions.ts';
+import { XSS_DESCRIPTION, sendIncidents } from './fixtures/incidents.ts';
+import { launchChromium } from './fixtures/browser.ts';
+
+const SHOTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');
+
+interface RegressionJson {
+  id: string;
+  service: string;
+  op: string;
+  view: string;
+  name: string;
+  peer?: string | null;
+  ratio_p50: number;
+  ratio_p99: number;
+}
+
+let server: TestServer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const dialogs: string[] = [];
+const pageErrors: string[] = [];
+let kernel: RegressionJson;
+let edge: RegressionJson;
+
+async function shot(p: Page, name: string) {
+  await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  [server, browser] = await Promise.all([startTestServer(), launchChromium()]);
+  await sendIncidents({ apiUrl: server.url, otlpUrl: server.otlpUrl });
+  // Join the caller's and callee's spans into the edge's client/server/gap series now rather than on the scheduler's tick.
+  const pool = server.onset.pool;
+  await pairEdges(pool, new Registry(pool), new Partitions(pool), { uptoMs: Date.now() + 1000 });
+  const detect = await fetch(`${server.url}/api/v1/detect`, { method: 'POST' });
+  expect(detect.status, `POST /api/v1/detect: ${await detect.text()}`).toBe(200);
+  const list = (await (await fetch(`${server.url}/api/v1/regressions?status=open`)).json()) as { regressions: RegressionJson[] };
+  kernel = list.regressions.find((r) => r.op === 'unmount')!;
+  edge = list.regressions.filter((r) => r.name === 'GET /lookup' && r.service === 'checkout').sort((a, b) => b.ratio_p50 - a.ratio_p50)[0]!;
+  expect(kernel, 'a regression on the overlay unmounts').toBeTruthy();
+  expect(edge, 'a regression on checkout → urlite GET /lookup').toBeTruthy();
+
+  context = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: 'light' });
+  page = await context.newPage();
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await server?.close();
+});
+
+describe('on-call path through the UI', () => {
+  it('the overview lists both regressions with before → after, ratio and suspect', async () => {
+    await page.goto(server.url + '/');
+    const rows = page.locator('.regression-row');
+    await rows.first().waitFor();
+    const kernelRow = page.locator(`[data-regression-id="${kernel.id}"]`);
+    const edgeRow = page.locator(`[data-regression-id="${edge.id}"]`);
+    await expect.poll(() => kernelRow.textContent()).toContain('/var/lib/containerd/overlay');
+    await expect.poll(() => edgeRow.textContent()).toContain('GET /lookup');
+    // "20.1 ms → 9.92 s, ×392": a before → after change with a ratio.
+    expect(await kernelRow.textContent()).toMatch(/ms → [\d.]+ s, ×\d+/);
+    expect(await edgeRow.textContent()).toMatch(/checkout → urlite/);
+    expect(await kernelRow.textContent()).toContain('kernel');
+    await shot(page, 'overview');
+  });
+
+  it('clicking the kernel regression opens a log-scale chart with the marker line, onset and shaded levels', async () => {
+    await page.locator(`[data-regression-id="${kernel.id}"] a`).click();
+    await page.waitForURL(new RegExp(`/regressions/${kernel.id}\\?`));
+    const chart = page.getByTestId('chart-regression');
+    await chart.locator('canvas').waitFor();
+    // Log scale: the y axis reads in decades with human units.
+    expect(await chart.getAttribute('data-y-scale')).toBe('log');
+    const ticks = (await chart.getAttribute('data-y-ticks'))!.split('|');
+    expect(ticks).toEqual(expect.arrayContaining(['10 ms', '100 ms', '1 s']));
+    expect(await page.getByRole('button', { name: 'Log', pressed: true }).count()).toBe(1);
+
+    // The kernel marker is on the chart, drawn as a vertical line in the canvas at its chip's x.
+    const chip = chart.locator('.marker-chip[data-kind="kernel"]').first();
+    await chip.waitFor();
+    expect(await chip.getAttribute('aria-label')).toMatch(/kernel .*4\.15\.0-36/);
+    expect(await markerColumnColour(page, chip), 'a coloured vertical line under the kernel marker chip').not.toBeNull();
+    expect(await markerColumnColour(page, chip, -60), 'no such line where there is no marker').toBeNull();
+
+    // Onset line and the before/after levels: the after level sits far above the before level.
+    await chart.getByTestId('onset-line').waitFor();
+    const before = (await chart.getByTestId('band-before').boundingBox())!;
+    const after = (await chart.getByTestId('band-after').boundingBox())!;
+    expect(before.width).toBeGreaterThan(50);
+    expect(after.width).toBeGreaterThan(20);
+    expect(after.y).toBeLessThan(before.y - 100);
+    expect(after.x).toBeGreaterThanOrEqual(before.x + before.width - 2);
+    await shot(page, 'regression-kernel');
+  });
+
+  it('the cohort split names the kernel versions and flags the slow one', async () => {
+    const panel = page.getByTestId('cohort-panel');
+    const slow = panel.locator('[data-cohort="4.15.0-36"]');
+    const fast = panel.locator('[data-cohort="4.4.0-138"]');
+    await slow.waitFor();
+    await fast.waitFor();
+    expect(await slow.textContent()).toContain('os.version=4.15.0-36');
+    expect(await slow.locator('.slow-tag').count()).toBe(1);
+    expect(await fast.locator('.slow-tag').count()).toBe(0);
+    await panel.getByTestId('chart-cohorts').locator('canvas').waitFor();
+  });
+
+  it('a deep link opens the same view', async () => {
+    const url = page.url();
+    const heading = await page.locator('h1').textContent();
+    const range = await page.getByTestId('range-button').textContent();
+    const other = await context.newPage();
+    await other.goto(url);
+    await other.getByTestId('chart-regression').locator('canvas').waitFor();
+    expect(await other.locator('h1').textContent()).toBe(heading);
+    expect(await other.getByTestId('range-button').textContent()).toBe(range);
+    expect(other.url()).toBe(url);
+    await other.close();
+  });
+
+  it('the edge regression shows client, server and gap, and that only callers see the +40 ms', async () => {
+    await page.goto(`${server.url}/`);
+    await page.locator(`[data-regression-id="${edge.id}"] a`).click();
+    const panel = page.getByTestId('edge-panel');
+    await panel.getByTestId('chart-edge').locator('canvas').waitFor();
+    for (const view of ['client', 'server', 'gap']) expect(await panel.locator(`[data-view="${view}"]`).textContent()).not.toContain('not reported');
+    // The gap went from well under a millisecond to ~40 ms; the server view stayed flat.
+    expect(await panel.locator('[data-view="gap"]').textContent()).toMatch(/→ (39|40|41)\.\d ms/);
+    expect(await panel.locator('[data-view="server"]').textContent()).toMatch(/µs → \d+ µs|ms → 0\.\d+ ms/);
+    expect(await panel.getByRole('note').textContent()).toMatch(/Only callers see it/);
+    await shot(page, 'regression-edge');
+  });
+
+  it('a marker description from CI renders as text, never as HTML', async () => {
+    await page.goto(`${server.url}/deploys?from=now-6h`);
+    const desc = page.locator('.deploy-desc', { hasText: '<img src=x onerror=alert(1)>' });
+    await desc.waitFor();
+    expect(await desc.textContent()).toBe(XSS_DESCRIPTION);
+    expect(await page.locator('img').count()).toBe(0);
+    expect(dialogs).toEqual([]);
+    await shot(page, 'deploys');
+  });
+
+  it('explorer, SLOs and settings render (screenshots), and nothing threw', async () => {
+    const series = (await (await fetch(`${server.url}/api/v1/series?service=containerd`)).json()) as { series: Array<{ id: string }> };
+    await page.goto(`${server.url}/explorer?series=${series.series[0]!.id}&from=now-4h`);
+    await page.getByTestId('chart-heatmap').locator('canvas').waitFor();
+    await page.getByTestId('chart-quantiles').locator('.marker-chip[data-kind="kernel"]').first().waitFor();
+    await shot(page, 'explorer');
+    await page.goto(`${server.url}/slos`);
+    await page.locator('h1', { hasText: 'SLOs' }).waitFor();
+    await shot(page, 'slos');
+    await page.goto(`${server.url}/settings`);
+    await page.getByTestId('access').waitFor();
+    expect(await page.getByTestId('access').textContent()).toContain('runs open');
+    await shot(page, 'settings');
+    expect(pageErrors).toEqual([]);
+    expect(dialogs).toEqual([]);
+  });
+});
+
+/**
+ * The colour drawn in the chart canvas in the column under a marker chip
+ * (shifted by dx px), just inside the top of the plot (above the data lines),
+ * or null if only background and grid are there: no marker line was drawn.
+ */
+async function markerColumnColour(p: Page, chip: ReturnType<Page['locator']>, dx = 0): Promise<string | null> {
+  const box = (await chip.boundingBox())!;
+  const plot = (await p.getByTestId('chart-regression').getByTestId('plot-area').boundingBox())!;
+  const x = box.x + box.width / 2 + dx;
+  return p.evaluate(
+    ({ x, top }) => {
+      const canvas = document.querySelector('[data-testid="chart-regression"] canvas') as HTMLCanvasElement;
+      const rect = canvas.getBoundingClientRect();
+      const ratio = canvas.width / rect.width;
+      const ctx = canvas.getContext('2d')!;
+      // A 5 × 16 px patch around the chip's centre line (a dashed line still shows in it).
+      const data = ctx.getImageData(Math.round((x - rect.left - 2) * ratio), Math.round((top - rect.top + 3) * ratio), Math.round(5 * ratio), Math.round(16 * ratio)).data;
+      for (let i = 0; i < data.length; i += 4) {
+        const [r, g, b, a] = [data[i]!, data[i + 1]!, data[i + 2]!, data[i + 3]!];
+        // Saturated red/orange: the top-suspect line (#e03131) or the kernel colour (#d9480f).
+        if (a > 100 && r > 150 && g < 120 && b < 100) return `rgb(${r},${g},${b})`;
+      }
+      return null;
+    },
+    { x, top: plot.y },
+  );
+}
