@@ -74,8 +74,8 @@ async function checkCollector(config: AgentConfig): Promise<DoctorLine> {
     const hint = res.status === 401 || res.status === 403 ? ' (set OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer <ingest token>")' : '';
     return { ok, what: 'collector', detail: `${config.tracesUrl} answered ${res.status}${hint}` };
   } catch (e) {
-    const err = e as Error & { cause?: { code?: string } };
-    return { ok: false, what: 'collector', detail: `${config.tracesUrl} unreachable: ${err.cause?.code ?? err.message}` };
+    const err = e as Error & { cause?: { code?: string; message?: string } };
+    return { ok: false, what: 'collector', detail: `${config.tracesUrl} unreachable: ${err.cause?.code ?? err.cause?.message ?? err.message}` };
   }
 }
 

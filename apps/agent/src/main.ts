@@ -2,13 +2,13 @@
  * `onset-agent` entry point. `npm start` runs this file with no arguments
  * (and OTEL_EXPORTER_OTLP_ENDPOINT pointing at the local server).
  */
-import { startAgent } from './agent.ts';
 import { buildCli } from './cli.ts';
 import { ConfigError, loadConfig, type CliFlags } from './config/load.ts';
 import type { AgentConfig } from './config/schema.ts';
-import { formatDoctor, runDoctor } from './doctor.ts';
 import { realHost } from './host/facts.ts';
 import { createLogger } from './log.ts';
+
+// The agent and doctor pull in the OpenTelemetry exporter; load them only when used, so --help is quick.
 
 function configOrExit(flags: CliFlags): AgentConfig {
   try {
@@ -25,6 +25,7 @@ function configOrExit(flags: CliFlags): AgentConfig {
 async function run(flags: CliFlags): Promise<void> {
   const config = configOrExit(flags);
   const log = createLogger(config.logLevel);
+  const { startAgent } = await import('./agent.ts');
   const agent = await startAgent(config, { host: realHost(), log });
   if (config.once) {
     await agent.probeRound();
@@ -44,6 +45,7 @@ async function run(flags: CliFlags): Promise<void> {
 async function doctor(flags: CliFlags): Promise<void> {
   const config = configOrExit(flags);
   const host = realHost();
+  const { formatDoctor, runDoctor } = await import('./doctor.ts');
   process.stdout.write('onset-agent doctor: checking (starting bpftrace takes a few seconds)…\n');
   const lines = await runDoctor(config, host);
   process.stdout.write(`${formatDoctor(host, lines)}\n`);

@@ -45,8 +45,8 @@ export class HttpProbe implements Probe {
       serverTimingHeader = res.headers.get('server-timing') ?? undefined;
       if (res.status >= 500) error = `HTTP ${res.status}`;
     } catch (e) {
-      const err = e as Error & { cause?: { code?: string } };
-      error = err.name === 'TimeoutError' ? `timed out after ${target.timeoutMs} ms` : (err.cause?.code ?? err.message);
+      const err = e as Error & { cause?: { code?: string; message?: string } };
+      error = err.name === 'TimeoutError' ? `timed out after ${target.timeoutMs} ms` : (err.cause?.code ?? err.cause?.message ?? err.message);
     }
     const t1 = process.hrtime.bigint();
     emit({

@@ -210,7 +210,7 @@ export class StraceCorrelator {
       kind: 'spawn',
       source: 'strace',
       startNs: toNs(f.startSec),
-      durationNs: Math.max(0, Math.round((e.endSec - f.startSec) * 1e9)),
+      durationNs: Math.max(0, Math.round((e.endSec - f.startSec) * 1e6) * 1000), // strace times are microseconds
       executable: e.executable,
       method: f.method,
       sharedMemory: f.sharedMemory,
