@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
@@ -58,6 +59,9 @@ describe('self-tracing with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(api, JSON.stringify(series)).toMatchObject({ op: 'request', view: 'server' });
     // Resource attributes come through: the span names this machine as its host.
     expect(api!.hosts).toContain(os.hostname());
+    const { rows } = await receiver.onset.pool.query(`SELECT attrs FROM resources WHERE service = $1`, [SERVICE]);
+    const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+    expect(rows.map((r) => r.attrs['service.version'])).toContain(version);
     // Probes and scrapes are not traced.
     expect(series.some((s) => /healthz|metrics/.test(s.name))).toBe(false);
 

@@ -15,6 +15,7 @@ import { NodeTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
+import { readFileSync } from 'node:fs';
 
 export const TRACER_NAME = 'onset-server';
 /** Probes and scrapes would drown the interesting spans. */
@@ -27,6 +28,14 @@ export interface SelfTracing {
 }
 
 let active: SelfTracing | null = null;
+
+function serverVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
 
 export function selfTracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
   if ((env.OTEL_SDK_DISABLED ?? '').toLowerCase() === 'true') return false;
@@ -44,7 +53,7 @@ export function startSelfTracing(env: NodeJS.ProcessEnv = process.env): SelfTrac
   if (!selfTracingRequested(env)) return null;
 
   const resource = defaultResource()
-    .merge(resourceFromAttributes({ 'service.name': TRACER_NAME, 'service.version': process.env.npm_package_version ?? '0.1.0' }))
+    .merge(resourceFromAttributes({ 'service.name': TRACER_NAME, 'service.version': serverVersion() }))
     .merge(detectResources({ detectors: [hostDetector] }))
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over the defaults.
     .merge(detectResources({ detectors: [envDetector] }));
