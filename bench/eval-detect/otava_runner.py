@@ -11,8 +11,11 @@ metrics by exact time only; merging nearby ones can only help its precision).
 
 Detection delay: Otava is a batch method, so it is re-run on the data up to
 k + d points for growing d (the way it is used on a growing series); the delay
-is the first d at which it reports a change within 5 points of the true index k.
-Only the 200 points before k are passed (4 windows, enough for its local split).
+is the first d from which every later run (up to k + 150 and the full series)
+reports a change within 5 points of the true index k. (Its first report is
+often a flicker that later runs drop; an alert raised on that would be
+retracted.) Only the 200 points before k are passed (4 windows, enough for its
+local split).
 """
 import json
 import sys
@@ -41,25 +44,34 @@ def merged(y50, y99):
     return out
 
 
-def delay_for(y50, y99, k):
+def delay_for(y50, y99, k, final_match):
+    """First d from which every later prefix run (and the full run) reports the change."""
+    if not final_match:
+        return None
     start = max(0, k - 200)
+    found = []
     for d in DELAY_GRID:
         end = k + d
         if end > len(y50):
-            return None
+            break
         cps = merged(y50[start:end], y99[start:end])
-        if any(abs(start + c - k) <= MARGIN for c in cps):
-            return d
-    return None
+        found.append((d, any(abs(start + c - k) <= MARGIN for c in cps)))
+    delay = None
+    for d, ok in reversed(found):
+        if not ok:
+            break
+        delay = d
+    return delay
 
 
 def run(line):
     s = json.loads(line)
     y50, y99 = s["y50"], s["y99"]
+    cps = merged(y50, y99)
     return json.dumps({
         "id": s["id"],
-        "cps": merged(y50, y99),
-        "delays": [delay_for(y50, y99, k) for k in s["truth"]],
+        "cps": cps,
+        "delays": [delay_for(y50, y99, k, any(abs(c - k) <= MARGIN for c in cps)) for k in s["truth"]],
     })
 
 

@@ -1,5 +1,5 @@
 /**
- * npm run eval:detect [-- --series 600 --minutes 2880 --seed 1 --no-otava]
+ * npm run eval:detect [-- --series 600 --minutes 2880 --seed 1 --no-otava --no-cache]
  *
  * Generates labelled synthetic series (bench/eval-detect/synth.ts), runs the
  * Onset step detector and Apache Otava (Python, default settings, on the same
@@ -8,12 +8,13 @@
  * points for both, row by row. Results go to bench/results/eval-detect.json.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { detectSteps } from '../../packages/core/src/detect/index.ts';
+import { detectSteps, type DetectOptions } from '../../packages/core/src/detect/index.ts';
 import { writeResult } from '../lib/harness.ts';
 import { scoreMethod, type Detection, type MethodRun, type Row, MARGIN, ASSOC } from './score.ts';
 import { generateCorpus, type SynthSeries } from './synth.ts';
@@ -26,11 +27,15 @@ const { values: args } = parseArgs({
     minutes: { type: 'string', default: '2880' },
     seed: { type: 'string', default: '1' },
     'no-otava': { type: 'boolean', default: false },
+    'no-cache': { type: 'boolean', default: false },
     workers: { type: 'string' },
     quiet: { type: 'boolean', default: false },
+    // Detector options as JSON, for experiments (e.g. --detect '{"alpha":1e-6}').
+    detect: { type: 'string', default: '{}' },
   },
 });
 
+const detectOpts = JSON.parse(args.detect!) as DetectOptions;
 const opts = { series: Number(args.series), minutes: Number(args.minutes), seed: Number(args.seed) };
 const log = (s: string) => {
   if (!args.quiet) process.stderr.write(s + '\n');
@@ -47,7 +52,7 @@ log(`  ${totalPoints} points, ${totalChanges} labelled changes, ${corpus.filter(
 t = performance.now();
 const onset: MethodRun = { name: 'onset', available: true, detections: new Map() };
 for (const s of corpus) {
-  const changes = detectSteps(s.points, { floor: s.floor });
+  const changes = detectSteps(s.points, { ...detectOpts, floor: s.floor });
   onset.detections.set(
     s.id,
     changes.map((c) => ({ index: c.index, detectedIndex: c.detectedIndex })),
@@ -114,26 +119,39 @@ async function runOtava(corpus: SynthSeries[]): Promise<MethodRun> {
         truth: s.truth.map((c) => c.index),
       }),
     );
-    await writeFile(input, lines.join('\n') + '\n');
+    const body = lines.join('\n') + '\n';
+    await writeFile(input, body);
+    // Otava takes minutes; keep its answers for identical inputs (same corpus, runner and version).
+    const key = createHash('sha256').update(body).update(await readFile(path.join(HERE, 'otava_runner.py'))).update(version).digest('hex').slice(0, 16);
+    const cache = path.join(os.tmpdir(), `onset-eval-otava-${key}.jsonl`);
+    if (!args['no-cache'] && (await stat(cache).catch(() => null))) {
+      log(`otava ${version}: cached answers (${cache})`);
+      return readOtava(cache, version, corpus);
+    }
     log(`otava ${version}: running (defaults: window 50, p ≤ 0.001) on ${corpus.length} series…`);
     const t0 = performance.now();
     const workers = args.workers ?? String(Math.max(1, os.availableParallelism()));
     const r = spawnSync(py, [path.join(HERE, 'otava_runner.py'), input, output, workers], { stdio: ['ignore', 'inherit', 'inherit'] });
     if (r.status !== 0) return unavailable(`otava runner failed (exit ${r.status})`);
     log(`otava: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    const run: MethodRun = { name: `otava ${version}`, available: true, detections: new Map(), delays: new Map() };
-    const bySeries = new Map(corpus.map((s) => [s.id, s]));
-    for (const line of (await readFile(output, 'utf8')).split('\n')) {
-      if (!line.trim()) continue;
-      const o = JSON.parse(line) as { id: number; cps: number[]; delays: (number | null)[] };
-      run.detections.set(o.id, o.cps.map((index): Detection => ({ index, detectedIndex: null })));
-      const s = bySeries.get(o.id)!;
-      s.truth.forEach((c, i) => run.delays!.set(`${o.id}:${c.index}`, o.delays[i] ?? null));
-    }
-    return run;
+    await copyFile(output, cache);
+    return readOtava(output, version, corpus);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+async function readOtava(file: string, version: string, corpus: SynthSeries[]): Promise<MethodRun> {
+  const run: MethodRun = { name: `otava ${version}`, available: true, detections: new Map(), delays: new Map() };
+  const bySeries = new Map(corpus.map((s) => [s.id, s]));
+  for (const line of (await readFile(file, 'utf8')).split('\n')) {
+    if (!line.trim()) continue;
+    const o = JSON.parse(line) as { id: number; cps: number[]; delays: (number | null)[] };
+    run.detections.set(o.id, o.cps.map((index): Detection => ({ index, detectedIndex: null })));
+    const s = bySeries.get(o.id)!;
+    s.truth.forEach((c, i) => run.delays!.set(`${o.id}:${c.index}`, o.delays[i] ?? null));
+  }
+  return run;
 }
 
 function fmt(v: number | null, kind: 'pct' | 'num' | 'rate' | 'int'): string {

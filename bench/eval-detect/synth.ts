@@ -142,36 +142,56 @@ export function generateSeries(id: number, minutes: number, seed: number): Synth
     planned.sort((a, b) => a.minute - b.minute);
   }
 
-  // Level path. p is multiplicative and m starts high enough that every tail
-  // improvement keeps it ≥ 1; flat shifts are sized from the p50 at the time.
-  const states: LevelState[] = [];
-  let m0 = 1;
-  for (const c of planned) if (c.kind === 'p99' && c.improvement) m0 *= c.target;
-  let p = 1;
-  const flatSizes: number[] = [];
-  for (const c of planned) {
-    if (c.kind === 'p50') p = c.improvement ? p / c.target : p * c.target;
-    // For flat/gap shifts the size is relative to the base p50 (plus floor for gaps).
-    flatSizes.push((median * p + floor) * (c.target - 1));
-  }
-  let n0 = 0;
-  planned.forEach((c, j) => {
-    if ((c.kind === 'flat' || c.kind === 'gap') && c.improvement) n0 += flatSizes[j]!;
-  });
-  let st: LevelState = { p: 1, m: m0, n: n0 };
-  states.push(st);
-  planned.forEach((c, j) => {
-    const next = { ...st };
-    if (c.kind === 'p50') next.p = c.improvement ? st.p / c.target : st.p * c.target;
-    else if (c.kind === 'p99') next.m = c.improvement ? st.m / c.target : st.m * c.target;
-    else next.n = c.improvement ? st.n - flatSizes[j]! : st.n + flatSizes[j]!;
-    states.push(next);
-    st = next;
-  });
-  const trueQ = (s: LevelState, u: number): number => {
-    const x = Q(u);
-    return (x > q95 ? x * s.m : x) * s.p + s.n + floor;
+  // Level path: every step realises its target ratio exactly on the labelled
+  // quantile (p50 for p50/flat/gap steps, p99 for tail steps), whatever came
+  // before it. An improvement removes something that must be there: a flat
+  // delay (n) or a slow tail (m ≥ 1), so the series starts with just enough
+  // of it (the smallest n0 and m0 that keep every later state valid).
+  const q50 = Q(0.5);
+  const q99 = Q(0.99);
+  const p50Of = (s: LevelState) => q50 * s.p + s.n + floor;
+  const p99Of = (s: LevelState) => (q99 > q95 ? q99 * s.m : q99) * s.p + s.n + floor;
+  const simulate = (n0: number, m0: number): { states: LevelState[]; ok: boolean; nOk: boolean } => {
+    let st: LevelState = { p: 1, m: m0, n: n0 };
+    const out = [st];
+    let ok = true;
+    let nOk = true;
+    for (const c of planned) {
+      const r = c.improvement ? 1 / c.target : c.target;
+      const next = { ...st };
+      if (c.kind === 'p50') {
+        // Everything slows down (or speeds up) by r, the flat part included.
+        next.p = st.p * r;
+        next.n = st.n * r;
+      } else if (c.kind === 'p99') {
+        const target = p99Of(st) * r;
+        next.m = (target - st.n - floor) / (q99 * st.p);
+        if (!(next.m >= 1)) ok = false;
+      } else {
+        next.n = p50Of(st) * r - q50 * st.p - floor;
+        if (!(next.n >= 0)) nOk = ok = false;
+      }
+      out.push(next);
+      st = next;
+    }
+    return { states: out, ok, nOk };
   };
+  const smallest = (feasible: (x: number) => boolean): number => {
+    if (feasible(0)) return 0;
+    let hi = 1;
+    while (!feasible(hi)) hi *= 4;
+    let lo = hi / 4;
+    for (let i = 0; i < 50; i++) {
+      const mid = (lo + hi) / 2;
+      if (feasible(mid)) hi = mid;
+      else lo = mid;
+    }
+    return hi;
+  };
+  const n0 = smallest((n) => simulate(n, 1e12).nOk);
+  const m0 = Math.max(1, 1 + smallest((m) => simulate(n0, 1 + m).ok));
+  const states = simulate(n0, m0).states;
+  const trueQ = (s: LevelState, u: number): number => (u >= 0.99 ? p99Of(s) : p50Of(s));
 
   // Minutes.
   const points: MinutePoint[] = [];

@@ -22,7 +22,7 @@
  * per quantile plus a ring of the last beforePoints+maxAfterPoints points, and
  * round-trips through JSON, so a pass only processes new points.
  */
-import { mannWhitneyGreater, median, robustTrend } from './stats.ts';
+import { exceedanceTest, mannWhitneyGreater, median, normalQuantile, orderStatisticZ, robustTrend } from './stats.ts';
 import {
   resolveDetectOptions,
   type DetectOptions,
@@ -34,11 +34,30 @@ import {
 } from './types.ts';
 
 const METRICS: readonly StepMetric[] = ['p50', 'p99'];
+const Z99 = normalQuantile(0.99);
+/** Memory (points) of the spread estimate used by the small-count correction. */
+const SPREAD_MEMORY = 512;
+const Z_CACHE = 4096;
+const zCache: [Float64Array, Float64Array] = [new Float64Array(Z_CACHE + 1).fill(NaN), new Float64Array(Z_CACHE + 1).fill(NaN)];
+/** orderStatisticZ for p50 (which 0) or p99 (which 1), cached for common counts. */
+function zAt(which: number, count: number): number {
+  const n = Math.max(1, Math.round(count));
+  if (n > Z_CACHE) return orderStatisticZ(which ? 0.99 : 0.5, n);
+  const cache = zCache[which]!;
+  let z = cache[n]!;
+  if (Number.isNaN(z)) z = cache[n] = orderStatisticZ(which ? 0.99 : 0.5, n);
+  return z;
+}
 /** Baseline smoothing (Holt): level gain and slope gain. */
 const HOLT_ALPHA = 0.1;
 const HOLT_BETA = 0.05;
+/** The baseline learns from points this far back; CUSUM runs above SUSPECT keep their points out of it. */
+const BASELINE_LAG = 16;
+const SUSPECT = 2;
 /** Largest believable drift of the baseline, log units per minute (~×1.35 per hour). */
 const MAX_SLOPE = 0.005;
+/** E[min(Z², 4)] for standard normal Z. */
+const WINSOR_2SD = 0.9211;
 /** Noise model memory (points). */
 const NOISE_MEMORY = 128;
 /** Fewest points on each side of a split that a confirmation accepts. */
@@ -46,6 +65,13 @@ const MIN_BEFORE = 8;
 const MIN_AFTER = 3;
 /** Significance for a second quantile to join a change confirmed on the first. */
 const JOIN_ALPHA = 1e-3;
+/** Tail share: upper quantile of the regime, its window and refresh period (points), CUSUM threshold. */
+const TAIL_QUANTILE = 0.95;
+const TAIL_WINDOW = 64;
+const TAIL_REFRESH = 16;
+const TAIL_H = 6;
+/** The exceedance test counts points above this upper share of the history. */
+const EXCEEDANCE_SHARE = 0.15;
 /** Onset interval: splits whose log-likelihood ratio is within this of the best (≈95%). */
 const ONSET_LR_DROP = 4;
 
@@ -54,6 +80,8 @@ interface MetricState {
   level: number;
   slope: number;
   lastT: number;
+  /** Last point (valid index) fed to the baseline. */
+  fed: number;
   // Noise model: decayed sums for the regression of squared first differences on 1/count.
   w: number;
   su: number;
@@ -67,11 +95,32 @@ interface MetricState {
   dn: number;
   upStart: number;
   dnStart: number;
-  // Pending alarm: direction (0 none), onset and next test (valid-point indices).
+  // Tail-share CUSUMs: is the share of points above the regime's upper
+  // quantile (thr) growing or shrinking? A tail that moved in only some
+  // minutes (sparse p99) shows up here long before it moves the level.
+  thr: number;
+  thrAt: number;
+  pe: number;
+  eu: number;
+  ed: number;
+  euStart: number;
+  edStart: number;
+  // Pending alarm: direction (0 none), source (0 level, 1 tail share), onset and next test (valid-point indices).
   alarm: number;
+  src: number;
+  /** Tests run for the pending alarm (Bonferroni over retests). */
+  tests: number;
   onset: number;
   nextTest: number;
   regimeStart: number;
+}
+
+interface SplitTest {
+  p: number;
+  /** Confirmed by an exceedance test (localise on the share beyond `theta`). */
+  tail: boolean;
+  theta: number;
+  onset: number;
 }
 
 interface RecentChange {
@@ -89,6 +138,8 @@ export interface DetectorStateJSON {
   lastT: number | null;
   /** Ring contents, oldest first. */
   ring: { t: number[]; c: number[]; g: number[]; y50: number[]; y99: number[] };
+  /** Decayed sums of the spread estimate. */
+  spread: [number, number, number];
   metrics: MetricState[];
   recent: RecentChange[];
 }
@@ -97,10 +148,11 @@ const NONE: StepChange[] = [];
 
 function newMetricState(): MetricState {
   return {
-    warm: 0, level: 0, slope: 0, lastT: 0,
+    warm: 0, level: 0, slope: 0, lastT: 0, fed: 0,
     w: 0, su: 0, suu: 0, sd: 0, sud: 0, a: 0, tau2: 0,
     up: 0, dn: 0, upStart: 0, dnStart: 0,
-    alarm: 0, onset: 0, nextTest: 0, regimeStart: 0,
+    thr: Infinity, thrAt: -Infinity, pe: 0.1, eu: 0, ed: 0, euStart: 0, edStart: 0,
+    alarm: 0, src: 0, tests: 0, onset: 0, nextTest: 0, regimeStart: 0,
   };
 }
 
@@ -113,7 +165,12 @@ export class StepDetector {
   private readonly rt: Float64Array;
   private readonly rc: Float64Array;
   private readonly rg: Float64Array;
+  /** log(value + floor) of p50 and p99 (read through `y()`, which corrects small counts). */
   private readonly ry: [Float64Array, Float64Array];
+  /** Spread of the event distribution in log units (σ_u), from p99 - p50 against their order-statistic levels. */
+  private sxz = 0;
+  private szz = 0;
+  private sigmaU = 0;
   private readonly ms: [MetricState, MetricState];
   private recent: RecentChange[] = [];
   private readonly logMin: number;
@@ -165,8 +222,19 @@ export class StepDetector {
     this.rt[pos] = p.t;
     this.rc[pos] = c;
     this.rg[pos] = g;
-    this.ry[0][pos] = Math.log(v50);
-    this.ry[1][pos] = Math.log(v99);
+    const l50 = Math.log(v50);
+    const l99 = Math.log(v99);
+    this.ry[0][pos] = l50;
+    this.ry[1][pos] = l99;
+    // Learn the distribution's spread from how far p99 sits above p50 at the
+    // counts seen (see y()).
+    const dz = zAt(1, c) - zAt(0, c);
+    if (dz > 0) {
+      const rhoS = 1 - 1 / SPREAD_MEMORY;
+      this.sxz = rhoS * this.sxz + dz * Math.min(Math.max(l99 - l50, 0), 3 * dz);
+      this.szz = rhoS * this.szz + dz * dz;
+      this.sigmaU = this.szz > 1 ? Math.max(0, this.sxz / this.szz) : 0;
+    }
     let out: StepChange[] = NONE;
     for (let mi = 0; mi < 2; mi++) {
       const ch = this.stepMetric(mi, vi);
@@ -181,7 +249,7 @@ export class StepDetector {
     const s = this.ms[mi]!;
     const o = this.opts;
     const pos = vi % this.cap;
-    const y = this.ry[mi]![pos]!;
+    const y = this.y(mi, pos);
     const c = this.rc[pos]!;
     const t = this.rt[pos]!;
     if (s.warm < o.warmupPoints) {
@@ -193,10 +261,12 @@ export class StepDetector {
 
     // Noise model from the first difference with the previous point.
     const pp = (vi - 1) % this.cap;
-    const d = y - this.ry[mi]![pp]!;
+    const d = y - this.y(mi, pp);
     const u = 1 / c + 1 / this.rc[pp]!;
     const pred = 2 * s.tau2 + s.a * u + 2 * this.q2;
-    const d2 = Math.min(d * d, 9 * pred);
+    // Winsorised at 2 sd (and rescaled to stay unbiased for Gaussian noise):
+    // robust up to ~20% of wild minutes, e.g. a slow tail showing in some.
+    const d2 = Math.min(d * d, 4 * pred) / WINSOR_2SD;
     const rho = 1 - 1 / NOISE_MEMORY;
     s.w = rho * s.w + 1;
     s.su = rho * s.su + u;
@@ -206,8 +276,10 @@ export class StepDetector {
     this.solveNoise(s);
 
     // Forecast, standardise, clip, CUSUM.
-    const dt = Math.max(1, (t - s.lastT) / 60_000);
-    const f = s.level + s.slope * dt;
+    // The baseline runs BASELINE_LAG points behind and is extrapolated to now,
+    // so the first points of a step cannot pull it along before the CUSUM has
+    // seen them (a fast baseline swallows small steps in sparse series).
+    const f = s.level + s.slope * Math.max(0, (t - s.lastT) / 60_000);
     const sigma = Math.sqrt(s.tau2 + s.a / c + this.q2);
     const e = y - f;
     const cl = o.clip;
@@ -220,33 +292,81 @@ export class StepDetector {
     if (s.dn === 0) s.dnStart = vi;
     s.dn = Math.max(0, s.dn - z - k);
 
-    // Baseline: follow the trend, but learn only while nothing is brewing.
+    // Feed the baseline the point BASELINE_LAG back, unless it belongs to a
+    // CUSUM run that is building up or to a pending alarm (a suspected step).
     const h = o.cusumH;
-    if (s.up < h / 2 && s.dn < h / 2) {
-      let ec = e;
-      const lim = cl * sigma;
-      if (ec > lim) ec = lim;
-      else if (ec < -lim) ec = -lim;
-      s.level = f + HOLT_ALPHA * ec;
-      s.slope += HOLT_ALPHA * HOLT_BETA * ec;
-      if (s.slope > MAX_SLOPE) s.slope = MAX_SLOPE;
-      else if (s.slope < -MAX_SLOPE) s.slope = -MAX_SLOPE;
-    } else {
-      s.level = f;
+    const j = vi - BASELINE_LAG;
+    if (j > s.fed) {
+      s.fed = j;
+      const suspect =
+        (s.alarm !== 0 && j >= s.onset) || (s.up > SUSPECT && j >= s.upStart) || (s.dn > SUSPECT && j >= s.dnStart);
+      if (!suspect) this.feedBaseline(s, mi, j);
     }
-    s.lastT = t;
+
+    // Tail share: Bernoulli CUSUMs on "above the regime's upper quantile".
+    const brewing = s.alarm !== 0 || s.eu > TAIL_H / 2 || s.ed > TAIL_H / 2;
+    if (!brewing && vi - s.thrAt >= TAIL_REFRESH && vi - s.regimeStart >= MIN_BEFORE) this.refreshThreshold(mi, vi);
+    if (s.thr < Infinity) {
+      const b = y > s.thr;
+      const p0 = s.pe < 0.02 ? 0.02 : s.pe > 0.3 ? 0.3 : s.pe;
+      const p1u = Math.min(0.9, Math.max(3 * p0, p0 + 0.1));
+      const p1d = p0 / 4;
+      if (s.eu === 0) s.euStart = vi;
+      s.eu = Math.max(0, s.eu + (b ? Math.log(p1u / p0) : Math.log((1 - p1u) / (1 - p0))));
+      if (s.ed === 0) s.edStart = vi;
+      s.ed = Math.max(0, s.ed + (b ? Math.log(p1d / p0) : Math.log((1 - p1d) / (1 - p0))));
+      if (!brewing) s.pe += ((b ? 1 : 0) - s.pe) / NOISE_MEMORY;
+    }
 
     // Alarm bookkeeping.
     if (s.alarm !== 0) {
-      if ((s.alarm > 0 ? s.up : s.dn) === 0) s.alarm = 0; // it was a blip
+      const run = s.src === 0 ? (s.alarm > 0 ? s.up : s.dn) : s.alarm > 0 ? s.eu : s.ed;
+      if (run === 0) s.alarm = 0; // it was a blip
     }
-    if (s.alarm === 0 && (s.up > h || s.dn > h)) {
-      s.alarm = s.up > h ? 1 : -1;
-      s.onset = Math.max(s.alarm > 0 ? s.upStart : s.dnStart, s.regimeStart + MIN_BEFORE);
-      s.nextTest = vi;
+    if (s.alarm === 0) {
+      if (s.up > h || s.dn > h) {
+        s.alarm = s.up > h ? 1 : -1;
+        s.src = 0;
+        s.onset = s.alarm > 0 ? s.upStart : s.dnStart;
+      } else if (s.eu > TAIL_H || s.ed > TAIL_H) {
+        s.alarm = s.eu > TAIL_H ? 1 : -1;
+        s.src = 1;
+        s.onset = s.alarm > 0 ? s.euStart : s.edStart;
+      }
+      if (s.alarm !== 0) {
+        s.onset = Math.max(s.onset, s.regimeStart + MIN_BEFORE);
+        s.nextTest = vi;
+        s.tests = 0;
+      }
     }
     if (s.alarm !== 0 && vi >= s.nextTest) return this.tryConfirm(mi, vi);
     return null;
+  }
+
+  /** Robust Holt update of the baseline with point j (valid index). */
+  private feedBaseline(s: MetricState, mi: number, j: number): void {
+    const pj = j % this.cap;
+    const tj = this.rt[pj]!;
+    const f = s.level + s.slope * Math.max(0, (tj - s.lastT) / 60_000);
+    const sd = Math.sqrt(s.tau2 + s.a / this.rc[pj]! + this.q2);
+    let e = this.y(mi, pj) - f;
+    const lim = this.opts.clip * sd;
+    if (e > lim) e = lim;
+    else if (e < -lim) e = -lim;
+    s.level = f + HOLT_ALPHA * e;
+    s.slope += HOLT_ALPHA * HOLT_BETA * e;
+    if (s.slope > MAX_SLOPE) s.slope = MAX_SLOPE;
+    else if (s.slope < -MAX_SLOPE) s.slope = -MAX_SLOPE;
+    s.lastT = tj;
+  }
+
+  /** The regime's upper quantile over its last TAIL_WINDOW points, plus the reporting margin. */
+  private refreshThreshold(mi: number, vi: number): void {
+    const s = this.ms[mi]!;
+    const from = Math.max(s.regimeStart, vi - TAIL_WINDOW, vi - this.cap + 1);
+    const ys = this.rangeY(mi, from, vi - 1).sort();
+    s.thr = ys[Math.min(ys.length - 1, Math.floor(TAIL_QUANTILE * ys.length))]! + this.logMin;
+    s.thrAt = vi;
   }
 
   private solveNoise(s: MetricState): void {
@@ -283,9 +403,14 @@ export class StepDetector {
     s.level = median(ys);
     s.slope = keepSlope;
     s.lastT = this.rt[to % this.cap]!;
+    s.fed = to;
     s.regimeStart = from;
     s.up = s.dn = 0;
     s.upStart = s.dnStart = to + 1;
+    s.eu = s.ed = 0;
+    s.euStart = s.edStart = to + 1;
+    s.thr = Infinity;
+    s.thrAt = -Infinity;
     s.alarm = 0;
     if (s.w === 0 && to > from) {
       // First regime: seed the noise model from the median absolute first difference.
@@ -294,7 +419,7 @@ export class StepDetector {
       for (let v = from + 1; v <= to; v++) {
         const p = v % this.cap;
         const q = (v - 1) % this.cap;
-        ad.push(Math.abs(this.ry[mi]![p]! - this.ry[mi]![q]!));
+        ad.push(Math.abs(this.y(mi, p) - this.y(mi, q)));
         su += 1 / this.rc[p]! + 1 / this.rc[q]!;
       }
       const n = ad.length;
@@ -320,7 +445,28 @@ export class StepDetector {
 
   // ---- confirmation ---------------------------------------------------
 
+  /**
+   * The value the detector works on for ring position `pos`: log(q + floor),
+   * corrected to the level it estimates. A minute's "p99" of n events is the
+   * rank-ceil(0.99n) value: for small n it sits well below the true p99 (the
+   * max of 5 events is near the 83rd percentile), so raw p99 dips whenever
+   * traffic does (every night). Both quantiles are moved to the level they
+   * estimate, σ·(Φ⁻¹(q) - Φ⁻¹(k/(n+1))), with σ the learnt spread.
+   */
+  private y(mi: number, pos: number): number {
+    const raw = this.ry[mi]![pos]!;
+    if (this.sigmaU === 0) return raw;
+    const c = this.rc[pos]!;
+    return mi === 0 ? raw - this.sigmaU * zAt(0, c) : raw + this.sigmaU * (Z99 - zAt(1, c));
+  }
+
   private rangeY(mi: number, from: number, to: number): Float64Array {
+    const out = new Float64Array(Math.max(0, to - from + 1));
+    for (let v = from; v <= to; v++) out[v - from] = this.y(mi, v % this.cap);
+    return out;
+  }
+
+  private rangeRaw(mi: number, from: number, to: number): Float64Array {
     const out = new Float64Array(Math.max(0, to - from + 1));
     const r = this.ry[mi]!;
     for (let v = from; v <= to; v++) out[v - from] = r[v % this.cap]!;
@@ -336,21 +482,24 @@ export class StepDetector {
   /**
    * Test a split for a step in direction `dir` on metric `mi`: the points
    * [onset, now] against up to `beforePoints` points before `onset`.
-   * Returns the p-value (NaN when the split is not testable).
+   * p is NaN when the split is not testable.
    */
-  private testSplit(mi: number, dir: number, onset: number, now: number, alpha: number, detrend: boolean): number {
+  private testSplit(mi: number, dir: number, onset: number, now: number, detrend: boolean): SplitTest {
     const s = this.ms[mi]!;
     const from = Math.max(s.regimeStart, onset - this.opts.beforePoints, now - this.cap + 1);
     const nB = onset - from;
     const nA = now - onset + 1;
-    if (nB < MIN_BEFORE || nA < MIN_AFTER) return NaN;
+    if (nB < MIN_BEFORE || nA < MIN_AFTER) return { p: NaN, tail: false, theta: 0, onset };
     const yB = this.rangeY(mi, from, onset - 1);
     const yA = this.rangeY(mi, onset, now);
-    const delta = median(yA) - median(yB);
-    if (dir * delta < this.logMin) return 1;
-    let p = dir > 0 ? mannWhitneyGreater(yA, yB) : mannWhitneyGreater(yB, yA);
-    if (!(p < alpha)) return p;
-    if (detrend && nB >= 20) {
+    // H0: the after points exceed the before points by at most minRatio.
+    // Shifting the after side by that margin makes the tests reject only
+    // steps of at least minRatio.
+    const shift = dir * this.logMin;
+    for (let i = 0; i < nA; i++) yA[i] = yA[i]! - shift;
+    const raw = this.rankTests(dir, yA, yB);
+    const out: SplitTest = { p: raw.p, tail: raw.tail, theta: raw.theta + shift, onset };
+    if (detrend && nB >= 20 && raw.p < this.opts.alpha) {
       // A ramp (diurnal) must not pass for a step: the shift must survive
       // removing the robust trend of the history, extrapolated forwards.
       const tAll = this.rangeT(from, now);
@@ -360,24 +509,58 @@ export class StepDetector {
       const rA = new Float64Array(nA);
       for (let i = 0; i < nB; i++) rB[i] = yB[i]! - (intercept + slope * tAll[i]!);
       for (let i = 0; i < nA; i++) rA[i] = yA[i]! - (intercept + slope * tAll[nB + i]!);
-      const dc = median(rA) - median(rB);
-      if (dir * dc < this.logMin) return 1;
-      const pc = dir > 0 ? mannWhitneyGreater(rA, rB) : mannWhitneyGreater(rB, rA);
-      p = Math.max(p, pc);
+      out.p = Math.max(out.p, this.rankTests(dir, rA, rB).p);
     }
-    return p;
+    return out;
+  }
+
+  /**
+   * Three tests of "after beyond before", Bonferroni-combined: a rank-sum
+   * test (the whole level moved), an exceedance test over the history's
+   * upper 15% (a tail that moved in only some minutes, as a sparse p99 does:
+   * with 5 events a minute a slow 5% of events shows in a quarter of the
+   * minutes) and, for regressions, over its top 2% (new extremes).
+   */
+  private rankTests(dir: number, yA: Float64Array, yB: Float64Array): { p: number; tail: boolean; theta: number } {
+    const pmw = dir > 0 ? mannWhitneyGreater(yA, yB) : mannWhitneyGreater(yB, yA);
+    const n = yB.length;
+    const sorted = Float64Array.from(yB).sort();
+    const r1 = Math.max(1, Math.round(EXCEEDANCE_SHARE * n));
+    const pex = exceedanceTest(yA, yB, r1, dir);
+    const r2 = Math.max(1, Math.round(0.02 * n));
+    const ptop = dir > 0 ? exceedanceTest(yA, yB, r2, dir) : 1;
+    const p = Math.min(1, 3 * Math.min(pmw, pex, ptop));
+    if (pmw <= pex && pmw <= ptop) return { p, tail: false, theta: 0 };
+    return { p, tail: true, theta: sorted[n - (pex <= ptop ? r1 : r2)]! };
   }
 
   private tryConfirm(mi: number, now: number): StepChange | null {
     const s = this.ms[mi]!;
     const o = this.opts;
     const dir = s.alarm;
-    const p = this.testSplit(mi, dir, s.onset, now, o.alpha, true);
+    // The level CUSUM and the tail-share CUSUM may date the onset differently
+    // (a sparse tail shows up as scattered slow minutes): try both.
+    const otherRun =
+      s.src === 0 ? (dir > 0 ? (s.eu > 0 ? s.euStart : -1) : s.ed > 0 ? s.edStart : -1) : dir > 0 ? (s.up > 0 ? s.upStart : -1) : s.dn > 0 ? s.dnStart : -1;
+    let test = this.testSplit(mi, dir, s.onset, now, true);
+    if (otherRun >= 0) {
+      const alt = Math.max(otherRun, s.regimeStart + MIN_BEFORE);
+      if (alt !== s.onset) {
+        const t2 = this.testSplit(mi, dir, alt, now, true);
+        const p1 = Number.isNaN(test.p) ? 1 : test.p;
+        const p2 = Number.isNaN(t2.p) ? 1 : t2.p;
+        if (p2 < p1) test = t2;
+        test.p = Math.min(1, 2 * Math.min(p1, p2));
+      }
+    }
+    // Each retest of the same alarm spends more of its error budget.
+    s.tests++;
+    test.p = Math.min(1, test.p * s.tests);
     const waited = now - s.onset + 1;
-    if (!(p < o.alpha)) {
-      if (waited >= o.maxAfterPoints) {
-        // Never confirmed: a drift or a shift too small to report. Re-anchor.
-        // Keep the regime's history so later tests still see a full window.
+    if (!(test.p < o.alpha)) {
+      if (waited >= this.maxWait(mi, now)) {
+        // Never confirmed: a drift or a shift too small to report. Re-anchor,
+        // keeping the regime's history so later tests still see a full window.
         const regimeStart = s.regimeStart;
         this.initRegime(mi, Math.max(s.onset, now - 9), now, s.slope);
         s.regimeStart = regimeStart;
@@ -387,9 +570,9 @@ export class StepDetector {
       return null;
     }
 
-    const { split, unc } = this.localise(mi, dir, s.onset, now);
+    const { split, unc } = this.localise(mi, dir, test, now);
     const other = 1 - mi;
-    const joined = this.ms[other]!.warm >= o.warmupPoints && this.testSplit(other, dir, split, now, JOIN_ALPHA, false) < JOIN_ALPHA;
+    const joined = this.ms[other]!.warm >= o.warmupPoints && this.testSplit(other, dir, split, now, false).p < JOIN_ALPHA;
 
     // Re-anchor the quantile(s) that moved at the new level.
     this.initRegime(mi, split, now, s.slope);
@@ -401,40 +584,68 @@ export class StepDetector {
     }
     this.recent.push({ onset: split, dir, unc });
     if (this.recent.length > 4) this.recent.shift();
-    return this.describe(mi, dir, split, now, unc, p, joined);
+    return this.describe(mi, dir, split, now, unc, test.p, joined);
   }
 
   /**
-   * Maximum-likelihood split for one mean shift over the testable window,
-   * on values winsorised around the two provisional levels and weighted by
-   * the noise model (a minute with 2 events counts less than one with 2,000).
+   * How long an alarm may wait for confirmation: about the points a rank test
+   * needs to see a minRatio step through this series' noise. A quiet series
+   * (thousands of events a minute) confirms a real step within a few points,
+   * so a long wait there would only let a slow drift accumulate into a "step".
    */
-  private localise(mi: number, dir: number, onset: number, now: number): { split: number; unc: number } {
+  private maxWait(mi: number, now: number): number {
     const s = this.ms[mi]!;
+    const c = this.rc[now % this.cap]!;
+    const sd = Math.sqrt(s.tau2 + s.a / c + this.q2);
+    const r = (5 * sd) / Math.max(this.logMin, 1e-3);
+    return Math.min(this.opts.maxAfterPoints, Math.max(12, Math.round(8 + 2 * r * r)));
+  }
+
+  /**
+   * Maximum-likelihood split over the testable window, with the model of the
+   * test that confirmed the step: a mean shift (on values winsorised around
+   * the two provisional levels and weighted by the noise model, so a minute
+   * with 2 events counts less than one with 2,000), or a change in the share
+   * of points beyond the exceedance threshold (Bernoulli). The onset
+   * interval holds the splits within ONSET_LR_DROP of the best 2·log-LR.
+   */
+  private localise(mi: number, dir: number, test: SplitTest, now: number): { split: number; unc: number } {
+    const s = this.ms[mi]!;
+    const onset = test.onset;
     const from = Math.max(s.regimeStart, onset - this.opts.beforePoints, now - this.cap + 1);
     const N = now - from + 1;
     const ys = this.rangeY(mi, from, now);
     const nB = onset - from;
-    const mB = median(ys.subarray(0, nB));
-    const mA = median(ys.subarray(nB));
-    const lo = Math.min(mB, mA);
-    const hi = Math.max(mB, mA);
-    const cl = this.opts.clip;
     const cw = new Float64Array(N + 1);
     const cx = new Float64Array(N + 1);
-    for (let i = 0; i < N; i++) {
-      const c = this.rc[(from + i) % this.cap]!;
-      const v2 = s.tau2 + s.a / c + this.q2;
-      const sd = Math.sqrt(v2);
-      let x = ys[i]!;
-      if (x < lo - cl * sd) x = lo - cl * sd;
-      else if (x > hi + cl * sd) x = hi + cl * sd;
-      const w = 1 / v2;
-      cw[i + 1] = cw[i]! + w;
-      cx[i + 1] = cx[i]! + w * x;
+    if (test.tail) {
+      for (let i = 0; i < N; i++) {
+        const b = dir > 0 ? ys[i]! > test.theta : ys[i]! >= test.theta;
+        cw[i + 1] = i + 1;
+        cx[i + 1] = cx[i]! + (b ? 1 : 0);
+      }
+    } else {
+      const mB = median(ys.subarray(0, nB));
+      const mA = median(ys.subarray(nB));
+      const lo = Math.min(mB, mA);
+      const hi = Math.max(mB, mA);
+      const cl = this.opts.clip;
+      for (let i = 0; i < N; i++) {
+        const c = this.rc[(from + i) % this.cap]!;
+        const v2 = s.tau2 + s.a / c + this.q2;
+        const sd = Math.sqrt(v2);
+        let x = ys[i]!;
+        if (x < lo - cl * sd) x = lo - cl * sd;
+        else if (x > hi + cl * sd) x = hi + cl * sd;
+        const w = 1 / v2;
+        cw[i + 1] = cw[i]! + w;
+        cx[i + 1] = cx[i]! + w * x;
+      }
     }
     const W = cw[N]!;
     const X = cx[N]!;
+    const bern = (x: number, n: number) => (x > 0 && x < n ? x * Math.log(x / n) + (n - x) * Math.log(1 - x / n) : 0);
+    const whole = test.tail ? bern(X, W) : 0;
     // Candidate splits: keep a few points on the left, and at least MIN_AFTER on the right.
     const first = Math.max(4, nB - 30);
     const last = N - MIN_AFTER;
@@ -447,8 +658,9 @@ export class StepDetector {
       const m1 = cx[k]! / w1;
       const m2 = (X - cx[k]!) / w2;
       const diff = m2 - m1;
+      let v = 0;
       // Only shifts in the alarm's direction count.
-      const v = dir * diff > 0 ? ((diff * diff) * w1 * w2) / W : 0;
+      if (dir * diff > 0) v = test.tail ? 2 * (bern(cx[k]!, w1) + bern(X - cx[k]!, w2) - whole) : (diff * diff * w1 * w2) / W;
       lr[k - first] = v;
       if (v > best) {
         best = v;
@@ -507,8 +719,8 @@ export class StepDetector {
     for (let v = from; v <= to; v++) count += this.rc[v % this.cap]!;
     const floor = this.opts.floor;
     return {
-      p50: Math.max(0, Math.exp(median(this.rangeY(0, from, to))) - floor),
-      p99: Math.max(0, Math.exp(median(this.rangeY(1, from, to))) - floor),
+      p50: Math.max(0, Math.exp(median(this.rangeRaw(0, from, to))) - floor),
+      p99: Math.max(0, Math.exp(median(this.rangeRaw(1, from, to))) - floor),
       count,
       points: Math.max(0, to - from + 1),
     };
@@ -524,7 +736,10 @@ export class StepDetector {
 
   toJSON(): DetectorStateJSON {
     const size = Math.min(this.nv, this.cap);
-    const ring = { t: [] as number[], c: [] as number[], g: [] as number[], y50: [] as number[], y99: [] as number[] };
+    const ring = {
+      t: [] as number[], c: [] as number[], g: [] as number[],
+      y50: [] as number[], y99: [] as number[],
+    };
     for (let v = this.nv - size; v < this.nv; v++) {
       const p = v % this.cap;
       ring.t.push(this.rt[p]!);
@@ -540,6 +755,7 @@ export class StepDetector {
       nv: this.nv,
       lastT: Number.isFinite(this.lastT) ? this.lastT : null,
       ring,
+      spread: [this.sxz, this.szz, this.sigmaU],
       metrics: this.ms.map((m) => ({ ...m })),
       recent: this.recent.map((r) => ({ ...r })),
     };
@@ -560,6 +776,7 @@ export class StepDetector {
       d.ry[0][p] = state.ring.y50[i]!;
       d.ry[1][p] = state.ring.y99[i]!;
     }
+    [d.sxz, d.szz, d.sigmaU] = state.spread;
     Object.assign(d.ms[0], state.metrics[0]);
     Object.assign(d.ms[1], state.metrics[1]);
     d.recent = state.recent.map((r) => ({ ...r }));
