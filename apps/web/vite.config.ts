@@ -9,6 +9,8 @@ export default defineConfig({
     emptyOutDir: true,
     target: 'es2022',
     chunkSizeWarningLimit: 400,
+    // bench/ui reads it to measure what the initial route downloads.
+    manifest: true,
     rollupOptions: {
       output: {
         // One long-lived vendor chunk for the shell; pages and uPlot load per route.

@@ -79,6 +79,14 @@ describe('quantile chart data', () => {
     expect(f.lines[0]!.values).toEqual([1, null, 40]);
   });
 
+  it('takes times from the index when every step is there, and parses them when some are missing', () => {
+    const full = shapeQuantiles(resp([[1, 1, 2], [1, 2, 3], [1, 3, 4]]));
+    expect(full.x).toEqual([0, 60, 120].map((d) => T0 / 1000 + d));
+    // Same count of points and same span, but one hole and one extra: must not be taken for contiguous.
+    const odd = shapeQuantiles({ step_ms: 60_000, points: [0, 90_000, 120_000].map((d) => ({ t: iso(T0 + d), count: 1, q: { '0.5': 1 } })) });
+    expect(odd.x).toEqual([T0 / 1000, T0 / 1000 + 90, T0 / 1000 + 120]);
+  });
+
   it('drops non-positive values for log scales only', () => {
     const r = resp([[1, 0, 2]]);
     expect(shapeQuantiles(r, { dropNonPositive: true }).lines[0]!.values).toEqual([null]);

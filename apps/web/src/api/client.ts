@@ -59,6 +59,8 @@ export async function apiFetch<T>(path: string, init: RequestInit & { json?: unk
   }
   if (res.status === 204) return undefined as T;
   const text = await res.text();
+  // "Data arrived" for bench/ui: from here to the chart's paint is what the user waits for.
+  performance.mark('onset:arrived', { detail: path });
   let parsed: unknown = undefined;
   try {
     parsed = text ? JSON.parse(text) : undefined;

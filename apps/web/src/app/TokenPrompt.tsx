@@ -50,7 +50,7 @@ export function TokenPrompt() {
         </p>
         <label className="field">
           <span>Bearer token</span>
-          <input type="password" autoComplete="off" value={value} onChange={(e) => setValue(e.target.value)} autoFocus required />
+          <input type="password" autoComplete="off" value={value} onChange={(e) => setValue(e.target.value)} required />
         </label>
         <div className="row gap">
           <button type="submit" className="btn primary">

@@ -2,13 +2,14 @@
  * Deploy markers as a table. Everything from CI (description, component,
  * versions, URL) is rendered as React text; only http(s) URLs become links.
  */
+import { memo } from 'react';
 import type { Deploy } from '../api/types.ts';
 import { KindBadge } from './Controls.tsx';
 import { hostsText, versionText } from './graphs/markerData.ts';
 import { formatAgo, formatInstant } from '../state/timeRange.ts';
 import { safeHttpUrl } from '../lib/format.ts';
 
-export function DeployList({
+export const DeployList = memo(function DeployList({
   deploys,
   highlightId,
   suspects,
@@ -76,7 +77,7 @@ export function DeployList({
       </tbody>
     </table>
   );
-}
+});
 
 /** A compact one-line-per-marker list (Overview). */
 export function DeployFeed({ deploys }: { deploys: readonly Deploy[] }) {

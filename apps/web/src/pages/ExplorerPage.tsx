@@ -149,10 +149,10 @@ function SeriesCharts({
   const seriesList = useSeriesList();
 
   // The resolved range of the last answer keeps the x axis still while a refresh is in flight.
-  const resolved = useMemo(
-    () => (quantiles.data ? { fromMs: Date.parse(quantiles.data.from), toMs: Date.parse(quantiles.data.to) } : { fromMs: resolvedNow.fromMs, toMs: resolvedNow.toMs }),
-    [quantiles.data, range.from, range.to],
-  );
+  const fromMs = quantiles.data ? Date.parse(quantiles.data.from) : resolvedNow.fromMs;
+  const toMs = quantiles.data ? Date.parse(quantiles.data.to) : resolvedNow.toMs;
+  // Keyed on the numbers: the same window must not rebuild the charts (and their markers).
+  const resolved = useMemo(() => ({ fromMs, toMs }), [fromMs, toMs]);
   const onZoom = useCallback((a: number, b: number) => setRange(zoomRange(a, b)), [setRange]);
 
   const qsKey = qs.join(',');
@@ -163,8 +163,11 @@ function SeriesCharts({
   const heat = useMemo(() => (heatmap.data ? shapeHeatmap(heatmap.data.points, heatmap.data.step_ms) : null), [heatmap.data]);
   const relevant = useMemo(() => (deploys.data ? relevantDeploys(deploys.data, series) : []), [deploys.data, series]);
   const markers = useMemo(() => toMarkers(relevant, resolved), [relevant, resolved]);
+  const newestFirst = useMemo(() => [...relevant].sort((a, b) => Date.parse(b.at) - Date.parse(a.at)), [relevant]);
 
-  const edge = series.view !== 'internal' && (series.peer || series.view === 'server') ? edgeSeries(seriesList.data ?? [], series) : null;
+  const found = series.view !== 'internal' && (series.peer || series.view === 'server') ? edgeSeries(seriesList.data ?? [], series) : null;
+  // Worth a panel only when there is something to compare: two of the three views.
+  const edge = found && [found.client, found.server, found.gap].filter(Boolean).length >= 2 ? found : null;
   const title = `${edgeLabel(series)} · ${series.op} · ${series.view} · ${series.name}`;
 
   return (
@@ -221,7 +224,7 @@ function SeriesCharts({
           <Loading label="Loading heatmap…" height={HEATMAP_HEIGHT + 28} />
         )}
       </Panel>
-      {edge && (edge.client || edge.server) ? (
+      {edge ? (
         <Panel title="Edge: client, server and gap">
           <EdgePanel edge={edge} range={range} resolved={resolved} scale={scale} markers={markers} onZoom={onZoom} />
         </Panel>
@@ -230,7 +233,7 @@ function SeriesCharts({
         {deploys.error ? (
           <ErrorState error={deploys.error} what="deploy markers" />
         ) : relevant.length ? (
-          <DeployList deploys={[...relevant].sort((a, b) => Date.parse(b.at) - Date.parse(a.at))} compact />
+          <DeployList deploys={newestFirst} compact />
         ) : (
           <p className="muted">No deploy touched this series in the range.</p>
         )}

@@ -66,10 +66,10 @@ function RegressionView({ r }: { r: Regression }) {
   const slos = useSlos();
   const action = useRegressionAction();
 
-  const resolved = useMemo(
-    () => (quantiles.data ? { fromMs: Date.parse(quantiles.data.from), toMs: Date.parse(quantiles.data.to) } : resolveRange(range, Date.now())),
-    [quantiles.data, range],
-  );
+  const fallback = resolveRange(range, Date.now());
+  const fromMs = quantiles.data ? Date.parse(quantiles.data.from) : fallback.fromMs;
+  const toMs = quantiles.data ? Date.parse(quantiles.data.to) : fallback.toMs;
+  const resolved = useMemo(() => ({ fromMs, toMs }), [fromMs, toMs]);
   const suspects = useMemo(() => r.suspects ?? [], [r.suspects]);
   const suspectIds = useMemo(() => new Map(suspects.map((s, i) => [String(s.deploy_id), i + 1])), [suspects]);
   const shownDeploys = useMemo(() => {

@@ -94,11 +94,12 @@ export function fromLocalInput(text: string): number {
   return new Date(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +(m[6] ?? 0)).getTime();
 }
 
-/** Short local date-time, e.g. "Nov 20, 10:43". */
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** Short local date-time, e.g. "Nov 20, 10:43". (No Intl: it is called for every marker and row.) */
 export function formatInstant(ms: number, withSeconds = false): string {
   const d = new Date(ms);
-  const month = d.toLocaleString('en-US', { month: 'short' });
-  return `${month} ${d.getDate()}, ${pad(d.getHours())}:${pad(d.getMinutes())}${withSeconds ? ':' + pad(d.getSeconds()) : ''}`;
+  return `${MONTHS[d.getMonth()]} ${d.getDate()}, ${pad(d.getHours())}:${pad(d.getMinutes())}${withSeconds ? ':' + pad(d.getSeconds()) : ''}`;
 }
 
 /** "Last 6 hours" for presets, "Nov 20, 10:00 → Nov 20, 12:00" otherwise. */

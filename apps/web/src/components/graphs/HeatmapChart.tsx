@@ -3,7 +3,7 @@
  * Shows what quantile lines hide: a second mode (a cohort of slow hosts),
  * or a whole distribution moving up after a deploy.
  */
-import { useMemo, useRef, useState } from 'react';
+import { memo, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import { UPlotChart } from './UPlotChart.tsx';
 import { MarkerChips } from './ChartOverlay.tsx';
@@ -25,8 +25,10 @@ export interface HeatmapChartProps {
   title: string;
 }
 
-export function HeatmapChart(p: HeatmapChartProps) {
-  const { frame, range, height = 260, markers = [], syncKey, chartId } = p;
+const NO_MARKERS: readonly ChartMarker[] = [];
+
+export const HeatmapChart = memo(function HeatmapChart(p: HeatmapChartProps) {
+  const { frame, range, height = 260, markers = NO_MARKERS, syncKey, chartId } = p;
   const { theme } = useTheme();
   const zoomRef = useRef(p.onZoom);
   zoomRef.current = p.onZoom;
@@ -118,4 +120,4 @@ export function HeatmapChart(p: HeatmapChartProps) {
       </figcaption>
     </figure>
   );
-}
+});

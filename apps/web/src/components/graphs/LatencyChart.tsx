@@ -3,7 +3,7 @@
  * with human units, optional call counts as faint bars on a second axis,
  * deploy markers, the onset line and shaded levels; drag to zoom.
  */
-import { useMemo, useRef, useState } from 'react';
+import { memo, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import { UPlotChart } from './UPlotChart.tsx';
 import { Bands, MarkerChips, OnsetLabel, type LevelBand } from './ChartOverlay.tsx';
@@ -34,8 +34,13 @@ export interface LatencyChartProps {
   onSelectMarker?: (id: string) => void;
 }
 
-export function LatencyChart(p: LatencyChartProps) {
-  const { frame, scale, height = 320, range, markers = [], bands = [], onsetSec, onZoom, showCount = true, syncKey, chartId } = p;
+// Stable defaults: a fresh [] per render would rebuild the chart on every render.
+const NO_MARKERS: readonly ChartMarker[] = [];
+const NO_BANDS: readonly LevelBand[] = [];
+
+/** Memoised: a page re-render with the same data must not even diff the chart. */
+export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
+  const { frame, scale, height = 320, range, markers = NO_MARKERS, bands = NO_BANDS, onsetSec, onZoom, showCount = true, syncKey, chartId } = p;
   const { theme } = useTheme();
   const [cursorIdx, setCursorIdx] = useState<number | null>(null);
   // Callbacks through a ref: a new function identity must not rebuild the chart.
@@ -80,7 +85,8 @@ export function LatencyChart(p: LatencyChartProps) {
         scale: 'count',
         stroke: 'transparent',
         fill: c.count,
-        paths: uPlot.paths.bars!({ size: [0.9, 40], align: 1 }),
+        // Bars while they are countable; past that a filled line, which uPlot thins to one segment per pixel.
+        paths: frame.x.length <= 1500 ? uPlot.paths.bars!({ size: [0.9, 40], align: 1 }) : undefined,
         points: { show: false },
       });
     const axes: uPlot.Axis[] = [timeAxis(c), latencyAxis(c, scale)];
@@ -158,7 +164,7 @@ export function LatencyChart(p: LatencyChartProps) {
       </figcaption>
     </figure>
   );
-}
+});
 
 function lastValue(values: ReadonlyArray<number | null>): number | null {
   for (let i = values.length - 1; i >= 0; i--) if (values[i] !== null) return values[i]!;
