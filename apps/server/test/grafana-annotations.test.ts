@@ -76,7 +76,7 @@ describe('deploy markers pushed to Grafana annotations', () => {
     expect(dep.body.tags).toEqual(expect.arrayContaining(['onset', 'deploy', 'dependency', 'urlite']));
     expect(dep.body.text).toContain('hyper 0.12.35 → 0.13.1');
     const kernel = received.find((r) => r.body.tags.includes('kernel'))!;
-    expect(kernel.body.text).toContain('4.4.0-138 → 4.15.0-36 on node-17');
+    expect(kernel.body.text).toBe('kernel 4.4.0-138 → 4.15.0-36 on node-17');
 
     // Nothing is posted twice on later ticks.
     await new Promise((r) => setTimeout(r, 3_500));
