@@ -20,10 +20,14 @@ export interface GrafanaTarget {
   token: string;
 }
 
-/** kind -> the view that renders it (columns id, time, text, tags). */
+/**
+ * kind -> the view that renders it (columns id, time, text, tags). Posted
+ * once, when first seen, as a point at its time: a regression is marked at
+ * its onset (its end is not known yet when it is posted).
+ */
 const SOURCES: Record<string, { view: string; timeEnd?: string }> = {
   deploy: { view: 'grafana_deploy_annotations' },
-  regression: { view: 'grafana_regression_annotations', timeEnd: 'timeend' },
+  regression: { view: 'grafana_regression_annotations' },
 };
 
 const BATCH = 100;
