@@ -31,13 +31,15 @@ CREATE TABLE slos (
 CREATE INDEX slos_service ON slos (service);
 
 -- Exact good/total counters per SLO, by the minute the observation started.
--- Minutes are kept ~3 days (the longest burn window); hours for the SLO window.
+-- Minutes are kept ~3 days (the longest burn window); hours and UTC days for
+-- the SLO window, so a 28-day window reads ~30 rows, not 40,320.
 CREATE TABLE slo_minutes (
   slo_id  bigint NOT NULL REFERENCES slos (id) ON DELETE CASCADE,
   minute  timestamptz NOT NULL,
   good    bigint NOT NULL,
   total   bigint NOT NULL,
-  PRIMARY KEY (slo_id, minute)
+  -- Covering: window sums are index-only scans.
+  PRIMARY KEY (slo_id, minute) INCLUDE (good, total)
 );
 CREATE INDEX slo_minutes_minute ON slo_minutes (minute);
 
@@ -46,7 +48,15 @@ CREATE TABLE slo_hours (
   hour    timestamptz NOT NULL,
   good    bigint NOT NULL,
   total   bigint NOT NULL,
-  PRIMARY KEY (slo_id, hour)
+  PRIMARY KEY (slo_id, hour) INCLUDE (good, total)
+);
+
+CREATE TABLE slo_days (
+  slo_id  bigint NOT NULL REFERENCES slos (id) ON DELETE CASCADE,
+  day     timestamptz NOT NULL,   -- UTC midnight
+  good    bigint NOT NULL,
+  total   bigint NOT NULL,
+  PRIMARY KEY (slo_id, day) INCLUDE (good, total)
 );
 
 -- The counting cursor over observations.received_at: everything received at
@@ -172,6 +182,7 @@ DROP TABLE alert_events;
 DROP TABLE alerts;
 DROP INDEX IF EXISTS observations_received_at_brin;
 DROP TABLE slo_counter_state;
+DROP TABLE slo_days;
 DROP TABLE slo_hours;
 DROP TABLE slo_minutes;
 DROP TABLE slos;

@@ -19,7 +19,11 @@ export interface SpanSpec {
 const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
 
 /** POST spans as OTLP JSON (one request per 2,000 spans); resolves after the server committed them. */
-export async function sendSpans(otlpUrl: string, spans: SpanSpec[], headers: Record<string, string> = {}): Promise<void> {
+export async function sendSpans(
+  otlpUrl: string,
+  spans: SpanSpec[],
+  headers: Record<string, string> = {},
+): Promise<void> {
   for (let i = 0; i < spans.length; i += 2000) {
     const groups = new Map<string, SpanSpec[]>();
     for (const s of spans.slice(i, i + 2000)) {
@@ -43,7 +47,10 @@ export async function sendSpans(otlpUrl: string, spans: SpanSpec[], headers: Rec
                   kind: s.kind ?? 1,
                   startTimeUnixNano: start.toString(),
                   endTimeUnixNano: end.toString(),
-                  attributes: s.executable === undefined && (s.spanName ?? 'spawn') !== 'spawn' ? [] : [str('process.executable.name', s.executable ?? 'postgres')],
+                  attributes:
+                    s.executable === undefined && (s.spanName ?? 'spawn') !== 'spawn'
+                      ? []
+                      : [str('process.executable.name', s.executable ?? 'postgres')],
                 };
               }),
             },
@@ -51,18 +58,33 @@ export async function sendSpans(otlpUrl: string, spans: SpanSpec[], headers: Rec
         };
       }),
     };
-    const res = await fetch(`${otlpUrl}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-    if (res.status !== 200) throw new Error(`OTLP ingest answered ${res.status}: ${await res.text()}`);
-    const out = (await res.json()) as { partialSuccess?: { rejectedSpans?: string | number; errorMessage?: string } };
-    if (Number(out.partialSuccess?.rejectedSpans ?? 0) > 0) throw new Error(`spans rejected: ${out.partialSuccess?.errorMessage}`);
+    const res = await fetch(`${otlpUrl}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 200)
+      throw new Error(`OTLP ingest answered ${res.status}: ${await res.text()}`);
+    const out = (await res.json()) as {
+      partialSuccess?: { rejectedSpans?: string | number; errorMessage?: string };
+    };
+    if (Number(out.partialSuccess?.rejectedSpans ?? 0) > 0)
+      throw new Error(`spans rejected: ${out.partialSuccess?.errorMessage}`);
   }
 }
 
 /** `perMinute` spans in each minute of [fromMs, toMs), each `durationUs` long. */
-export function traffic(fromMs: number, toMs: number, perMinute: number, durationUs: number, extra: Partial<SpanSpec> = {}): SpanSpec[] {
+export function traffic(
+  fromMs: number,
+  toMs: number,
+  perMinute: number,
+  durationUs: number,
+  extra: Partial<SpanSpec> = {},
+): SpanSpec[] {
   const out: SpanSpec[] = [];
   for (let m = fromMs; m < toMs; m += MIN)
-    for (let k = 0; k < perMinute; k++) out.push({ startMs: m + Math.floor(((k + 0.5) * MIN) / perMinute), durationUs, ...extra });
+    for (let k = 0; k < perMinute; k++)
+      out.push({ startMs: m + Math.floor(((k + 0.5) * MIN) / perMinute), durationUs, ...extra });
   return out;
 }
 
@@ -101,7 +123,14 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       } catch {
         /* keep raw */
       }
-      requests.push({ method: req.method!, path: req.url!, headers: req.headers, raw, json, status });
+      requests.push({
+        method: req.method!,
+        path: req.url!,
+        headers: req.headers,
+        raw,
+        json,
+        status,
+      });
       res.writeHead(status, { 'content-type': 'text/plain', ...extraHeaders });
       res.end(status < 300 ? 'ok' : 'nope');
     });
@@ -140,7 +169,12 @@ export function dedupKeyOf(r: Received): string {
 }
 
 export function api(base: string, token?: string) {
-  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json') => {
+  const call = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ) => {
     const headers: Record<string, string> = {};
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = contentType;

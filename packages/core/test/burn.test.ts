@@ -27,11 +27,12 @@ import {
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const DAY = 24 * HOUR;
-const tier = (name: string) => BURN_TIERS.find((t) => t.name === name)!;
 
 /** Windows where every one has the same events and error ratio. */
 function uniform(total: number, bad: number): Record<BurnWindow, Counts> {
-  return Object.fromEntries(BURN_WINDOW_NAMES.map((w) => [w, { good: total - bad, total }])) as Record<BurnWindow, Counts>;
+  return Object.fromEntries(
+    BURN_WINDOW_NAMES.map((w) => [w, { good: total - bad, total }]),
+  ) as Record<BurnWindow, Counts>;
 }
 
 describe('burn rate: SRE Workbook chapter 5 worked examples (99.9% SLO, 30-day window)', () => {
@@ -41,13 +42,16 @@ describe('burn rate: SRE Workbook chapter 5 worked examples (99.9% SLO, 30-day w
     { errorRate: 0.002, burn: 2, exhaustion: 15 * DAY },
     { errorRate: 0.01, burn: 10, exhaustion: 3 * DAY },
     { errorRate: 1, burn: 1000, exhaustion: 43.2 * MIN },
-  ])('error rate $errorRate burns at $burn× and exhausts the budget in $exhaustion ms', ({ errorRate, burn, exhaustion }) => {
-    const total = 1_000_000;
-    const bad = Math.round(total * errorRate);
-    const rate = burnRate(total - bad, total, 0.999)!;
-    expect(rate).toBeCloseTo(burn, 9);
-    expect(timeToExhaustion(rate, 30 * DAY)).toBeCloseTo(exhaustion, 0);
-  });
+  ])(
+    'error rate $errorRate burns at $burn× and exhausts the budget in $exhaustion ms',
+    ({ errorRate, burn, exhaustion }) => {
+      const total = 1_000_000;
+      const bad = Math.round(total * errorRate);
+      const rate = burnRate(total - bad, total, 0.999)!;
+      expect(rate).toBeCloseTo(burn, 9);
+      expect(timeToExhaustion(rate, 30 * DAY)).toBeCloseTo(exhaustion, 0);
+    },
+  );
 
   // Table 5-8 "Recommended parameters for a 99.9% SLO alerting configuration" (+ the 1d/2h ticket tier).
   it('derives the recommended factors 14.4 / 6 / 3 / 1 from the budget fractions 2% / 5% / 10% / 10%', () => {
@@ -92,8 +96,14 @@ describe('tier factors scaled to the SLO window', () => {
   });
 
   it('switches off tiers whose long window does not fit in the SLO window', () => {
-    expect(BURN_TIERS.filter((t) => tierApplies(t, DAY)).map((t) => t.name)).toEqual(['page_1h', 'page_6h', 'ticket_1d']);
-    expect(BURN_TIERS.filter((t) => tierApplies(t, 2 * HOUR)).map((t) => t.name)).toEqual(['page_1h']);
+    expect(BURN_TIERS.filter((t) => tierApplies(t, DAY)).map((t) => t.name)).toEqual([
+      'page_1h',
+      'page_6h',
+      'ticket_1d',
+    ]);
+    expect(BURN_TIERS.filter((t) => tierApplies(t, 2 * HOUR)).map((t) => t.name)).toEqual([
+      'page_1h',
+    ]);
   });
 
   it('never asks for a burn below 1 (that would not exhaust the budget)', () => {
@@ -141,7 +151,11 @@ describe('multiwindow, multi-burn-rate evaluation', () => {
     expect(firingBySeverity(evaluateTiers(uniform(19, 19), opts)).size).toBe(0);
     expect(firingBySeverity(evaluateTiers(uniform(20, 20), opts)).get('page')).toBeDefined();
     // The guard is per SLO.
-    expect(firingBySeverity(evaluateTiers(uniform(5, 5), { ...opts, guard: { minEvents: 5, minBadEvents: 2 } })).get('page')).toBeDefined();
+    expect(
+      firingBySeverity(
+        evaluateTiers(uniform(5, 5), { ...opts, guard: { minEvents: 5, minBadEvents: 2 } }),
+      ).get('page'),
+    ).toBeDefined();
   });
 
   it('honours per-SLO tier switches', () => {
@@ -157,8 +171,16 @@ describe('SLO windows', () => {
     expect(parseSloWindow('28d')).toEqual({ kind: 'rolling', ms: 28 * DAY, text: '28d' });
     expect(parseSloWindow('13d')).toMatchObject({ kind: 'rolling', ms: 13 * DAY });
     expect(parseSloWindow('36h')).toMatchObject({ kind: 'rolling', ms: 36 * HOUR });
-    expect(parseSloWindow('1M')).toEqual({ kind: 'calendar', unit: 'month', timeZone: 'UTC', text: '1M' });
-    expect(parseSloWindow('1w', { calendar: true, timeZone: 'Europe/Berlin' })).toMatchObject({ kind: 'calendar', unit: 'week' });
+    expect(parseSloWindow('1M')).toEqual({
+      kind: 'calendar',
+      unit: 'month',
+      timeZone: 'UTC',
+      text: '1M',
+    });
+    expect(parseSloWindow('1w', { calendar: true, timeZone: 'Europe/Berlin' })).toMatchObject({
+      kind: 'calendar',
+      unit: 'week',
+    });
     expect(() => parseSloWindow('1y')).toThrow(/window/);
     expect(() => parseSloWindow('1m')).toThrow(/between 5m and 400d/);
     expect(() => parseSloWindow('1M', { timeZone: 'Mars/Olympus' })).toThrow(/time zone/);
@@ -177,7 +199,7 @@ describe('SLO windows', () => {
     expect(new Date(week.start).toISOString()).toBe('2025-12-29T00:00:00.000Z');
   });
 
-  it('reads whole hours from hourly counters and the ragged edges from minute counters', () => {
+  it('reads whole days and hours from daily and hourly counters, the ragged edges from minute counters', () => {
     const t = (s: string) => Date.parse(`2026-05-01T${s}:00Z`);
     const horizon = t('00:00');
     expect(counterPieces(t('10:30'), t('13:20'), horizon).pieces).toEqual([
@@ -185,7 +207,18 @@ describe('SLO windows', () => {
       { table: 'hour', from: t('11:00'), to: t('13:00') },
       { table: 'minute', from: t('13:00'), to: t('13:20') },
     ]);
-    expect(counterPieces(t('13:05'), t('13:10'), horizon).pieces).toEqual([{ table: 'minute', from: t('13:05'), to: t('13:10') }]);
+    expect(counterPieces(t('13:05'), t('13:10'), horizon).pieces).toEqual([
+      { table: 'minute', from: t('13:05'), to: t('13:10') },
+    ]);
+    // Whole UTC days come from the daily counters.
+    const d = (s: string) => Date.parse(`2026-05-${s}:00Z`);
+    expect(counterPieces(d('01T22:30'), d('04T01:10'), horizon).pieces).toEqual([
+      { table: 'minute', from: d('01T22:30'), to: d('01T23:00') },
+      { table: 'hour', from: d('01T23:00'), to: d('02T00:00') },
+      { table: 'day', from: d('02T00:00'), to: d('04T00:00') },
+      { table: 'hour', from: d('04T00:00'), to: d('04T01:00') },
+      { table: 'minute', from: d('04T01:00'), to: d('04T01:10') },
+    ]);
     // Older than the minute horizon: start rounds up to the whole hour.
     const old = counterPieces(t('10:30'), t('13:20'), t('12:00'));
     expect(old.start).toBe(t('11:00'));
@@ -194,22 +227,31 @@ describe('SLO windows', () => {
 
   it('pieces always tile the window without overlap', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 1, max: 10_000 }), (a, len) => {
-        const start = Date.parse('2026-01-01T00:00:00Z') + a * MIN;
-        const end = start + len * MIN;
-        const { pieces } = counterPieces(start, end, 0);
-        expect(pieces[0]!.from).toBe(start);
-        expect(pieces.at(-1)!.to).toBe(end);
-        for (let i = 1; i < pieces.length; i++) expect(pieces[i]!.from).toBe(pieces[i - 1]!.to);
-        for (const p of pieces) if (p.table === 'hour') expect(p.from % HOUR).toBe(0);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.integer({ min: 1, max: 10_000 }),
+        (a, len) => {
+          const start = Date.parse('2026-01-01T00:00:00Z') + a * MIN;
+          const end = start + len * MIN;
+          const { pieces } = counterPieces(start, end, 0);
+          expect(pieces[0]!.from).toBe(start);
+          expect(pieces.at(-1)!.to).toBe(end);
+          for (let i = 1; i < pieces.length; i++) expect(pieces[i]!.from).toBe(pieces[i - 1]!.to);
+          for (const p of pieces) {
+            if (p.table === 'hour') expect([p.from % HOUR, p.to % HOUR]).toEqual([0, 0]);
+            if (p.table === 'day') expect([p.from % DAY, p.to % DAY]).toEqual([0, 0]);
+          }
+        },
+      ),
     );
   });
 });
 
 describe('default SLO suggestion', () => {
   it('rounds thresholds up to readable values', () => {
-    expect([0.83, 1.1, 2.2, 3, 12, 120, 4500].map(niceCeil)).toEqual([1, 1.5, 2.5, 3, 15, 150, 5000]);
+    expect([0.83, 1.1, 2.2, 3, 12, 120, 4500].map(niceCeil)).toEqual([
+      1, 1.5, 2.5, 3, 15, 150, 5000,
+    ]);
   });
 
   it('estimates good events from a histogram to within the straddling bucket', () => {
@@ -241,6 +283,8 @@ describe('regression severity', () => {
     expect(regressionSeverity(r, [])).toBe('ticket');
     expect(regressionSeverity(r, [200])).toBe('ticket');
     expect(regressionSeverity(r, [200, 100])).toBe('page');
-    expect(regressionSeverity({ ratio_p50: 45.4, ratio_p99: 29.7, after_p99_ms: 41.6 }, [])).toBe('page');
+    expect(regressionSeverity({ ratio_p50: 45.4, ratio_p99: 29.7, after_p99_ms: 41.6 }, [])).toBe(
+      'page',
+    );
   });
 });

@@ -33,13 +33,21 @@ const AlertSchema = Type.Object(
     url: Type.String(),
     notified: Type.Boolean({ description: 'firing was sent to webhooks (false while silenced)' }),
     silenced_by: NStr,
-    acknowledged: Type.Union([Type.Object({ at: Type.String(), by: NStr, comment: NStr }), Type.Null()]),
+    acknowledged: Type.Union([
+      Type.Object({ at: Type.String(), by: NStr, comment: NStr }),
+      Type.Null(),
+    ]),
     details: Type.Record(Type.String(), Type.Unknown()),
   },
   { additionalProperties: true },
 );
 
-const EventSchema = Type.Object({ at: Type.String(), kind: Type.String(), actor: NStr, detail: Type.Record(Type.String(), Type.Unknown()) });
+const EventSchema = Type.Object({
+  at: Type.String(),
+  kind: Type.String(),
+  actor: NStr,
+  detail: Type.Record(Type.String(), Type.Unknown()),
+});
 
 export function alertJson(a: AlertRow, baseUrl: string) {
   return {
@@ -62,7 +70,9 @@ export function alertJson(a: AlertRow, baseUrl: string) {
     url: alertUrl(a, baseUrl),
     notified: a.notified,
     silenced_by: a.silenced_by,
-    acknowledged: a.acknowledged_at ? { at: a.acknowledged_at.toISOString(), by: a.acknowledged_by, comment: a.ack_comment } : null,
+    acknowledged: a.acknowledged_at
+      ? { at: a.acknowledged_at.toISOString(), by: a.acknowledged_by, comment: a.ack_comment }
+      : null,
     details: a.details,
   };
 }
@@ -74,7 +84,9 @@ const ListQuery = Type.Object({
   service: Type.Optional(Type.String({ maxLength: 256 })),
   slo_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
   regression_id: Type.Optional(Type.String({ maxLength: 64 })),
-  since: Type.Optional(Type.String({ description: 'RFC 3339 or now-7d; alerts started or resolved since' })),
+  since: Type.Optional(
+    Type.String({ description: 'RFC 3339 or now-7d; alerts started or resolved since' }),
+  ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 });
 
@@ -82,7 +94,9 @@ const SilenceInput = Type.Object(
   {
     service: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     slo_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
-    op: Type.Optional(Type.Union(['request', 'spawn', 'fsync', 'unmount', 'other'].map((o) => Type.Literal(o)))),
+    op: Type.Optional(
+      Type.Union(['request', 'spawn', 'fsync', 'unmount', 'other'].map((o) => Type.Literal(o))),
+    ),
     starts_at: Type.Optional(Type.String({ description: 'RFC 3339; default now' })),
     ends_at: Type.Optional(Type.String({ description: 'RFC 3339 (or give duration)' })),
     duration: Type.Optional(Type.String({ description: 'e.g. 2h, instead of ends_at' })),
@@ -135,7 +149,12 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/v1/alerts',
     {
       preHandler: guard('read'),
-      schema: { tags: ['alerts'], summary: 'Alert history, newest first', querystring: ListQuery, response: { 200: Type.Object({ alerts: Type.Array(AlertSchema) }) } },
+      schema: {
+        tags: ['alerts'],
+        summary: 'Alert history, newest first',
+        querystring: ListQuery,
+        response: { 200: Type.Object({ alerts: Type.Array(AlertSchema) }) },
+      },
     },
     async (req) => {
       const q = req.query;
@@ -151,7 +170,11 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       if (q.service) add('service = ?', q.service);
       if (q.slo_id) add('slo_id = ?::bigint', q.slo_id);
       if (q.regression_id) add('regression_id = ?', q.regression_id);
-      if (q.since) add('(started_at >= ? OR resolved_at >= ?)', new Date(parseTime(q.since, Date.now(), 'since')));
+      if (q.since)
+        add(
+          '(started_at >= ? OR resolved_at >= ?)',
+          new Date(parseTime(q.since, Date.now(), 'since')),
+        );
       args.push(q.limit ?? 200);
       const { rows } = await pool.query<AlertRow>(
         `SELECT ${ALERT_COLUMNS} FROM alerts ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
@@ -171,13 +194,21 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
         tags: ['alerts'],
         summary: 'One alert with its history (firing, silenced, notified, acknowledged, resolved)',
         params: IdParams,
-        response: { 200: Type.Intersect([AlertSchema, Type.Object({ events: Type.Array(EventSchema) })]) },
+        response: {
+          200: Type.Intersect([AlertSchema, Type.Object({ events: Type.Array(EventSchema) })]),
+        },
       },
     },
     async (req) => {
-      const { rows } = await pool.query<AlertRow>(`SELECT ${ALERT_COLUMNS} FROM alerts WHERE id = $1`, [req.params.id]);
+      const { rows } = await pool.query<AlertRow>(
+        `SELECT ${ALERT_COLUMNS} FROM alerts WHERE id = $1`,
+        [req.params.id],
+      );
       if (!rows[0]) throw notFound(`alert ${req.params.id} does not exist`);
-      const ev = await pool.query(`SELECT at, kind, actor, detail FROM alert_events WHERE alert_id = $1 ORDER BY id`, [req.params.id]);
+      const ev = await pool.query(
+        `SELECT at, kind, actor, detail FROM alert_events WHERE alert_id = $1 ORDER BY id`,
+        [req.params.id],
+      );
       return {
         ...alertJson(rows[0], baseUrlOf(config, req)),
         events: ev.rows.map((e) => ({ ...e, at: e.at.toISOString() })),
@@ -186,17 +217,31 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
   );
 
   const AckBody = Type.Object(
-    { by: Type.Optional(Type.String({ maxLength: 200 })), comment: Type.Optional(Type.String({ maxLength: 2000 })) },
+    {
+      by: Type.Optional(Type.String({ maxLength: 200 })),
+      comment: Type.Optional(Type.String({ maxLength: 2000 })),
+    },
     { additionalProperties: false },
   );
   app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof AckBody> }>(
     '/api/v1/alerts/:id/ack',
     {
       preHandler: guard('admin'),
-      schema: { tags: ['alerts'], summary: 'Acknowledge an alert', params: IdParams, body: AckBody, response: { 200: AlertSchema } },
+      schema: {
+        tags: ['alerts'],
+        summary: 'Acknowledge an alert',
+        params: IdParams,
+        body: AckBody,
+        response: { 200: AlertSchema },
+      },
     },
     async (req) => {
-      const a = await acknowledgeAlert(pool, req.params.id, req.body?.by ?? null, req.body?.comment ?? null);
+      const a = await acknowledgeAlert(
+        pool,
+        req.params.id,
+        req.body?.by ?? null,
+        req.body?.comment ?? null,
+      );
       if (!a) throw notFound(`alert ${req.params.id} does not exist`);
       return alertJson(a, baseUrlOf(config, req));
     },
@@ -208,14 +253,16 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       preHandler: guard('admin'),
       schema: {
         tags: ['alerts'],
-        summary: 'Silence alerts by service, SLO and/or op until an end time (all given matchers must match)',
+        summary:
+          'Silence alerts by service, SLO and/or op until an end time (all given matchers must match)',
         body: SilenceInput,
         response: { 201: SilenceSchema },
       },
     },
     async (req, reply) => {
       const b = req.body;
-      if (!b.service && !b.slo_id && !b.op) throw badRequest('a silence needs at least one of service, slo_id, op');
+      if (!b.service && !b.slo_id && !b.op)
+        throw badRequest('a silence needs at least one of service, slo_id, op');
       const now = Date.now();
       const starts = b.starts_at ? parseTime(b.starts_at, now, 'starts_at') : now;
       let ends: number;
@@ -235,7 +282,15 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       const { rows } = await pool.query<SilenceRow>(
         `INSERT INTO silences (service, slo_id, op, starts_at, ends_at, comment, created_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${SILENCE_COLS}`,
-        [b.service ?? null, b.slo_id ?? null, b.op ?? null, new Date(starts), new Date(ends), b.comment, b.created_by ?? null],
+        [
+          b.service ?? null,
+          b.slo_id ?? null,
+          b.op ?? null,
+          new Date(starts),
+          new Date(ends),
+          b.comment,
+          b.created_by ?? null,
+        ],
       );
       return reply.status(201).send(silenceJson(rows[0]!, now));
     },
@@ -246,7 +301,12 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/v1/silences',
     {
       preHandler: guard('read'),
-      schema: { tags: ['alerts'], summary: 'Silences, newest first', querystring: SilenceQuery, response: { 200: Type.Object({ silences: Type.Array(SilenceSchema) }) } },
+      schema: {
+        tags: ['alerts'],
+        summary: 'Silences, newest first',
+        querystring: SilenceQuery,
+        response: { 200: Type.Object({ silences: Type.Array(SilenceSchema) }) },
+      },
     },
     async (req) => {
       const { rows } = await pool.query<SilenceRow>(
@@ -258,7 +318,15 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
 
   app.delete<{ Params: Static<typeof IdParams> }>(
     '/api/v1/silences/:id',
-    { preHandler: guard('admin'), schema: { tags: ['alerts'], summary: 'End a silence now (kept in history)', params: IdParams, response: { 200: SilenceSchema } } },
+    {
+      preHandler: guard('admin'),
+      schema: {
+        tags: ['alerts'],
+        summary: 'End a silence now (kept in history)',
+        params: IdParams,
+        response: { 200: SilenceSchema },
+      },
+    },
     async (req) => {
       const { rows } = await pool.query<SilenceRow>(
         `UPDATE silences SET ends_at = GREATEST(starts_at + interval '1 millisecond', LEAST(ends_at, now()))

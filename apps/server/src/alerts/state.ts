@@ -69,14 +69,18 @@ async function inTx<T>(db: Queryable, fn: (c: PoolClient) => Promise<T>): Promis
   return withTransaction(db as Pool, fn);
 }
 
-async function addEvent(c: Queryable, alertId: string, kind: string, at: number, detail: Record<string, unknown> = {}, actor?: string | null): Promise<void> {
-  await c.query(`INSERT INTO alert_events (alert_id, at, kind, actor, detail) VALUES ($1, $2, $3, $4, $5)`, [
-    alertId,
-    new Date(at),
-    kind,
-    actor ?? null,
-    JSON.stringify(detail),
-  ]);
+async function addEvent(
+  c: Queryable,
+  alertId: string,
+  kind: string,
+  at: number,
+  detail: Record<string, unknown> = {},
+  actor?: string | null,
+): Promise<void> {
+  await c.query(
+    `INSERT INTO alert_events (alert_id, at, kind, actor, detail) VALUES ($1, $2, $3, $4, $5)`,
+    [alertId, new Date(at), kind, actor ?? null, JSON.stringify(detail)],
+  );
 }
 
 /** The active silence matching an alert, if any. */
@@ -96,7 +100,11 @@ export async function findSilence(
 }
 
 /** Start an episode for `alertKey` unless one is firing; refresh its numbers if it is. */
-export async function fireAlert(db: Queryable, input: FireInput, now = Date.now()): Promise<{ alert: AlertRow; created: boolean }> {
+export async function fireAlert(
+  db: Queryable,
+  input: FireInput,
+  now = Date.now(),
+): Promise<{ alert: AlertRow; created: boolean }> {
   return inTx(db, async (c) => {
     const ins = await c.query<AlertRow>(
       `WITH n AS (SELECT nextval(pg_get_serial_sequence('alerts', 'id')) AS id)
@@ -126,12 +134,22 @@ export async function fireAlert(db: Queryable, input: FireInput, now = Date.now(
       const upd = await c.query<AlertRow>(
         `UPDATE alerts SET burn_rate = $2, burn_window = $3, details = $4, updated_at = $5
           WHERE alert_key = $1 AND status = 'firing' RETURNING ${ALERT_COLUMNS}`,
-        [input.alertKey, input.burnRate ?? null, input.burnWindow ?? null, JSON.stringify(input.details ?? {}), new Date(now)],
+        [
+          input.alertKey,
+          input.burnRate ?? null,
+          input.burnWindow ?? null,
+          JSON.stringify(input.details ?? {}),
+          new Date(now),
+        ],
       );
       return { alert: upd.rows[0]!, created: false };
     }
     let alert = ins.rows[0];
-    await addEvent(c, alert.id, 'firing', now, { severity: alert.severity, burn_rate: alert.burn_rate, window: alert.burn_window });
+    await addEvent(c, alert.id, 'firing', now, {
+      severity: alert.severity,
+      burn_rate: alert.burn_rate,
+      window: alert.burn_window,
+    });
     const silence = await findSilence(c, alert, now);
     if (silence) {
       await c.query(`UPDATE alerts SET silenced_by = $2 WHERE id = $1`, [alert.id, silence]);
@@ -148,7 +166,12 @@ export async function fireAlert(db: Queryable, input: FireInput, now = Date.now(
 }
 
 /** End the firing episode of `alertKey`, if any; webhooks that got its firing get its resolved. */
-export async function resolveAlert(db: Queryable, alertKey: string, now = Date.now(), detail: Record<string, unknown> = {}): Promise<AlertRow | null> {
+export async function resolveAlert(
+  db: Queryable,
+  alertKey: string,
+  now = Date.now(),
+  detail: Record<string, unknown> = {},
+): Promise<AlertRow | null> {
   return inTx(db, async (c) => {
     const { rows } = await c.query<AlertRow>(
       `UPDATE alerts SET status = 'resolved', resolved_at = $2, updated_at = $2
@@ -163,6 +186,9 @@ export async function resolveAlert(db: Queryable, alertKey: string, now = Date.n
   });
 }
 
+/** Alert transitions run concurrently up to this many (a mass incident fires hundreds at once). */
+const TRANSITION_CONCURRENCY = 4;
+
 export const sloAlertKey = (sloId: string, severity: AlertSeverity) => `slo:${sloId}:${severity}`;
 
 function round(x: number | null): number | null {
@@ -172,15 +198,38 @@ function round(x: number | null): number | null {
 /** Bring SLO-burn alerts in line with an evaluation: fire what burns, resolve what stopped. */
 export async function reconcileSloAlerts(
   pool: Pool,
-  evals: Array<{ slo: { id: string; name: string; service: string; op: string | null; view: string | null; threshold_us: number; objective: number; window_text: string }; firing: Map<AlertSeverity, TierResult> }>,
+  evals: Array<{
+    slo: {
+      id: string;
+      name: string;
+      service: string;
+      op: string | null;
+      view: string | null;
+      threshold_us: number;
+      objective: number;
+      window_text: string;
+    };
+    firing: Map<AlertSeverity, TierResult>;
+  }>,
   now: number,
-): Promise<{ fired: Array<{ alert_id: string; slo_id: string | null; severity: string }>; resolved: Array<{ alert_id: string; slo_id: string | null; severity: string }> }> {
-  const { rows: open } = await pool.query<AlertRow>(`SELECT ${ALERT_COLUMNS} FROM alerts WHERE type = 'slo_burn' AND status = 'firing'`);
+): Promise<{
+  fired: Array<{ alert_id: string; slo_id: string | null; severity: string }>;
+  resolved: Array<{ alert_id: string; slo_id: string | null; severity: string }>;
+}> {
+  const { rows: open } = await pool.query<AlertRow>(
+    `SELECT ${ALERT_COLUMNS} FROM alerts WHERE type = 'slo_burn' AND status = 'firing'`,
+  );
   const openByKey = new Map(open.map((a) => [a.alert_key, a]));
   const fired: Array<{ alert_id: string; slo_id: string | null; severity: string }> = [];
   const resolved: typeof fired = [];
-  const refresh = { keys: [] as string[], rate: [] as Array<number | null>, window: [] as string[], details: [] as string[] };
+  const refresh = {
+    keys: [] as string[],
+    rate: [] as Array<number | null>,
+    window: [] as string[],
+    details: [] as string[],
+  };
   const seen = new Set<string>();
+  const actions: Array<() => Promise<void>> = [];
   for (const { slo, firing } of evals) {
     for (const severity of ['page', 'ticket'] as const) {
       const key = sloAlertKey(slo.id, severity);
@@ -203,24 +252,26 @@ export async function reconcileSloAlerts(
           events_short: tier.events_short,
         };
         if (!have) {
-          const { alert } = await fireAlert(
-            pool,
-            {
-              type: 'slo_burn',
-              alertKey: key,
-              severity,
-              title: `SLO "${slo.name}" is burning its error budget at ${round(tier.burn_long)}× over ${tier.long}`,
-              service: slo.service,
-              op: slo.op,
-              view: slo.view,
-              sloId: slo.id,
-              burnRate: round(tier.burn_long),
-              burnWindow: tier.long,
-              details,
-            },
-            now,
-          );
-          fired.push({ alert_id: alert.id, slo_id: slo.id, severity });
+          actions.push(async () => {
+            const { alert } = await fireAlert(
+              pool,
+              {
+                type: 'slo_burn',
+                alertKey: key,
+                severity,
+                title: `SLO "${slo.name}" is burning its error budget at ${round(tier.burn_long)}× over ${tier.long}`,
+                service: slo.service,
+                op: slo.op,
+                view: slo.view,
+                sloId: slo.id,
+                burnRate: round(tier.burn_long),
+                burnWindow: tier.long,
+                details,
+              },
+              now,
+            );
+            fired.push({ alert_id: alert.id, slo_id: slo.id, severity });
+          });
         } else {
           refresh.keys.push(key);
           refresh.rate.push(round(tier.burn_long));
@@ -228,17 +279,31 @@ export async function reconcileSloAlerts(
           refresh.details.push(JSON.stringify(details));
         }
       } else if (have) {
-        const a = await resolveAlert(pool, key, now, { reason: 'burn rate back under the threshold' });
-        if (a) resolved.push({ alert_id: a.id, slo_id: slo.id, severity });
+        actions.push(async () => {
+          const a = await resolveAlert(pool, key, now, {
+            reason: 'burn rate back under the threshold',
+          });
+          if (a) resolved.push({ alert_id: a.id, slo_id: slo.id, severity });
+        });
       }
     }
   }
   // SLOs that no longer exist stop burning.
   for (const a of open) {
     if (seen.has(a.alert_key)) continue;
-    const r = await resolveAlert(pool, a.alert_key, now, { reason: 'SLO deleted' });
-    if (r) resolved.push({ alert_id: r.id, slo_id: r.slo_id, severity: r.severity });
+    actions.push(async () => {
+      const r = await resolveAlert(pool, a.alert_key, now, { reason: 'SLO deleted' });
+      if (r) resolved.push({ alert_id: r.id, slo_id: r.slo_id, severity: r.severity });
+    });
   }
+  // Each transition is its own transaction on its own alert key: a few at a time.
+  let next = 0;
+  const worker = async () => {
+    while (next < actions.length) await actions[next++]!();
+  };
+  await Promise.all(
+    Array.from({ length: Math.min(TRANSITION_CONCURRENCY, actions.length) }, worker),
+  );
   if (refresh.keys.length) {
     await pool.query(
       `UPDATE alerts a SET burn_rate = u.rate, burn_window = u.win, details = u.details::jsonb, updated_at = $5
@@ -252,12 +317,17 @@ export async function reconcileSloAlerts(
 
 /** Firing alerts held back by a silence that has since ended are sent now. */
 export async function releaseUnsilenced(pool: Pool, now: number): Promise<number> {
-  const { rows } = await pool.query<AlertRow>(`SELECT ${ALERT_COLUMNS} FROM alerts WHERE status = 'firing' AND NOT notified`);
+  const { rows } = await pool.query<AlertRow>(
+    `SELECT ${ALERT_COLUMNS} FROM alerts WHERE status = 'firing' AND NOT notified`,
+  );
   let released = 0;
   for (const a of rows) {
     if (await findSilence(pool, a, now)) continue;
     await withTransaction(pool, async (c) => {
-      const claim = await c.query(`UPDATE alerts SET notified = true WHERE id = $1 AND NOT notified AND status = 'firing'`, [a.id]);
+      const claim = await c.query(
+        `UPDATE alerts SET notified = true WHERE id = $1 AND NOT notified AND status = 'firing'`,
+        [a.id],
+      );
       if (!claim.rowCount) return;
       const n = await enqueueDeliveries(c, a, 'firing', now);
       await addEvent(c, a.id, 'notified', now, { webhooks: n, reason: 'silence ended' });
@@ -267,7 +337,13 @@ export async function releaseUnsilenced(pool: Pool, now: number): Promise<number
   return released;
 }
 
-export async function acknowledgeAlert(db: Queryable, id: string, by: string | null, comment: string | null, now = Date.now()): Promise<AlertRow | null> {
+export async function acknowledgeAlert(
+  db: Queryable,
+  id: string,
+  by: string | null,
+  comment: string | null,
+  now = Date.now(),
+): Promise<AlertRow | null> {
   if (!/^\d{1,18}$/.test(id)) return null;
   return inTx(db, async (c) => {
     const { rows } = await c.query<AlertRow>(
@@ -302,7 +378,10 @@ export interface RegressionForAlert {
 }
 
 /** SLOs whose selector covers the regression's series. */
-async function touchedSlos(db: Queryable, r: RegressionForAlert): Promise<Array<{ id: string; name: string; threshold_ms: number }>> {
+async function touchedSlos(
+  db: Queryable,
+  r: RegressionForAlert,
+): Promise<Array<{ id: string; name: string; threshold_ms: number }>> {
   const { rows } = await db.query<{ id: string; name: string; threshold_us: number }>(
     `SELECT o.id::text, o.name, o.threshold_us FROM slos o
       WHERE o.service = $1 AND (o.op IS NULL OR o.op = $2) AND (o.view IS NULL OR o.view = $3)
@@ -315,7 +394,8 @@ async function touchedSlos(db: Queryable, r: RegressionForAlert): Promise<Array<
   return rows.map((x) => ({ id: x.id, name: x.name, threshold_ms: x.threshold_us / 1000 }));
 }
 
-const fmt = (x: number | undefined | null) => (x === undefined || x === null ? '?' : Number(x.toPrecision(3)).toString());
+const fmt = (x: number | undefined | null) =>
+  x === undefined || x === null ? '?' : Number(x.toPrecision(3)).toString();
 
 /**
  * Raise (or refresh) the alert for a newly detected regression. Severity:
@@ -324,11 +404,19 @@ const fmt = (x: number | undefined | null) => (x === undefined || x === null ? '
  * otherwise. Idempotent per regression id. Pass a PoolClient to run inside
  * the caller's transaction.
  */
-export async function raiseRegressionAlert(db: Queryable, regression: RegressionForAlert, opts: { now?: number } = {}): Promise<AlertRow> {
+export async function raiseRegressionAlert(
+  db: Queryable,
+  regression: RegressionForAlert,
+  opts: { now?: number } = {},
+): Promise<AlertRow> {
   const now = opts.now ?? Date.now();
   const touched = await touchedSlos(db, regression);
   const severity = regressionSeverity(
-    { ratio_p50: regression.ratio_p50 ?? null, ratio_p99: regression.ratio_p99 ?? null, after_p99_ms: regression.after?.p99_ms ?? null },
+    {
+      ratio_p50: regression.ratio_p50 ?? null,
+      ratio_p99: regression.ratio_p99 ?? null,
+      after_p99_ms: regression.after?.p99_ms ?? null,
+    },
     touched.map((t) => t.threshold_ms),
   );
   const ratio = Math.max(regression.ratio_p50 ?? 0, regression.ratio_p99 ?? 0);
@@ -351,7 +439,10 @@ export async function raiseRegressionAlert(db: Queryable, regression: Regression
       details: {
         peer: regression.peer ?? null,
         host: regression.host ?? null,
-        onset: regression.onset instanceof Date ? regression.onset.toISOString() : (regression.onset ?? null),
+        onset:
+          regression.onset instanceof Date
+            ? regression.onset.toISOString()
+            : (regression.onset ?? null),
         before: regression.before ?? null,
         after: regression.after ?? null,
         ratio_p50: regression.ratio_p50 ?? null,
@@ -372,5 +463,7 @@ export async function resolveRegressionAlert(
   regressionId: string | number,
   opts: { now?: number; reason?: string } = {},
 ): Promise<AlertRow | null> {
-  return resolveAlert(db, `regression:${regressionId}`, opts.now ?? Date.now(), { reason: opts.reason ?? 'regression resolved' });
+  return resolveAlert(db, `regression:${regressionId}`, opts.now ?? Date.now(), {
+    reason: opts.reason ?? 'regression resolved',
+  });
 }

@@ -15,9 +15,21 @@ import {
   type TierResult,
 } from '@onset/core';
 import type { Pool } from '../db/pool.ts';
-import { MINUTE_TRUST_MS, countNewObservations, listSlos, pruneCounters, windowOf, type Queryable, type SloRow } from './store.ts';
+import {
+  MINUTE_TRUST_MS,
+  countNewObservations,
+  listSlos,
+  windowOf,
+  type Queryable,
+  type SloRow,
+} from './store.ts';
 import { tiersFrom } from './spec.ts';
-import { ALERT_COLUMNS, reconcileSloAlerts, releaseUnsilenced, type AlertRow } from '../alerts/state.ts';
+import {
+  ALERT_COLUMNS,
+  reconcileSloAlerts,
+  releaseUnsilenced,
+  type AlertRow,
+} from '../alerts/state.ts';
 
 export interface SloStatus {
   evaluated_at: string;
@@ -49,49 +61,88 @@ type WindowKey = BurnWindow | 'budget';
 
 /**
  * Read every SLO's burn windows and compliance window from the counters in
- * two queries (minute and hour pieces), then run the burn maths in core.
+ * three queries (minute, hour and day pieces), then run the burn maths in core.
  */
-export async function evaluateSlos(db: Queryable, slos: SloRow[], now: number, realNow = Date.now()): Promise<Evaluation[]> {
+export async function evaluateSlos(
+  db: Queryable,
+  slos: SloRow[],
+  now: number,
+  realNow = Date.now(),
+): Promise<Evaluation[]> {
   const end = windowEnd(now);
   const minuteHorizon = Math.max(end, windowEnd(realNow)) - MINUTE_TRUST_MS;
+  // Windows of one SLO share pieces (every window ≥ 1 h ends with the current
+  // hour's minutes): each distinct piece is read once and added to every
+  // window that contains it.
   const keys: Array<{ slo: number; key: WindowKey }> = [];
-  const mins = { k: [] as number[], slo: [] as string[], f: [] as number[], t: [] as number[] };
-  const hours = { k: [] as number[], slo: [] as string[], f: [] as number[], t: [] as number[] };
+  const pieceIndex = new Map<string, number>();
+  const users: number[][] = [];
+  const reads = { minute: newReads(), hour: newReads(), day: newReads() };
   const starts: number[] = [];
   slos.forEach((slo, i) => {
     const span = sloWindowSpan(windowOf(slo), now);
-    const wins: Array<[WindowKey, number]> = [...BURN_WINDOW_NAMES.map((w): [WindowKey, number] => [w, end - BURN_WINDOWS[w]]), ['budget', span.start]];
+    const wins: Array<[WindowKey, number]> = [
+      ...BURN_WINDOW_NAMES.map((w): [WindowKey, number] => [w, end - BURN_WINDOWS[w]]),
+      ['budget', span.start],
+    ];
     for (const [key, start] of wins) {
       const k = keys.length;
       keys.push({ slo: i, key });
       const { pieces, start: realStart } = counterPieces(start, end, minuteHorizon);
       if (key === 'budget') starts[i] = realStart;
       for (const p of pieces) {
-        const dst = p.table === 'minute' ? mins : hours;
-        dst.k.push(k);
-        dst.slo.push(slo.id);
-        dst.f.push(p.from);
-        dst.t.push(p.to);
+        const id = `${slo.id}|${p.table}|${p.from}|${p.to}`;
+        let pi = pieceIndex.get(id);
+        if (pi === undefined) {
+          pi = users.length;
+          pieceIndex.set(id, pi);
+          users.push([]);
+          const r = reads[p.table];
+          r.p.push(pi);
+          r.slo.push(slo.id);
+          r.f.push(p.from);
+          r.t.push(p.to);
+        }
+        users[pi]!.push(k);
       }
     }
   });
-  const sums = new Map<number, Counts>();
-  const q = (table: 'slo_minutes' | 'slo_hours', col: 'minute' | 'hour', a: typeof mins) =>
-    a.k.length === 0
-      ? Promise.resolve({ rows: [] as Array<{ k: number; good: number; total: number }> })
-      : db.query<{ k: number; good: number; total: number }>(
-          `SELECT p.k, sum(c.good)::float8 AS good, sum(c.total)::float8 AS total
-             FROM unnest($1::int[], $2::bigint[], $3::float8[], $4::float8[]) AS p(k, slo_id, f, t)
-             JOIN ${table} c ON c.slo_id = p.slo_id AND c.${col} >= to_timestamp(p.f / 1000.0) AND c.${col} < to_timestamp(p.t / 1000.0)
-            GROUP BY p.k`,
-          [a.k, a.slo, a.f, a.t],
+  const q = (table: string, col: string, a: Reads) =>
+    a.p.length === 0
+      ? Promise.resolve({ rows: [] as Array<{ p: number; good: number; total: number }> })
+      : db.query<{ p: number; good: number; total: number }>(
+          `SELECT x.p, sum(c.good)::float8 AS good, sum(c.total)::float8 AS total
+             FROM unnest($1::int[], $2::bigint[], $3::float8[], $4::float8[]) AS x(p, slo_id, f, t)
+             JOIN ${table} c ON c.slo_id = x.slo_id AND c.${col} >= to_timestamp(x.f / 1000.0) AND c.${col} < to_timestamp(x.t / 1000.0)
+            GROUP BY x.p`,
+          [a.p, a.slo, a.f, a.t],
         );
-  const [m, h] = await Promise.all([q('slo_minutes', 'minute', mins), q('slo_hours', 'hour', hours)]);
-  for (const r of [...m.rows, ...h.rows]) {
-    const cur = sums.get(r.k) ?? { good: 0, total: 0 };
-    cur.good += r.good;
-    cur.total += r.total;
-    sums.set(r.k, cur);
+  // Chunks so the reads spread over the pool's connections (and the database's cores).
+  const jobs: Array<ReturnType<typeof q>> = [];
+  for (const [table, col, r] of [
+    ['slo_minutes', 'minute', reads.minute],
+    ['slo_hours', 'hour', reads.hour],
+    ['slo_days', 'day', reads.day],
+  ] as const) {
+    for (let i = 0; i < r.p.length; i += READ_CHUNK) {
+      const part = {
+        p: r.p.slice(i, i + READ_CHUNK),
+        slo: r.slo.slice(i, i + READ_CHUNK),
+        f: r.f.slice(i, i + READ_CHUNK),
+        t: r.t.slice(i, i + READ_CHUNK),
+      };
+      jobs.push(q(table, col, part));
+    }
+  }
+  const results = await Promise.all(jobs);
+  const sums = new Map<number, Counts>();
+  for (const r of results.flatMap((x) => x.rows)) {
+    for (const k of users[r.p]!) {
+      const cur = sums.get(k) ?? { good: 0, total: 0 };
+      cur.good += r.good;
+      cur.total += r.total;
+      sums.set(k, cur);
+    }
   }
   const out: Evaluation[] = slos.map((slo, i) => ({
     slo,
@@ -118,6 +169,15 @@ export async function evaluateSlos(db: Queryable, slos: SloRow[], now: number, r
   return out;
 }
 
+interface Reads {
+  p: number[];
+  slo: string[];
+  f: number[];
+  t: number[];
+}
+const newReads = (): Reads => ({ p: [], slo: [], f: [], t: [] });
+const READ_CHUNK = 2500;
+
 export function statusOf(e: Evaluation, now: number, alert: AlertRow | undefined): SloStatus {
   const burn = {} as Record<BurnWindow, number | null>;
   const events = {} as Record<BurnWindow, number>;
@@ -137,14 +197,22 @@ export function statusOf(e: Evaluation, now: number, alert: AlertRow | undefined
     events,
     tiers: e.tiers,
     alert: alert
-      ? { id: alert.id, severity: alert.severity, since: alert.started_at.toISOString(), acknowledged: alert.acknowledged_at !== null }
+      ? {
+          id: alert.id,
+          severity: alert.severity,
+          since: alert.started_at.toISOString(),
+          acknowledged: alert.acknowledged_at !== null,
+        }
       : null,
     exact_since: e.slo.exact_since ? e.slo.exact_since.toISOString() : null,
   };
 }
 
 /** The most severe firing SLO-burn alert per SLO. */
-export async function firingSloAlerts(db: Queryable, sloIds?: string[]): Promise<Map<string, AlertRow>> {
+export async function firingSloAlerts(
+  db: Queryable,
+  sloIds?: string[],
+): Promise<Map<string, AlertRow>> {
   const { rows } = await db.query<AlertRow>(
     `SELECT ${ALERT_COLUMNS} FROM alerts WHERE type = 'slo_burn' AND status = 'firing' ${sloIds ? 'AND slo_id = ANY($1::bigint[])' : ''}`,
     sloIds ? [sloIds] : [],
@@ -157,8 +225,18 @@ export async function firingSloAlerts(db: Queryable, sloIds?: string[]): Promise
   return out;
 }
 
-export async function sloStatuses(db: Queryable, slos: SloRow[], now = Date.now()): Promise<Map<string, SloStatus>> {
-  const [evals, alerts] = await Promise.all([evaluateSlos(db, slos, now), firingSloAlerts(db, slos.map((s) => s.id))]);
+export async function sloStatuses(
+  db: Queryable,
+  slos: SloRow[],
+  now = Date.now(),
+): Promise<Map<string, SloStatus>> {
+  const [evals, alerts] = await Promise.all([
+    evaluateSlos(db, slos, now),
+    firingSloAlerts(
+      db,
+      slos.map((s) => s.id),
+    ),
+  ]);
   return new Map(evals.map((e) => [e.slo.id, statusOf(e, now, alerts.get(e.slo.id))]));
 }
 
@@ -169,21 +247,40 @@ export interface PassResult {
   resolved: Array<{ alert_id: string; slo_id: string | null; severity: string }>;
   released: number;
   ms: number;
+  phases_ms: { count: number; evaluate: number; alerts: number };
 }
 
 /**
  * The per-minute SLO pass: count new observations, evaluate every SLO as of
  * `now`, move alerts through firing/resolved (writing the webhook outbox in
- * the same transaction). Delivery is a separate pass (webhooks/deliver.ts).
+ * the same transaction). Delivery is a separate pass (webhooks/deliver.ts),
+ * and so is pruning old counters (pruneCounters, hourly).
  */
-export async function runSloPass(pool: Pool, opts: { now?: number; settleMs?: number } = {}): Promise<PassResult> {
+export async function runSloPass(
+  pool: Pool,
+  opts: { now?: number; settleMs?: number } = {},
+): Promise<PassResult> {
   const t0 = performance.now();
   const now = opts.now ?? Date.now();
   const counted = await countNewObservations(pool, { settleMs: opts.settleMs });
-  await pruneCounters(pool);
+  const t1 = performance.now();
   const slos = await listSlos(pool);
   const evals = await evaluateSlos(pool, slos, now);
-  const changes = await reconcileSloAlerts(pool, evals.map((e) => ({ slo: e.slo, firing: firingBySeverity(e.tiers) })), now);
+  const t2 = performance.now();
+  const changes = await reconcileSloAlerts(
+    pool,
+    evals.map((e) => ({ slo: e.slo, firing: firingBySeverity(e.tiers) })),
+    now,
+  );
   const released = await releaseUnsilenced(pool, now);
-  return { counted, slos: slos.length, ...changes, released, ms: performance.now() - t0 };
+  const t3 = performance.now();
+  const r = (x: number) => Math.round(x);
+  return {
+    counted,
+    slos: slos.length,
+    ...changes,
+    released,
+    ms: r(t3 - t0),
+    phases_ms: { count: r(t1 - t0), evaluate: r(t2 - t1), alerts: r(t3 - t2) },
+  };
 }

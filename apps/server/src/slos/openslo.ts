@@ -26,21 +26,26 @@ function str(v: unknown, field: string, required = false): string | undefined {
     if (required) throw badRequest(`OpenSLO: ${field} is required`);
     return undefined;
   }
-  if (typeof v !== 'string' && typeof v !== 'number') throw badRequest(`OpenSLO: ${field} must be a string`);
+  if (typeof v !== 'string' && typeof v !== 'number')
+    throw badRequest(`OpenSLO: ${field} must be a string`);
   return String(v);
 }
 
 /** OpenSLO durations use m for minutes and M/Q/Y for calendar units. */
 function rollingDuration(d: string): string {
   const m = /^(\d+)(m|h|d|w)$/.exec(d);
-  if (!m) throw badRequest(`OpenSLO: rolling timeWindow duration "${d}" must look like 28d, 4w, 36h or 90m`);
+  if (!m)
+    throw badRequest(
+      `OpenSLO: rolling timeWindow duration "${d}" must look like 28d, 4w, 36h or 90m`,
+    );
   return d;
 }
 
 function labelsOf(v: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (!isObj(v)) return out;
-  for (const [k, val] of Object.entries(v)) out[k] = Array.isArray(val) ? val.map(String).join(',') : String(val);
+  for (const [k, val] of Object.entries(v))
+    out[k] = Array.isArray(val) ? val.map(String).join(',') : String(val);
   return out;
 }
 
@@ -59,12 +64,19 @@ export function parseOpenSlo(text: string): SloSpec[] {
   const slos: Obj[] = [];
   for (const d of docs) {
     if (!isObj(d)) throw badRequest('OpenSLO: each document must be a mapping');
-    if (d.apiVersion !== 'openslo/v1') throw badRequest(`OpenSLO: apiVersion must be "openslo/v1", got "${String(d.apiVersion)}"`);
+    if (d.apiVersion !== 'openslo/v1')
+      throw badRequest(`OpenSLO: apiVersion must be "openslo/v1", got "${String(d.apiVersion)}"`);
     if (d.kind === 'SLI') {
       const name = str(isObj(d.metadata) ? d.metadata.name : undefined, 'SLI metadata.name', true)!;
       slis.set(name, d);
     } else if (d.kind === 'SLO') slos.push(d);
-    else if (d.kind === 'AlertPolicy' || d.kind === 'AlertCondition' || d.kind === 'AlertNotificationTarget' || d.kind === 'Service') continue;
+    else if (
+      d.kind === 'AlertPolicy' ||
+      d.kind === 'AlertCondition' ||
+      d.kind === 'AlertNotificationTarget' ||
+      d.kind === 'Service'
+    )
+      continue;
     else throw badRequest(`OpenSLO: unsupported kind "${String(d.kind)}"`);
   }
   if (!slos.length) throw badRequest('OpenSLO: no kind: SLO document');
@@ -75,35 +87,51 @@ function specsOf(d: Obj, slis: Map<string, Obj>, text: string): SloSpec[] {
   const meta = isObj(d.metadata) ? d.metadata : {};
   const spec = isObj(d.spec) ? d.spec : null;
   if (!spec) throw badRequest('OpenSLO: SLO spec is required');
-  const baseName = str(meta.displayName, 'metadata.displayName') ?? str(meta.name, 'metadata.name', true)!;
+  const baseName =
+    str(meta.displayName, 'metadata.displayName') ?? str(meta.name, 'metadata.name', true)!;
 
   let sli: Obj | undefined;
   if (isObj(spec.indicator)) sli = spec.indicator;
   else if (spec.indicatorRef !== undefined) {
     const ref = str(spec.indicatorRef, 'spec.indicatorRef', true)!;
     sli = slis.get(ref);
-    if (!sli) throw badRequest(`OpenSLO: indicatorRef "${ref}" names no kind: SLI document in this request`);
+    if (!sli)
+      throw badRequest(
+        `OpenSLO: indicatorRef "${ref}" names no kind: SLI document in this request`,
+      );
   } else throw badRequest('OpenSLO: spec.indicator or spec.indicatorRef is required');
   const sliSpec = isObj(sli.spec) ? sli.spec : null;
   if (!sliSpec || !isObj(sliSpec.thresholdMetric)) {
-    throw badRequest('OpenSLO: only threshold SLIs are supported (indicator spec.thresholdMetric); ratioMetric is not a latency threshold');
+    throw badRequest(
+      'OpenSLO: only threshold SLIs are supported (indicator spec.thresholdMetric); ratioMetric is not a latency threshold',
+    );
   }
-  const source = isObj(sliSpec.thresholdMetric.metricSource) ? sliSpec.thresholdMetric.metricSource : null;
+  const source = isObj(sliSpec.thresholdMetric.metricSource)
+    ? sliSpec.thresholdMetric.metricSource
+    : null;
   if (!source || String(source.type).toLowerCase() !== 'onset')
     throw badRequest('OpenSLO: thresholdMetric.metricSource.type must be "Onset"');
-  const sel = isObj(source.spec) ? source.spec : isObj(source.metricSourceSpec) ? source.metricSourceSpec : {};
-  const service = str(sel.service, 'metricSource.spec.service') ?? str(spec.service, 'spec.service');
+  const sel = isObj(source.spec)
+    ? source.spec
+    : isObj(source.metricSourceSpec)
+      ? source.metricSourceSpec
+      : {};
+  const service =
+    str(sel.service, 'metricSource.spec.service') ?? str(spec.service, 'spec.service');
   if (!service) throw badRequest('OpenSLO: spec.service or metricSource.spec.service is required');
   const op = str(sel.op, 'metricSource.spec.op');
-  if (op !== undefined && !OPS.has(op)) throw badRequest(`OpenSLO: op must be one of ${[...OPS].join(', ')}`);
+  if (op !== undefined && !OPS.has(op))
+    throw badRequest(`OpenSLO: op must be one of ${[...OPS].join(', ')}`);
   const view = str(sel.view, 'metricSource.spec.view');
-  if (view !== undefined && !VIEWS.has(view)) throw badRequest(`OpenSLO: view must be one of ${[...VIEWS].join(', ')}`);
+  if (view !== undefined && !VIEWS.has(view))
+    throw badRequest(`OpenSLO: view must be one of ${[...VIEWS].join(', ')}`);
   const unit = str(sel.unit, 'metricSource.spec.unit') ?? 'ms';
   const unitMs = UNIT_TO_MS[unit];
   if (unitMs === undefined) throw badRequest('OpenSLO: metricSource.spec.unit must be us, ms or s');
 
   const budgeting = str(spec.budgetingMethod, 'spec.budgetingMethod') ?? 'Occurrences';
-  if (budgeting !== 'Occurrences') throw badRequest(`OpenSLO: budgetingMethod "${budgeting}" is not supported; use Occurrences`);
+  if (budgeting !== 'Occurrences')
+    throw badRequest(`OpenSLO: budgetingMethod "${budgeting}" is not supported; use Occurrences`);
 
   const tw = Array.isArray(spec.timeWindow) ? spec.timeWindow[0] : spec.timeWindow;
   if (!isObj(tw)) throw badRequest('OpenSLO: spec.timeWindow is required');
@@ -122,14 +150,27 @@ function specsOf(d: Obj, slis: Map<string, Obj>, text: string): SloSpec[] {
   return objectives.map((o, i): SloSpec => {
     if (!isObj(o)) throw badRequest(`OpenSLO: objectives[${i}] must be a mapping`);
     const opName = str(o.op, `objectives[${i}].op`) ?? 'lte';
-    if (opName !== 'lte') throw badRequest(`OpenSLO: objectives[${i}].op must be "lte": good events are at or under the threshold`);
+    if (opName !== 'lte')
+      throw badRequest(
+        `OpenSLO: objectives[${i}].op must be "lte": good events are at or under the threshold`,
+      );
     const value = Number(o.value);
-    if (!(value > 0)) throw badRequest(`OpenSLO: objectives[${i}].value must be a positive latency threshold`);
-    const t = o.target !== undefined ? Number(o.target) : o.targetPercent !== undefined ? Number(o.targetPercent) / 100 : NaN;
-    if (!(t > 0 && t < 1)) throw badRequest(`OpenSLO: objectives[${i}].target must be between 0 and 1 (e.g. 0.99)`);
+    if (!(value > 0))
+      throw badRequest(`OpenSLO: objectives[${i}].value must be a positive latency threshold`);
+    const t =
+      o.target !== undefined
+        ? Number(o.target)
+        : o.targetPercent !== undefined
+          ? Number(o.targetPercent) / 100
+          : NaN;
+    if (!(t > 0 && t < 1))
+      throw badRequest(`OpenSLO: objectives[${i}].target must be between 0 and 1 (e.g. 0.99)`);
     const label = str(o.displayName, `objectives[${i}].displayName`);
     return {
-      name: objectives.length > 1 ? `${baseName} (${label ?? `≤ ${value} ${unit}`})`.slice(0, 200) : baseName.slice(0, 200),
+      name:
+        objectives.length > 1
+          ? `${baseName} (${label ?? `≤ ${value} ${unit}`})`.slice(0, 200)
+          : baseName.slice(0, 200),
       description: str(spec.description, 'spec.description') ?? null,
       service,
       op: op ?? null,
@@ -174,11 +215,20 @@ export function toOpenSlo(slo: {
   if (slo.name_match) metricSpec.name_match = slo.name_match;
   if (slo.peer) metricSpec.peer = slo.peer;
   if (slo.series_id) metricSpec.series_id = slo.series_id;
-  const slug = slo.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 50) || `slo-${slo.id}`;
+  const slug =
+    slo.name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 50) || `slo-${slo.id}`;
   const doc = {
     apiVersion: 'openslo/v1',
     kind: 'SLO',
-    metadata: { name: slug, displayName: slo.name, ...(Object.keys(slo.labels).length ? { labels: slo.labels } : {}) },
+    metadata: {
+      name: slug,
+      displayName: slo.name,
+      ...(Object.keys(slo.labels).length ? { labels: slo.labels } : {}),
+    },
     spec: {
       ...(slo.description ? { description: slo.description } : {}),
       service: slo.service,
@@ -188,7 +238,11 @@ export function toOpenSlo(slo: {
       },
       timeWindow: [
         slo.calendar
-          ? { duration: slo.window === 'month' ? '1M' : slo.window, isRolling: false, calendar: { startTime: '2020-01-01 00:00:00', timeZone: slo.time_zone } }
+          ? {
+              duration: slo.window === 'month' ? '1M' : slo.window,
+              isRolling: false,
+              calendar: { startTime: '2020-01-01 00:00:00', timeZone: slo.time_zone },
+            }
           : { duration: slo.window, isRolling: true },
       ],
       budgetingMethod: 'Occurrences',

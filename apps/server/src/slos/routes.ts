@@ -6,7 +6,16 @@ import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
 import { SloInputSchema, escapeRegex, specFromJson, type SloInput, type SloSpec } from './spec.ts';
 import { parseOpenSlo, toOpenSlo } from './openslo.ts';
-import { createSlo, deleteSlo, getSlo, listSlos, notFoundSlo, sloJson, updateSlo, type SloRow } from './store.ts';
+import {
+  createSlo,
+  deleteSlo,
+  getSlo,
+  listSlos,
+  notFoundSlo,
+  sloJson,
+  updateSlo,
+  type SloRow,
+} from './store.ts';
 import { runSloPass, sloStatuses } from './evaluate.ts';
 import { seriesLabels, slosWatching, suggestForSeries, unwatchedSeries } from './suggest.ts';
 import { resolveAlert, sloAlertKey } from '../alerts/state.ts';
@@ -14,7 +23,12 @@ import { runDeliveryPass } from '../webhooks/deliver.ts';
 import { deliverySettings } from '../webhooks/settings.ts';
 import { baseUrlOf } from '../webhooks/routes.ts';
 
-const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'application/openslo+yaml'];
+const YAML_TYPES = [
+  'application/yaml',
+  'application/x-yaml',
+  'text/yaml',
+  'application/openslo+yaml',
+];
 const IdParams = Type.Object({ id: Type.String({ pattern: '^[0-9]{1,18}$' }) });
 const NStr = Type.Union([Type.String(), Type.Null()]);
 const NNum = Type.Union([Type.Number(), Type.Null()]);
@@ -45,7 +59,15 @@ const StatusSchema = Type.Object({
   burn_rates: Type.Object(Object.fromEntries(WINDOW_KEYS.map((k) => [k, NNum]))),
   events: Type.Object(Object.fromEntries(WINDOW_KEYS.map((k) => [k, Type.Number()]))),
   tiers: Type.Array(TierSchema),
-  alert: Type.Union([Type.Object({ id: Type.String(), severity: Type.String(), since: Type.String(), acknowledged: Type.Boolean() }), Type.Null()]),
+  alert: Type.Union([
+    Type.Object({
+      id: Type.String(),
+      severity: Type.String(),
+      since: Type.String(),
+      acknowledged: Type.Boolean(),
+    }),
+    Type.Null(),
+  ]),
   exact_since: NStr,
 });
 
@@ -78,7 +100,16 @@ const SloSchema = Type.Object({
 const SpecBody = {
   content: {
     'application/json': { schema: SloInputSchema },
-    ...Object.fromEntries(YAML_TYPES.map((t) => [t, { schema: Type.String({ description: 'OpenSLO v1 YAML (kind: SLO, threshold latency SLI)' }) }])),
+    ...Object.fromEntries(
+      YAML_TYPES.map((t) => [
+        t,
+        {
+          schema: Type.String({
+            description: 'OpenSLO v1 YAML (kind: SLO, threshold latency SLI)',
+          }),
+        },
+      ]),
+    ),
   },
 };
 
@@ -92,7 +123,9 @@ const SuggestQuery = Type.Object({
 export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const { pool, guard, config } = ctx;
   const tags = ['slos'];
-  app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (_req, body, done) =>
+    done(null, body),
+  );
 
   const withStatus = async (rows: SloRow[], now = Date.now()) => {
     const statuses = await sloStatuses(pool, rows, now);
@@ -104,20 +137,37 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     if (!spec.series_id) return spec;
     const s = await seriesLabels(pool, spec.series_id);
     if (!s) throw badRequest(`series ${spec.series_id} does not exist`);
-    return { ...spec, service: s.service, op: s.op, view: s.view, name_match: `^${escapeRegex(s.name)}$`, peer: s.peer ?? '' };
+    return {
+      ...spec,
+      service: s.service,
+      op: s.op,
+      view: s.view,
+      name_match: `^${escapeRegex(s.name)}$`,
+      peer: s.peer ?? '',
+    };
   };
 
   const specsOf = async (req: FastifyRequest): Promise<SloSpec[]> => {
     if (typeof req.body === 'string') return Promise.all(parseOpenSlo(req.body).map(bindSeries));
     const input = req.body as SloInput;
-    if (!input || typeof input !== 'object') throw badRequest('body must be an SLO (JSON) or an OpenSLO YAML document');
+    if (!input || typeof input !== 'object')
+      throw badRequest('body must be an SLO (JSON) or an OpenSLO YAML document');
     if (!input.series_id) return [specFromJson(input)];
     const series = await seriesLabels(pool, input.series_id);
     if (!series) throw badRequest(`series ${input.series_id} does not exist`);
     let suggested: number | null = null;
     if (input.threshold_ms === undefined) {
       const now = Date.now();
-      suggested = (await suggestForSeries(pool, series.id, input.objective ?? 0.99, now - 7 * 86_400_000, now))?.threshold_ms ?? null;
+      suggested =
+        (
+          await suggestForSeries(
+            pool,
+            series.id,
+            input.objective ?? 0.99,
+            now - 7 * 86_400_000,
+            now,
+          )
+        )?.threshold_ms ?? null;
     }
     return [specFromJson(input, series, suggested)];
   };
@@ -128,7 +178,8 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       preHandler: guard('admin'),
       schema: {
         tags,
-        summary: 'Create an SLO from JSON, from a series (series_id; threshold suggested), or from OpenSLO v1 YAML',
+        summary:
+          'Create an SLO from JSON, from a series (series_id; threshold suggested), or from OpenSLO v1 YAML',
         body: SpecBody,
         response: { 201: MultiSchema },
       },
@@ -147,9 +198,16 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     '/api/v1/slos',
     {
       preHandler: guard('read'),
-      schema: { tags, summary: 'SLOs with their current status', querystring: ListQuery, response: { 200: Type.Object({ slos: Type.Array(SloSchema) }) } },
+      schema: {
+        tags,
+        summary: 'SLOs with their current status',
+        querystring: ListQuery,
+        response: { 200: Type.Object({ slos: Type.Array(SloSchema) }) },
+      },
     },
-    async (req) => ({ slos: await withStatus(await listSlos(pool, { service: req.query.service })) }),
+    async (req) => ({
+      slos: await withStatus(await listSlos(pool, { service: req.query.service })),
+    }),
   );
 
   const UnwatchedQuery = Type.Object({
@@ -163,37 +221,70 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       preHandler: guard('read'),
       schema: {
         tags,
-        summary: 'Latency series no SLO watches (each can get one with POST /api/v1/slos {"series_id"})',
+        summary:
+          'Latency series no SLO watches (each can get one with POST /api/v1/slos {"series_id"})',
         querystring: UnwatchedQuery,
         response: {
           200: Type.Object({
-            series: Type.Array(Type.Object({ id: Type.String(), service: Type.String(), op: Type.String(), view: Type.String(), name: Type.String(), peer: NStr })),
+            series: Type.Array(
+              Type.Object({
+                id: Type.String(),
+                service: Type.String(),
+                op: Type.String(),
+                view: Type.String(),
+                name: Type.String(),
+                peer: NStr,
+              }),
+            ),
           }),
         },
       },
     },
-    async (req) => ({ series: await unwatchedSeries(pool, { service: req.query.service, op: req.query.op, limit: req.query.limit ?? 1000 }) }),
+    async (req) => ({
+      series: await unwatchedSeries(pool, {
+        service: req.query.service,
+        op: req.query.op,
+        limit: req.query.limit ?? 1000,
+      }),
+    }),
   );
 
   app.post(
     '/api/v1/slos/evaluate',
     {
       preHandler: guard('admin'),
-      schema: { tags, summary: 'Run the SLO pass (count, evaluate, alert) and webhook delivery now, and answer when done' },
+      schema: {
+        tags,
+        summary:
+          'Run the SLO pass (count, evaluate, alert) and webhook delivery now, and answer when done',
+      },
     },
     async (req) => {
       const pass = await runSloPass(pool);
-      const delivery = await runDeliveryPass(pool, { ...deliverySettings(), baseUrl: baseUrlOf(config, req) });
+      const delivery = await runDeliveryPass(pool, {
+        ...deliverySettings(),
+        baseUrl: baseUrlOf(config, req),
+      });
       return { pass, delivery };
     },
   );
 
-  const GetQuery = Type.Object({ at: Type.Optional(Type.String({ description: 'evaluate as of this time (RFC 3339 or now-1h); default now' })) });
+  const GetQuery = Type.Object({
+    at: Type.Optional(
+      Type.String({ description: 'evaluate as of this time (RFC 3339 or now-1h); default now' }),
+    ),
+  });
   app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof GetQuery> }>(
     '/api/v1/slos/:id',
     {
       preHandler: guard('read'),
-      schema: { tags, summary: 'One SLO: spec and status (SLI, budget remaining, burn rates, current alert)', params: IdParams, querystring: GetQuery, response: { 200: SloSchema } },
+      schema: {
+        tags,
+        summary: 'One SLO: spec and status (SLI, budget remaining, burn rates, current alert)',
+        params: IdParams,
+        querystring: GetQuery,
+        response: { 200: SloSchema },
+      },
     },
     async (req) => {
       const row = await getSlo(pool, req.params.id);
@@ -205,7 +296,10 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
 
   app.get<{ Params: Static<typeof IdParams> }>(
     '/api/v1/slos/:id/openslo',
-    { preHandler: guard('read'), schema: { tags, summary: 'The SLO as an OpenSLO v1 YAML document', params: IdParams } },
+    {
+      preHandler: guard('read'),
+      schema: { tags, summary: 'The SLO as an OpenSLO v1 YAML document', params: IdParams },
+    },
     async (req, reply) => {
       const row = await getSlo(pool, req.params.id);
       if (!row) throw notFoundSlo(req.params.id);
@@ -217,7 +311,14 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     '/api/v1/slos/:id',
     {
       preHandler: guard('admin'),
-      schema: { tags, summary: 'Replace an SLO spec (JSON or OpenSLO YAML); counters are recounted if the selector or threshold changed', params: IdParams, body: SpecBody, response: { 200: SloSchema } },
+      schema: {
+        tags,
+        summary:
+          'Replace an SLO spec (JSON or OpenSLO YAML); counters are recounted if the selector or threshold changed',
+        params: IdParams,
+        body: SpecBody,
+        response: { 200: SloSchema },
+      },
     },
     async (req) => {
       const specs = await specsOf(req);
@@ -230,11 +331,15 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
 
   app.delete<{ Params: Static<typeof IdParams> }>(
     '/api/v1/slos/:id',
-    { preHandler: guard('admin'), schema: { tags, summary: 'Delete an SLO; its firing alerts resolve', params: IdParams } },
+    {
+      preHandler: guard('admin'),
+      schema: { tags, summary: 'Delete an SLO; its firing alerts resolve', params: IdParams },
+    },
     async (req, reply) => {
       const row = await getSlo(pool, req.params.id);
       if (!row) throw notFoundSlo(req.params.id);
-      for (const sev of ['page', 'ticket'] as const) await resolveAlert(pool, sloAlertKey(row.id, sev), Date.now(), { reason: 'SLO deleted' });
+      for (const sev of ['page', 'ticket'] as const)
+        await resolveAlert(pool, sloAlertKey(row.id, sev), Date.now(), { reason: 'SLO deleted' });
       await deleteSlo(pool, row.id);
       return reply.status(204).send();
     },
@@ -246,7 +351,8 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       preHandler: guard('read'),
       schema: {
         tags,
-        summary: 'A default SLO for a series, threshold suggested from its history; POST it to /api/v1/slos as is',
+        summary:
+          'A default SLO for a series, threshold suggested from its history; POST it to /api/v1/slos as is',
         params: IdParams,
         querystring: SuggestQuery,
         response: {
@@ -263,8 +369,13 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
               from: Type.String(),
               to: Type.String(),
               events: Type.Number(),
-              quantile_ms: Type.Number({ description: 'the latency `objective` of the history stayed under' }),
-              expected_sli: Type.Number({ description: 'share of the history at or under the threshold (estimated from histograms)' }),
+              quantile_ms: Type.Number({
+                description: 'the latency `objective` of the history stayed under',
+              }),
+              expected_sli: Type.Number({
+                description:
+                  'share of the history at or under the threshold (estimated from histograms)',
+              }),
             }),
             watched_by: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
           }),
@@ -284,7 +395,12 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       const to = Date.now();
       const from = to - lookback;
       const sug = await suggestForSeries(pool, s.id, objective, from, to);
-      if (!sug) throw new HttpError(422, 'no_history', `series ${s.id} has no observations in the last ${req.query.lookback ?? '7d'} to suggest a threshold from`);
+      if (!sug)
+        throw new HttpError(
+          422,
+          'no_history',
+          `series ${s.id} has no observations in the last ${req.query.lookback ?? '7d'} to suggest a threshold from`,
+        );
       return {
         slo: {
           name: `${s.service} ${s.op} ${s.name}`.slice(0, 200),
@@ -294,7 +410,13 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
           objective,
           window: '28d',
         },
-        basis: { from: new Date(from).toISOString(), to: new Date(to).toISOString(), events: sug.events, quantile_ms: sug.quantile_ms, expected_sli: sug.expected_sli },
+        basis: {
+          from: new Date(from).toISOString(),
+          to: new Date(to).toISOString(),
+          events: sug.events,
+          quantile_ms: sug.quantile_ms,
+          expected_sli: sug.expected_sli,
+        },
         watched_by: await slosWatching(pool, s.id),
       };
     },

@@ -7,7 +7,9 @@ const VIEWS = ['server', 'client', 'internal', 'gap'] as const;
 
 export const AlertTiersSchema = Type.Object(
   {
-    page_1h: Type.Optional(Type.Boolean({ description: 'page at 14.4× (30d-equivalent) over 1 h and 5 m' })),
+    page_1h: Type.Optional(
+      Type.Boolean({ description: 'page at 14.4× (30d-equivalent) over 1 h and 5 m' }),
+    ),
     page_6h: Type.Optional(Type.Boolean({ description: 'page at 6× over 6 h and 30 m' })),
     ticket_1d: Type.Optional(Type.Boolean({ description: 'ticket at 3× over 1 d and 2 h' })),
     ticket_3d: Type.Optional(Type.Boolean({ description: 'ticket at 1× over 3 d and 6 h' })),
@@ -23,14 +25,34 @@ export const SloInputSchema = Type.Object(
     service: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     op: Type.Optional(Type.Union(OPS.map((o) => Type.Literal(o)))),
     view: Type.Optional(Type.Union(VIEWS.map((o) => Type.Literal(o)))),
-    name_match: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'regular expression on the series name (PostgreSQL ~)' })),
+    name_match: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 512,
+        description: 'regular expression on the series name (PostgreSQL ~)',
+      }),
+    ),
     peer: Type.Optional(Type.String({ maxLength: 256 })),
-    series_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$', description: 'watch exactly this series; threshold defaults to the suggestion' })),
+    series_id: Type.Optional(
+      Type.String({
+        pattern: '^[0-9]{1,18}$',
+        description: 'watch exactly this series; threshold defaults to the suggestion',
+      }),
+    ),
     threshold_ms: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 30 * 86_400_000 })),
     objective: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 })),
-    window: Type.Optional(Type.String({ maxLength: 32, description: 'rolling "28d", "7d", "36h"…; calendar month "1M"' })),
-    calendar: Type.Optional(Type.Boolean({ description: 'calendar window: 1d, 1w or 1M (1M is always calendar)' })),
-    time_zone: Type.Optional(Type.String({ maxLength: 64, description: 'IANA zone for calendar windows; default UTC' })),
+    window: Type.Optional(
+      Type.String({
+        maxLength: 32,
+        description: 'rolling "28d", "7d", "36h"…; calendar month "1M"',
+      }),
+    ),
+    calendar: Type.Optional(
+      Type.Boolean({ description: 'calendar window: 1d, 1w or 1M (1M is always calendar)' }),
+    ),
+    time_zone: Type.Optional(
+      Type.String({ maxLength: 64, description: 'IANA zone for calendar windows; default UTC' }),
+    ),
     alert_tiers: Type.Optional(AlertTiersSchema),
     min_events: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
     min_bad_events: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
@@ -61,13 +83,19 @@ export interface SloSpec {
   openslo: string | null;
 }
 
-export function tiersFrom(input: Partial<Record<TierName, boolean>> | undefined): Record<TierName, boolean> {
+export function tiersFrom(
+  input: Partial<Record<TierName, boolean>> | undefined,
+): Record<TierName, boolean> {
   const out = {} as Record<TierName, boolean>;
   for (const t of TIER_NAMES) out[t] = input?.[t] !== false;
   return out;
 }
 
-export function windowFrom(window: string, calendar: boolean | undefined, timeZone: string | undefined): SloWindow {
+export function windowFrom(
+  window: string,
+  calendar: boolean | undefined,
+  timeZone: string | undefined,
+): SloWindow {
   try {
     return parseSloWindow(window, { calendar, timeZone });
   } catch (e) {
@@ -91,7 +119,8 @@ export function specFromJson(
   let peer: string | null = input.peer ?? null;
   if (input.series_id) {
     if (!series) throw badRequest(`series ${input.series_id} does not exist`);
-    if (input.service && input.service !== series.service) throw badRequest('service does not match series_id');
+    if (input.service && input.service !== series.service)
+      throw badRequest('service does not match series_id');
     service = series.service;
     op = series.op;
     view = series.view;
@@ -101,13 +130,20 @@ export function specFromJson(
   if (!service) throw badRequest('service is required (or series_id)');
   const threshold = input.threshold_ms ?? suggestedThresholdMs ?? undefined;
   if (threshold === undefined) {
-    throw badRequest(input.series_id ? 'threshold_ms is required: the series has no history to suggest one from' : 'threshold_ms is required');
+    throw badRequest(
+      input.series_id
+        ? 'threshold_ms is required: the series has no history to suggest one from'
+        : 'threshold_ms is required',
+    );
   }
   const objective = input.objective ?? (input.series_id ? 0.99 : undefined);
   if (objective === undefined) throw badRequest('objective is required (e.g. 0.99)');
   const window = windowFrom(input.window ?? '28d', input.calendar, input.time_zone);
   const name =
-    input.name ?? (input.series_id && series ? `${series.service} ${series.op} ${series.name}`.slice(0, 200) : undefined);
+    input.name ??
+    (input.series_id && series
+      ? `${series.service} ${series.op} ${series.name}`.slice(0, 200)
+      : undefined);
   if (!name) throw badRequest('name is required');
   return {
     name,

@@ -116,7 +116,10 @@ export function sloJson(r: SloRow): SloJson {
   };
 }
 
-export async function listSlos(db: Queryable, f: { service?: string; ids?: string[] } = {}): Promise<SloRow[]> {
+export async function listSlos(
+  db: Queryable,
+  f: { service?: string; ids?: string[] } = {},
+): Promise<SloRow[]> {
   const args: unknown[] = [];
   const where: string[] = [];
   if (f.service) {
@@ -183,11 +186,18 @@ function specParams(spec: SloSpec): unknown[] {
 
 /** Take the counting lock; make the cursor exist. Returns the cursor. */
 async function lockCursor(c: PoolClient, settleMs: number): Promise<Date> {
-  const { rows } = await c.query<{ cursor: Date }>(`SELECT cursor FROM slo_counter_state WHERE id = 1 FOR UPDATE`);
+  const { rows } = await c.query<{ cursor: Date }>(
+    `SELECT cursor FROM slo_counter_state WHERE id = 1 FOR UPDATE`,
+  );
   if (rows[0]) return rows[0].cursor;
   const upper = await safeUpper(c, settleMs);
-  await c.query(`INSERT INTO slo_counter_state (id, cursor) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`, [upper]);
-  const again = await c.query<{ cursor: Date }>(`SELECT cursor FROM slo_counter_state WHERE id = 1 FOR UPDATE`);
+  await c.query(
+    `INSERT INTO slo_counter_state (id, cursor) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`,
+    [upper],
+  );
+  const again = await c.query<{ cursor: Date }>(
+    `SELECT cursor FROM slo_counter_state WHERE id = 1 FOR UPDATE`,
+  );
   return again.rows[0]!.cursor;
 }
 
@@ -230,7 +240,10 @@ function hourKeepMs(r: { window_kind: string; window_ms: number | null }): numbe
   return (r.window_kind === 'rolling' ? Number(r.window_ms) : CALENDAR_KEEP_MS) + DAY_MS;
 }
 
-const UPSERT_TAIL = (table: 'slo_minutes' | 'slo_hours', key: 'minute' | 'hour') =>
+const UPSERT_TAIL = (
+  table: 'slo_minutes' | 'slo_hours' | 'slo_days',
+  key: 'minute' | 'hour' | 'day',
+) =>
   `ON CONFLICT (slo_id, ${key}) DO UPDATE SET good = ${table}.good + EXCLUDED.good, total = ${table}.total + EXCLUDED.total`;
 
 /**
@@ -261,10 +274,14 @@ async function backfill(c: PoolClient, slo: SloRow, cursor: Date, realNow: numbe
        ), m AS (
          INSERT INTO slo_minutes (slo_id, minute, good, total)
          SELECT $1, minute, good, total FROM est WHERE minute >= $7 ${UPSERT_TAIL('slo_minutes', 'minute')}
+       ), h AS (
+         INSERT INTO slo_hours (slo_id, hour, good, total)
+         SELECT $1, date_trunc('hour', minute, 'UTC'), sum(good), sum(total) FROM est GROUP BY 2
+         ${UPSERT_TAIL('slo_hours', 'hour')}
        )
-       INSERT INTO slo_hours (slo_id, hour, good, total)
-       SELECT $1, date_trunc('hour', minute, 'UTC'), sum(good), sum(total) FROM est GROUP BY 2
-       ${UPSERT_TAIL('slo_hours', 'hour')}`,
+       INSERT INTO slo_days (slo_id, day, good, total)
+       SELECT $1, date_trunc('day', minute, 'UTC'), sum(good), sum(total) FROM est GROUP BY 2
+       ${UPSERT_TAIL('slo_days', 'day')}`,
       [slo.id, histFrom, new Date(exactSince), t, g, ZERO_BUCKET, minuteFloor],
     );
   }
@@ -279,10 +296,14 @@ async function backfill(c: PoolClient, slo: SloRow, cursor: Date, realNow: numbe
      ), m AS (
        INSERT INTO slo_minutes (slo_id, minute, good, total)
        SELECT $1, minute, good, total FROM agg WHERE minute >= $4 ${UPSERT_TAIL('slo_minutes', 'minute')}
+     ), h AS (
+       INSERT INTO slo_hours (slo_id, hour, good, total)
+       SELECT $1, date_trunc('hour', minute, 'UTC'), sum(good), sum(total) FROM agg GROUP BY 2
+       ${UPSERT_TAIL('slo_hours', 'hour')}
      )
-     INSERT INTO slo_hours (slo_id, hour, good, total)
-     SELECT $1, date_trunc('hour', minute, 'UTC'), sum(good), sum(total) FROM agg GROUP BY 2
-     ${UPSERT_TAIL('slo_hours', 'hour')}`,
+     INSERT INTO slo_days (slo_id, day, good, total)
+     SELECT $1, date_trunc('day', minute, 'UTC'), sum(good), sum(total) FROM agg GROUP BY 2
+     ${UPSERT_TAIL('slo_days', 'day')}`,
     [slo.id, cursor, new Date(exactSince), minuteFloor],
   );
   const exact = new Date(exactSince);
@@ -290,7 +311,11 @@ async function backfill(c: PoolClient, slo: SloRow, cursor: Date, realNow: numbe
   return exact;
 }
 
-export async function createSlo(pool: Pool, spec: SloSpec, opts: { settleMs?: number; now?: number } = {}): Promise<SloRow> {
+export async function createSlo(
+  pool: Pool,
+  spec: SloSpec,
+  opts: { settleMs?: number; now?: number } = {},
+): Promise<SloRow> {
   await checkRegex(pool, spec.name_match);
   const c = await pool.connect();
   try {
@@ -318,13 +343,20 @@ export async function createSlo(pool: Pool, spec: SloSpec, opts: { settleMs?: nu
 }
 
 /** Replace a spec; counters are recounted when what counts as good (selector, threshold) changed. */
-export async function updateSlo(pool: Pool, id: string, spec: SloSpec, opts: { settleMs?: number; now?: number } = {}): Promise<SloRow | null> {
+export async function updateSlo(
+  pool: Pool,
+  id: string,
+  spec: SloSpec,
+  opts: { settleMs?: number; now?: number } = {},
+): Promise<SloRow | null> {
   await checkRegex(pool, spec.name_match);
   const c = await pool.connect();
   try {
     await c.query('BEGIN');
     const cursor = await countWithin(c, opts.settleMs ?? SETTLE_MS, opts.now ?? Date.now());
-    const before = await c.query<SloRow>(`SELECT ${COLUMNS} FROM slos WHERE id = $1 FOR UPDATE`, [id]);
+    const before = await c.query<SloRow>(`SELECT ${COLUMNS} FROM slos WHERE id = $1 FOR UPDATE`, [
+      id,
+    ]);
     if (!before.rows[0]) {
       await c.query('ROLLBACK');
       return null;
@@ -351,6 +383,7 @@ export async function updateSlo(pool: Pool, id: string, spec: SloSpec, opts: { s
     if (recount) {
       await c.query(`DELETE FROM slo_minutes WHERE slo_id = $1`, [id]);
       await c.query(`DELETE FROM slo_hours WHERE slo_id = $1`, [id]);
+      await c.query(`DELETE FROM slo_days WHERE slo_id = $1`, [id]);
       slo.exact_since = await backfill(c, slo, cursor, opts.now ?? Date.now());
     }
     await c.query('COMMIT');
@@ -381,7 +414,10 @@ export interface CountResult {
  * the window (cursor, safe upper] is counted and the cursor moved in one
  * transaction, under a row lock so concurrent passes (N servers) serialize.
  */
-export async function countNewObservations(pool: Pool, opts: { settleMs?: number; now?: number } = {}): Promise<CountResult | null> {
+export async function countNewObservations(
+  pool: Pool,
+  opts: { settleMs?: number; now?: number } = {},
+): Promise<CountResult | null> {
   const c = await pool.connect();
   try {
     await c.query('BEGIN');
@@ -404,11 +440,20 @@ async function countWithin(c: PoolClient, settleMs: number, realNow: number): Pr
   return counted ? new Date(counted.to) : before;
 }
 
-async function countFrom(c: PoolClient, cursor: Date, settleMs: number, realNow: number): Promise<CountResult | null> {
+async function countFrom(
+  c: PoolClient,
+  cursor: Date,
+  settleMs: number,
+  realNow: number,
+): Promise<CountResult | null> {
   const upper = await safeUpper(c, settleMs);
   if (upper.getTime() <= cursor.getTime()) return null;
-  const dayFrom = new Date(Math.floor(cursor.getTime() / DAY_MS) * DAY_MS - DAY_MS).toISOString().slice(0, 10);
-  const dayTo = new Date(Math.floor(upper.getTime() / DAY_MS) * DAY_MS + DAY_MS).toISOString().slice(0, 10);
+  const dayFrom = new Date(Math.floor(cursor.getTime() / DAY_MS) * DAY_MS - DAY_MS)
+    .toISOString()
+    .slice(0, 10);
+  const dayTo = new Date(Math.floor(upper.getTime() / DAY_MS) * DAY_MS + DAY_MS)
+    .toISOString()
+    .slice(0, 10);
   const res = await c.query(
     `WITH m AS (
        SELECT o.id AS slo_id, s.id AS series_id, o.threshold_us FROM slos o JOIN series s ON ${MATCH_SQL}
@@ -426,6 +471,10 @@ async function countFrom(c: PoolClient, cursor: Date, settleMs: number, realNow:
        INSERT INTO slo_hours (slo_id, hour, good, total)
        SELECT slo_id, date_trunc('hour', minute, 'UTC'), sum(good), sum(total) FROM agg GROUP BY 1, 2
        ${UPSERT_TAIL('slo_hours', 'hour')}
+     ), days AS (
+       INSERT INTO slo_days (slo_id, day, good, total)
+       SELECT slo_id, date_trunc('day', minute, 'UTC'), sum(good), sum(total) FROM agg GROUP BY 1, 2
+       ${UPSERT_TAIL('slo_days', 'day')}
      )
      SELECT count(*)::int AS n FROM mins`,
     [cursor, upper, dayFrom, dayTo, new Date(realNow - MINUTE_KEEP_MS)],
@@ -434,7 +483,7 @@ async function countFrom(c: PoolClient, cursor: Date, settleMs: number, realNow:
   return { from: cursor.toISOString(), to: upper.toISOString(), minutes: res.rows[0].n };
 }
 
-/** Drop minute counters past the burn windows and hour counters past each SLO's window; at most hourly. */
+/** Drop minute counters past the burn windows and hour/day counters past each SLO's window; at most hourly. */
 export async function pruneCounters(pool: Pool, now = Date.now(), force = false): Promise<boolean> {
   const { rows } = await pool.query<{ due: boolean }>(
     `UPDATE slo_counter_state SET retention_at = $1 WHERE id = 1 AND ($2 OR retention_at < $1::timestamptz - interval '1 hour')
@@ -443,16 +492,20 @@ export async function pruneCounters(pool: Pool, now = Date.now(), force = false)
   );
   if (!rows.length) return false;
   await pool.query(`DELETE FROM slo_minutes WHERE minute < $1`, [new Date(now - MINUTE_KEEP_MS)]);
-  await pool.query(
-    `DELETE FROM slo_hours h USING slos o
-      WHERE h.slo_id = o.id
-        AND h.hour < $1::timestamptz - make_interval(secs => (CASE WHEN o.window_kind = 'rolling' THEN o.window_ms ELSE $2 END + $3) / 1000.0)`,
-    [new Date(now), CALENDAR_KEEP_MS, DAY_MS],
-  );
+  for (const [table, col] of [
+    ['slo_hours', 'hour'],
+    ['slo_days', 'day'],
+  ] as const) {
+    await pool.query(
+      `DELETE FROM ${table} h USING slos o
+        WHERE h.slo_id = o.id
+          AND h.${col} < $1::timestamptz - make_interval(secs => (CASE WHEN o.window_kind = 'rolling' THEN o.window_ms ELSE $2 END + $3) / 1000.0)`,
+      [new Date(now), CALENDAR_KEEP_MS, 2 * DAY_MS],
+    );
+  }
   return true;
 }
 
 export function notFoundSlo(id: string): HttpError {
   return new HttpError(404, 'not_found', `SLO ${id} does not exist`);
 }
-

@@ -33,11 +33,17 @@ export async function suggestForSeries(
       WHERE h.series_id = $1 AND h.minute >= $2 AND h.minute < $3 GROUP BY 1 ORDER BY 1`,
     [seriesId, new Date(fromMs), new Date(toMs)],
   );
-  return suggestThreshold({ idx: rows.map((r) => r.i), cnt: rows.map((r) => Number(r.c)) }, objective);
+  return suggestThreshold(
+    { idx: rows.map((r) => r.i), cnt: rows.map((r) => Number(r.c)) },
+    objective,
+  );
 }
 
 /** SLOs whose selector covers a series. */
-export async function slosWatching(db: Queryable, seriesId: string): Promise<Array<{ id: string; name: string }>> {
+export async function slosWatching(
+  db: Queryable,
+  seriesId: string,
+): Promise<Array<{ id: string; name: string }>> {
   const { rows } = await db.query<{ id: string; name: string }>(
     `SELECT o.id::text, o.name FROM series s JOIN slos o ON ${MATCH_SQL} WHERE s.id = $1 ORDER BY o.id`,
     [seriesId],
@@ -46,7 +52,10 @@ export async function slosWatching(db: Queryable, seriesId: string): Promise<Arr
 }
 
 /** Series no SLO watches: the candidates for one-click default SLOs. */
-export async function unwatchedSeries(db: Queryable, f: { service?: string; op?: string; limit: number }): Promise<SeriesLabels[]> {
+export async function unwatchedSeries(
+  db: Queryable,
+  f: { service?: string; op?: string; limit: number },
+): Promise<SeriesLabels[]> {
   const args: unknown[] = [];
   const where = ['NOT EXISTS (SELECT 1 FROM slos o WHERE ' + MATCH_SQL + ')'];
   if (f.service) {

@@ -57,7 +57,8 @@ export interface AttemptOutcome {
 
 function describe(err: unknown, timeoutMs: number): string {
   const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `timeout after ${timeoutMs} ms`;
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError')
+    return `timeout after ${timeoutMs} ms`;
   if (e?.cause?.code) return `${e.cause.code}: ${e.cause.message ?? e.message ?? ''}`.trim();
   return e?.message ?? String(err);
 }
@@ -70,10 +71,21 @@ function retryAfterMs(header: string | null, now: number): number | null {
 }
 
 /** One POST; never throws. */
-export async function post(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<AttemptOutcome> {
+export async function post(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<AttemptOutcome> {
   const t0 = performance.now();
   try {
-    const res = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     let text: string | null = null;
     try {
       text = (await res.text()).slice(0, 500);
@@ -88,15 +100,39 @@ export async function post(url: string, body: string, headers: Record<string, st
       retry_after_ms: retryAfterMs(res.headers.get('retry-after'), Date.now()),
     };
   } catch (err) {
-    return { status_code: null, error: describe(err, timeoutMs), duration_ms: performance.now() - t0, response: null, retry_after_ms: null };
+    return {
+      status_code: null,
+      error: describe(err, timeoutMs),
+      duration_ms: performance.now() - t0,
+      response: null,
+      retry_after_ms: null,
+    };
   }
 }
 
-export const isRetryable = (o: AttemptOutcome) => o.status_code === null || o.status_code >= 500 || o.status_code === 429;
+export const isRetryable = (o: AttemptOutcome) =>
+  o.status_code === null || o.status_code >= 500 || o.status_code === 429;
 
-async function attemptOne(pool: Pool, d: ClaimedRow, opts: Required<Omit<DeliveryPassOptions, 'limit' | 'concurrency'>>, retry: boolean): Promise<'delivered' | 'retrying' | 'failed'> {
-  const target: WebhookTarget = { id: d.webhook_id, name: d.name, url: d.url, format: d.format, secret: d.secret, routing_key: d.routing_key };
-  const toRender: DeliveryToRender = { id: d.id, event: d.event, dedup_key: d.dedup_key, payload: d.payload };
+async function attemptOne(
+  pool: Pool,
+  d: ClaimedRow,
+  opts: Required<Omit<DeliveryPassOptions, 'limit' | 'concurrency'>>,
+  retry: boolean,
+): Promise<'delivered' | 'retrying' | 'failed'> {
+  const target: WebhookTarget = {
+    id: d.webhook_id,
+    name: d.name,
+    url: d.url,
+    format: d.format,
+    secret: d.secret,
+    routing_key: d.routing_key,
+  };
+  const toRender: DeliveryToRender = {
+    id: d.id,
+    event: d.event,
+    dedup_key: d.dedup_key,
+    payload: d.payload,
+  };
   const { body, headers } = render(target, toRender, opts.baseUrl);
   const o = await post(d.url, body, headers, opts.timeoutMs);
   const ok = o.status_code !== null && o.status_code >= 200 && o.status_code < 300;
@@ -107,7 +143,9 @@ async function attemptOne(pool: Pool, d: ClaimedRow, opts: Required<Omit<Deliver
   else if (retry && isRetryable(o)) {
     outcome = 'retrying';
     const backoff = retryDelay(attempts, opts, opts.random);
-    next = opts.now + Math.min(Math.max(backoff, o.retry_after_ms ?? 0), Math.max(opts.maxDelayMs, backoff));
+    next =
+      opts.now +
+      Math.min(Math.max(backoff, o.retry_after_ms ?? 0), Math.max(opts.maxDelayMs, backoff));
   } else outcome = 'failed';
   await pool.query(
     `WITH a AS (INSERT INTO webhook_attempts (delivery_id, at, status_code, error, duration_ms, response)
@@ -147,12 +185,22 @@ function resolved(opts: DeliveryPassOptions) {
   };
 }
 
-export async function runDeliveryPass(pool: Pool, options: DeliveryPassOptions): Promise<DeliveryPassResult> {
+export async function runDeliveryPass(
+  pool: Pool,
+  options: DeliveryPassOptions,
+): Promise<DeliveryPassResult> {
   const opts = resolved(options);
   const limit = options.limit ?? 100;
   const concurrency = options.concurrency ?? 8;
   const now = new Date(opts.now);
-  const result: DeliveryPassResult = { attempted: 0, delivered: 0, retrying: 0, failed: 0, expired: 0, next_due_at: null };
+  const result: DeliveryPassResult = {
+    attempted: 0,
+    delivered: 0,
+    retrying: 0,
+    failed: 0,
+    expired: 0,
+    next_due_at: null,
+  };
   const exp = await pool.query(
     `UPDATE webhook_deliveries SET status = 'expired', leased_until = NULL,
             last_error = COALESCE(last_error || '; ', '') || 'gave up: undelivered ' || $2 || ' s after the alert changed state'
@@ -186,13 +234,19 @@ export async function runDeliveryPass(pool: Pool, options: DeliveryPassOptions):
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, worker));
   }
-  const due = await pool.query<{ t: Date | null }>(`SELECT min(next_attempt_at) AS t FROM webhook_deliveries WHERE status = 'pending'`);
+  const due = await pool.query<{ t: Date | null }>(
+    `SELECT min(next_attempt_at) AS t FROM webhook_deliveries WHERE status = 'pending'`,
+  );
   result.next_due_at = due.rows[0]?.t ? due.rows[0].t.toISOString() : null;
   return result;
 }
 
 /** POST /api/v1/webhooks/{id}/test: one test event, sent now, logged, not retried. */
-export async function sendTestEvent(pool: Pool, webhookId: string, options: DeliveryPassOptions): Promise<string | null> {
+export async function sendTestEvent(
+  pool: Pool,
+  webhookId: string,
+  options: DeliveryPassOptions,
+): Promise<string | null> {
   const opts = resolved(options);
   const payload: AlertSnapshot = {
     id: 'test',

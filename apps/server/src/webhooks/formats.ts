@@ -34,7 +34,8 @@ export function signature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 
-const status = (d: DeliveryToRender): 'firing' | 'resolved' => (d.event === 'resolved' ? 'resolved' : 'firing');
+const status = (d: DeliveryToRender): 'firing' | 'resolved' =>
+  d.event === 'resolved' ? 'resolved' : 'firing';
 
 function num(x: unknown): string {
   return typeof x === 'number' ? String(Number(x.toPrecision(4))) : String(x ?? '–');
@@ -43,7 +44,10 @@ function num(x: unknown): string {
 /** One human line per alert, shared by Slack and PagerDuty. */
 function summary(a: AlertSnapshot, st: 'firing' | 'resolved', test: boolean): string {
   const head = test ? '[TEST] ' : '';
-  return `${head}${st === 'resolved' ? '[RESOLVED] ' : `[${a.severity.toUpperCase()}] `}${a.title}`.slice(0, 1024);
+  return `${head}${st === 'resolved' ? '[RESOLVED] ' : `[${a.severity.toUpperCase()}] `}${a.title}`.slice(
+    0,
+    1024,
+  );
 }
 
 function renderJson(d: DeliveryToRender, baseUrl: string): unknown {
@@ -78,22 +82,50 @@ function renderSlack(d: DeliveryToRender, baseUrl: string): unknown {
   const a = d.payload;
   const st = status(d);
   const url = alertUrl(a, baseUrl);
-  const icon = st === 'resolved' ? ':white_check_mark:' : a.severity === 'page' ? ':rotating_light:' : ':warning:';
+  const icon =
+    st === 'resolved'
+      ? ':white_check_mark:'
+      : a.severity === 'page'
+        ? ':rotating_light:'
+        : ':warning:';
   const fields = [
     { type: 'mrkdwn', text: `*Status*\n${st}` },
     { type: 'mrkdwn', text: `*Severity*\n${a.severity}` },
     ...(a.service ? [{ type: 'mrkdwn', text: `*Service*\n${a.service}` }] : []),
-    ...(a.burn_rate !== null ? [{ type: 'mrkdwn', text: `*Burn rate*\n${num(a.burn_rate)}× over ${a.window ?? '?'}` }] : []),
+    ...(a.burn_rate !== null
+      ? [{ type: 'mrkdwn', text: `*Burn rate*\n${num(a.burn_rate)}× over ${a.window ?? '?'}` }]
+      : []),
     { type: 'mrkdwn', text: `*Started*\n${a.started_at}` },
     ...(a.resolved_at ? [{ type: 'mrkdwn', text: `*Resolved*\n${a.resolved_at}` }] : []),
   ];
   return {
     text: `${icon} ${summary(a, st, d.event === 'test')}`,
     blocks: [
-      { type: 'header', text: { type: 'plain_text', text: `${st === 'resolved' ? 'Resolved' : a.severity === 'page' ? 'Page' : 'Ticket'}: ${a.title}`.slice(0, 150), emoji: true } },
+      {
+        type: 'header',
+        text: {
+          type: 'plain_text',
+          text: `${st === 'resolved' ? 'Resolved' : a.severity === 'page' ? 'Page' : 'Ticket'}: ${a.title}`.slice(
+            0,
+            150,
+          ),
+          emoji: true,
+        },
+      },
       { type: 'section', fields },
-      { type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open in Onset' }, url }] },
-      { type: 'context', elements: [{ type: 'mrkdwn', text: `${a.type} · dedup_key \`${d.dedup_key}\`${d.event === 'test' ? ' · test event' : ''}` }] },
+      {
+        type: 'actions',
+        elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open in Onset' }, url }],
+      },
+      {
+        type: 'context',
+        elements: [
+          {
+            type: 'mrkdwn',
+            text: `${a.type} · dedup_key \`${d.dedup_key}\`${d.event === 'test' ? ' · test event' : ''}`,
+          },
+        ],
+      },
     ],
   };
 }
@@ -101,7 +133,8 @@ function renderSlack(d: DeliveryToRender, baseUrl: string): unknown {
 function renderPagerDuty(d: DeliveryToRender, target: WebhookTarget, baseUrl: string): unknown {
   const a = d.payload;
   const st = status(d);
-  if (st === 'resolved') return { routing_key: target.routing_key, event_action: 'resolve', dedup_key: d.dedup_key };
+  if (st === 'resolved')
+    return { routing_key: target.routing_key, event_action: 'resolve', dedup_key: d.dedup_key };
   const url = alertUrl(a, baseUrl);
   return {
     routing_key: target.routing_key,
@@ -115,7 +148,13 @@ function renderPagerDuty(d: DeliveryToRender, target: WebhookTarget, baseUrl: st
       component: a.series_name ?? a.op ?? undefined,
       group: a.service ?? undefined,
       class: a.type,
-      custom_details: { ...a.details, burn_rate: a.burn_rate, window: a.window, slo_id: a.slo_id, regression_id: a.regression_id },
+      custom_details: {
+        ...a.details,
+        burn_rate: a.burn_rate,
+        window: a.window,
+        slo_id: a.slo_id,
+        regression_id: a.regression_id,
+      },
     },
     client: 'Onset',
     client_url: url,
@@ -126,8 +165,17 @@ function renderPagerDuty(d: DeliveryToRender, target: WebhookTarget, baseUrl: st
 function renderAlertmanager(d: DeliveryToRender, target: WebhookTarget, baseUrl: string): unknown {
   const a = d.payload;
   const st = status(d);
-  const alertname = a.type === 'slo_burn' ? 'OnsetSLOBurn' : a.type === 'regression' ? 'OnsetRegression' : 'OnsetTest';
-  const labels: Record<string, string> = { alertname, severity: a.severity, dedup_key: d.dedup_key };
+  const alertname =
+    a.type === 'slo_burn'
+      ? 'OnsetSLOBurn'
+      : a.type === 'regression'
+        ? 'OnsetRegression'
+        : 'OnsetTest';
+  const labels: Record<string, string> = {
+    alertname,
+    severity: a.severity,
+    dedup_key: d.dedup_key,
+  };
   if (a.service) labels.service = a.service;
   if (a.op) labels.op = a.op;
   if (a.slo_id) labels.slo_id = a.slo_id;

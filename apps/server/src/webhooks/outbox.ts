@@ -41,10 +41,14 @@ export function snapshotOf(a: AlertRow): AlertSnapshot {
 }
 
 /** Where the alert is shown in the UI. */
-export function alertUrl(a: { type: string; slo_id: string | null; regression_id: string | null; id: string }, baseUrl: string): string {
+export function alertUrl(
+  a: { type: string; slo_id: string | null; regression_id: string | null; id: string },
+  baseUrl: string,
+): string {
   const base = baseUrl.replace(/\/+$/, '');
   if (a.type === 'slo_burn' && a.slo_id) return `${base}/slos/${a.slo_id}`;
-  if (a.type === 'regression' && a.regression_id) return `${base}/regressions/${encodeURIComponent(a.regression_id)}`;
+  if (a.type === 'regression' && a.regression_id)
+    return `${base}/regressions/${encodeURIComponent(a.regression_id)}`;
   return `${base}/alerts/${a.id}`;
 }
 
@@ -54,7 +58,12 @@ export function alertUrl(a: { type: string; slo_id: string | null; regression_id
  * admits the alert; resolved only to webhooks that were sent its firing, so
  * a receiver never sees a resolve for an incident it never opened.
  */
-export async function enqueueDeliveries(c: Queryable, alert: AlertRow, event: 'firing' | 'resolved', now: number): Promise<number> {
+export async function enqueueDeliveries(
+  c: Queryable,
+  alert: AlertRow,
+  event: 'firing' | 'resolved',
+  now: number,
+): Promise<number> {
   const res = await c.query(
     `INSERT INTO webhook_deliveries (webhook_id, alert_id, event, dedup_key, payload, created_at, next_attempt_at)
      SELECT w.id, $1, $2, $3, $4, $5, $5 FROM webhooks w
@@ -62,7 +71,14 @@ export async function enqueueDeliveries(c: Queryable, alert: AlertRow, event: 'f
         AND ($2 = 'firing' OR EXISTS (SELECT 1 FROM webhook_deliveries f
                                        WHERE f.webhook_id = w.id AND f.alert_id = $1 AND f.event = 'firing'))
      ON CONFLICT (webhook_id, alert_id, event) WHERE alert_id IS NOT NULL DO NOTHING`,
-    [alert.id, event, alert.dedup_key, JSON.stringify(snapshotOf(alert)), new Date(now), alert.severity],
+    [
+      alert.id,
+      event,
+      alert.dedup_key,
+      JSON.stringify(snapshotOf(alert)),
+      new Date(now),
+      alert.severity,
+    ],
   );
   return res.rowCount ?? 0;
 }

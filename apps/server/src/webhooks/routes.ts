@@ -14,8 +14,12 @@ const WebhookInput = Type.Object(
   {
     url: Type.String({ minLength: 1, maxLength: 2048 }),
     format: Type.Optional(FormatSchema),
-    secret: Type.Optional(Type.String({ maxLength: 512, description: 'HMAC-SHA256 key for X-Onset-Signature' })),
-    routing_key: Type.Optional(Type.String({ maxLength: 256, description: 'PagerDuty Events v2 integration key' })),
+    secret: Type.Optional(
+      Type.String({ maxLength: 512, description: 'HMAC-SHA256 key for X-Onset-Signature' }),
+    ),
+    routing_key: Type.Optional(
+      Type.String({ maxLength: 256, description: 'PagerDuty Events v2 integration key' }),
+    ),
     min_severity: Type.Optional(SeveritySchema),
     name: Type.Optional(Type.String({ maxLength: 200 })),
     enabled: Type.Optional(Type.Boolean()),
@@ -99,13 +103,19 @@ export function checkWebhookUrl(text: string): string {
   } catch {
     throw badRequest(`url "${text.slice(0, 100)}" is not an absolute URL`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw badRequest(`webhook url must be http or https, not ${u.protocol.replace(':', '')}`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw badRequest(`webhook url must be http or https, not ${u.protocol.replace(':', '')}`);
   if (!u.hostname) throw badRequest('webhook url has no host');
   return u.toString();
 }
 
-function checkInput(w: { format?: string; routing_key?: string | null; secret?: string | null }): void {
-  if (w.format === 'pagerduty' && !w.routing_key) throw badRequest('routing_key is required for the pagerduty format');
+function checkInput(w: {
+  format?: string;
+  routing_key?: string | null;
+  secret?: string | null;
+}): void {
+  if (w.format === 'pagerduty' && !w.routing_key)
+    throw badRequest('routing_key is required for the pagerduty format');
 }
 
 /** Base URL for links in alerts: ONSET_PUBLIC_URL, else the address the server listens on. */
@@ -122,7 +132,15 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
 
   app.post<{ Body: WebhookInputT }>(
     '/api/v1/webhooks',
-    { preHandler: guard('admin'), schema: { tags, summary: 'Add an alert webhook', body: WebhookInput, response: { 201: WebhookSchema } } },
+    {
+      preHandler: guard('admin'),
+      schema: {
+        tags,
+        summary: 'Add an alert webhook',
+        body: WebhookInput,
+        response: { 201: WebhookSchema },
+      },
+    },
     async (req, reply) => {
       const b = req.body;
       const url = checkWebhookUrl(b.url);
@@ -131,7 +149,15 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       const { rows } = await pool.query<WebhookRow>(
         `INSERT INTO webhooks (name, url, format, secret, routing_key, min_severity, enabled)
          VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLS}`,
-        [b.name ?? null, url, format, b.secret ?? null, b.routing_key ?? null, b.min_severity ?? 'ticket', b.enabled ?? true],
+        [
+          b.name ?? null,
+          url,
+          format,
+          b.secret ?? null,
+          b.routing_key ?? null,
+          b.min_severity ?? 'ticket',
+          b.enabled ?? true,
+        ],
       );
       return reply.status(201).send(webhookJson(rows[0]!));
     },
@@ -139,7 +165,14 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
 
   app.get(
     '/api/v1/webhooks',
-    { preHandler: guard('admin'), schema: { tags, summary: 'List webhooks', response: { 200: Type.Object({ webhooks: Type.Array(WebhookSchema) }) } } },
+    {
+      preHandler: guard('admin'),
+      schema: {
+        tags,
+        summary: 'List webhooks',
+        response: { 200: Type.Object({ webhooks: Type.Array(WebhookSchema) }) },
+      },
+    },
     async () => {
       const { rows } = await pool.query<WebhookRow>(`SELECT ${COLS} FROM webhooks ORDER BY id`);
       return { webhooks: rows.map(webhookJson) };
@@ -147,14 +180,19 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   );
 
   const load = async (id: string) => {
-    const { rows } = await pool.query<WebhookRow>(`SELECT ${COLS} FROM webhooks WHERE id = $1`, [id]);
+    const { rows } = await pool.query<WebhookRow>(`SELECT ${COLS} FROM webhooks WHERE id = $1`, [
+      id,
+    ]);
     if (!rows[0]) throw notFound(`webhook ${id} does not exist`);
     return rows[0];
   };
 
   app.get<{ Params: Static<typeof IdParams> }>(
     '/api/v1/webhooks/:id',
-    { preHandler: guard('admin'), schema: { tags, summary: 'One webhook', params: IdParams, response: { 200: WebhookSchema } } },
+    {
+      preHandler: guard('admin'),
+      schema: { tags, summary: 'One webhook', params: IdParams, response: { 200: WebhookSchema } },
+    },
     async (req) => webhookJson(await load(req.params.id)),
   );
 
@@ -162,7 +200,13 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
     '/api/v1/webhooks/:id',
     {
       preHandler: guard('admin'),
-      schema: { tags, summary: 'Change a webhook (omitted fields keep their value)', params: IdParams, body: WebhookUpdate, response: { 200: WebhookSchema } },
+      schema: {
+        tags,
+        summary: 'Change a webhook (omitted fields keep their value)',
+        params: IdParams,
+        body: WebhookUpdate,
+        response: { 200: WebhookSchema },
+      },
     },
     async (req) => {
       const cur = await load(req.params.id);
@@ -180,7 +224,16 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       const { rows } = await pool.query<WebhookRow>(
         `UPDATE webhooks SET name=$2, url=$3, format=$4, secret=$5, routing_key=$6, min_severity=$7, enabled=$8, updated_at=now()
           WHERE id = $1 RETURNING ${COLS}`,
-        [cur.id, next.name, next.url, next.format, next.secret, next.routing_key, next.min_severity, next.enabled],
+        [
+          cur.id,
+          next.name,
+          next.url,
+          next.format,
+          next.secret,
+          next.routing_key,
+          next.min_severity,
+          next.enabled,
+        ],
       );
       return webhookJson(rows[0]!);
     },
@@ -188,7 +241,10 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
 
   app.delete<{ Params: Static<typeof IdParams> }>(
     '/api/v1/webhooks/:id',
-    { preHandler: guard('admin'), schema: { tags, summary: 'Remove a webhook and its delivery log', params: IdParams } },
+    {
+      preHandler: guard('admin'),
+      schema: { tags, summary: 'Remove a webhook and its delivery log', params: IdParams },
+    },
     async (req, reply) => {
       const r = await pool.query(`DELETE FROM webhooks WHERE id = $1`, [req.params.id]);
       if (!r.rowCount) throw notFound(`webhook ${req.params.id} does not exist`);
@@ -200,12 +256,21 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
     '/api/v1/webhooks/:id/test',
     {
       preHandler: guard('admin'),
-      schema: { tags, summary: 'Send a test event now (one attempt, logged) and report what the receiver answered', params: IdParams, response: { 200: DeliverySchema } },
+      schema: {
+        tags,
+        summary:
+          'Send a test event now (one attempt, logged) and report what the receiver answered',
+        params: IdParams,
+        response: { 200: DeliverySchema },
+      },
     },
     async (req) => {
       await load(req.params.id);
       const s = deliverySettings();
-      const id = await sendTestEvent(pool, req.params.id, { ...s, baseUrl: baseUrlOf(config, req) });
+      const id = await sendTestEvent(pool, req.params.id, {
+        ...s,
+        baseUrl: baseUrlOf(config, req),
+      });
       const [d] = await deliveries(pool, req.params.id, { id: id! });
       return d!;
     },
@@ -213,7 +278,9 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
 
   const DeliveryQuery = Type.Object({
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-    status: Type.Optional(Type.Union(['pending', 'delivered', 'failed', 'expired'].map((s) => Type.Literal(s)))),
+    status: Type.Optional(
+      Type.Union(['pending', 'delivered', 'failed', 'expired'].map((s) => Type.Literal(s))),
+    ),
   });
   app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof DeliveryQuery> }>(
     '/api/v1/webhooks/:id/deliveries',
@@ -221,7 +288,8 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       preHandler: guard('admin'),
       schema: {
         tags,
-        summary: 'Delivery log: every delivery with its attempts, status codes and errors (newest first)',
+        summary:
+          'Delivery log: every delivery with its attempts, status codes and errors (newest first)',
         params: IdParams,
         querystring: DeliveryQuery,
         response: { 200: Type.Object({ deliveries: Type.Array(DeliverySchema) }) },
@@ -229,12 +297,21 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
     },
     async (req) => {
       await load(req.params.id);
-      return { deliveries: await deliveries(pool, req.params.id, { limit: req.query.limit ?? 100, status: req.query.status }) };
+      return {
+        deliveries: await deliveries(pool, req.params.id, {
+          limit: req.query.limit ?? 100,
+          status: req.query.status,
+        }),
+      };
     },
   );
 }
 
-async function deliveries(pool: AppContext['pool'], webhookId: string, f: { id?: string; limit?: number; status?: string }) {
+async function deliveries(
+  pool: AppContext['pool'],
+  webhookId: string,
+  f: { id?: string; limit?: number; status?: string },
+) {
   const args: unknown[] = [webhookId];
   let where = 'd.webhook_id = $1';
   if (f.id) {
@@ -260,7 +337,14 @@ async function deliveries(pool: AppContext['pool'], webhookId: string, f: { id?:
     created_at: r.created_at.toISOString(),
     next_attempt_at: r.status === 'pending' ? r.next_attempt_at.toISOString() : null,
     delivered_at: r.delivered_at ? r.delivered_at.toISOString() : null,
-    log: (r.log as Array<{ at: string; status_code: number | null; error: string | null; duration_ms: number }>).map((a) => ({
+    log: (
+      r.log as Array<{
+        at: string;
+        status_code: number | null;
+        error: string | null;
+        duration_ms: number;
+      }>
+    ).map((a) => ({
       ...a,
       at: new Date(a.at).toISOString(),
     })),

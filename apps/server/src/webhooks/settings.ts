@@ -45,7 +45,11 @@ export function deliverySettings(env: NodeJS.ProcessEnv = process.env): Delivery
 }
 
 /** Exponential backoff with "equal jitter": half fixed, half random, so retries of many deliveries spread out. */
-export function retryDelay(attempt: number, s: Pick<DeliverySettings, 'baseDelayMs' | 'maxDelayMs'>, random = Math.random): number {
+export function retryDelay(
+  attempt: number,
+  s: Pick<DeliverySettings, 'baseDelayMs' | 'maxDelayMs'>,
+  random = Math.random,
+): number {
   const exp = Math.min(s.maxDelayMs, s.baseDelayMs * Math.pow(2, Math.max(0, attempt - 1)));
   return exp / 2 + random() * (exp / 2);
 }

@@ -39,5 +39,11 @@ export {
   type CalendarUnit,
   type CounterPiece,
 } from './windows.ts';
-export { estimateGoodFromHistogram, niceCeil, suggestThreshold, SUGGESTION_HEADROOM, type ThresholdSuggestion } from './suggest.ts';
+export {
+  estimateGoodFromHistogram,
+  niceCeil,
+  suggestThreshold,
+  SUGGESTION_HEADROOM,
+  type ThresholdSuggestion,
+} from './suggest.ts';
 export { regressionSeverity, REGRESSION_PAGE_RATIO } from './severity.ts';

@@ -117,7 +117,12 @@ export function tierApplies(tier: BurnTier, sloWindowMs: number): boolean {
  * Time until a tier notifies for a constant error ratio, from the Workbook:
  * detection time = ((1 - SLO) / error ratio) × alerting window × burn rate.
  */
-export function detectionTime(errorRatioValue: number, objective: number, longWindowMs: number, factor: number): number {
+export function detectionTime(
+  errorRatioValue: number,
+  objective: number,
+  longWindowMs: number,
+  factor: number,
+): number {
   if (!(errorRatioValue > 0)) return Infinity;
   const t = ((1 - objective) / errorRatioValue) * longWindowMs * factor;
   return t > longWindowMs ? Infinity : t;
@@ -164,7 +169,12 @@ function burning(c: Counts, objective: number, factor: number, guard: LowTraffic
  */
 export function evaluateTiers(
   windows: Record<BurnWindow, Counts>,
-  opts: { objective: number; sloWindowMs: number; enabled?: Partial<Record<TierName, boolean>>; guard?: LowTrafficGuard },
+  opts: {
+    objective: number;
+    sloWindowMs: number;
+    enabled?: Partial<Record<TierName, boolean>>;
+    guard?: LowTrafficGuard;
+  },
 ): TierResult[] {
   const guard = opts.guard ?? DEFAULT_GUARD;
   return BURN_TIERS.map((tier) => {
@@ -183,7 +193,10 @@ export function evaluateTiers(
       burn_short: burnRate(s.good, s.total, opts.objective),
       events_long: l.total,
       events_short: s.total,
-      firing: enabled && burning(l, opts.objective, factor, guard) && burning(s, opts.objective, factor, guard),
+      firing:
+        enabled &&
+        burning(l, opts.objective, factor, guard) &&
+        burning(s, opts.objective, factor, guard),
     };
   });
 }

@@ -13,7 +13,8 @@ export function regressionSeverity(
   r: { ratio_p50: number | null; ratio_p99: number | null; after_p99_ms: number | null },
   touchedThresholdsMs: number[],
 ): Severity {
-  if (r.after_p99_ms !== null && touchedThresholdsMs.some((t) => r.after_p99_ms! > t)) return 'page';
+  if (r.after_p99_ms !== null && touchedThresholdsMs.some((t) => r.after_p99_ms! > t))
+    return 'page';
   if (Math.max(r.ratio_p50 ?? 0, r.ratio_p99 ?? 0) >= REGRESSION_PAGE_RATIO) return 'page';
   return 'ticket';
 }

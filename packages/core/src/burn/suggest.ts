@@ -59,7 +59,10 @@ export const SUGGESTION_HEADROOM = 1.2;
  * Suggest a threshold for `objective`: the history's `objective`-quantile
  * with 20% headroom, rounded up to a readable value. Null without history.
  */
-export function suggestThreshold(history: SparseHistogram, objective: number): ThresholdSuggestion | null {
+export function suggestThreshold(
+  history: SparseHistogram,
+  objective: number,
+): ThresholdSuggestion | null {
   const h = Histogram.fromSparse(history);
   if (h.count === 0) return null;
   const qUs = h.quantile(objective);

@@ -40,20 +40,27 @@ export function isValidTimeZone(tz: string): boolean {
  * calendar month, and with `calendar` "1w"/"1d" are calendar weeks (from
  * Monday) and days. Throws an Error with a message fit for a 400.
  */
-export function parseSloWindow(text: string, opts: { calendar?: boolean; timeZone?: string } = {}): SloWindow {
+export function parseSloWindow(
+  text: string,
+  opts: { calendar?: boolean; timeZone?: string } = {},
+): SloWindow {
   const t = text.trim();
   const tz = opts.timeZone ?? 'UTC';
   if (!isValidTimeZone(tz)) throw new Error(`unknown time zone "${tz}"`);
   const unit = CALENDAR_ALIASES[t];
-  if (unit === 'month' || (opts.calendar && unit)) return { kind: 'calendar', unit, timeZone: tz, text: t };
+  if (unit === 'month' || (opts.calendar && unit))
+    return { kind: 'calendar', unit, timeZone: tz, text: t };
   if (opts.calendar) throw new Error(`calendar windows are 1d, 1w or 1M, not "${t}"`);
   let ms: number;
   try {
     ms = parseDuration(t);
   } catch {
-    throw new Error(`window "${t}" is neither a duration (e.g. 28d, 7d, 36h) nor a calendar month (1M)`);
+    throw new Error(
+      `window "${t}" is neither a duration (e.g. 28d, 7d, 36h) nor a calendar month (1M)`,
+    );
   }
-  if (ms < MIN_WINDOW_MS || ms > MAX_WINDOW_MS) throw new Error(`window must be between 5m and 400d, got "${t}"`);
+  if (ms < MIN_WINDOW_MS || ms > MAX_WINDOW_MS)
+    throw new Error(`window must be between 5m and 400d, got "${t}"`);
   if (ms % MINUTE_MS !== 0) throw new Error(`window must be whole minutes, got "${t}"`);
   return { kind: 'rolling', ms, text: t };
 }
@@ -121,11 +128,18 @@ export function zonedTimeToUtc(year: number, month: number, day: number, tz: str
 }
 
 /** Start and end (exclusive) of the calendar period containing `now`. */
-export function calendarPeriod(now: number, unit: CalendarUnit, tz: string): { start: number; end: number } {
+export function calendarPeriod(
+  now: number,
+  unit: CalendarUnit,
+  tz: string,
+): { start: number; end: number } {
   const p = zonedParts(now, tz);
   if (unit === 'month') {
     const start = zonedTimeToUtc(p.year, p.month, 1, tz);
-    const end = p.month === 12 ? zonedTimeToUtc(p.year + 1, 1, 1, tz) : zonedTimeToUtc(p.year, p.month + 1, 1, tz);
+    const end =
+      p.month === 12
+        ? zonedTimeToUtc(p.year + 1, 1, 1, tz)
+        : zonedTimeToUtc(p.year, p.month + 1, 1, tz);
     return { start, end };
   }
   // Day arithmetic through UTC dates so month/year rollovers come out right.
@@ -151,7 +165,10 @@ export function windowEnd(now: number): number {
 }
 
 /** The span [start, end) an SLO's compliance window covers at `now`, and its nominal length. */
-export function sloWindowSpan(w: SloWindow, now: number): { start: number; end: number; lengthMs: number } {
+export function sloWindowSpan(
+  w: SloWindow,
+  now: number,
+): { start: number; end: number; lengthMs: number } {
   const end = windowEnd(now);
   if (w.kind === 'rolling') return { start: end - w.ms, end, lengthMs: w.ms };
   const p = calendarPeriod(now, w.unit, w.timeZone);
@@ -159,36 +176,47 @@ export function sloWindowSpan(w: SloWindow, now: number): { start: number; end: 
 }
 
 export interface CounterPiece {
-  table: 'minute' | 'hour';
+  table: 'minute' | 'hour' | 'day';
   from: number;
   to: number;
 }
 
+const ceilTo = (ms: number, unit: number) => Math.ceil(ms / unit) * unit;
+const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
+
+/** Tile [s, e) coarsest-first: whole UTC days, then whole hours, then minutes at the edges. */
+function tile(s: number, e: number, out: CounterPiece[], level: 0 | 1 | 2): void {
+  if (s >= e) return;
+  if (level === 2) {
+    out.push({ table: 'minute', from: s, to: e });
+    return;
+  }
+  const unit = level === 0 ? DAY_MS : HOUR_MS;
+  const a = ceilTo(s, unit);
+  const b = floorTo(e, unit);
+  if (a >= b) return tile(s, e, out, (level + 1) as 1 | 2);
+  tile(s, a, out, (level + 1) as 1 | 2);
+  out.push({ table: level === 0 ? 'day' : 'hour', from: a, to: b });
+  tile(b, e, out, (level + 1) as 1 | 2);
+}
+
 /**
- * Split [start, end) into reads of the per-minute counters (kept only from
- * `minuteHorizon` on) and the per-hour counters: whole hours from the hourly
- * table, the ragged edges from the minute table. A start older than the
- * minute horizon is rounded up to the next whole hour; the returned `start`
- * says where the window really began.
+ * Split [start, end) into reads of the per-day, per-hour and per-minute
+ * counters: whole UTC days from the daily table, whole hours from the
+ * hourly one, the ragged edges from the minute table. Minute counters are
+ * kept only from `minuteHorizon` on, so a start older than that is rounded
+ * up to the next whole hour; the returned `start` says where the window
+ * really began.
  */
-export function counterPieces(start: number, end: number, minuteHorizon: number): { pieces: CounterPiece[]; start: number } {
-  const s = floorMinute(start);
+export function counterPieces(
+  start: number,
+  end: number,
+  minuteHorizon: number,
+): { pieces: CounterPiece[]; start: number } {
+  let s = floorMinute(start);
   const e = floorMinute(end);
-  if (s >= e) return { pieces: [], start: s };
-  const h0 = ceilHour(s);
-  const h1 = floorHour(e);
-  if (h0 >= h1) {
-    if (s >= minuteHorizon) return { pieces: [{ table: 'minute', from: s, to: e }], start: s };
-    const from = Math.min(h0, e);
-    return { pieces: from < e ? [{ table: 'minute', from, to: e }] : [], start: from };
-  }
+  if (s < minuteHorizon && s % HOUR_MS !== 0) s = Math.min(ceilHour(s), e);
   const pieces: CounterPiece[] = [];
-  let realStart = h0;
-  if (s < h0 && s >= minuteHorizon) {
-    pieces.push({ table: 'minute', from: s, to: h0 });
-    realStart = s;
-  }
-  pieces.push({ table: 'hour', from: h0, to: h1 });
-  if (h1 < e) pieces.push({ table: 'minute', from: h1, to: e });
-  return { pieces, start: realStart };
+  tile(s, e, pieces, 0);
+  return { pieces, start: s };
 }
