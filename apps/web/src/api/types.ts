@@ -81,6 +81,10 @@ export interface Suspect {
   to_version?: string | null;
   hosts?: string[] | null;
   at?: string | null;
+  source?: 'api' | 'inferred' | string;
+  commit?: string | null;
+  url?: string | null;
+  description?: string | null;
   score: number;
   reason: string;
 }
@@ -101,8 +105,16 @@ export interface Regression {
   ratio_p50: number;
   ratio_p99: number;
   suspects?: Suspect[];
-  cohort?: { attribute: string; slow: string[]; fast: string[] } | null;
+  cohort?: { attribute: string; slow: string[]; fast: string[]; slow_hosts?: string[]; fast_hosts?: string[] } | null;
   status: 'open' | 'acknowledged' | 'resolved' | string;
+  /** The quantile that moved most. */
+  metric?: 'p50' | 'p99' | string;
+  confidence?: number;
+  onset_uncertainty_ms?: number;
+  acknowledged_at?: string | null;
+  acknowledged_by?: string | null;
+  resolved_at?: string | null;
+  resolution?: string | null;
   severity?: number;
 }
 

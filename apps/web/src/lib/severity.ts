@@ -55,8 +55,9 @@ export function rankRegressions(rs: readonly Regression[], slos: readonly Slo[])
     .sort((a, b) => b.score - a.score || Date.parse(b.r.onset) - Date.parse(a.r.onset));
 }
 
-/** Which quantile tells the story: the one with the bigger ratio. */
-export function headlineQuantile(r: Pick<Regression, 'ratio_p50' | 'ratio_p99'>): 'p50' | 'p99' {
+/** Which quantile tells the story: the engine's `metric`, else the one with the bigger ratio. */
+export function headlineQuantile(r: Pick<Regression, 'ratio_p50' | 'ratio_p99' | 'metric'>): 'p50' | 'p99' {
+  if (r.metric === 'p50' || r.metric === 'p99') return r.metric;
   return (r.ratio_p99 || 0) > (r.ratio_p50 || 0) ? 'p99' : 'p50';
 }
 

@@ -14,7 +14,8 @@ import { BudgetBar, BurnCell, sortSlosByBudget } from './slos/sloParts.tsx';
 
 export default function OverviewPage() {
   const { params } = useUrlState();
-  const regressions = useRegressions({ status: 'open' });
+  // Open and acknowledged: acknowledged ones are still ongoing, someone is on them.
+  const regressions = useRegressions({ status: 'active' });
   const slos = useSlos();
   const deploys = useDeploys({ from: 'now-7d' });
   const now = Date.now();
@@ -106,6 +107,7 @@ function RegressionList({ items, params, now }: { items: Array<{ r: Regression; 
               <span className="regression-what">
                 <span className="regression-title">
                   <span className="op-tag">{r.op}</span> <b className="mono">{r.name}</b>
+                  {r.status === 'acknowledged' ? <span className="status-pill status-acknowledged">acked</span> : null}
                 </span>
                 <span className="regression-where">
                   {edgeLabel(r)} · <span className={`view-tag view-${r.view}`}>{r.view}</span>

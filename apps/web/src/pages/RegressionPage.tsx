@@ -127,6 +127,12 @@ function RegressionView({ r }: { r: Regression }) {
           )}
         </div>
       </div>
+      {r.status === 'acknowledged' || r.status === 'resolved' ? (
+        <p className="muted small" role="status">
+          {r.status === 'acknowledged' ? `Acknowledged${r.acknowledged_by ? ` by ${r.acknowledged_by}` : ''}${r.acknowledged_at ? ` ${formatAgo(Date.parse(r.acknowledged_at), Date.now())}` : ''}.` : null}
+          {r.status === 'resolved' ? `Resolved${r.resolved_at ? ` ${formatAgo(Date.parse(r.resolved_at), Date.now())}` : ''}${r.resolution ? `: ${r.resolution}` : ''}.` : null}
+        </p>
+      ) : null}
       {action.error ? (
         <p className="warn" role="alert">
           Could not change the status: {(action.error as Error).message}
@@ -176,7 +182,11 @@ function RegressionView({ r }: { r: Regression }) {
           {r.cohort ? (
             <div className="fact-value" data-testid="affected-cohort">
               {r.cohort.attribute} <b className="mono">{r.cohort.slow.join(', ')}</b>
-              <div className="muted small">not {r.cohort.fast.join(', ')}</div>
+              {r.cohort.slow_hosts?.length ? <div className="small">hosts {hostsText(r.cohort.slow_hosts)}</div> : null}
+              <div className="muted small">
+                not {r.cohort.fast.join(', ')}
+                {r.cohort.fast_hosts?.length ? ` (${hostsText(r.cohort.fast_hosts)})` : ''}
+              </div>
             </div>
           ) : (
             <div className="fact-value">{r.host ? `host ${r.host}` : series?.hosts.length ? hostsText(series.hosts) : 'all hosts'}</div>
