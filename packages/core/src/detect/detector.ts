@@ -323,6 +323,9 @@ export class StepDetector {
       const run = s.src === 0 ? (s.alarm > 0 ? s.up : s.dn) : s.alarm > 0 ? s.eu : s.ed;
       if (run === 0) s.alarm = 0; // it was a blip
     }
+    // Evidence the other way while an alarm is pending: that alarm was drift
+    // (the baseline stopped following), the new one may be a step.
+    if (s.alarm !== 0 && (s.alarm > 0 ? s.dn > h || s.ed > TAIL_H : s.up > h || s.eu > TAIL_H)) s.alarm = 0;
     if (s.alarm === 0) {
       if (s.up > h || s.dn > h) {
         s.alarm = s.up > h ? 1 : -1;
@@ -542,23 +545,36 @@ export class StepDetector {
     // (a sparse tail shows up as scattered slow minutes): try both.
     const otherRun =
       s.src === 0 ? (dir > 0 ? (s.eu > 0 ? s.euStart : -1) : s.ed > 0 ? s.edStart : -1) : dir > 0 ? (s.up > 0 ? s.upStart : -1) : s.dn > 0 ? s.dnStart : -1;
-    let test = this.testSplit(mi, dir, s.onset, now, true);
-    if (otherRun >= 0) {
-      const alt = Math.max(otherRun, s.regimeStart + MIN_BEFORE);
-      if (alt !== s.onset) {
-        const t2 = this.testSplit(mi, dir, alt, now, true);
-        const p1 = Number.isNaN(test.p) ? 1 : test.p;
-        const p2 = Number.isNaN(t2.p) ? 1 : t2.p;
-        if (p2 < p1) test = t2;
-        test.p = Math.min(1, 2 * Math.min(p1, p2));
+    // A long-pending alarm (a slow drift the baseline stopped following) may
+    // have a real step arrive inside it: also try the best split since the
+    // alarm's onset.
+    const candidates = [s.onset];
+    if (otherRun >= 0) candidates.push(Math.max(otherRun, s.regimeStart + MIN_BEFORE));
+    if (now - s.onset + 1 > 2 * MIN_AFTER) {
+      const inner = this.localise(mi, dir, { p: 0, tail: false, theta: 0, onset: s.onset }, now, s.onset + 1).split;
+      candidates.push(inner);
+    }
+    let test: SplitTest | null = null;
+    let pmin = 1;
+    let tried = 0;
+    for (const onset of candidates) {
+      if (candidates.indexOf(onset) !== tried++) continue; // duplicate
+      const t = this.testSplit(mi, dir, onset, now, true);
+      const pt = Number.isNaN(t.p) ? 1 : t.p;
+      if (!test || pt < pmin) {
+        test = t;
+        pmin = pt;
       }
     }
+    test = test!;
+    test.p = Math.min(1, pmin * new Set(candidates).size);
     // Each retest of the same alarm spends more of its error budget.
     s.tests++;
     test.p = Math.min(1, test.p * s.tests);
     const waited = now - s.onset + 1;
     if (!(test.p < o.alpha)) {
-      if (waited >= this.maxWait(mi, now)) {
+      // No sign of a step at all after a while, or waited long enough: drift.
+      if (waited >= this.maxWait(mi, now) || (test.p > 0.9 && waited >= 24)) {
         // Never confirmed: a drift or a shift too small to report. Re-anchor,
         // keeping the regime's history so later tests still see a full window.
         const regimeStart = s.regimeStart;
@@ -609,7 +625,7 @@ export class StepDetector {
    * of points beyond the exceedance threshold (Bernoulli). The onset
    * interval holds the splits within ONSET_LR_DROP of the best 2·log-LR.
    */
-  private localise(mi: number, dir: number, test: SplitTest, now: number): { split: number; unc: number } {
+  private localise(mi: number, dir: number, test: SplitTest, now: number, lowest = -Infinity): { split: number; unc: number } {
     const s = this.ms[mi]!;
     const onset = test.onset;
     const from = Math.max(s.regimeStart, onset - this.opts.beforePoints, now - this.cap + 1);
@@ -647,7 +663,7 @@ export class StepDetector {
     const bern = (x: number, n: number) => (x > 0 && x < n ? x * Math.log(x / n) + (n - x) * Math.log(1 - x / n) : 0);
     const whole = test.tail ? bern(X, W) : 0;
     // Candidate splits: keep a few points on the left, and at least MIN_AFTER on the right.
-    const first = Math.max(4, nB - 30);
+    const first = Math.max(4, nB - 30, lowest - from);
     const last = N - MIN_AFTER;
     const lr = new Float64Array(Math.max(0, last - first + 1));
     let best = -Infinity;
