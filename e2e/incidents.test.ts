@@ -109,6 +109,8 @@ describe('on-call path through the UI', () => {
     expect(after.width).toBeGreaterThan(20);
     expect(after.y).toBeLessThan(before.y - 100);
     expect(after.x).toBeGreaterThanOrEqual(before.x + before.width - 2);
+    // Nothing jumped while the data came in (cumulative layout shift, as Chrome measures it).
+    expect(await layoutShift(page)).toBeLessThan(0.05);
     await shot(page, 'regression-kernel');
   });
 
@@ -148,6 +150,11 @@ describe('on-call path through the UI', () => {
     expect(await panel.locator('[data-view="server"]').textContent()).toMatch(/µs → \d+ µs|ms → 0\.\d+ ms/);
     expect(await panel.getByRole('note').textContent()).toMatch(/Only callers see it/);
     await shot(page, 'regression-edge');
+    // Acknowledge it: the page and the overview say so.
+    await page.getByRole('button', { name: 'Acknowledge' }).click();
+    await page.getByTestId('regression-status').filter({ hasText: 'acknowledged' }).waitFor();
+    await page.goto(`${server.url}/`);
+    await expect.poll(() => page.locator(`[data-regression-id="${edge.id}"]`).textContent()).toContain('acked');
   });
 
   it('a marker description from CI renders as text, never as HTML', async () => {
@@ -203,5 +210,19 @@ async function markerColumnColour(p: Page, chip: ReturnType<Page['locator']>, dx
       return null;
     },
     { x, top: plot.y },
+  );
+}
+
+/** Cumulative layout shift of the page so far (shifts right after user input excluded). */
+function layoutShift(p: Page): Promise<number> {
+  return p.evaluate(
+    () =>
+      new Promise<number>((resolve) => {
+        let total = 0;
+        new PerformanceObserver((list) => {
+          for (const e of list.getEntries() as Array<PerformanceEntry & { value: number; hadRecentInput: boolean }>) if (!e.hadRecentInput) total += e.value;
+        }).observe({ type: 'layout-shift', buffered: true });
+        setTimeout(() => resolve(total), 50);
+      }),
   );
 }
