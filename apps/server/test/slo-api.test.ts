@@ -280,6 +280,28 @@ describe('exact counting', () => {
     expect(r.body.status.sli).toBeCloseTo(0.8, 12);
   });
 
+  it('estimates history whose raw spans are gone from the histograms, and says where exact counting starts', async () => {
+    const DAY = 86_400_000;
+    const old = M0 - 3 * DAY;
+    await ingest([
+      ...traffic(old, old + 10 * MIN, 10, 20_000, { service: 'aged' }), // 100 good
+      ...traffic(old + 10 * MIN, old + 15 * MIN, 10, 500_000, { service: 'aged' }), // 50 slow
+      ...traffic(M0 - 20 * MIN, M0 - 10 * MIN, 3, 20_000, { service: 'aged' }), // 30 recent, good
+    ]);
+    // Raw retention (48 h) would have dropped the old spans; their histograms stay (90 d).
+    await srv.onset.pool.query(
+      `DELETE FROM observations o USING series s WHERE o.series_id = s.id AND s.service = 'aged' AND o.start_time < $1`,
+      [new Date(M0 - DAY)],
+    );
+    await settle();
+    const r = await A.post('/api/v1/slos', { ...spec, name: 'aged', service: 'aged', window: '7d' });
+    expect(r.body.status).toMatchObject({ good: 130, total: 180 });
+    expect(r.body.exact_since).toBe(new Date(old + 15 * MIN).toISOString());
+    const fresh = await A.post('/api/v1/slos', { ...spec, name: 'fresh', service: 'aged', window: '12h' });
+    expect(fresh.body.status).toMatchObject({ good: 30, total: 30 });
+    expect(fresh.body.exact_since).toBeNull();
+  });
+
   it('counts new spans once, however many passes run, and recounts when the threshold changes', async () => {
     const c = await A.post('/api/v1/slos', { ...spec, name: 'incremental', service: 'incr' });
     expect(c.body.status.total).toBe(0);

@@ -220,22 +220,6 @@ async function safeUpper(c: PoolClient, settleMs: number): Promise<Date> {
   return rows[0]!.upper;
 }
 
-/** Start of the oldest raw-observation partition: raw spans exist from here on. */
-async function rawHorizon(c: Queryable): Promise<number | null> {
-  const { rows } = await c.query<{ name: string }>(
-    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-      WHERE p.relname = 'observations'`,
-  );
-  let min: number | null = null;
-  for (const { name } of rows) {
-    const m = /_p(\d{4})(\d{2})(\d{2})$/.exec(name);
-    if (!m) continue;
-    const t = Date.parse(`${m[1]}-${m[2]}-${m[3]}T00:00:00Z`);
-    if (min === null || t < min) min = t;
-  }
-  return min;
-}
-
 function hourKeepMs(r: { window_kind: string; window_ms: number | null }): number {
   return (r.window_kind === 'rolling' ? Number(r.window_ms) : CALENDAR_KEEP_MS) + DAY_MS;
 }
@@ -247,68 +231,75 @@ const UPSERT_TAIL = (
   `ON CONFLICT (slo_id, ${key}) DO UPDATE SET good = ${table}.good + EXCLUDED.good, total = ${table}.total + EXCLUDED.total`;
 
 /**
- * Fill a new SLO's counters from what is stored: raw observations (exact)
- * from the oldest raw partition up to the counting cursor, and per-minute
- * histograms (estimated at the bucket the threshold cuts) before that.
+ * Fill a new SLO's counters from what is stored. Per minute, raw
+ * observations (exact) are used when they are complete — when they hold as
+ * many spans as that minute's histogram, i.e. raw retention has not dropped
+ * any — and the histogram otherwise, estimated at the bucket the threshold
+ * cuts. The newest hour always comes from raw spans (received up to the
+ * counting cursor), so nothing the next counting step adds is counted twice.
+ * Returns the end of the last estimated minute, or null if all is exact.
  */
-async function backfill(c: PoolClient, slo: SloRow, cursor: Date, realNow: number): Promise<Date> {
-  const raw = (await rawHorizon(c)) ?? cursor.getTime();
-  const exactSince = Math.min(raw, cursor.getTime());
-  const minuteFloor = new Date(realNow - MINUTE_KEEP_MS);
-  const histFrom = new Date(realNow - hourKeepMs(slo));
-  const t = slo.threshold_us;
-  const g = Math.log(GAMMA);
-  if (histFrom.getTime() < exactSince) {
-    await c.query(
-      `WITH est AS (
-         SELECT h.minute, sum(b.c)::int8 AS total,
-                round(sum(CASE WHEN b.i = $6::int THEN b.c
-                               WHEN b.i * $5::float8 <= ln($4::float8) THEN b.c
-                               WHEN (b.i - 1) * $5::float8 < ln($4::float8)
-                                 THEN b.c * (ln($4::float8) - (b.i - 1) * $5::float8) / $5::float8
-                               ELSE 0 END))::int8 AS good
-           FROM slos o JOIN series s ON ${MATCH_SQL}
-           JOIN histograms h ON h.series_id = s.id, unnest(h.idx, h.cnt) AS b(i, c)
-          WHERE o.id = $1 AND h.minute >= $2 AND h.minute < $3
-          GROUP BY h.minute
-       ), m AS (
-         INSERT INTO slo_minutes (slo_id, minute, good, total)
-         SELECT $1, minute, good, total FROM est WHERE minute >= $7 ${UPSERT_TAIL('slo_minutes', 'minute')}
-       ), h AS (
-         INSERT INTO slo_hours (slo_id, hour, good, total)
-         SELECT $1, date_trunc('hour', minute, 'UTC'), sum(good), sum(total) FROM est GROUP BY 2
-         ${UPSERT_TAIL('slo_hours', 'hour')}
-       )
-       INSERT INTO slo_days (slo_id, day, good, total)
-       SELECT $1, date_trunc('day', minute, 'UTC'), sum(good), sum(total) FROM est GROUP BY 2
-       ${UPSERT_TAIL('slo_days', 'day')}`,
-      [slo.id, histFrom, new Date(exactSince), t, g, ZERO_BUCKET, minuteFloor],
-    );
-  }
-  await c.query(
-    `WITH agg AS (
+async function backfill(
+  c: PoolClient,
+  slo: SloRow,
+  cursor: Date,
+  realNow: number,
+): Promise<Date | null> {
+  const from = new Date(realNow - hourKeepMs(slo));
+  const histTo = new Date(Math.floor((cursor.getTime() - HOUR_MS) / 60_000) * 60_000);
+  const { rows } = await c.query<{ last_estimated: Date | null }>(
+    `WITH src AS (
+       SELECT s.id FROM slos o JOIN series s ON ${MATCH_SQL} WHERE o.id = $1
+     ), hist AS (
+       SELECT h.minute, sum(b.c)::int8 AS total,
+              sum(CASE WHEN b.i = $6::int THEN b.c
+                       WHEN b.i * $5::float8 <= ln($4::float8) THEN b.c
+                       WHEN (b.i - 1) * $5::float8 < ln($4::float8)
+                         THEN b.c * (ln($4::float8) - (b.i - 1) * $5::float8) / $5::float8
+                       ELSE 0 END) AS good
+         FROM histograms h JOIN src ON src.id = h.series_id, unnest(h.idx, h.cnt) AS b(i, c)
+        WHERE h.minute >= $2 AND h.minute < $3
+        GROUP BY h.minute
+     ), raw AS (
        SELECT date_trunc('minute', ob.start_time, 'UTC') AS minute,
-              count(*) FILTER (WHERE ob.duration_us <= o.threshold_us) AS good, count(*) AS total
-         FROM slos o JOIN series s ON ${MATCH_SQL}
-         JOIN observations ob ON ob.series_id = s.id
-        WHERE o.id = $1 AND ob.received_at <= $2 AND ob.start_time >= $3
+              count(*) FILTER (WHERE ob.duration_us <= $4::float8) AS good, count(*) AS total
+         FROM observations ob JOIN src ON src.id = ob.series_id
+        WHERE ob.received_at <= $7 AND ob.start_time >= $2
         GROUP BY 1
+     ), merged AS (
+       SELECT coalesce(r.minute, h.minute) AS minute,
+              (h.total IS NOT NULL AND coalesce(r.total, 0) < h.total) AS estimated,
+              CASE WHEN h.total IS NOT NULL AND coalesce(r.total, 0) < h.total THEN round(h.good)::int8 ELSE r.good END AS good,
+              CASE WHEN h.total IS NOT NULL AND coalesce(r.total, 0) < h.total THEN h.total ELSE r.total END AS total
+         FROM raw r FULL JOIN hist h ON h.minute = r.minute
      ), m AS (
        INSERT INTO slo_minutes (slo_id, minute, good, total)
-       SELECT $1, minute, good, total FROM agg WHERE minute >= $4 ${UPSERT_TAIL('slo_minutes', 'minute')}
-     ), h AS (
+       SELECT $1, minute, good, total FROM merged WHERE minute >= $8 ${UPSERT_TAIL('slo_minutes', 'minute')}
+     ), hh AS (
        INSERT INTO slo_hours (slo_id, hour, good, total)
-       SELECT $1, date_trunc('hour', minute, 'UTC'), sum(good), sum(total) FROM agg GROUP BY 2
+       SELECT $1, date_trunc('hour', minute, 'UTC'), sum(good), sum(total) FROM merged GROUP BY 2
        ${UPSERT_TAIL('slo_hours', 'hour')}
+     ), d AS (
+       INSERT INTO slo_days (slo_id, day, good, total)
+       SELECT $1, date_trunc('day', minute, 'UTC'), sum(good), sum(total) FROM merged GROUP BY 2
+       ${UPSERT_TAIL('slo_days', 'day')}
      )
-     INSERT INTO slo_days (slo_id, day, good, total)
-     SELECT $1, date_trunc('day', minute, 'UTC'), sum(good), sum(total) FROM agg GROUP BY 2
-     ${UPSERT_TAIL('slo_days', 'day')}`,
-    [slo.id, cursor, new Date(exactSince), minuteFloor],
+     SELECT max(minute) FILTER (WHERE estimated) AS last_estimated FROM merged`,
+    [
+      slo.id,
+      from,
+      histTo,
+      slo.threshold_us,
+      Math.log(GAMMA),
+      ZERO_BUCKET,
+      cursor,
+      new Date(realNow - MINUTE_KEEP_MS),
+    ],
   );
-  const exact = new Date(exactSince);
-  await c.query(`UPDATE slos SET exact_since = $2 WHERE id = $1`, [slo.id, exact]);
-  return exact;
+  const last = rows[0]?.last_estimated ?? null;
+  const exactSince = last ? new Date(last.getTime() + 60_000) : null;
+  await c.query(`UPDATE slos SET exact_since = $2 WHERE id = $1`, [slo.id, exactSince]);
+  return exactSince;
 }
 
 export async function createSlo(
