@@ -294,10 +294,20 @@ describe('exact counting', () => {
       [new Date(M0 - DAY)],
     );
     await settle();
-    const r = await A.post('/api/v1/slos', { ...spec, name: 'aged', service: 'aged', window: '7d' });
+    const r = await A.post('/api/v1/slos', {
+      ...spec,
+      name: 'aged',
+      service: 'aged',
+      window: '7d',
+    });
     expect(r.body.status).toMatchObject({ good: 130, total: 180 });
     expect(r.body.exact_since).toBe(new Date(old + 15 * MIN).toISOString());
-    const fresh = await A.post('/api/v1/slos', { ...spec, name: 'fresh', service: 'aged', window: '12h' });
+    const fresh = await A.post('/api/v1/slos', {
+      ...spec,
+      name: 'fresh',
+      service: 'aged',
+      window: '12h',
+    });
     expect(fresh.body.status).toMatchObject({ good: 30, total: 30 });
     expect(fresh.body.exact_since).toBeNull();
   });
