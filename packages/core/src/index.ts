@@ -2,3 +2,4 @@ export * from './histogram.ts';
 export * from './classify.ts';
 export * from './duration.ts';
 export * from './burn/index.ts';
+export * from './detect/index.ts';
