@@ -83,6 +83,24 @@ async function addEvent(
   );
 }
 
+/** Record that a new alert was held by a silence, or sent (notified), with its history event: one round trip. */
+async function markAlert(
+  c: Queryable,
+  alertId: string,
+  at: number,
+  kind: 'silenced' | 'notified',
+  detail: Record<string, unknown>,
+  silenceId?: string,
+): Promise<void> {
+  await c.query(
+    `WITH u AS (
+       UPDATE alerts SET notified = notified OR $3 = 'notified', silenced_by = COALESCE($5::bigint, silenced_by)
+        WHERE id = $1 RETURNING id)
+     INSERT INTO alert_events (alert_id, at, kind, detail) SELECT id, $2, $3, $4 FROM u`,
+    [alertId, new Date(at), kind, JSON.stringify(detail), silenceId ?? null],
+  );
+}
+
 /** The active silence matching an alert, if any. */
 export async function findSilence(
   db: Queryable,
@@ -152,13 +170,11 @@ export async function fireAlert(
     });
     const silence = await findSilence(c, alert, now);
     if (silence) {
-      await c.query(`UPDATE alerts SET silenced_by = $2 WHERE id = $1`, [alert.id, silence]);
-      await addEvent(c, alert.id, 'silenced', now, { silence_id: silence });
+      await markAlert(c, alert.id, now, 'silenced', { silence_id: silence }, silence);
       alert = { ...alert, silenced_by: silence };
     } else {
       const n = await enqueueDeliveries(c, alert, 'firing', now);
-      await c.query(`UPDATE alerts SET notified = true WHERE id = $1`, [alert.id]);
-      await addEvent(c, alert.id, 'notified', now, { webhooks: n });
+      await markAlert(c, alert.id, now, 'notified', { webhooks: n });
       alert = { ...alert, notified: true };
     }
     return { alert, created: true };
@@ -187,7 +203,7 @@ export async function resolveAlert(
 }
 
 /** Alert transitions run concurrently up to this many (a mass incident fires hundreds at once). */
-const TRANSITION_CONCURRENCY = 4;
+const TRANSITION_CONCURRENCY = 6;
 
 export const sloAlertKey = (sloId: string, severity: AlertSeverity) => `slo:${sloId}:${severity}`;
 
