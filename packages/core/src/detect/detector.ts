@@ -70,6 +70,9 @@ const TAIL_QUANTILE = 0.95;
 const TAIL_WINDOW = 64;
 const TAIL_REFRESH = 16;
 const TAIL_H = 6;
+/** Finite sentinels keep the state plain JSON (JSON has no Infinity). */
+const NO_THRESHOLD = Number.MAX_VALUE;
+const NEVER = -1e9;
 /** The exceedance test counts points above this upper share of the history. */
 const EXCEEDANCE_SHARE = 0.15;
 /** Onset interval: splits whose log-likelihood ratio is within this of the best (≈95%). */
@@ -151,7 +154,7 @@ function newMetricState(): MetricState {
     warm: 0, level: 0, slope: 0, lastT: 0, fed: 0,
     w: 0, su: 0, suu: 0, sd: 0, sud: 0, a: 0, tau2: 0,
     up: 0, dn: 0, upStart: 0, dnStart: 0,
-    thr: Infinity, thrAt: -Infinity, pe: 0.1, eu: 0, ed: 0, euStart: 0, edStart: 0,
+    thr: NO_THRESHOLD, thrAt: NEVER, pe: 0.1, eu: 0, ed: 0, euStart: 0, edStart: 0,
     alarm: 0, src: 0, tests: 0, onset: 0, nextTest: 0, regimeStart: 0,
   };
 }
@@ -306,7 +309,7 @@ export class StepDetector {
     // Tail share: Bernoulli CUSUMs on "above the regime's upper quantile".
     const brewing = s.alarm !== 0 || s.eu > TAIL_H / 2 || s.ed > TAIL_H / 2;
     if (!brewing && vi - s.thrAt >= TAIL_REFRESH && vi - s.regimeStart >= MIN_BEFORE) this.refreshThreshold(mi, vi);
-    if (s.thr < Infinity) {
+    if (s.thr !== NO_THRESHOLD) {
       const b = y > s.thr;
       const p0 = s.pe < 0.02 ? 0.02 : s.pe > 0.3 ? 0.3 : s.pe;
       const p1u = Math.min(0.9, Math.max(3 * p0, p0 + 0.1));
@@ -412,8 +415,8 @@ export class StepDetector {
     s.upStart = s.dnStart = to + 1;
     s.eu = s.ed = 0;
     s.euStart = s.edStart = to + 1;
-    s.thr = Infinity;
-    s.thrAt = -Infinity;
+    s.thr = NO_THRESHOLD;
+    s.thrAt = NEVER;
     s.alarm = 0;
     if (s.w === 0 && to > from) {
       // First regime: seed the noise model from the median absolute first difference.

@@ -1,0 +1,295 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import {
+  detectSteps,
+  detectStepsIncremental,
+  stepRecovery,
+  StepDetector,
+  type DetectorStateJSON,
+  type MinutePoint,
+  type StepChange,
+} from '../src/detect/index.ts';
+
+/** Small seeded PRNG (mulberry32) so every generated series is reproducible. */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (((t ^ (t >>> 14)) >>> 0) + 0.5) / 4294967296;
+  };
+  const normal = () => Math.sqrt(-2 * Math.log(next())) * Math.cos(2 * Math.PI * next());
+  const poisson = (l: number) => {
+    if (l > 50) return Math.max(0, Math.round(l + Math.sqrt(l) * normal()));
+    let k = 0;
+    let p = 1;
+    const L = Math.exp(-l);
+    do {
+      k++;
+      p *= next();
+    } while (p > L);
+    return k - 1;
+  };
+  return { next, normal, poisson };
+}
+
+interface SeriesSpec {
+  seed: number;
+  minutes: number;
+  /** Events per minute (Poisson mean). */
+  rate: number;
+  /** Median latency (ms) and log-spread of events. */
+  median: number;
+  sigma: number;
+  /** Step at this minute: multiply every event by `factor` (p50 step), or add `shift` ms. */
+  stepAt?: number;
+  factor?: number;
+  shift?: number;
+  /** Diurnal: log-amplitude of latency and relative amplitude of traffic. */
+  diurnal?: number;
+  trafficSwing?: number;
+  /** Probability a minute is a spike (every event × 3-30). */
+  spikes?: number;
+  /** Probability a minute is missing entirely. */
+  missing?: number;
+  /** Share of events from a Pareto tail (×U^-1/1.5). */
+  heavy?: number;
+}
+
+/** Per-minute p50/p99 of simulated events, read as the Histogram does (rank ceil(q·n)). */
+function series(spec: SeriesSpec): MinutePoint[] {
+  const r = rng(spec.seed);
+  const out: MinutePoint[] = [];
+  for (let i = 0; i < spec.minutes; i++) {
+    const angle = (2 * Math.PI * i) / 1440;
+    const n = r.poisson(spec.rate * (1 + (spec.trafficSwing ?? 0) * Math.sin(angle)));
+    const spike = r.next() < (spec.spikes ?? 0) ? 3 + 27 * r.next() : 1;
+    if (r.next() < (spec.missing ?? 0) || n === 0) continue;
+    const stepped = spec.stepAt !== undefined && i >= spec.stepAt;
+    const level = Math.exp((spec.diurnal ?? 0) * Math.sin(angle)) * spike * (stepped ? (spec.factor ?? 1) : 1);
+    const add = stepped ? (spec.shift ?? 0) : 0;
+    const ev: number[] = [];
+    for (let k = 0; k < n; k++) {
+      let x = spec.median * Math.exp(spec.sigma * r.normal());
+      if (r.next() < (spec.heavy ?? 0)) x *= Math.pow(r.next(), -1 / 1.5);
+      ev.push(x * level + add);
+    }
+    ev.sort((a, b) => a - b);
+    const q = (p: number) => ev[Math.max(1, Math.ceil(p * n)) - 1]!;
+    out.push({ t: Date.UTC(2026, 0, 1) + i * 60_000, count: n, p50: q(0.5), p99: q(0.99) });
+  }
+  return out;
+}
+
+const firstIndexAtOrAfter = (points: MinutePoint[], minute: number) => points.findIndex((p) => p.t >= Date.UTC(2026, 0, 1) + minute * 60_000);
+
+describe('detectSteps: steps are found, located and sized', () => {
+  it('finds a large step in p50 (≥2×, ≥20 events/min) within ±5 points and within a few points of delay', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        fc.double({ min: Math.log(2), max: Math.log(1000), noNaN: true }),
+        fc.boolean(),
+        fc.double({ min: 20, max: 200, noNaN: true }),
+        fc.integer({ min: 300, max: 700 }),
+        (seed, logRatio, up, rate, stepAt) => {
+          const factor = Math.exp(up ? logRatio : -logRatio);
+          const points = series({ seed, minutes: 900, rate, median: 5, sigma: 0.6, stepAt, factor, spikes: 0.003, heavy: 0.005 });
+          const truth = firstIndexAtOrAfter(points, stepAt);
+          const changes = detectSteps(points);
+          const hit = changes.filter((c) => Math.abs(c.index - truth) <= 5);
+          expect(hit).toHaveLength(1);
+          const c = hit[0]!;
+          expect(c.direction).toBe(up ? 'regression' : 'improvement');
+          expect(c.detectedIndex - c.index + 1).toBeLessThanOrEqual(8);
+          // The reported size is the step's (within 25% in log terms).
+          expect(Math.abs(Math.log(c.ratios.p50) - Math.log(factor))).toBeLessThan(0.25 * Math.abs(Math.log(factor)) + 0.1);
+          // Nothing else in a series with a single step.
+          expect(changes.filter((x) => Math.abs(x.index - truth) > 5)).toHaveLength(0);
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
+  it('finds a flat +40 ms on a 1 ms call (the Nagle incident) in both quantiles', () => {
+    const points = series({ seed: 42, minutes: 600, rate: 60, median: 1, sigma: 0.3, stepAt: 400, shift: 40 });
+    const [c, ...rest] = detectSteps(points);
+    expect(rest).toHaveLength(0);
+    expect(c).toBeDefined();
+    expect(Math.abs(c!.index - firstIndexAtOrAfter(points, 400))).toBeLessThanOrEqual(1);
+    expect(c!.metrics).toEqual(['p50', 'p99']);
+    expect(c!.metric).toBe('p50');
+    expect(c!.ratio).toBeGreaterThan(25);
+    expect(c!.before.p50).toBeGreaterThan(0.8);
+    expect(c!.before.p50).toBeLessThan(1.25);
+    expect(c!.after.p50).toBeGreaterThan(38);
+    expect(c!.after.count).toBeGreaterThan(0);
+  });
+
+  it('handles the gap view near zero with a floor: no alarms on noise around 0.1 ms, a clear +40 ms jump', () => {
+    const quiet = series({ seed: 3, minutes: 1500, rate: 30, median: 0.1, sigma: 0.9, spikes: 0.003 });
+    expect(detectSteps(quiet, { floor: 1 })).toHaveLength(0);
+    const jump = series({ seed: 4, minutes: 800, rate: 30, median: 0.1, sigma: 0.9, stepAt: 500, shift: 40 });
+    const changes = detectSteps(jump, { floor: 1 });
+    expect(changes).toHaveLength(1);
+    expect(changes[0]!.direction).toBe('regression');
+    expect(changes[0]!.after.p50).toBeGreaterThan(39);
+    expect(Number.isFinite(changes[0]!.ratio)).toBe(true);
+  });
+
+  it('sees a slow tail that only the p99 shows (the spawn-after-idle incident)', () => {
+    // 10% of events become 20× slower: p50 barely moves, p99 jumps.
+    const base = series({ seed: 9, minutes: 700, rate: 200, median: 200, sigma: 0.4 });
+    const r = rng(10);
+    const points = base.map((p, i) => (i >= 450 ? { ...p, p99: p.p99 * 20 * (0.8 + 0.4 * r.next()) } : p));
+    const changes = detectSteps(points);
+    expect(changes).toHaveLength(1);
+    expect(changes[0]!.metric).toBe('p99');
+    expect(changes[0]!.metrics).toEqual(['p99']);
+    expect(Math.abs(changes[0]!.index - 450)).toBeLessThanOrEqual(2);
+  });
+
+  it('finds a 10× step in a sparse series (2 events per minute), later but on the right minute', () => {
+    const points = series({ seed: 5, minutes: 1000, rate: 2, median: 50, sigma: 0.7, stepAt: 600, factor: 10 });
+    const truth = firstIndexAtOrAfter(points, 600);
+    const changes = detectSteps(points);
+    expect(changes).toHaveLength(1);
+    expect(Math.abs(changes[0]!.index - truth)).toBeLessThanOrEqual(5);
+    expect(changes[0]!.detectedIndex - truth).toBeLessThan(20);
+  });
+
+  it('indexes into the array given, counting minutes without data', () => {
+    const points = series({ seed: 11, minutes: 700, rate: 50, median: 5, sigma: 0.5, stepAt: 500, factor: 5 });
+    const truth = firstIndexAtOrAfter(points, 500);
+    // Interleave empty minutes (count 0) and a non-finite one: they keep their index but carry no data.
+    const padded: MinutePoint[] = [];
+    const position: number[] = [];
+    for (const p of points) {
+      padded.push({ t: p.t - 30_000, count: 0, p50: 0, p99: 0 });
+      position.push(padded.length);
+      padded.push(p);
+    }
+    padded.splice(10, 0, { t: points[4]!.t + 1, count: 3, p50: NaN, p99: NaN });
+    const changes = detectSteps(padded);
+    expect(changes).toHaveLength(1);
+    const expected = position[truth]! + (position[truth]! >= 10 ? 1 : 0);
+    expect(changes[0]!.index).toBe(expected);
+    expect(changes[0]!.t).toBe(points[truth]!.t);
+  });
+});
+
+describe('detectSteps: no alarms without a step', () => {
+  it('stays quiet on heavy-tailed noise with isolated spikes, missing minutes and diurnal swings in latency and traffic', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        fc.constantFrom(1.5, 4, 20, 100, 300),
+        fc.double({ min: 0, max: 0.35, noNaN: true }),
+        fc.double({ min: 0, max: 0.7, noNaN: true }),
+        (seed, rate, diurnal, trafficSwing) => {
+          const points = series({
+            seed,
+            minutes: 2200,
+            rate,
+            median: 20,
+            sigma: 0.8,
+            diurnal,
+            trafficSwing,
+            spikes: 0.005,
+            missing: 0.05,
+            heavy: 0.01,
+          });
+          expect(detectSteps(points)).toEqual([]);
+        },
+      ),
+      { numRuns: 12 },
+    );
+  });
+
+  it('does not turn a single spike (even 1000×) into a change', () => {
+    const points = series({ seed: 21, minutes: 600, rate: 100, median: 5, sigma: 0.4 });
+    points[400] = { ...points[400]!, p50: points[400]!.p50 * 1000, p99: points[400]!.p99 * 1000 };
+    points[401] = { ...points[401]!, p50: points[401]!.p50 * 500, p99: points[401]!.p99 * 500 };
+    expect(detectSteps(points)).toEqual([]);
+  });
+});
+
+describe('incremental detection', () => {
+  it('gives the same changes in any chunking, through a JSON round trip of the state', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        fc.array(fc.integer({ min: 1, max: 400 }), { minLength: 1, maxLength: 12 }),
+        (seed, chunks) => {
+          const points = series({ seed, minutes: 1500, rate: 15, median: 8, sigma: 0.7, stepAt: 700, factor: 3, spikes: 0.004, diurnal: 0.2, trafficSwing: 0.5 });
+          const once = detectSteps(points);
+          const got: StepChange[] = [];
+          let state: DetectorStateJSON | undefined;
+          let at = 0;
+          for (let k = 0; at < points.length; k++) {
+            const size = chunks[k % chunks.length]!;
+            const r = detectStepsIncremental(state, points.slice(at, at + size));
+            state = JSON.parse(JSON.stringify(r.state)) as DetectorStateJSON;
+            got.push(...r.changes);
+            at += size;
+          }
+          expect(got).toEqual(once);
+          expect(state!.n).toBe(points.length);
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  it('keeps its state small and ignores points it has already seen', () => {
+    const points = series({ seed: 8, minutes: 3000, rate: 40, median: 3, sigma: 0.5 });
+    const d = new StepDetector();
+    d.pushAll(points);
+    const json = JSON.stringify(d.toJSON());
+    expect(json.length).toBeLessThan(40_000);
+    // Re-delivered (not newer) minutes are ignored but still advance the index.
+    const before = d.toJSON();
+    expect(d.push(points[points.length - 1]!)).toEqual([]);
+    const after = d.toJSON();
+    expect(after.n).toBe(before.n + 1);
+    expect(after.ring).toEqual(before.ring);
+  });
+
+  it('rejects invalid options and foreign state', () => {
+    expect(() => new StepDetector({ minRatio: 0.5 })).toThrow(RangeError);
+    expect(() => new StepDetector({ alpha: 2 })).toThrow(RangeError);
+    expect(() => new StepDetector({ floor: -1 })).toThrow(RangeError);
+    expect(() => StepDetector.fromJSON({ v: 2 } as unknown as DetectorStateJSON)).toThrow();
+  });
+});
+
+describe('stepRecovery', () => {
+  const points = series({ seed: 31, minutes: 900, rate: 60, median: 10, sigma: 0.5, stepAt: 300, factor: 4 });
+  const change = detectSteps(points.slice(0, 400))[0]!;
+
+  it('is not resolved while latency stays up', () => {
+    expect(change.direction).toBe('regression');
+    const rec = stepRecovery(change, points.slice(360, 400));
+    expect(rec.resolved).toBe(false);
+    expect(rec.recovered).toBeLessThan(0.3);
+  });
+
+  it('is resolved once latency is back at the before level', () => {
+    const back = series({ seed: 32, minutes: 40, rate: 60, median: 10, sigma: 0.5 });
+    const rec = stepRecovery(change, back);
+    expect(rec.resolved).toBe(true);
+    expect(rec.recovered).toBeGreaterThan(0.75);
+    expect(rec.level).toBeGreaterThan(7);
+    expect(rec.level).toBeLessThan(14);
+  });
+
+  it('needs enough points and more than a quiet minute or two', () => {
+    const back = series({ seed: 33, minutes: 5, rate: 60, median: 10, sigma: 0.5 });
+    expect(stepRecovery(change, back).resolved).toBe(false);
+    const mixed = [...series({ seed: 34, minutes: 10, rate: 60, median: 10, sigma: 0.5 }), ...points.slice(380, 400)];
+    expect(stepRecovery(change, mixed).resolved).toBe(false);
+  });
+});
