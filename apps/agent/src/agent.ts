@@ -118,7 +118,14 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
       const source = new BpftraceSource({
         bpftracePath: bt.path!,
         program,
-        decoder: new BpftraceDecoder({ sink, mounts, toEpochNs: monotonicToEpochNs, pageSize: kernelPageSize(), dirtyNow: dirtyAndWriteback }),
+        decoder: new BpftraceDecoder({
+          sink,
+          mounts,
+          toEpochNs: monotonicToEpochNs,
+          pageSize: kernelPageSize(),
+          dirtyNow: dirtyAndWriteback,
+          onLost: (kind, n) => log.warn(`bpftrace: ${n} ${kind} events did not reach the agent (buffer full or bpftrace fell behind); narrow the filter if this repeats`),
+        }),
         log,
         scope: describeFilter(config),
         env: host.env,

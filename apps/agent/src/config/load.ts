@@ -48,7 +48,7 @@ export const DEFAULTS = {
   mountTypes: ['tmpfs', 'overlay'] as ('tmpfs' | 'overlay')[],
   mountMb: 8,
   httpTimeoutMs: 5_000,
-  batchSize: 512,
+  batchSize: 1024,
   flushIntervalMs: 1_000,
   maxQueueSpans: 50_000,
   maxQueueMb: 32,

@@ -14,11 +14,23 @@ interface Table {
 
 export class MountTable {
   private readonly tables = new Map<string, Table>();
+  /** pid -> mount namespace, so a busy process costs one readlink per few seconds, not one per event */
+  private readonly namespaces = new Map<number, { ns: string; at: number }>();
 
   constructor(private readonly maxAgeMs = 5_000) {}
 
-  private load(pid: number, fresh: boolean): Table | undefined {
+  private namespaceOf(pid: number): string {
+    const now = Date.now();
+    const hit = this.namespaces.get(pid);
+    if (hit && now - hit.at < this.maxAgeMs) return hit.ns;
     const ns = mountNamespace(pid) ?? 'self';
+    if (this.namespaces.size > 4096) this.namespaces.clear();
+    this.namespaces.set(pid, { ns, at: now });
+    return ns;
+  }
+
+  private load(pid: number, fresh: boolean): Table | undefined {
+    const ns = this.namespaceOf(pid);
     const cached = this.tables.get(ns);
     if (cached && !fresh && Date.now() - cached.readAt < this.maxAgeMs) return cached;
     // The process may be gone already; our own namespace is the best guess then.

@@ -28,10 +28,12 @@ function toHrTime(ns: bigint): HrTime {
 /** Rough heap cost of a queued record, for the queue's memory cap. */
 export function approximateBytes(r: SpanRecord): number {
   let bytes = 320 + r.name.length * 2;
-  for (const [k, v] of Object.entries(r.attributes)) {
+  const attrs = r.attributes;
+  for (const k in attrs) {
+    const v = attrs[k];
     bytes += 48 + k.length * 2;
     if (typeof v === 'string') bytes += v.length * 2;
-    else if (Array.isArray(v)) bytes += 16 + v.reduce<number>((n, x) => n + (typeof x === 'string' ? x.length * 2 + 16 : 16), 0);
+    else if (Array.isArray(v)) for (const x of v) bytes += typeof x === 'string' ? x.length * 2 + 16 : 16;
   }
   return bytes;
 }

@@ -47,7 +47,6 @@ function fsyncSpan(e: FsyncEvent): SpanRecord {
     put(attrs, 'file.directory', e.directory);
   }
   put(attrs, 'file.path', e.path);
-  put(attrs, 'onset.fsync.call', e.call);
   put(attrs, 'onset.fsync.operations', e.operations);
   put(attrs, 'process.pid', e.pid);
   put(attrs, 'process.executable.name', e.comm);

@@ -19,6 +19,8 @@ export interface DecoderDeps {
   toEpochNs(monoNs: bigint): bigint;
   pageSize: number;
   dirtyNow(): { dirtyBytes: number; writebackBytes: number } | undefined;
+  /** Events the kernel saw that never reached the agent (full or late buffers). */
+  onLost?(kind: 'fsync' | 'spawn', count: number): void;
 }
 
 interface UnmountStart {
@@ -48,11 +50,49 @@ export class BpftraceDecoder {
   private readonly dirs = new Map<number, string>();
   private readonly unmountStarts = new Map<string, UnmountStart>();
   private readonly unmountEnds = new Map<string, UnmountEnd>();
+  /** fsyncs read before the "dir" lines naming their directory (different CPUs' output can interleave) */
+  private pending: { t: unknown[]; at: number }[] = [];
+  /** Buffered events received, and missing ones found by comparing with the kernel's counts. */
+  readonly received = { fsync: 0, spawn: 0 };
+  readonly lost = { fsync: 0, spawn: 0 };
+  private readonly countedBefore: { fsync?: number; spawn?: number } = {};
   private readonly recentMounts = new RecentMounts();
   /** tid -> filesystem type of the mount call in progress (see unmount.bt) */
   private readonly mountTypes = new Map<number, string>();
 
   constructor(private readonly deps: DecoderDeps) {}
+
+  /**
+   * A printed map from flush.bt: an event slot {"@fsync_b0": {"cpu,seq": [fields...]}}
+   * or a kernel-side event count {"@fsync_count": n}.
+   */
+  handleBuffers(data: Record<string, unknown>): void {
+    for (const [name, value] of Object.entries(data)) {
+      const slot = /^@(fsync|spawn)_b[012]$/.exec(name)?.[1];
+      if (slot && value && typeof value === 'object') {
+        for (const fields of Object.values(value as Record<string, unknown>)) {
+          if (!Array.isArray(fields)) continue;
+          this.received[slot as 'fsync' | 'spawn']++;
+          this.handle([slot, ...fields]);
+        }
+      }
+      const counted = /^@(fsync|spawn)_count$/.exec(name)?.[1] as 'fsync' | 'spawn' | undefined;
+      if (counted && typeof value === 'number') this.checkCount(counted, value);
+    }
+    this.retryPending();
+  }
+
+  /** Events counted in the kernel by the previous count print must all have arrived by now. */
+  private checkCount(kind: 'fsync' | 'spawn', kernelCount: number): void {
+    const due = this.countedBefore[kind];
+    this.countedBefore[kind] = kernelCount;
+    if (due === undefined) return;
+    const missing = due - this.received[kind] - this.lost[kind];
+    if (missing > 0) {
+      this.lost[kind] += missing;
+      this.deps.onLost?.(kind, missing);
+    }
+  }
 
   handle(t: unknown[]): void {
     switch (t[0]) {
@@ -100,11 +140,28 @@ export class BpftraceDecoder {
     return this.dirs.get(key);
   }
 
-  private fsync(t: unknown[]): void {
+  /** Emit held fsyncs whose directory is now known, or that waited long enough (then without a path). */
+  private retryPending(): void {
+    if (this.pending.length === 0) return;
+    const now = Date.now();
+    const waiting = this.pending;
+    this.pending = [];
+    for (const p of waiting) {
+      const key = p.t[8] as number;
+      if (this.dirs.has(key) || this.dirParts.has(key) || now - p.at > 1_000) this.fsync(p.t, true);
+      else this.pending.push(p);
+    }
+  }
+
+  private fsync(t: unknown[], retry = false): void {
     const [, callNo, pid, , comm, startMono, durationNs, ret, key, mntId, isDir, name] = t as [
       string, number, number, number, string, number, number, number, number, number, number, string,
     ];
     const call = FSYNC_CALLS[callNo] ?? 'fsync';
+    if (key && !this.dirs.has(key) && !this.dirParts.has(key) && !retry) {
+      this.pending.push({ t, at: Date.now() });
+      return;
+    }
     let directory: string | undefined;
     let filePath: string | undefined;
     let mountPoint: string | undefined;

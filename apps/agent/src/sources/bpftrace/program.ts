@@ -45,7 +45,7 @@ export function filterBlock(filter: ProcessFilter): string {
     'BEGIN',
     '{',
     // Every filter map is written once so bpftrace knows its type even when unused.
-    '  @want_pid[0] = 0; @want_comm[""] = 0; @want_cgroup[0] = 0; @skip_pid[0] = 0;',
+    '  @want_pid[0] = 0; @want_comm[""] = 0; @want_cgroup[0] = 0; @skip_pid[0] = 0; @epoch = 0;',
   ];
   const any = filter.pids.length + filter.comms.length + filter.cgroupIds.length > 0;
   lines.push(`  @all = ${any ? 0 : 1};`);
@@ -57,13 +57,29 @@ export function filterBlock(filter: ProcessFilter): string {
   return lines.join('\n');
 }
 
+/** Kinds of events buffered in slots @<kind>_b0/1/2 (flush.bt). */
+const BUFFERED = ['fsync', 'spawn'];
+
 function endBlock(text: string): string {
   const maps = [...new Set(text.match(/@[A-Za-z_][A-Za-z0-9_]*/g) ?? [])].sort();
-  return ['// Generated: clear maps so bpftrace does not print them on exit.', 'END', '{', ...maps.map((m) => `  clear(${m});`), '}', ''].join('\n');
+  const printActive = (slot: number) => BUFFERED.map((k) => `print(@${k}_b${slot});`).join(' ');
+  return [
+    '// Generated. On exit: print the slot still being written (the previous one',
+    '// was printed on the last tick, see flush.bt), then clear every map so',
+    '// bpftrace does not dump them all.',
+    'END',
+    '{',
+    `  if (@epoch % 3 == 0) { ${printActive(0)} }`,
+    `  else if (@epoch % 3 == 1) { ${printActive(1)} }`,
+    `  else { ${printActive(2)} }`,
+    ...maps.map((m) => `  clear(${m});`),
+    '}',
+    '',
+  ].join('\n');
 }
 
 export function buildProgram(filter: ProcessFilter, layout: KernelLayout): BpftraceProgram {
-  const parts = ['spawn.bt', layout.rssStat === 'percpu' ? 'rss-percpu.bt' : 'rss-atomic.bt', 'fsync.bt', 'unmount.bt'];
+  const parts = ['spawn.bt', layout.rssStat === 'percpu' ? 'rss-percpu.bt' : 'rss-atomic.bt', 'fsync.bt', 'unmount.bt', 'flush.bt'];
   const body = parts.map((p) => `// ---- ${p} ----\n${programFile(p)}`).join('\n');
   const head = filterBlock(filter);
   const text = `${head}\n${body}\n${endBlock(head + body)}`;

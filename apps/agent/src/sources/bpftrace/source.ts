@@ -1,12 +1,14 @@
 /**
  * The eBPF source: runs bpftrace with the programs in ./programs and decodes
- * its JSON output (`-f json`, one object per line).
+ * its JSON output (`-f json`, one object per line), read through a FIFO
+ * (see fifo.ts for why not a plain stdout pipe).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../log.ts';
+import { FifoLineReader } from '../fifo.ts';
 import { onLines, stopChild } from '../lines.ts';
 import type { TracingSource } from '../source.ts';
 import type { BpftraceDecoder } from './decode.ts';
@@ -29,6 +31,7 @@ export class BpftraceSource implements TracingSource {
   readonly name = 'bpftrace' as const;
   private child?: ChildProcess;
   private dir?: string;
+  private output?: FifoLineReader;
   private stopping = false;
   /** Events the kernel could not hand to bpftrace because its buffer was full. */
   lostEvents = 0;
@@ -41,48 +44,37 @@ export class BpftraceSource implements TracingSource {
     return `bpftrace (${this.attachedProbes} probes: spawn, fsync, unmount) tracing ${this.opts.scope}`;
   }
 
+  private began = 0;
+
   start(): Promise<void> {
-    const began = Date.now();
+    this.began = Date.now();
     this.dir = mkdtempSync(path.join(os.tmpdir(), 'onset-agent-bpftrace-'));
     const file = path.join(this.dir, 'onset-agent.bt');
     writeFileSync(file, this.opts.program.text);
+    let settle: (err?: Error) => void = () => {};
+    const output = new FifoLineReader('bpftrace', (line) => this.line(line, settle));
+    this.output = output;
+    const writer = output.openWriter();
     const child = spawn(this.opts.bpftracePath, ['-f', 'json', file, ...this.opts.program.params], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', writer, 'pipe'],
       env: {
         ...(this.opts.env ?? process.env),
-        // Room for long exec paths, and a bigger per-CPU buffer so bursts are not lost.
+        // Room for long exec paths; event buffers (flush.bt) for 8192 events per 100 ms.
         BPFTRACE_STRLEN: '128',
-        BPFTRACE_PERF_RB_PAGES: '256',
+        BPFTRACE_MAP_KEYS_MAX: '8192',
       },
     });
+    closeSync(writer); // bpftrace holds its own copy; EOF comes when it exits
     this.child = child;
     const stderr: string[] = [];
     return new Promise<void>((resolve, reject) => {
       let settled = false;
-      const settle = (err?: Error) => {
+      settle = (err?: Error) => {
         if (settled) return;
         settled = true;
         if (err) reject(err);
         else resolve();
       };
-      onLines(child.stdout!, (line) => {
-        let msg: { type?: string; data?: unknown };
-        try {
-          msg = JSON.parse(line);
-        } catch {
-          return;
-        }
-        if (msg.type === 'value' && Array.isArray(msg.data)) this.opts.decoder.handle(msg.data);
-        else if (msg.type === 'attached_probes') {
-          this.attachedProbes = (msg.data as { probes?: number })?.probes ?? 0;
-          this.startupMs = Date.now() - began;
-          settle();
-        } else if (msg.type === 'lost_events') {
-          const n = (msg.data as { events?: number })?.events ?? 0;
-          this.lostEvents += n;
-          this.opts.log.warn(`bpftrace: the kernel dropped ${n} events (buffer full); narrow the filter if this repeats`);
-        }
-      });
       onLines(child.stderr!, (line) => {
         if (BENIGN_STDERR.some((re) => re.test(line))) return;
         if (stderr.length < 50) stderr.push(line);
@@ -90,12 +82,33 @@ export class BpftraceSource implements TracingSource {
       });
       child.on('error', (e) => settle(new Error(`cannot run ${this.opts.bpftracePath}: ${e.message}`)));
       child.on('exit', (code, signal) => {
+        void this.output?.close();
         this.cleanup();
         const why = stderr.filter((l) => /ERROR|error/.test(l)).slice(0, 3).join(' | ') || stderr.slice(-3).join(' | ') || 'no output';
         if (!settled) settle(new Error(`bpftrace exited (${signal ?? `code ${code}`}) before attaching: ${why}`));
         else if (!this.stopping) this.opts.log.error(`bpftrace stopped unexpectedly (${signal ?? `code ${code}`}): ${why}`);
       });
     });
+  }
+
+  private line(line: string, attached: () => void): void {
+    let msg: { type?: string; data?: unknown };
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (msg.type === 'value' && Array.isArray(msg.data)) this.opts.decoder.handle(msg.data);
+    else if (msg.type === 'map' && msg.data && typeof msg.data === 'object') this.opts.decoder.handleBuffers(msg.data as Record<string, unknown>);
+    else if (msg.type === 'attached_probes') {
+      this.attachedProbes = (msg.data as { probes?: number })?.probes ?? 0;
+      this.startupMs = Date.now() - this.began;
+      attached();
+    } else if (msg.type === 'lost_events') {
+      const n = (msg.data as { events?: number })?.events ?? 0;
+      this.lostEvents += n;
+      this.opts.log.warn(`bpftrace: the kernel dropped ${n} events (buffer full); narrow the filter if this repeats`);
+    }
   }
 
   private cleanup(): void {
@@ -106,6 +119,7 @@ export class BpftraceSource implements TracingSource {
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.child) await stopChild(this.child, 'SIGINT', 5_000);
+    await this.output?.close();
     this.cleanup();
   }
 }

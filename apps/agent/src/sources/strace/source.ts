@@ -11,6 +11,7 @@ import type { EventSink } from '../../events.ts';
 import type { DirtySampler } from '../../host/dirty-sampler.ts';
 import type { MountTable } from '../../host/mounts.ts';
 import type { Logger } from '../../log.ts';
+import { FifoLineReader } from '../fifo.ts';
 import { onLines, stopChild } from '../lines.ts';
 import type { TracingSource } from '../source.ts';
 import { StraceCorrelator, type ProcessProbe } from './correlate.ts';
@@ -32,12 +33,12 @@ export interface StraceSourceOptions {
 }
 
 /**
- * -q: no "Process N attached" messages, which strace writes to the same
- * stream as the trace and which can land in the middle of a trace line.
- * Readiness is read from /proc/<pid>/status (TracerPid) instead.
+ * The trace goes to `output` (a FIFO, see fifo.ts), apart from strace's own
+ * messages on stderr. -q: no "Process N attached" message for every new
+ * child; readiness is read from /proc/<pid>/status (TracerPid) instead.
  */
-export function straceArgs(pids: number[]): string[] {
-  return ['-f', '-q', '-ttt', '-T', '-y', '-s', '256', '-e', 'signal=none', '-e', `trace=${SYSCALLS}`, ...pids.flatMap((p) => ['-p', String(p)])];
+export function straceArgs(pids: number[], output: string): string[] {
+  return ['-f', '-q', '-ttt', '-T', '-y', '-s', '256', '-e', 'signal=none', '-e', `trace=${SYSCALLS}`, '-o', output, ...pids.flatMap((p) => ['-p', String(p)])];
 }
 
 function tracerOf(pid: number): number | undefined {
@@ -51,6 +52,7 @@ function tracerOf(pid: number): number | undefined {
 export class StraceSource implements TracingSource {
   readonly name = 'strace' as const;
   private child?: ChildProcess;
+  private output?: FifoLineReader;
   private pids: number[] = [];
   private timers: NodeJS.Timeout[] = [];
   private stopping = false;
@@ -88,14 +90,18 @@ export class StraceSource implements TracingSource {
     const old = this.child;
     this.child = undefined;
     if (old) await stopChild(old, 'SIGINT', 3_000);
+    await this.output?.close();
     await this.launch(now).catch((e) => this.opts.log.error(`strace: re-attach failed: ${(e as Error).message}`));
   }
 
   private launch(pids: number[]): Promise<void> {
     this.pids = pids;
     const parser = new StraceParser(pids[0]!);
-    const child = spawn(this.opts.stracePath, straceArgs(pids), { stdio: ['ignore', 'ignore', 'pipe'] });
+    let handle: (text: string) => void = () => {};
+    const output = new FifoLineReader('strace', (text) => handle(text));
+    const child = spawn(this.opts.stracePath, straceArgs(pids, output.path), { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
+    this.output = output;
     const messages: string[] = [];
     return new Promise<void>((resolve, reject) => {
       let settled = false;
@@ -117,7 +123,7 @@ export class StraceSource implements TracingSource {
           else settle(new Error(`strace attached to nothing: ${messages.join('; ') || 'no output'}`));
         }
       }, 50);
-      const handle = (text: string) => {
+      handle = (text: string) => {
         const line = parser.line(text);
         switch (line.type) {
           case 'call':
@@ -135,6 +141,7 @@ export class StraceSource implements TracingSource {
       onLines(child.stderr!, handle);
       child.on('error', (e) => settle(new Error(`cannot run ${this.opts.stracePath}: ${e.message}`)));
       child.on('exit', (code, signal) => {
+        void output.close();
         if (!settled) settle(new Error(`strace exited (${signal ?? code}): ${messages.join('; ') || 'no output'}`));
         else if (!this.stopping && this.child === child) this.opts.log.warn(`strace exited (${signal ?? code}); the traced processes are gone or detached`);
       });
@@ -147,5 +154,6 @@ export class StraceSource implements TracingSource {
     this.opts.dirty.stop();
     // SIGINT makes strace detach cleanly, leaving the traced processes running.
     if (this.child) await stopChild(this.child, 'SIGINT', 3_000);
+    await this.output?.close();
   }
 }

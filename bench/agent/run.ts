@@ -1,0 +1,246 @@
+/**
+ * Agent overhead: a workload doing ~1,000 fsyncs/s and ~200 spawns/s, run
+ * without the agent and with the agent tracing it through bpftrace
+ * (alternating, to even out a noisy machine). Reports the agent's CPU (% of
+ * one core, node + bpftrace), its RSS, how many spans it delivered, and the
+ * workload's own slowdown (time spent inside its fsync and spawn calls).
+ *
+ *   npm run bench:agent            (root; BENCH_SECONDS=10 by default)
+ *
+ * The fsyncs go to a file on /dev/shm so 1,000/s is reachable on any disk;
+ * the syscalls are traced all the same, and with no disk time to hide behind
+ * the relative slowdown is a worst case. The spans go to a loopback sink that
+ * answers 200, so Onset's own ingest cost does not blur the agent's.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { ROOT, writeResult } from '../lib/harness.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const FSYNC_RATE = 1000;
+const SPAWN_RATE = 200;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WORK_DIR = '/dev/shm/onset-bench-agent';
+const BARS = { cpuPctOfCore: 5, rssMb: 150, slowdownPct: 10 };
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+interface WorkloadResult {
+  fsyncs: number;
+  fsync_ns: number;
+  fsync_p50_ns: number;
+  spawns: number;
+  spawn_ns: number;
+  spawn_p50_ns: number;
+  wall_s: number;
+}
+
+function runWorkload(): Promise<WorkloadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('python3', [path.join(ROOT, 'bench/agent/workload.py'), String(SECONDS), String(FSYNC_RATE), String(SPAWN_RATE), WORK_DIR], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as WorkloadResult) : reject(new Error(`workload exited ${code}`))));
+  });
+}
+
+/** CPU ticks (user + system), RSS and private (anonymous) RSS of a process. */
+function procSample(pid: number): { ticks: number; rssMb: number; anonMb: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
+    return { ticks: Number(f[11]) + Number(f[12]), rssMb: kb('VmRSS'), anonMb: kb('RssAnon') };
+  } catch {
+    return undefined;
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  const kids: number[] = [];
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      kids.push(...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+    } catch {
+      /* thread gone */
+    }
+  }
+  return kids;
+}
+
+async function startSink(): Promise<{ url: string; requests: () => number; bytes: () => number; close: () => Promise<void> }> {
+  let requests = 0;
+  let bytes = 0;
+  const server = createServer((req, res) => {
+    req.on('data', (d: Buffer) => (bytes += d.length));
+    req.on('end', () => {
+      requests++;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests: () => requests,
+    bytes: () => bytes,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+interface AgentRun {
+  workload: WorkloadResult;
+  cpuPctOfCore: number;
+  nodeCpuPct: number;
+  bpftraceCpuPct: number;
+  rssMb: { node: number; bpftrace: number; total: number; anonTotal: number };
+  spansDelivered: number;
+  lostEvents: boolean;
+}
+
+async function runWithAgent(sinkUrl: string): Promise<AgentRun> {
+  const nodeFlags = (process.env.BENCH_AGENT_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const agent = spawn(
+    process.execPath,
+    [...nodeFlags, path.join(ROOT, 'apps/agent/bin/onset-agent.js'), '--endpoint', sinkUrl, '--comm', 'onset-bench', '--no-probes', '--no-strace', '--service-name', 'bench-agent'],
+    { cwd: ROOT, stdio: ['ignore', 'inherit', 'pipe'] },
+  );
+  let log = '';
+  agent.stderr!.on('data', (d) => (log += d));
+  const deadline = Date.now() + 120_000;
+  while (!/running with/.test(log)) {
+    if (agent.exitCode !== null || Date.now() > deadline) throw new Error(`agent did not start:\n${log}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!/running with bpftrace/.test(log)) throw new Error(`agent is not using bpftrace (run as root with bpftrace installed):\n${log}`);
+  const bpftracePid = childrenOf(agent.pid!).find((p) => readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'bpftrace')!;
+
+  const before = { node: procSample(agent.pid!)!, bpftrace: procSample(bpftracePid)! };
+  const t0 = Date.now();
+  const peak = {
+    node: before.node.rssMb,
+    bpftrace: before.bpftrace.rssMb,
+    total: before.node.rssMb + before.bpftrace.rssMb,
+    anonTotal: before.node.anonMb + before.bpftrace.anonMb,
+  };
+  const sampler = setInterval(() => {
+    const n = procSample(agent.pid!);
+    const b = procSample(bpftracePid);
+    if (!n || !b) return;
+    peak.node = Math.max(peak.node, n.rssMb);
+    peak.bpftrace = Math.max(peak.bpftrace, b.rssMb);
+    peak.total = Math.max(peak.total, n.rssMb + b.rssMb);
+    peak.anonTotal = Math.max(peak.anonTotal, n.anonMb + b.anonMb);
+  }, 250);
+  const workload = await runWorkload();
+  // Give the agent the time to read and send the tail, and count that CPU too.
+  await new Promise((r) => setTimeout(r, 2_000));
+  clearInterval(sampler);
+  const after = { node: procSample(agent.pid!)!, bpftrace: procSample(bpftracePid)! };
+  const wallS = (Date.now() - t0) / 1000;
+  const pct = (a: { ticks: number }, b: { ticks: number }) => ((b.ticks - a.ticks) / CLK_TCK / wallS) * 100;
+
+  await new Promise<void>((resolve) => {
+    agent.once('exit', () => resolve());
+    agent.kill('SIGTERM');
+  });
+  const delivered = Number(/flushed; (\d+) spans delivered/.exec(log)?.[1] ?? /(\d+) spans undelivered/.exec(log)?.[1] ?? 0);
+  return {
+    workload,
+    nodeCpuPct: pct(before.node, after.node),
+    bpftraceCpuPct: pct(before.bpftrace, after.bpftrace),
+    cpuPctOfCore: pct(before.node, after.node) + pct(before.bpftrace, after.bpftrace),
+    rssMb: peak,
+    spansDelivered: delivered,
+    lostEvents: /dropped \d+ events/.test(log),
+  };
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+
+async function main(): Promise<void> {
+  if (process.getuid?.() !== 0) throw new Error('run as root: the agent traces through bpftrace');
+  const sink = await startSink();
+  const baseline: WorkloadResult[] = [];
+  const traced: AgentRun[] = [];
+  try {
+    for (let i = 0; i < ROUNDS; i++) {
+      process.stdout.write(`round ${i + 1}/${ROUNDS}: without agent… `);
+      baseline.push(await runWorkload());
+      process.stdout.write('with agent… ');
+      traced.push(await runWithAgent(sink.url));
+      process.stdout.write('done\n');
+    }
+  } finally {
+    await sink.close();
+    rmSync(WORK_DIR, { recursive: true, force: true });
+  }
+
+  // Medians per operation, and the median over rounds: other load on the machine
+  // (this one is shared) shows up as outliers that means would pick up.
+  const perOp = (rs: WorkloadResult[]) => ({
+    fsyncUs: median(rs.map((r) => r.fsync_p50_ns / 1e3)),
+    spawnUs: median(rs.map((r) => r.spawn_p50_ns / 1e3)),
+    fsyncMeanUs: median(rs.map((r) => r.fsync_ns / r.fsyncs / 1e3)),
+    spawnMeanUs: median(rs.map((r) => r.spawn_ns / r.spawns / 1e3)),
+  });
+  const base = perOp(baseline);
+  const withAgent = perOp(traced.map((t) => t.workload));
+  // Time the workload spends in its fsync and spawn calls per second, from the medians.
+  const busyPerS = (p: { fsyncUs: number; spawnUs: number }) => p.fsyncUs * FSYNC_RATE + p.spawnUs * SPAWN_RATE;
+  const slowdown = {
+    fsyncPct: (withAgent.fsyncUs / base.fsyncUs - 1) * 100,
+    spawnPct: (withAgent.spawnUs / base.spawnUs - 1) * 100,
+    totalPct: (busyPerS(withAgent) / busyPerS(base) - 1) * 100,
+  };
+  const agent = {
+    cpuPctOfCore: mean(traced.map((t) => t.cpuPctOfCore)),
+    nodeCpuPct: mean(traced.map((t) => t.nodeCpuPct)),
+    bpftraceCpuPct: mean(traced.map((t) => t.bpftraceCpuPct)),
+    rssMbPeak: Math.max(...traced.map((t) => t.rssMb.total)),
+    rssMbNode: Math.max(...traced.map((t) => t.rssMb.node)),
+    rssMbBpftrace: Math.max(...traced.map((t) => t.rssMb.bpftrace)),
+    // Private memory; the rest of RSS is shared, read-only library pages (bpftrace's LLVM/clang, the node binary).
+    rssMbPrivate: Math.max(...traced.map((t) => t.rssMb.anonTotal)),
+  };
+  const expected = traced.map((t) => t.workload.fsyncs + t.workload.spawns);
+  const delivered = traced.map((t) => t.spansDelivered);
+  const pass = {
+    cpu: agent.cpuPctOfCore < BARS.cpuPctOfCore,
+    rss: agent.rssMbPeak < BARS.rssMb,
+    slowdown: slowdown.totalPct < BARS.slowdownPct,
+  };
+
+  console.log(`\nworkload: ${FSYNC_RATE} fsyncs/s + ${SPAWN_RATE} spawns/s for ${SECONDS}s, ${ROUNDS} rounds`);
+  console.log(`  fsync p50    ${round(base.fsyncUs)} µs without agent, ${round(withAgent.fsyncUs)} µs with (+${round(withAgent.fsyncUs - base.fsyncUs)} µs; means ${round(base.fsyncMeanUs)} / ${round(withAgent.fsyncMeanUs)} µs)`);
+  console.log(`  spawn p50    ${round(base.spawnUs)} µs without agent, ${round(withAgent.spawnUs)} µs with (${round(slowdown.spawnPct)}%; means ${round(base.spawnMeanUs)} / ${round(withAgent.spawnMeanUs)} µs)`);
+  console.log(`  workload time in fsync+spawn calls: slowdown ${round(slowdown.totalPct)}% (bar < ${BARS.slowdownPct}%) ${pass.slowdown ? 'ok' : 'OVER'}`);
+  console.log(`agent CPU      ${round(agent.cpuPctOfCore, 2)}% of one core (node ${round(agent.nodeCpuPct, 2)}%, bpftrace ${round(agent.bpftraceCpuPct, 2)}%) (bar < ${BARS.cpuPctOfCore}%) ${pass.cpu ? 'ok' : 'OVER'}`);
+  console.log(`agent RSS      ${round(agent.rssMbPeak)} MB peak (node ${round(agent.rssMbNode)} MB, bpftrace ${round(agent.rssMbBpftrace)} MB) (bar < ${BARS.rssMb} MB) ${pass.rss ? 'ok' : 'OVER'}`);
+  console.log(`               of which private (anonymous) ${round(agent.rssMbPrivate)} MB; the rest is shared read-only library pages`);
+  console.log(`spans          ${delivered.join(', ')} delivered of ${expected.join(', ')} operations${traced.some((t) => t.lostEvents) ? ' (bpftrace reported lost events)' : ''}`);
+
+  const file = await writeResult('agent', {
+    workload: { fsyncsPerS: FSYNC_RATE, spawnsPerS: SPAWN_RATE, seconds: SECONDS, rounds: ROUNDS, fsyncTarget: WORK_DIR },
+    kernel: execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim(),
+    without: base,
+    with: withAgent,
+    slowdown,
+    agent,
+    spans: { delivered, expected },
+    bars: BARS,
+    pass,
+  });
+  console.log(`wrote ${path.relative(ROOT, file)}`);
+}
+
+main().catch((e) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});
