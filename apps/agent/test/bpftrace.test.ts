@@ -4,25 +4,29 @@
  * FD_CLOEXEC loop. Spans must arrive at a real Onset server with plausible
  * durations. One bpftrace session serves the whole file (it takes seconds to start).
  */
-import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { SpawnEvent } from '../src/events.ts';
 import { startTestAgent, type TestAgent } from './helpers/agent.ts';
 import { waitForSeries } from './helpers/onset.ts';
-import { runHelper } from './helpers/processes.ts';
+import { runHelper, startHelper } from './helpers/processes.ts';
+import { cgroup2Root } from '../src/sources/select.ts';
 
 const SERVICE = 'agent-bpftrace-test';
 let server: TestServer;
 let ta: TestAgent;
 // On disk (not /tmp, which may be tmpfs) so fsyncs do real work.
 const work = mkdtempSync('/var/tmp/onset-agent-bt-');
+// A cgroup (v2) of our own, to filter on.
+const cgroup = path.join(cgroup2Root(), path.basename(work));
 
 beforeAll(async () => {
   server = await startTestServer();
+  mkdirSync(cgroup);
   ta = await startTestAgent({
-    flags: { endpoint: server.otlpUrl, serviceName: SERVICE, comm: ['onset-wl', 'onset-fds'], strace: false },
+    flags: { endpoint: server.otlpUrl, serviceName: SERVICE, comm: ['onset-wl', 'onset-fds'], cgroup: [cgroup], strace: false },
     tune: (c) => (c.export.flushIntervalMs = 200),
   });
 });
@@ -31,6 +35,11 @@ afterAll(async () => {
   await ta?.stop();
   await server?.close();
   rmSync(work, { recursive: true, force: true });
+  try {
+    rmdirSync(cgroup);
+  } catch {
+    /* still has a process in it */
+  }
 });
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -39,7 +48,7 @@ describe('bpftrace source', () => {
   it('starts and says why it was chosen', () => {
     expect(ta.agent.sources).toContain('bpftrace');
     expect(ta.logs.join('\n')).toMatch(/source bpftrace: in use — found .*bpftrace, running as root/);
-    expect(ta.logs.join('\n')).toMatch(/tracing process name onset-wl, process name onset-fds/);
+    expect(ta.logs.join('\n')).toMatch(new RegExp(`tracing process name onset-wl, process name onset-fds, cgroup ${cgroup}`));
   });
 
   it('turns a workload’s fsyncs, spawns and unmount into spans that reach Onset', async () => {
@@ -112,5 +121,22 @@ describe('bpftrace source', () => {
     const manySeries = await waitForSeries(server.url, q, (s) => s.name === 'onset-fd-many', 5);
     const fewSeries = await waitForSeries(server.url, q, (s) => s.name === 'onset-fd-few', 5);
     expect(manySeries.p50).toBeGreaterThan(fewSeries.p50 * 3);
+  });
+
+  it('traces a process because of its cgroup, and leaves the same program outside the cgroup alone', async () => {
+    const inside = startHelper('workload.py', ['onset-cg', path.join(work, 'cg-in'), '--wait']);
+    const outside = startHelper('workload.py', ['onset-cg', path.join(work, 'cg-out'), '--wait']);
+    await Promise.all([inside.waitLine('ready'), outside.waitLine('ready')]);
+    writeFileSync(path.join(cgroup, 'cgroup.procs'), String(inside.child.pid));
+    for (const h of [inside, outside]) h.child.stdin!.write('go\n');
+    await Promise.all([inside.waitLine('done'), outside.waitLine('done')]);
+
+    const dirOf = (name: string) => path.join(work, name, 'data');
+    await ta.waitFor('fsyncs from the process in the cgroup', (es) => es.filter((e) => e.kind === 'fsync' && e.directory === dirOf('cg-in')).length >= 25);
+    // Both ran at the same time: had the other been traced, its events would be here by now (100 ms buffers).
+    await new Promise((r) => setTimeout(r, 500));
+    expect(ta.events.filter((e) => e.kind === 'fsync' && e.directory === dirOf('cg-out'))).toEqual([]);
+    expect(ta.events.some((e) => e.kind === 'spawn' && e.parentPid === inside.child.pid)).toBe(true);
+    expect(ta.events.some((e) => e.kind === 'spawn' && e.parentPid === outside.child.pid)).toBe(false);
   });
 });
