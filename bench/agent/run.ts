@@ -39,12 +39,26 @@ interface WorkloadResult {
 
 function runWorkload(): Promise<WorkloadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', [path.join(ROOT, 'bench/agent/workload.py'), String(SECONDS), String(FSYNC_RATE), String(SPAWN_RATE), WORK_DIR], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      'python3',
+      [
+        path.join(ROOT, 'bench/agent/workload.py'),
+        String(SECONDS),
+        String(FSYNC_RATE),
+        String(SPAWN_RATE),
+        WORK_DIR,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let out = '';
     child.stdout!.on('data', (d) => (out += d));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as WorkloadResult) : reject(new Error(`workload exited ${code}`))));
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as WorkloadResult)
+        : reject(new Error(`workload exited ${code}`)),
+    );
   });
 }
 
@@ -54,7 +68,8 @@ function procSample(pid: number): { ticks: number; rssMb: number; anonMb: number
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
+    const kb = (key: string) =>
+      Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
     return { ticks: Number(f[11]) + Number(f[12]), rssMb: kb('VmRSS'), anonMb: kb('RssAnon') };
   } catch {
     return undefined;
@@ -65,7 +80,12 @@ function childrenOf(pid: number): number[] {
   const kids: number[] = [];
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     try {
-      kids.push(...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+      kids.push(
+        ...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
+          .split(' ')
+          .filter(Boolean)
+          .map(Number),
+      );
     } catch {
       /* thread gone */
     }
@@ -73,7 +93,12 @@ function childrenOf(pid: number): number[] {
   return kids;
 }
 
-async function startSink(): Promise<{ url: string; requests: () => number; bytes: () => number; close: () => Promise<void> }> {
+async function startSink(): Promise<{
+  url: string;
+  requests: () => number;
+  bytes: () => number;
+  close: () => Promise<void>;
+}> {
   let requests = 0;
   let bytes = 0;
   const server = createServer((req, res) => {
@@ -106,18 +131,33 @@ async function runWithAgent(sinkUrl: string): Promise<AgentRun> {
   const nodeFlags = (process.env.BENCH_AGENT_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   const agent = spawn(
     process.execPath,
-    [...nodeFlags, path.join(ROOT, 'apps/agent/bin/onset-agent.js'), '--endpoint', sinkUrl, '--comm', 'onset-bench', '--no-probes', '--no-strace', '--service-name', 'bench-agent'],
+    [
+      ...nodeFlags,
+      path.join(ROOT, 'apps/agent/bin/onset-agent.js'),
+      '--endpoint',
+      sinkUrl,
+      '--comm',
+      'onset-bench',
+      '--no-probes',
+      '--no-strace',
+      '--service-name',
+      'bench-agent',
+    ],
     { cwd: ROOT, stdio: ['ignore', 'inherit', 'pipe'] },
   );
   let log = '';
   agent.stderr!.on('data', (d) => (log += d));
   const deadline = Date.now() + 120_000;
   while (!/running with/.test(log)) {
-    if (agent.exitCode !== null || Date.now() > deadline) throw new Error(`agent did not start:\n${log}`);
+    if (agent.exitCode !== null || Date.now() > deadline)
+      throw new Error(`agent did not start:\n${log}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  if (!/running with bpftrace/.test(log)) throw new Error(`agent is not using bpftrace (run as root with bpftrace installed):\n${log}`);
-  const bpftracePid = childrenOf(agent.pid!).find((p) => readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'bpftrace')!;
+  if (!/running with bpftrace/.test(log))
+    throw new Error(`agent is not using bpftrace (run as root with bpftrace installed):\n${log}`);
+  const bpftracePid = childrenOf(agent.pid!).find(
+    (p) => readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'bpftrace',
+  )!;
 
   const before = { node: procSample(agent.pid!)!, bpftrace: procSample(bpftracePid)! };
   const t0 = Date.now();
@@ -142,13 +182,18 @@ async function runWithAgent(sinkUrl: string): Promise<AgentRun> {
   clearInterval(sampler);
   const after = { node: procSample(agent.pid!)!, bpftrace: procSample(bpftracePid)! };
   const wallS = (Date.now() - t0) / 1000;
-  const pct = (a: { ticks: number }, b: { ticks: number }) => ((b.ticks - a.ticks) / CLK_TCK / wallS) * 100;
+  const pct = (a: { ticks: number }, b: { ticks: number }) =>
+    ((b.ticks - a.ticks) / CLK_TCK / wallS) * 100;
 
   await new Promise<void>((resolve) => {
     agent.once('exit', () => resolve());
     agent.kill('SIGTERM');
   });
-  const delivered = Number(/flushed; (\d+) spans delivered/.exec(log)?.[1] ?? /(\d+) spans undelivered/.exec(log)?.[1] ?? 0);
+  const delivered = Number(
+    /flushed; (\d+) spans delivered/.exec(log)?.[1] ??
+      /(\d+) spans undelivered/.exec(log)?.[1] ??
+      0,
+  );
   return {
     workload,
     nodeCpuPct: pct(before.node, after.node),
@@ -193,7 +238,8 @@ async function main(): Promise<void> {
   const base = perOp(baseline);
   const withAgent = perOp(traced.map((t) => t.workload));
   // Time the workload spends in its fsync and spawn calls per second, from the medians.
-  const busyPerS = (p: { fsyncUs: number; spawnUs: number }) => p.fsyncUs * FSYNC_RATE + p.spawnUs * SPAWN_RATE;
+  const busyPerS = (p: { fsyncUs: number; spawnUs: number }) =>
+    p.fsyncUs * FSYNC_RATE + p.spawnUs * SPAWN_RATE;
   const slowdown = {
     fsyncPct: (withAgent.fsyncUs / base.fsyncUs - 1) * 100,
     spawnPct: (withAgent.spawnUs / base.spawnUs - 1) * 100,
@@ -217,17 +263,39 @@ async function main(): Promise<void> {
     slowdown: slowdown.totalPct < BARS.slowdownPct,
   };
 
-  console.log(`\nworkload: ${FSYNC_RATE} fsyncs/s + ${SPAWN_RATE} spawns/s for ${SECONDS}s, ${ROUNDS} rounds`);
-  console.log(`  fsync p50    ${round(base.fsyncUs)} µs without agent, ${round(withAgent.fsyncUs)} µs with (+${round(withAgent.fsyncUs - base.fsyncUs)} µs; means ${round(base.fsyncMeanUs)} / ${round(withAgent.fsyncMeanUs)} µs)`);
-  console.log(`  spawn p50    ${round(base.spawnUs)} µs without agent, ${round(withAgent.spawnUs)} µs with (${round(slowdown.spawnPct)}%; means ${round(base.spawnMeanUs)} / ${round(withAgent.spawnMeanUs)} µs)`);
-  console.log(`  workload time in fsync+spawn calls: slowdown ${round(slowdown.totalPct)}% (bar < ${BARS.slowdownPct}%) ${pass.slowdown ? 'ok' : 'OVER'}`);
-  console.log(`agent CPU      ${round(agent.cpuPctOfCore, 2)}% of one core (node ${round(agent.nodeCpuPct, 2)}%, bpftrace ${round(agent.bpftraceCpuPct, 2)}%) (bar < ${BARS.cpuPctOfCore}%) ${pass.cpu ? 'ok' : 'OVER'}`);
-  console.log(`agent RSS      ${round(agent.rssMbPeak)} MB peak (node ${round(agent.rssMbNode)} MB, bpftrace ${round(agent.rssMbBpftrace)} MB) (bar < ${BARS.rssMb} MB) ${pass.rss ? 'ok' : 'OVER'}`);
-  console.log(`               of which private (anonymous) ${round(agent.rssMbPrivate)} MB; the rest is shared read-only library pages`);
-  console.log(`spans          ${delivered.join(', ')} delivered of ${expected.join(', ')} operations${traced.some((t) => t.lostEvents) ? ' (bpftrace reported lost events)' : ''}`);
+  console.log(
+    `\nworkload: ${FSYNC_RATE} fsyncs/s + ${SPAWN_RATE} spawns/s for ${SECONDS}s, ${ROUNDS} rounds`,
+  );
+  console.log(
+    `  fsync p50    ${round(base.fsyncUs)} µs without agent, ${round(withAgent.fsyncUs)} µs with (+${round(withAgent.fsyncUs - base.fsyncUs)} µs; means ${round(base.fsyncMeanUs)} / ${round(withAgent.fsyncMeanUs)} µs)`,
+  );
+  console.log(
+    `  spawn p50    ${round(base.spawnUs)} µs without agent, ${round(withAgent.spawnUs)} µs with (${round(slowdown.spawnPct)}%; means ${round(base.spawnMeanUs)} / ${round(withAgent.spawnMeanUs)} µs)`,
+  );
+  console.log(
+    `  workload time in fsync+spawn calls: slowdown ${round(slowdown.totalPct)}% (bar < ${BARS.slowdownPct}%) ${pass.slowdown ? 'ok' : 'OVER'}`,
+  );
+  console.log(
+    `agent CPU      ${round(agent.cpuPctOfCore, 2)}% of one core (node ${round(agent.nodeCpuPct, 2)}%, bpftrace ${round(agent.bpftraceCpuPct, 2)}%) (bar < ${BARS.cpuPctOfCore}%) ${pass.cpu ? 'ok' : 'OVER'}`,
+  );
+  console.log(
+    `agent RSS      ${round(agent.rssMbPeak)} MB peak (node ${round(agent.rssMbNode)} MB, bpftrace ${round(agent.rssMbBpftrace)} MB) (bar < ${BARS.rssMb} MB) ${pass.rss ? 'ok' : 'OVER'}`,
+  );
+  console.log(
+    `               of which private (anonymous) ${round(agent.rssMbPrivate)} MB; the rest is shared read-only library pages`,
+  );
+  console.log(
+    `spans          ${delivered.join(', ')} delivered of ${expected.join(', ')} operations${traced.some((t) => t.lostEvents) ? ' (bpftrace reported lost events)' : ''}`,
+  );
 
   const file = await writeResult('agent', {
-    workload: { fsyncsPerS: FSYNC_RATE, spawnsPerS: SPAWN_RATE, seconds: SECONDS, rounds: ROUNDS, fsyncTarget: WORK_DIR },
+    workload: {
+      fsyncsPerS: FSYNC_RATE,
+      spawnsPerS: SPAWN_RATE,
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      fsyncTarget: WORK_DIR,
+    },
     kernel: execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim(),
     without: base,
     with: withAgent,

@@ -60,7 +60,9 @@ function describeFilter(config: AgentConfig): string {
     ...f.comms.map((c) => `process name ${c}`),
     ...f.cgroups.map((c) => `cgroup ${c}`),
   ];
-  return parts.length ? `${parts.join(', ')} (and their children)` : 'all processes except the agent';
+  return parts.length
+    ? `${parts.join(', ')} (and their children)`
+    : 'all processes except the agent';
 }
 
 export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<RunningAgent> {
@@ -75,7 +77,11 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
 
   const exporter =
     deps.exporter ??
-    new OTLPTraceExporter({ url: config.tracesUrl, headers: config.headers, timeoutMillis: config.export.timeoutMs });
+    new OTLPTraceExporter({
+      url: config.tracesUrl,
+      headers: config.headers,
+      timeoutMillis: config.export.timeoutMs,
+    });
   const pipeline = new SpanPipeline(
     exporter,
     buildResource(host, { serviceName: config.serviceName, attributes: config.resource }),
@@ -93,7 +99,12 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   const probeDir = `${config.probes.dir}/`;
   const sink: EventSink = (event) => {
     // The mount probe's umount(8) child is seen by the tracers too; the probe reports it itself.
-    if (event.source !== 'probe' && event.kind === 'unmount' && event.mountPoint.startsWith(probeDir)) return;
+    if (
+      event.source !== 'probe' &&
+      event.kind === 'unmount' &&
+      event.mountPoint.startsWith(probeDir)
+    )
+      return;
     pipeline.add(eventToSpan(event));
     deps.onEvent?.(event);
   };
@@ -112,7 +123,12 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
       log.warn(`source bpftrace: not used — ${tracefs.note}`);
     } else {
       const program = buildProgram(
-        { pids: config.filter.pids, comms: config.filter.comms, cgroupIds: config.filter.cgroups.map(cgroupId), skipPids: [process.pid] },
+        {
+          pids: config.filter.pids,
+          comms: config.filter.comms,
+          cgroupIds: config.filter.cgroups.map(cgroupId),
+          skipPids: [process.pid],
+        },
         bt.layout!,
       );
       const source = new BpftraceSource({
@@ -124,7 +140,10 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
           toEpochNs: monotonicToEpochNs,
           pageSize: kernelPageSize(),
           dirtyNow: dirtyAndWriteback,
-          onLost: (kind, n) => log.warn(`bpftrace: ${n} ${kind} events did not reach the agent (buffer full or bpftrace fell behind); narrow the filter if this repeats`),
+          onLost: (kind, n) =>
+            log.warn(
+              `bpftrace: ${n} ${kind} events did not reach the agent (buffer full or bpftrace fell behind); narrow the filter if this repeats`,
+            ),
         }),
         log,
         scope: describeFilter(config),
@@ -135,7 +154,9 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
         tracers.push(source);
         inUse.push('bpftrace');
         bpftraceRunning = true;
-        log.info(`source bpftrace: in use — ${bt.reason}; ${source.describe()} (attached in ${(source.startupMs / 1000).toFixed(1)} s)`);
+        log.info(
+          `source bpftrace: in use — ${bt.reason}; ${source.describe()} (attached in ${(source.startupMs / 1000).toFixed(1)} s)`,
+        );
       } catch (e) {
         log.warn(`source bpftrace: not used — it failed to start: ${(e as Error).message}`);
       }
@@ -184,7 +205,15 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   if (config.sources.probes) {
     const p = config.probes;
     const candidates: Probe[] = [
-      ...(p.spawn.enabled ? [new SpawnProbe({ truePath: findExecutable(host, 'true'), count: p.spawn.count, extraFds: p.spawn.extraFds })] : []),
+      ...(p.spawn.enabled
+        ? [
+            new SpawnProbe({
+              truePath: findExecutable(host, 'true'),
+              count: p.spawn.count,
+              extraFds: p.spawn.extraFds,
+            }),
+          ]
+        : []),
       ...(p.wal.enabled ? [new WalProbe(p.dir, p.wal.files)] : []),
       ...(p.mount.enabled
         ? [
@@ -233,7 +262,11 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
       (stopped ??= (async () => {
         if (straceRetry) clearInterval(straceRetry);
         await scheduler?.stop();
-        await Promise.all(tracers.map((t) => t.stop().catch((e) => log.warn(`${t.name}: stop failed: ${(e as Error).message}`))));
+        await Promise.all(
+          tracers.map((t) =>
+            t.stop().catch((e) => log.warn(`${t.name}: stop failed: ${(e as Error).message}`)),
+          ),
+        );
         await pipeline.shutdown(config.export.timeoutMs + 1_000);
       })()),
   };

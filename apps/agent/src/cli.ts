@@ -4,12 +4,22 @@ import type { CliFlags } from './config/load.ts';
 import { DEFAULTS } from './config/load.ts';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
-const collectList = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
-const collectInt = (value: string, previous: number[] = []): number[] => [...previous, ...value.split(',').map((s) => positiveInt(s.trim()))];
+const collectList = (value: string, previous: string[] = []): string[] => [
+  ...previous,
+  ...value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+];
+const collectInt = (value: string, previous: number[] = []): number[] => [
+  ...previous,
+  ...value.split(',').map((s) => positiveInt(s.trim())),
+];
 
 function positiveInt(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
+  if (!Number.isInteger(n) || n < 0)
+    throw new InvalidArgumentError('expected a non-negative integer');
   return n;
 }
 
@@ -57,27 +67,69 @@ export interface CliActions {
 
 export function buildCli(actions: CliActions): Command {
   const program = new Command('onset-agent')
-    .description('Onset host agent: measures process spawns, fsyncs, unmounts and HTTP requests on this Linux host and sends them as OpenTelemetry spans (OTLP/HTTP).')
+    .description(
+      'Onset host agent: measures process spawns, fsyncs, unmounts and HTTP requests on this Linux host and sends them as OpenTelemetry spans (OTLP/HTTP).',
+    )
     .option('-c, --config <file>', 'YAML or JSON config file (see docs/agent.md)')
     .option('--endpoint <url>', 'OTLP/HTTP collector base URL; /v1/traces is appended')
     .option('--header <key=value>', 'extra HTTP header for exports (repeatable)', collect)
     .option('--service-name <name>', 'service.name of the spans')
     .option('--resource <key=value>', 'extra resource attribute (repeatable)', collect)
-    .option('--dependency <name=version>', 'dependency.<name> resource attribute for cohorts (repeatable)', collect)
-    .option('--pid <pid>', 'trace only this process and its children (repeatable, comma-separated)', collectInt)
-    .option('--comm <name>', 'trace only processes with this name (repeatable, comma-separated)', collectList)
-    .option('--cgroup <path>', 'trace only processes in this cgroup v2 (path under /sys/fs/cgroup; repeatable)', collect)
+    .option(
+      '--dependency <name=version>',
+      'dependency.<name> resource attribute for cohorts (repeatable)',
+      collect,
+    )
+    .option(
+      '--pid <pid>',
+      'trace only this process and its children (repeatable, comma-separated)',
+      collectInt,
+    )
+    .option(
+      '--comm <name>',
+      'trace only processes with this name (repeatable, comma-separated)',
+      collectList,
+    )
+    .option(
+      '--cgroup <path>',
+      'trace only processes in this cgroup v2 (path under /sys/fs/cgroup; repeatable)',
+      collect,
+    )
     .option('--no-bpftrace', 'do not use bpftrace')
     .option('--no-strace', 'do not use strace')
     .option('--no-probes', 'do not run synthetic probes')
-    .option('--interval <duration>', `time between probe rounds (default ${DEFAULTS.intervalMs / 1000}s; the first round runs at once)`)
-    .option('--probe-dir <dir>', `where probes write files and mount (default ${DEFAULTS.probeDir})`)
-    .option('--spawn-extra-fds <n>', `extra open fds for the many-fds spawn probe (default ${DEFAULTS.spawnExtraFds})`, positiveInt)
-    .option('--wal-files <n>', `files per WAL-removal pass (default ${DEFAULTS.walFiles})`, positiveInt)
-    .option('--mount-types <list>', 'filesystems for the unmount probe: tmpfs,overlay (default both)', collectList)
-    .option('--mount-mb <n>', `MB written before each probe unmount (default ${DEFAULTS.mountMb})`, positiveInt)
+    .option(
+      '--interval <duration>',
+      `time between probe rounds (default ${DEFAULTS.intervalMs / 1000}s; the first round runs at once)`,
+    )
+    .option(
+      '--probe-dir <dir>',
+      `where probes write files and mount (default ${DEFAULTS.probeDir})`,
+    )
+    .option(
+      '--spawn-extra-fds <n>',
+      `extra open fds for the many-fds spawn probe (default ${DEFAULTS.spawnExtraFds})`,
+      positiveInt,
+    )
+    .option(
+      '--wal-files <n>',
+      `files per WAL-removal pass (default ${DEFAULTS.walFiles})`,
+      positiveInt,
+    )
+    .option(
+      '--mount-types <list>',
+      'filesystems for the unmount probe: tmpfs,overlay (default both)',
+      collectList,
+    )
+    .option(
+      '--mount-mb <n>',
+      `MB written before each probe unmount (default ${DEFAULTS.mountMb})`,
+      positiveInt,
+    )
     .option('--http-target <url>', 'URL for the request probe (repeatable)', collect)
-    .addOption(new Option('--log-level <level>', 'log detail').choices(['debug', 'info', 'warn', 'error']))
+    .addOption(
+      new Option('--log-level <level>', 'log detail').choices(['debug', 'info', 'warn', 'error']),
+    )
     .option('--once', 'run one probe round, send everything and exit')
     .addHelpText('after', HELP_AFTER)
     .showHelpAfterError('(run onset-agent --help for usage)')
@@ -85,7 +137,9 @@ export function buildCli(actions: CliActions): Command {
 
   program
     .command('doctor')
-    .description('check which sources work on this host, why the others do not, and whether the collector answers')
+    .description(
+      'check which sources work on this host, why the others do not, and whether the collector answers',
+    )
     .action(async () => actions.doctor(program.opts<CliFlags>()));
   return program;
 }

@@ -33,17 +33,32 @@ async function checkBpftrace(config: AgentConfig, host: HostFacts): Promise<Doct
   const source = new BpftraceSource({
     bpftracePath: plan.path!,
     program: buildProgram(
-      { pids: config.filter.pids, comms: config.filter.comms, cgroupIds: config.filter.cgroups.map(cgroupId), skipPids: [process.pid] },
+      {
+        pids: config.filter.pids,
+        comms: config.filter.comms,
+        cgroupIds: config.filter.cgroups.map(cgroupId),
+        skipPids: [process.pid],
+      },
       plan.layout!,
     ),
-    decoder: new BpftraceDecoder({ sink: () => {}, mounts: new MountTable(), toEpochNs: (n) => n, pageSize: kernelPageSize(), dirtyNow: () => undefined }),
+    decoder: new BpftraceDecoder({
+      sink: () => {},
+      mounts: new MountTable(),
+      toEpochNs: (n) => n,
+      pageSize: kernelPageSize(),
+      dirtyNow: () => undefined,
+    }),
     log: quiet,
     scope: '',
     env: host.env,
   });
   try {
     await source.start();
-    return { ok: true, what: 'bpftrace', detail: `${plan.reason}; a test run attached ${source.attachedProbes} probes in ${(source.startupMs / 1000).toFixed(1)} s${tracefs.note ? ` (${tracefs.note})` : ''}` };
+    return {
+      ok: true,
+      what: 'bpftrace',
+      detail: `${plan.reason}; a test run attached ${source.attachedProbes} probes in ${(source.startupMs / 1000).toFixed(1)} s${tracefs.note ? ` (${tracefs.note})` : ''}`,
+    };
   } catch (e) {
     return { ok: false, what: 'bpftrace', detail: (e as Error).message };
   } finally {
@@ -57,8 +72,17 @@ function checkStrace(config: AgentConfig, host: HostFacts, bpftraceWorks: boolea
   if (!plan.use) return { ok: false, what: 'strace', detail: plan.reason };
   const targets = straceTargets(config);
   const note = bpftraceWorks ? ' (fallback only: bpftrace is preferred)' : '';
-  if (targets.length === 0) return { ok: false, what: 'strace', detail: `${plan.reason}, but no running process matches the filter` };
-  return { ok: true, what: 'strace', detail: `${plan.reason}; would attach to pid ${targets.join(', ')}${note}` };
+  if (targets.length === 0)
+    return {
+      ok: false,
+      what: 'strace',
+      detail: `${plan.reason}, but no running process matches the filter`,
+    };
+  return {
+    ok: true,
+    what: 'strace',
+    detail: `${plan.reason}; would attach to pid ${targets.join(', ')}${note}`,
+  };
 }
 
 async function checkCollector(config: AgentConfig): Promise<DoctorLine> {
@@ -71,11 +95,18 @@ async function checkCollector(config: AgentConfig): Promise<DoctorLine> {
       signal: AbortSignal.timeout(5_000),
     });
     const ok = res.status >= 200 && res.status < 300;
-    const hint = res.status === 401 || res.status === 403 ? ' (set OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer <ingest token>")' : '';
+    const hint =
+      res.status === 401 || res.status === 403
+        ? ' (set OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer <ingest token>")'
+        : '';
     return { ok, what: 'collector', detail: `${config.tracesUrl} answered ${res.status}${hint}` };
   } catch (e) {
     const err = e as Error & { cause?: { code?: string; message?: string } };
-    return { ok: false, what: 'collector', detail: `${config.tracesUrl} unreachable: ${err.cause?.code ?? err.cause?.message ?? err.message}` };
+    return {
+      ok: false,
+      what: 'collector',
+      detail: `${config.tracesUrl} unreachable: ${err.cause?.code ?? err.cause?.message ?? err.message}`,
+    };
   }
 }
 
@@ -86,9 +117,21 @@ export async function runDoctor(config: AgentConfig, host: HostFacts): Promise<D
   const p = config.probes;
   const log = createLogger('error', () => {});
   const probes: Probe[] = [
-    new SpawnProbe({ truePath: findExecutable(host, 'true'), count: p.spawn.count, extraFds: p.spawn.extraFds }),
+    new SpawnProbe({
+      truePath: findExecutable(host, 'true'),
+      count: p.spawn.count,
+      extraFds: p.spawn.extraFds,
+    }),
     new WalProbe(p.dir, p.wal.files),
-    new MountProbe({ uid: host.uid, mountPath: findExecutable(host, 'mount'), umountPath: findExecutable(host, 'umount'), baseDir: p.dir, types: p.mount.types, sizeMb: p.mount.sizeMb, log }),
+    new MountProbe({
+      uid: host.uid,
+      mountPath: findExecutable(host, 'mount'),
+      umountPath: findExecutable(host, 'umount'),
+      baseDir: p.dir,
+      types: p.mount.types,
+      sizeMb: p.mount.sizeMb,
+      log,
+    }),
     new HttpProbe(p.http.targets),
   ];
   for (const probe of probes) {

@@ -13,7 +13,10 @@ export interface Logger {
   error(msg: string): void;
 }
 
-export function createLogger(level: LogLevel = 'info', write: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Logger {
+export function createLogger(
+  level: LogLevel = 'info',
+  write: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Logger {
   const min = LOG_LEVELS.indexOf(level);
   const at = (lvl: LogLevel) => (msg: string) => {
     if (LOG_LEVELS.indexOf(lvl) < min) return;

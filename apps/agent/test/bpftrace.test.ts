@@ -4,7 +4,15 @@
  * FD_CLOEXEC loop. Spans must arrive at a real Onset server with plausible
  * durations. One bpftrace session serves the whole file (it takes seconds to start).
  */
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
@@ -26,7 +34,13 @@ beforeAll(async () => {
   server = await startTestServer();
   mkdirSync(cgroup);
   ta = await startTestAgent({
-    flags: { endpoint: server.otlpUrl, serviceName: SERVICE, comm: ['onset-wl', 'onset-fds'], cgroup: [cgroup], strace: false },
+    flags: {
+      endpoint: server.otlpUrl,
+      serviceName: SERVICE,
+      comm: ['onset-wl', 'onset-fds'],
+      cgroup: [cgroup],
+      strace: false,
+    },
     tune: (c) => (c.export.flushIntervalMs = 200),
   });
 });
@@ -47,8 +61,12 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 describe('bpftrace source', () => {
   it('starts and says why it was chosen', () => {
     expect(ta.agent.sources).toContain('bpftrace');
-    expect(ta.logs.join('\n')).toMatch(/source bpftrace: in use — found .*bpftrace, running as root/);
-    expect(ta.logs.join('\n')).toMatch(new RegExp(`tracing process name onset-wl, process name onset-fds, cgroup ${cgroup}`));
+    expect(ta.logs.join('\n')).toMatch(
+      /source bpftrace: in use — found .*bpftrace, running as root/,
+    );
+    expect(ta.logs.join('\n')).toMatch(
+      new RegExp(`tracing process name onset-wl, process name onset-fds, cgroup ${cgroup}`),
+    );
   });
 
   it('turns a workload’s fsyncs, spawns and unmount into spans that reach Onset', async () => {
@@ -59,11 +77,19 @@ describe('bpftrace source', () => {
 
     await ta.waitFor('workload events', (es) => {
       const fsyncs = es.filter((e) => e.kind === 'fsync' && e.directory === dataDir);
-      const spawns = es.filter((e) => e.kind === 'spawn' && e.executable === '/bin/true' && e.parentComm === 'onset-wl');
+      const spawns = es.filter(
+        (e) => e.kind === 'spawn' && e.executable === '/bin/true' && e.parentComm === 'onset-wl',
+      );
       const unmounts = es.filter((e) => e.kind === 'unmount' && e.mountPoint === mnt);
       return fsyncs.length >= 25 && spawns.length >= 10 && unmounts.length >= 1;
     });
-    const mine = ta.events.filter((e) => (e.kind === 'fsync' ? e.directory === dataDir : e.kind === 'unmount' ? e.mountPoint === mnt : e.kind === 'spawn' && e.parentComm === 'onset-wl'));
+    const mine = ta.events.filter((e) =>
+      e.kind === 'fsync'
+        ? e.directory === dataDir
+        : e.kind === 'unmount'
+          ? e.mountPoint === mnt
+          : e.kind === 'spawn' && e.parentComm === 'onset-wl',
+    );
     // Plausible kernel-measured durations: more than a microsecond, less than 5 seconds.
     for (const e of mine) {
       expect(e.durationNs).toBeGreaterThan(1_000);
@@ -86,10 +112,20 @@ describe('bpftrace source', () => {
 
     await ta.agent.flush();
     const q = { service: SERVICE };
-    const fsync = await waitForSeries(server.url, { ...q, op: 'fsync' }, (s) => s.name === dataDir, 25);
+    const fsync = await waitForSeries(
+      server.url,
+      { ...q, op: 'fsync' },
+      (s) => s.name === dataDir,
+      25,
+    );
     expect(fsync.p50).toBeGreaterThan(0.001);
     expect(fsync.p50).toBeLessThan(5_000);
-    const spawns = await waitForSeries(server.url, { ...q, op: 'spawn' }, (s) => s.name === 'true', 10);
+    const spawns = await waitForSeries(
+      server.url,
+      { ...q, op: 'spawn' },
+      (s) => s.name === 'true',
+      10,
+    );
     expect(spawns.p50).toBeGreaterThan(0.01);
     expect(spawns.p50).toBeLessThan(5_000);
     const um = await waitForSeries(server.url, { ...q, op: 'unmount' }, (s) => s.name === mnt, 1);
@@ -108,7 +144,8 @@ describe('bpftrace source', () => {
     await runHelper('fd_spawner.py', ['onset-fds', '20000', many, '5']);
     await runHelper('fd_spawner.py', ['onset-fds', '0', few, '5']);
 
-    const of = (exe: string) => ta.events.filter((e): e is SpawnEvent => e.kind === 'spawn' && e.executable === exe);
+    const of = (exe: string) =>
+      ta.events.filter((e): e is SpawnEvent => e.kind === 'spawn' && e.executable === exe);
     await ta.waitFor('fd spawner events', () => of(many).length >= 5 && of(few).length >= 5);
     for (const e of of(many)) expect(e.parentFdCount).toBeGreaterThanOrEqual(20_000);
     for (const e of of(few)) expect(e.parentFdCount).toBeLessThan(100);
@@ -132,11 +169,20 @@ describe('bpftrace source', () => {
     await Promise.all([inside.waitLine('done'), outside.waitLine('done')]);
 
     const dirOf = (name: string) => path.join(work, name, 'data');
-    await ta.waitFor('fsyncs from the process in the cgroup', (es) => es.filter((e) => e.kind === 'fsync' && e.directory === dirOf('cg-in')).length >= 25);
+    await ta.waitFor(
+      'fsyncs from the process in the cgroup',
+      (es) => es.filter((e) => e.kind === 'fsync' && e.directory === dirOf('cg-in')).length >= 25,
+    );
     // Both ran at the same time: had the other been traced, its events would be here by now (100 ms buffers).
     await new Promise((r) => setTimeout(r, 500));
-    expect(ta.events.filter((e) => e.kind === 'fsync' && e.directory === dirOf('cg-out'))).toEqual([]);
-    expect(ta.events.some((e) => e.kind === 'spawn' && e.parentPid === inside.child.pid)).toBe(true);
-    expect(ta.events.some((e) => e.kind === 'spawn' && e.parentPid === outside.child.pid)).toBe(false);
+    expect(ta.events.filter((e) => e.kind === 'fsync' && e.directory === dirOf('cg-out'))).toEqual(
+      [],
+    );
+    expect(ta.events.some((e) => e.kind === 'spawn' && e.parentPid === inside.child.pid)).toBe(
+      true,
+    );
+    expect(ta.events.some((e) => e.kind === 'spawn' && e.parentPid === outside.child.pid)).toBe(
+      false,
+    );
   });
 });

@@ -17,8 +17,13 @@ const ROOT = path.resolve(import.meta.dirname, '../../..');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'onset-agent-cli-'));
 
 /** Run the installed bin the way a user does; `viaNpx` goes through the workspace link (slower: npm starts first). */
-async function agentCli(args: string[], opts: { viaNpx?: boolean } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const [cmd, pre] = opts.viaNpx ? ['npx', ['--no-install', 'onset-agent']] : [process.execPath, [path.join(ROOT, 'node_modules/.bin/onset-agent')]];
+async function agentCli(
+  args: string[],
+  opts: { viaNpx?: boolean } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const [cmd, pre] = opts.viaNpx
+    ? ['npx', ['--no-install', 'onset-agent']]
+    : [process.execPath, [path.join(ROOT, 'node_modules/.bin/onset-agent')]];
   try {
     const { stdout, stderr } = await run(cmd, [...pre, ...args], { cwd: ROOT, timeout: 60_000 });
     return { code: 0, stdout, stderr };
@@ -44,7 +49,18 @@ describe.concurrent('onset-agent command', () => {
   it('npx onset-agent --help, from the repo root, explains the sources, the environment and the subcommands', async () => {
     const { code, stdout } = await agentCli(['--help'], { viaNpx: true });
     expect(code).toBe(0);
-    for (const text of ['doctor', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_SERVICE_NAME', 'OTEL_RESOURCE_ATTRIBUTES', '--comm', '--cgroup', 'bpftrace', 'strace', 'os.version'])
+    for (const text of [
+      'doctor',
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'OTEL_EXPORTER_OTLP_HEADERS',
+      'OTEL_SERVICE_NAME',
+      'OTEL_RESOURCE_ATTRIBUTES',
+      '--comm',
+      '--cgroup',
+      'bpftrace',
+      'strace',
+      'os.version',
+    ])
       expect(stdout).toContain(text);
   });
 
@@ -56,7 +72,6 @@ describe.concurrent('onset-agent command', () => {
     expect(stderr).toContain(`config file ${file} is invalid`);
     expect(stderr).toMatch(/\/probes\/wal\/files/);
   });
-
 });
 
 describe.concurrent('onset-agent doctor', () => {
@@ -67,11 +82,21 @@ describe.concurrent('onset-agent doctor', () => {
   afterAll(async () => server?.close());
 
   it('checks each source for real and says why the others do not work', async () => {
-    const { code, stdout } = await agentCli(['doctor', '--endpoint', server.otlpUrl, '--probe-dir', path.join(tmp, 'probes')]);
+    const { code, stdout } = await agentCli([
+      'doctor',
+      '--endpoint',
+      server.otlpUrl,
+      '--probe-dir',
+      path.join(tmp, 'probes'),
+    ]);
     expect(code).toBe(0);
     // Root with bpftrace installed here: it really attaches.
-    expect(stdout).toMatch(/ok {2}bpftrace +found .*bpftrace, running as root, kernel BTF present; a test run attached \d+ probes/);
-    expect(stdout).toMatch(/no {2}strace +strace needs processes to attach to: give --pid, --comm or --cgroup/);
+    expect(stdout).toMatch(
+      /ok {2}bpftrace +found .*bpftrace, running as root, kernel BTF present; a test run attached \d+ probes/,
+    );
+    expect(stdout).toMatch(
+      /no {2}strace +strace needs processes to attach to: give --pid, --comm or --cgroup/,
+    );
     expect(stdout).toMatch(/ok {2}probe mount/);
     expect(stdout).toMatch(/no {2}probe http +no targets configured/);
     expect(stdout).toMatch(new RegExp(`ok  collector +${server.otlpUrl}/v1/traces answered 200`));
@@ -79,10 +104,17 @@ describe.concurrent('onset-agent doctor', () => {
 
   it('reports an unreachable collector and exits 1', async () => {
     const closed = await closedPort();
-    const { code, stdout } = await agentCli(['doctor', '--endpoint', `http://127.0.0.1:${closed}`, '--no-bpftrace']);
+    const { code, stdout } = await agentCli([
+      'doctor',
+      '--endpoint',
+      `http://127.0.0.1:${closed}`,
+      '--no-bpftrace',
+    ]);
     expect(code).toBe(1);
     expect(stdout).toMatch(/no {2}bpftrace +turned off/);
-    expect(stdout).toContain(`no  collector    http://127.0.0.1:${closed}/v1/traces unreachable: ECONNREFUSED`);
+    expect(stdout).toContain(
+      `no  collector    http://127.0.0.1:${closed}/v1/traces unreachable: ECONNREFUSED`,
+    );
   });
 });
 
@@ -117,11 +149,17 @@ describe('configuration precedence: flags > environment > config file > defaults
     expect(c.serviceName).toBe('from-file');
     expect(c.tracesUrl).toBe('http://file-collector:4318/v1/traces');
     expect(c.headers).toEqual({ Authorization: 'Bearer file-token' });
-    expect(c.resource).toEqual({ 'deployment.environment.name': 'staging', 'dependency.postgres': '15.4', 'dependency.glibc': '2.36' });
+    expect(c.resource).toEqual({
+      'deployment.environment.name': 'staging',
+      'dependency.postgres': '15.4',
+      'dependency.glibc': '2.36',
+    });
     expect(c.filter.comms).toEqual(['postgres']);
     expect(c.sources.strace).toBe('off');
     expect(c.probes.intervalMs).toBe(30_000);
-    expect(c.probes.http.targets).toEqual([{ url: 'http://svc:8080/x', method: 'POST', name: undefined, headers: {}, timeoutMs: 2_000 }]);
+    expect(c.probes.http.targets).toEqual([
+      { url: 'http://svc:8080/x', method: 'POST', name: undefined, headers: {}, timeoutMs: 2_000 },
+    ]);
   });
 
   it('lets the standard OpenTelemetry environment override the file', () => {
@@ -139,13 +177,24 @@ describe('configuration precedence: flags > environment > config file > defaults
     expect(c.serviceName).toBe('from-env');
     expect(c.resource['dependency.postgres']).toBe('16.1');
     expect(c.resource.team).toBe('storage');
-    expect(loadConfig({}, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://x:1/custom' }).tracesUrl).toBe('http://x:1/custom');
+    expect(
+      loadConfig({}, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://x:1/custom' }).tracesUrl,
+    ).toBe('http://x:1/custom');
   });
 
   it('lets flags override everything', () => {
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://env:4318', OTEL_SERVICE_NAME: 'from-env' };
     const c = loadConfig(
-      { config: file, endpoint: 'http://flag:4318', serviceName: 'from-flag', dependency: ['postgres=17.0'], interval: '15s', bpftrace: false, pid: [42], comm: ['nginx'] },
+      {
+        config: file,
+        endpoint: 'http://flag:4318',
+        serviceName: 'from-flag',
+        dependency: ['postgres=17.0'],
+        interval: '15s',
+        bpftrace: false,
+        pid: [42],
+        comm: ['nginx'],
+      },
       env,
     );
     expect(c.tracesUrl).toBe('http://flag:4318/v1/traces');
@@ -159,8 +208,14 @@ describe('configuration precedence: flags > environment > config file > defaults
   it('explains bad values', () => {
     expect(() => loadConfig({ interval: '10ms' }, {})).toThrow(ConfigError);
     expect(() => loadConfig({ interval: '10ms' }, {})).toThrow(/at least 1s/);
-    expect(() => loadConfig({ interval: 'soon' }, {})).toThrow(/--interval: invalid duration "soon"/);
-    expect(() => loadConfig({ dependency: ['postgres'] }, {})).toThrow(/--dependency expects key=value/);
-    expect(() => loadConfig({ config: path.join(tmp, 'missing.yaml') }, {})).toThrow(/cannot read config file .*ENOENT/);
+    expect(() => loadConfig({ interval: 'soon' }, {})).toThrow(
+      /--interval: invalid duration "soon"/,
+    );
+    expect(() => loadConfig({ dependency: ['postgres'] }, {})).toThrow(
+      /--dependency expects key=value/,
+    );
+    expect(() => loadConfig({ config: path.join(tmp, 'missing.yaml') }, {})).toThrow(
+      /cannot read config file .*ENOENT/,
+    );
   });
 });

@@ -65,35 +65,80 @@ async function runAgent(service: string, host: { PATH: string; uid: number }): P
 
 describe('graceful degradation', () => {
   it('without bpftrace: uses strace and the probes, and says bpftrace is not installed', async () => {
-    const ta = await runAgent('degrade-no-bpftrace', { PATH: pathWith(['strace', 'true', 'mount', 'umount']), uid: 0 });
+    const ta = await runAgent('degrade-no-bpftrace', {
+      PATH: pathWith(['strace', 'true', 'mount', 'umount']),
+      uid: 0,
+    });
     const log = ta.logs.join('\n');
-    expect(log).toMatch(/source bpftrace: not used — bpftrace is not installed \(not found on PATH; Debian package: bpftrace\)/);
+    expect(log).toMatch(
+      /source bpftrace: not used — bpftrace is not installed \(not found on PATH; Debian package: bpftrace\)/,
+    );
     expect(log).toMatch(new RegExp(`source strace: in use — .*attached to pid ${sleeper.pid}`));
     expect(ta.agent.sources).toEqual(['strace', 'probes']);
-    await waitForSeries(server.url, { service: 'degrade-no-bpftrace', op: 'spawn' }, (s) => s.name === 'true', 3);
-    await waitForSeries(server.url, { service: 'degrade-no-bpftrace', op: 'unmount' }, () => true, 1);
+    await waitForSeries(
+      server.url,
+      { service: 'degrade-no-bpftrace', op: 'spawn' },
+      (s) => s.name === 'true',
+      3,
+    );
+    await waitForSeries(
+      server.url,
+      { service: 'degrade-no-bpftrace', op: 'unmount' },
+      () => true,
+      1,
+    );
   });
 
   it('not root: no bpftrace, no mount probe, each with the reason; strace and the other probes still run', async () => {
-    const ta = await runAgent('degrade-not-root', { PATH: pathWith(['bpftrace', 'strace', 'true', 'mount', 'umount']), uid: 1000 });
+    const ta = await runAgent('degrade-not-root', {
+      PATH: pathWith(['bpftrace', 'strace', 'true', 'mount', 'umount']),
+      uid: 1000,
+    });
     const log = ta.logs.join('\n');
-    expect(log).toMatch(/source bpftrace: not used — bpftrace needs root; the agent runs as uid 1000/);
+    expect(log).toMatch(
+      /source bpftrace: not used — bpftrace needs root; the agent runs as uid 1000/,
+    );
     expect(log).toMatch(/probe mount: skipped — mounting needs root \(running as uid 1000\)/);
     expect(log).toMatch(new RegExp(`source strace: in use — .*attached to pid ${sleeper.pid}`));
     expect(ta.agent.sources).toContain('probes');
     expect(ta.events.some((e) => e.kind === 'unmount')).toBe(false);
-    await waitForSeries(server.url, { service: 'degrade-not-root', op: 'spawn' }, (s) => s.name === 'true', 3);
-    await waitForSeries(server.url, { service: 'degrade-not-root', op: 'fsync' }, (s) => s.name.startsWith('wal-removal'), 1);
+    await waitForSeries(
+      server.url,
+      { service: 'degrade-not-root', op: 'spawn' },
+      (s) => s.name === 'true',
+      3,
+    );
+    await waitForSeries(
+      server.url,
+      { service: 'degrade-not-root', op: 'fsync' },
+      (s) => s.name.startsWith('wal-removal'),
+      1,
+    );
   });
 
   it('without bpftrace and strace: runs the probes alone and says why', async () => {
-    const ta = await runAgent('degrade-probes-only', { PATH: pathWith(['true', 'mount', 'umount']), uid: 0 });
+    const ta = await runAgent('degrade-probes-only', {
+      PATH: pathWith(['true', 'mount', 'umount']),
+      uid: 0,
+    });
     const log = ta.logs.join('\n');
     expect(log).toMatch(/source bpftrace: not used — bpftrace is not installed/);
-    expect(log).toMatch(/source strace: not used — strace is not installed \(not found on PATH; Debian package: strace\)/);
+    expect(log).toMatch(
+      /source strace: not used — strace is not installed \(not found on PATH; Debian package: strace\)/,
+    );
     expect(log).toMatch(/running with probes$/m);
     expect(ta.agent.sources).toEqual(['probes']);
-    await waitForSeries(server.url, { service: 'degrade-probes-only', op: 'spawn' }, (s) => s.name === 'true', 3);
-    await waitForSeries(server.url, { service: 'degrade-probes-only', op: 'unmount' }, () => true, 1);
+    await waitForSeries(
+      server.url,
+      { service: 'degrade-probes-only', op: 'spawn' },
+      (s) => s.name === 'true',
+      3,
+    );
+    await waitForSeries(
+      server.url,
+      { service: 'degrade-probes-only', op: 'unmount' },
+      () => true,
+      1,
+    );
   });
 });

@@ -21,7 +21,10 @@ let mode: { failNext: number; retryAfter?: string } | 'down' | 'forward' = 'forw
 const seen: { at: number; status: number }[] = [];
 const agents: TestAgent[] = [];
 
-function forward(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void {
+function forward(
+  req: import('node:http').IncomingMessage,
+  res: import('node:http').ServerResponse,
+): void {
   const upstream = new URL(req.url!, server.otlpUrl);
   const out = request(upstream, { method: req.method, headers: req.headers }, (up) => {
     seen.push({ at: Date.now(), status: up.statusCode! });
@@ -59,11 +62,24 @@ afterAll(async () => {
 });
 
 function spawnEvent(label: string): SpawnEvent {
-  return { kind: 'spawn', source: 'probe', label, executable: '/bin/true', startNs: BigInt(Date.now()) * 1_000_000n, durationNs: 1_000_000 };
+  return {
+    kind: 'spawn',
+    source: 'probe',
+    label,
+    executable: '/bin/true',
+    startNs: BigInt(Date.now()) * 1_000_000n,
+    durationNs: 1_000_000,
+  };
 }
 
-async function agentFor(service: string, tune: (c: import('../src/config/schema.ts').AgentConfig) => void = () => {}): Promise<TestAgent> {
-  const ta = await startTestAgent({ flags: { endpoint: proxyUrl, serviceName: service, bpftrace: false, strace: false }, tune });
+async function agentFor(
+  service: string,
+  tune: (c: import('../src/config/schema.ts').AgentConfig) => void = () => {},
+): Promise<TestAgent> {
+  const ta = await startTestAgent({
+    flags: { endpoint: proxyUrl, serviceName: service, bpftrace: false, strace: false },
+    tune,
+  });
   agents.push(ta);
   return ta;
 }
@@ -80,7 +96,12 @@ describe('export', () => {
     expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(900);
     expect(seen[2]!.at - seen[1]!.at).toBeGreaterThanOrEqual(900);
     expect(ta.agent.stats).toMatchObject({ exported: 5, dropped: 0, queued: 0 });
-    await waitForSeries(server.url, { service: 'export-retry', op: 'spawn' }, (s) => s.name === 'retry-me', 5);
+    await waitForSeries(
+      server.url,
+      { service: 'export-retry', op: 'spawn' },
+      (s) => s.name === 'retry-me',
+      5,
+    );
   });
 
   it('keeps the newest spans within the queue cap while the collector is gone, counts and logs the drops, then delivers', async () => {
@@ -96,13 +117,22 @@ describe('export', () => {
     for (let i = 10; i < 50; i++) ta.agent.record(spawnEvent(`drop-${i}`));
 
     expect(ta.agent.stats.dropped).toBe(30);
-    expect(ta.logs.join('\n')).toMatch(/span queue full \(20 spans \/ 32 MiB\): dropped \d+ oldest spans/);
+    expect(ta.logs.join('\n')).toMatch(
+      /span queue full \(20 spans \/ 32 MiB\): dropped \d+ oldest spans/,
+    );
 
     mode = 'forward';
     await ta.waitFor('the queue to drain', () => ta.agent.stats.exported === 20, 20_000);
     expect(ta.logs.join('\n')).toMatch(/is reachable again after \d+s/);
-    await waitForSeries(server.url, { service: 'export-drop', op: 'spawn' }, (s) => s.name === 'drop-49', 1);
-    const names = new Set((await listSeries(server.url, { service: 'export-drop' })).map((s) => s.name));
+    await waitForSeries(
+      server.url,
+      { service: 'export-drop', op: 'spawn' },
+      (s) => s.name === 'drop-49',
+      1,
+    );
+    const names = new Set(
+      (await listSeries(server.url, { service: 'export-drop' })).map((s) => s.name),
+    );
     // The 20 newest arrived; the 30 oldest were the ones dropped.
     for (let i = 30; i < 50; i++) expect(names.has(`drop-${i}`), `drop-${i}`).toBe(true);
     for (let i = 0; i < 30; i++) expect(names.has(`drop-${i}`), `drop-${i}`).toBe(false);
@@ -120,6 +150,11 @@ describe('export', () => {
     expect(seen).toHaveLength(0);
     await ta.stop();
     expect(ta.logs.join('\n')).toMatch(/flushed; 7 spans delivered/);
-    await waitForSeries(server.url, { service: 'export-shutdown', op: 'spawn' }, (s) => s.name === 'on-shutdown', 7);
+    await waitForSeries(
+      server.url,
+      { service: 'export-shutdown', op: 'spawn' },
+      (s) => s.name === 'on-shutdown',
+      7,
+    );
   });
 });

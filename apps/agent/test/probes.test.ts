@@ -76,8 +76,13 @@ it('runs every probe once and the results show up in Onset as separate series', 
   expect(fdSpawns).toHaveLength(3);
   expect(fdSpawns[0]!.parentFdCount).toBeGreaterThanOrEqual(3000);
 
-  const walBatches = ta.events.filter((e): e is FsyncEvent => e.kind === 'fsync' && e.label !== undefined);
-  expect(walBatches.map((e) => e.label).sort()).toEqual(['wal-removal: fsync after each unlink (20 files)', 'wal-removal: one fsync at the end (20 files)']);
+  const walBatches = ta.events.filter(
+    (e): e is FsyncEvent => e.kind === 'fsync' && e.label !== undefined,
+  );
+  expect(walBatches.map((e) => e.label).sort()).toEqual([
+    'wal-removal: fsync after each unlink (20 files)',
+    'wal-removal: one fsync at the end (20 files)',
+  ]);
   const dirSyncs = ta.events.filter((e) => e.kind === 'fsync' && !e.label);
   expect(dirSyncs).toHaveLength(21); // 20 after each unlink + 1 at the end
 
@@ -104,15 +109,50 @@ it('runs every probe once and the results show up in Onset as separate series', 
   await ta.agent.flush();
   const q = { service: SERVICE };
   await waitForSeries(server.url, { ...q, op: 'spawn' }, (s) => s.name === 'true', 3);
-  await waitForSeries(server.url, { ...q, op: 'spawn' }, (s) => s.name === 'true (3000 extra fds)', 3);
-  const perUnlink = await waitForSeries(server.url, { ...q, op: 'fsync' }, (s) => s.name.startsWith('wal-removal: fsync after each'), 1);
-  const once = await waitForSeries(server.url, { ...q, op: 'fsync' }, (s) => s.name.startsWith('wal-removal: one fsync'), 1);
+  await waitForSeries(
+    server.url,
+    { ...q, op: 'spawn' },
+    (s) => s.name === 'true (3000 extra fds)',
+    3,
+  );
+  const perUnlink = await waitForSeries(
+    server.url,
+    { ...q, op: 'fsync' },
+    (s) => s.name.startsWith('wal-removal: fsync after each'),
+    1,
+  );
+  const once = await waitForSeries(
+    server.url,
+    { ...q, op: 'fsync' },
+    (s) => s.name.startsWith('wal-removal: one fsync'),
+    1,
+  );
   // The incident-3 lesson, measured on this disk: an fsync per unlink costs more than one at the end.
   expect(perUnlink.p50).toBeGreaterThan(once.p50);
-  await waitForSeries(server.url, { ...q, op: 'fsync' }, (s) => s.name === path.join(probeDir, 'wal'), 21);
-  await waitForSeries(server.url, { ...q, op: 'unmount' }, (s) => s.name === path.join(probeDir, 'mount-overlay', 'mnt'), 1);
-  await waitForSeries(server.url, { ...q, op: 'unmount' }, (s) => s.name === path.join(probeDir, 'mount-tmpfs', 'mnt'), 1);
-  const request = await waitForSeries(server.url, { ...q, op: 'request', view: 'client' }, (s) => s.name === 'GET /lookup', 1);
+  await waitForSeries(
+    server.url,
+    { ...q, op: 'fsync' },
+    (s) => s.name === path.join(probeDir, 'wal'),
+    21,
+  );
+  await waitForSeries(
+    server.url,
+    { ...q, op: 'unmount' },
+    (s) => s.name === path.join(probeDir, 'mount-overlay', 'mnt'),
+    1,
+  );
+  await waitForSeries(
+    server.url,
+    { ...q, op: 'unmount' },
+    (s) => s.name === path.join(probeDir, 'mount-tmpfs', 'mnt'),
+    1,
+  );
+  const request = await waitForSeries(
+    server.url,
+    { ...q, op: 'request', view: 'client' },
+    (s) => s.name === 'GET /lookup',
+    1,
+  );
   expect(request.series.peer).toBe('127.0.0.1');
   expect(request.p50).toBeGreaterThan(20);
 
@@ -120,10 +160,19 @@ it('runs every probe once and the results show up in Onset as separate series', 
   expect(new Set(all.map((s) => s.op))).toEqual(new Set(['spawn', 'fsync', 'unmount', 'request']));
   // The resource carries the cohort attributes: kernel release, architecture, dependency versions.
   const spawnSeries = all.find((s) => s.op === 'spawn' && s.name === 'true')!;
-  for (const attribute of [`os.version=${os.release()}`, `host.arch=${process.arch === 'x64' ? 'amd64' : process.arch}`, 'dependency.glibc=2.36']) {
-    const res = await fetch(`${server.url}/api/v1/series/${spawnSeries.id}/quantiles?from=now-1h&step=1h&${new URLSearchParams({ attribute })}`);
+  for (const attribute of [
+    `os.version=${os.release()}`,
+    `host.arch=${process.arch === 'x64' ? 'amd64' : process.arch}`,
+    'dependency.glibc=2.36',
+  ]) {
+    const res = await fetch(
+      `${server.url}/api/v1/series/${spawnSeries.id}/quantiles?from=now-1h&step=1h&${new URLSearchParams({ attribute })}`,
+    );
     const { points } = (await res.json()) as { points: { count: number }[] };
-    expect(points.reduce((n, p) => n + p.count, 0), attribute).toBe(3);
+    expect(
+      points.reduce((n, p) => n + p.count, 0),
+      attribute,
+    ).toBe(3);
   }
   expect(spawnSeries.hosts).toEqual([os.hostname()]);
 });

@@ -23,7 +23,12 @@ beforeAll(async () => {
   workload = startHelper('workload.py', ['onset-wl-st', work, '--wait']);
   await workload.waitLine('ready');
   ta = await startTestAgent({
-    flags: { endpoint: server.otlpUrl, serviceName: SERVICE, pid: [workload.child.pid!], bpftrace: false },
+    flags: {
+      endpoint: server.otlpUrl,
+      serviceName: SERVICE,
+      pid: [workload.child.pid!],
+      bpftrace: false,
+    },
     tune: (c) => (c.export.flushIntervalMs = 200),
   });
 });
@@ -38,7 +43,9 @@ afterAll(async () => {
 it('attaches to the given pid, says why bpftrace is not used, and traces the workload into Onset', async () => {
   const log = ta.logs.join('\n');
   expect(log).toMatch(/source bpftrace: not used — turned off/);
-  expect(log).toMatch(new RegExp(`source strace: in use — found .*strace.*attached to pid ${workload.child.pid}`));
+  expect(log).toMatch(
+    new RegExp(`source strace: in use — found .*strace.*attached to pid ${workload.child.pid}`),
+  );
   expect(ta.agent.sources).toEqual(['strace']);
 
   workload.child.stdin!.write('go\n');
@@ -67,10 +74,20 @@ it('attaches to the given pid, says why bpftrace is not used, and traces the wor
 
   await ta.agent.flush();
   const q = { service: SERVICE };
-  const fsync = await waitForSeries(server.url, { ...q, op: 'fsync' }, (s) => s.name === dataDir, 25);
+  const fsync = await waitForSeries(
+    server.url,
+    { ...q, op: 'fsync' },
+    (s) => s.name === dataDir,
+    25,
+  );
   expect(fsync.p50).toBeGreaterThan(0.001);
   expect(fsync.p50).toBeLessThan(5_000);
-  const spawns = await waitForSeries(server.url, { ...q, op: 'spawn' }, (s) => s.name === 'true', 10);
+  const spawns = await waitForSeries(
+    server.url,
+    { ...q, op: 'spawn' },
+    (s) => s.name === 'true',
+    10,
+  );
   expect(spawns.p50).toBeGreaterThan(0.01);
   expect(spawns.p50).toBeLessThan(5_000);
   await waitForSeries(server.url, { ...q, op: 'unmount' }, (s) => s.name === mnt, 1);

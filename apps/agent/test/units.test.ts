@@ -46,12 +46,20 @@ describe('strace output', () => {
     expect(out[7]).toEqual({ type: 'message', text: 'Process 21476 detached' });
     expect(fdPath(calls[0]!.args)).toBe('/tmp/wl2/dir with space/x');
     expect(firstQuoted('"/a\\"b\\x41\\n", 0')).toBe('/a"bA\n');
-    expect([...cloneFlags('{flags=CLONE_VM|CLONE_VFORK, exit_signal=SIGCHLD}, 88')]).toEqual(['CLONE_VM', 'CLONE_VFORK']);
+    expect([...cloneFlags('{flags=CLONE_VM|CLONE_VFORK, exit_signal=SIGCHLD}, 88')]).toEqual([
+      'CLONE_VM',
+      'CLONE_VFORK',
+    ]);
   });
 
   it('reads the "PID  time" prefix strace uses when writing to a file', () => {
-    const l = new StraceParser(1).line('7245  1795363394.363594 fsync(3</var/tmp/x>) = 0 <0.003562>');
-    expect(l).toMatchObject({ type: 'call', call: { pid: 7245, name: 'fsync', durationSec: 0.003562 } });
+    const l = new StraceParser(1).line(
+      '7245  1795363394.363594 fsync(3</var/tmp/x>) = 0 <0.003562>',
+    );
+    expect(l).toMatchObject({
+      type: 'call',
+      call: { pid: 7245, name: 'fsync', durationSec: 0.003562 },
+    });
   });
 
   it('makes a spawn from the parent’s vfork start to the end of the child’s exec, whichever line comes first', () => {
@@ -68,7 +76,15 @@ describe('strace output', () => {
       if (r.type === 'call') c.handle(r.call);
     }
     const spawn = events.find((e) => e.kind === 'spawn')!;
-    expect(spawn).toMatchObject({ executable: '/bin/true', method: 'vfork', sharedMemory: true, pid: 21509, parentPid: 21476, parentFdCount: 12, parentRssBytes: 8 << 20 });
+    expect(spawn).toMatchObject({
+      executable: '/bin/true',
+      method: 'vfork',
+      sharedMemory: true,
+      pid: 21509,
+      parentPid: 21476,
+      parentFdCount: 12,
+      parentRssBytes: 8 << 20,
+    });
     // vfork started at .756493; the child's execve started at .760648 and took 0.002515 s.
     expect(spawn.durationNs).toBe(6_670_000);
     const um = events.find((e) => e.kind === 'unmount')!;
@@ -81,36 +97,120 @@ describe('bpftrace output', () => {
     const events: AgentEvent[] = [];
     const mounts = new MountTable();
     // Resolve mount id 27 through our own mountinfo: the root filesystem.
-    const rootMount = parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8')).find((m) => m.mountPoint === '/')!;
-    const d = new BpftraceDecoder({ sink: (e) => events.push(e), mounts, toEpochNs: (n) => n + 1_000n, pageSize: 4096, dirtyNow: () => undefined });
-    for (const [i, name] of ['dir', 'wl', 'tmp', '/'].entries()) d.handle(['dir', 150088770393600, i, name]);
-    d.handle(['fsync', 1, 18509, 18509, 'onset-wl', 1417829262549, 801096, 0, 150088770393600, rootMount.id, 0, 'x']);
-    d.handle(['fsync', 2, 18509, 18509, 'onset-wl', 1417830136962, 434531, -5, 150088770393600, rootMount.id, 0, 'x']);
-    d.handle(['spawn', 18510, 18509, 'onset-wl', 2, 0x4111, 1417830805550, 1495161, 20003, 32768, 3605, '/bin/true', 'true']);
-    expect(events[0]).toMatchObject({ kind: 'fsync', call: 'fsync', directory: '/tmp/wl/dir', path: '/tmp/wl/dir/x', startNs: 1417829263549n, durationNs: 801096 });
+    const rootMount = parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8')).find(
+      (m) => m.mountPoint === '/',
+    )!;
+    const d = new BpftraceDecoder({
+      sink: (e) => events.push(e),
+      mounts,
+      toEpochNs: (n) => n + 1_000n,
+      pageSize: 4096,
+      dirtyNow: () => undefined,
+    });
+    for (const [i, name] of ['dir', 'wl', 'tmp', '/'].entries())
+      d.handle(['dir', 150088770393600, i, name]);
+    d.handle([
+      'fsync',
+      1,
+      18509,
+      18509,
+      'onset-wl',
+      1417829262549,
+      801096,
+      0,
+      150088770393600,
+      rootMount.id,
+      0,
+      'x',
+    ]);
+    d.handle([
+      'fsync',
+      2,
+      18509,
+      18509,
+      'onset-wl',
+      1417830136962,
+      434531,
+      -5,
+      150088770393600,
+      rootMount.id,
+      0,
+      'x',
+    ]);
+    d.handle([
+      'spawn',
+      18510,
+      18509,
+      'onset-wl',
+      2,
+      0x4111,
+      1417830805550,
+      1495161,
+      20003,
+      32768,
+      3605,
+      '/bin/true',
+      'true',
+    ]);
+    expect(events[0]).toMatchObject({
+      kind: 'fsync',
+      call: 'fsync',
+      directory: '/tmp/wl/dir',
+      path: '/tmp/wl/dir/x',
+      startNs: 1417829263549n,
+      durationNs: 801096,
+    });
     expect(events[1]).toMatchObject({ call: 'fdatasync', error: 'EIO' });
-    expect(events[2]).toMatchObject({ kind: 'spawn', method: 'vfork', sharedMemory: true, parentFdCount: 20003, parentRssBytes: 3605 * 4096, executable: '/bin/true' });
+    expect(events[2]).toMatchObject({
+      kind: 'spawn',
+      method: 'vfork',
+      sharedMemory: true,
+      parentFdCount: 20003,
+      parentRssBytes: 3605 * 4096,
+      executable: '/bin/true',
+    });
   });
 
   it('pairs an unmount’s entry and exit even when exit is read first', () => {
     const events: AgentEvent[] = [];
-    const d = new BpftraceDecoder({ sink: (e) => events.push(e), mounts: new MountTable(), toEpochNs: (n) => n, pageSize: 4096, dirtyNow: () => ({ dirtyBytes: 1 << 20, writebackBytes: 0 }) });
+    const d = new BpftraceDecoder({
+      sink: (e) => events.push(e),
+      mounts: new MountTable(),
+      toEpochNs: (n) => n,
+      pageSize: 4096,
+      dirtyNow: () => ({ dirtyBytes: 1 << 20, writebackBytes: 0 }),
+    });
     d.handle(['mount_type', 7, 'overlay']);
     d.handle(['mount', 7, 7, '/var/tmp/gone']);
     d.handle(['umount', 7, 7, 5000, 250, 0]);
     d.handle(['umount_start', 7, 7, 'wl', '/var/tmp/gone', 0, 5000]);
-    expect(events).toEqual([expect.objectContaining({ kind: 'unmount', mountPoint: '/var/tmp/gone', fsType: 'overlay', durationNs: 250, dirtyBytes: 1 << 20 })]);
+    expect(events).toEqual([
+      expect.objectContaining({
+        kind: 'unmount',
+        mountPoint: '/var/tmp/gone',
+        fsType: 'overlay',
+        durationNs: 250,
+        dirtyBytes: 1 << 20,
+      }),
+    ]);
   });
 
   it('writes the process filter into the program’s BEGIN block', () => {
-    const text = filterBlock({ pids: [42], comms: ['postgres', 'a-very-long-process-name'], cgroupIds: [1234n], skipPids: [7] });
+    const text = filterBlock({
+      pids: [42],
+      comms: ['postgres', 'a-very-long-process-name'],
+      cgroupIds: [1234n],
+      skipPids: [7],
+    });
     expect(text).toContain('@all = 0;');
     expect(text).toContain('@want_pid[42] = 1;');
     expect(text).toContain('@want_comm["postgres"] = 1;');
     expect(text).toContain('@want_comm["a-very-long-pro"] = 1;'); // comm is 15 bytes
     expect(text).toContain('@want_cgroup[1234] = 1;');
     expect(text).toContain('@skip_pid[7] = 1;');
-    expect(filterBlock({ pids: [], comms: [], cgroupIds: [], skipPids: [] })).toContain('@all = 1;');
+    expect(filterBlock({ pids: [], comms: [], cgroupIds: [], skipPids: [] })).toContain(
+      '@all = 1;',
+    );
   });
 
   it('reads struct offsets from this kernel’s BTF', () => {
@@ -127,9 +227,17 @@ describe('bpftrace output', () => {
 describe('mount paths', () => {
   it('maps a path from a filesystem root through bind mounts', () => {
     const [root, bind] = parseMountinfo(
-      ['27 1 254:0 / / rw,relatime - ext4 /dev/vda rw', '90 27 254:0 /srv/data /mnt/data\\040x rw - ext4 /dev/vda rw'].join('\n'),
+      [
+        '27 1 254:0 / / rw,relatime - ext4 /dev/vda rw',
+        '90 27 254:0 /srv/data /mnt/data\\040x rw - ext4 /dev/vda rw',
+      ].join('\n'),
     );
-    expect(bind).toMatchObject({ id: 90, root: '/srv/data', mountPoint: '/mnt/data x', fsType: 'ext4' });
+    expect(bind).toMatchObject({
+      id: 90,
+      root: '/srv/data',
+      mountPoint: '/mnt/data x',
+      fsType: 'ext4',
+    });
     expect(pathThroughMount(root!, '/var/lib/pg')).toBe('/var/lib/pg');
     expect(pathThroughMount(bind!, '/srv/data/wal')).toBe('/mnt/data x/wal');
     expect(pathThroughMount(bind!, '/srv/data')).toBe('/mnt/data x');
@@ -138,7 +246,11 @@ describe('mount paths', () => {
 
 describe('Server-Timing', () => {
   it('parses metrics, durations and quoted descriptions', () => {
-    expect(parseServerTiming('db;dur=53, app;dur=47.2, cache;desc="Cache Read, hot";dur=23.2, miss, bad name;dur=1')).toEqual([
+    expect(
+      parseServerTiming(
+        'db;dur=53, app;dur=47.2, cache;desc="Cache Read, hot";dur=23.2, miss, bad name;dur=1',
+      ),
+    ).toEqual([
       { name: 'db', durMs: 53 },
       { name: 'app', durMs: 47.2 },
       { name: 'cache', durMs: 23.2, desc: 'Cache Read, hot' },
@@ -149,7 +261,16 @@ describe('Server-Timing', () => {
 });
 
 describe('span queue', () => {
-  const span = (i: number): SpanRecord => ({ ...eventToSpan({ kind: 'spawn', source: 'probe', executable: '/bin/true', startNs: 0n, durationNs: 1 }), name: `s${i}` });
+  const span = (i: number): SpanRecord => ({
+    ...eventToSpan({
+      kind: 'spawn',
+      source: 'probe',
+      executable: '/bin/true',
+      startNs: 0n,
+      durationNs: 1,
+    }),
+    name: `s${i}`,
+  });
 
   it('drops the oldest when full, and spans put back after a failed export are older than the rest', () => {
     const q = new SpanBuffer(5, 1 << 30);
@@ -174,12 +295,64 @@ describe('span queue', () => {
 
 describe('spans', () => {
   it('name and label spans the way Onset classifies them', () => {
-    const fsync = eventToSpan({ kind: 'fsync', source: 'bpftrace', call: 'fdatasync', startNs: 1n, durationNs: 5, directory: '/pg/wal', path: '/pg/wal/0001', pid: 9, comm: 'postgres' });
+    const fsync = eventToSpan({
+      kind: 'fsync',
+      source: 'bpftrace',
+      call: 'fdatasync',
+      startNs: 1n,
+      durationNs: 5,
+      directory: '/pg/wal',
+      path: '/pg/wal/0001',
+      pid: 9,
+      comm: 'postgres',
+    });
     expect(fsync.name).toBe('fdatasync');
-    expect(fsync.attributes).toMatchObject({ 'onset.op': 'fsync', 'file.directory': '/pg/wal', 'file.path': '/pg/wal/0001', 'process.executable.name': 'postgres' });
-    const um = eventToSpan({ kind: 'unmount', source: 'strace', startNs: 1n, durationNs: 5, mountPoint: '/m', fsType: 'overlay', dirtyBytes: 10 });
-    expect(um).toMatchObject({ name: 'umount', attributes: { 'onset.op': 'unmount', 'fs.mountpoint': '/m', 'fs.type': 'overlay', 'onset.unmount.dirty_bytes': 10 } });
-    const req = eventToSpan({ kind: 'request', source: 'probe', startNs: 1n, durationNs: 5, method: 'GET', url: 'http://api:8080/v1/x?y=1', statusCode: 200, serverTiming: [{ name: 'db', durMs: 2 }], traceId: 'a'.repeat(32), spanId: 'b'.repeat(16) });
-    expect(req).toMatchObject({ name: 'GET /v1/x', kind: 2, traceId: 'a'.repeat(32), attributes: { 'http.request.method': 'GET', 'server.address': 'api', 'server.port': 8080, 'onset.server_timing.db.dur_ms': 2 } });
+    expect(fsync.attributes).toMatchObject({
+      'onset.op': 'fsync',
+      'file.directory': '/pg/wal',
+      'file.path': '/pg/wal/0001',
+      'process.executable.name': 'postgres',
+    });
+    const um = eventToSpan({
+      kind: 'unmount',
+      source: 'strace',
+      startNs: 1n,
+      durationNs: 5,
+      mountPoint: '/m',
+      fsType: 'overlay',
+      dirtyBytes: 10,
+    });
+    expect(um).toMatchObject({
+      name: 'umount',
+      attributes: {
+        'onset.op': 'unmount',
+        'fs.mountpoint': '/m',
+        'fs.type': 'overlay',
+        'onset.unmount.dirty_bytes': 10,
+      },
+    });
+    const req = eventToSpan({
+      kind: 'request',
+      source: 'probe',
+      startNs: 1n,
+      durationNs: 5,
+      method: 'GET',
+      url: 'http://api:8080/v1/x?y=1',
+      statusCode: 200,
+      serverTiming: [{ name: 'db', durMs: 2 }],
+      traceId: 'a'.repeat(32),
+      spanId: 'b'.repeat(16),
+    });
+    expect(req).toMatchObject({
+      name: 'GET /v1/x',
+      kind: 2,
+      traceId: 'a'.repeat(32),
+      attributes: {
+        'http.request.method': 'GET',
+        'server.address': 'api',
+        'server.port': 8080,
+        'onset.server_timing.db.dur_ms': 2,
+      },
+    });
   });
 });

@@ -8,7 +8,13 @@ import { parseKeyPairsIntoRecord } from '@opentelemetry/core';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '@onset/core';
-import { ConfigFileSchema, type AgentConfig, type ConfigFile, type HttpTarget, type SourceToggle } from './schema.ts';
+import {
+  ConfigFileSchema,
+  type AgentConfig,
+  type ConfigFile,
+  type HttpTarget,
+  type SourceToggle,
+} from './schema.ts';
 
 export class ConfigError extends Error {}
 
@@ -76,12 +82,16 @@ function pairs(items: string[] | undefined, flag: string): Record<string, string
   return out;
 }
 
-function stringify(rec: Record<string, string | number | boolean> | undefined): Record<string, string> {
+function stringify(
+  rec: Record<string, string | number | boolean> | undefined,
+): Record<string, string> {
   return Object.fromEntries(Object.entries(rec ?? {}).map(([k, v]) => [k, String(v)]));
 }
 
 function withDependencyPrefix(rec: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(rec).map(([k, v]) => [k.startsWith('dependency.') ? k : `dependency.${k}`, v]));
+  return Object.fromEntries(
+    Object.entries(rec).map(([k, v]) => [k.startsWith('dependency.') ? k : `dependency.${k}`, v]),
+  );
 }
 
 export function readConfigFile(file: string): ConfigFile {
@@ -89,31 +99,50 @@ export function readConfigFile(file: string): ConfigFile {
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new ConfigError(`cannot read config file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new ConfigError(
+      `cannot read config file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   let data: unknown;
   try {
     data = parseYaml(text) ?? {}; // YAML is a superset of JSON: one parser for both
   } catch (e) {
-    throw new ConfigError(`config file ${file} is not valid YAML/JSON: ${(e as Error).message.split('\n')[0]}`);
+    throw new ConfigError(
+      `config file ${file} is not valid YAML/JSON: ${(e as Error).message.split('\n')[0]}`,
+    );
   }
   if (!Value.Check(ConfigFileSchema, data)) {
-    const problems = [...Value.Errors(ConfigFileSchema, data)].slice(0, 5).map((e) => `${e.path || '/'}: ${e.message}`);
+    const problems = [...Value.Errors(ConfigFileSchema, data)]
+      .slice(0, 5)
+      .map((e) => `${e.path || '/'}: ${e.message}`);
     throw new ConfigError(`config file ${file} is invalid:\n  ${problems.join('\n  ')}`);
   }
   return data;
 }
 
-function tracesUrl(flags: CliFlags, env: NodeJS.ProcessEnv, file: ConfigFile): { url: string; from: string } {
-  const append = (base: string) => (/\/v1\/traces\/?$/.test(base) ? base : `${base.replace(/\/+$/, '')}/v1/traces`);
+function tracesUrl(
+  flags: CliFlags,
+  env: NodeJS.ProcessEnv,
+  file: ConfigFile,
+): { url: string; from: string } {
+  const append = (base: string) =>
+    /\/v1\/traces\/?$/.test(base) ? base : `${base.replace(/\/+$/, '')}/v1/traces`;
   if (flags.endpoint) return { url: append(flags.endpoint), from: '--endpoint' };
-  if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return { url: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, from: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' };
-  if (env.OTEL_EXPORTER_OTLP_ENDPOINT) return { url: append(env.OTEL_EXPORTER_OTLP_ENDPOINT), from: 'OTEL_EXPORTER_OTLP_ENDPOINT' };
+  if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+    return {
+      url: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+      from: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    };
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT)
+    return { url: append(env.OTEL_EXPORTER_OTLP_ENDPOINT), from: 'OTEL_EXPORTER_OTLP_ENDPOINT' };
   if (file.endpoint) return { url: append(file.endpoint), from: 'config file' };
   return { url: append(DEFAULTS.endpoint), from: 'default' };
 }
 
-function toggle(flag: boolean | undefined, file: boolean | 'auto' | 'off' | undefined): SourceToggle {
+function toggle(
+  flag: boolean | undefined,
+  file: boolean | 'auto' | 'off' | undefined,
+): SourceToggle {
   if (flag === false) return 'off';
   if (file === false || file === 'off') return 'off';
   return 'auto';
@@ -128,19 +157,29 @@ function httpTargets(flags: CliFlags, file: ConfigFile): HttpTarget[] {
     timeoutMs: duration(t.timeout, `probes.http target ${t.url} timeout`, DEFAULTS.httpTimeoutMs),
   }));
   const fromFlags = (flags.httpTarget ?? []).map((url) => {
-    if (!/^https?:\/\//.test(url)) throw new ConfigError(`--http-target must be an http(s) URL, got "${url}"`);
+    if (!/^https?:\/\//.test(url))
+      throw new ConfigError(`--http-target must be an http(s) URL, got "${url}"`);
     return { url, method: 'GET', headers: {}, timeoutMs: DEFAULTS.httpTimeoutMs };
   });
   return [...fromFile, ...fromFlags];
 }
 
-export function loadConfig(flags: CliFlags = {}, env: NodeJS.ProcessEnv = process.env): AgentConfig {
+export function loadConfig(
+  flags: CliFlags = {},
+  env: NodeJS.ProcessEnv = process.env,
+): AgentConfig {
   const configFile = flags.config ?? env.ONSET_AGENT_CONFIG;
   const file: ConfigFile = configFile ? readConfigFile(configFile) : {};
 
-  const envResource = env.OTEL_RESOURCE_ATTRIBUTES ? parseKeyPairsIntoRecord(env.OTEL_RESOURCE_ATTRIBUTES) : {};
+  const envResource = env.OTEL_RESOURCE_ATTRIBUTES
+    ? parseKeyPairsIntoRecord(env.OTEL_RESOURCE_ATTRIBUTES)
+    : {};
   const serviceName =
-    flags.serviceName ?? env.OTEL_SERVICE_NAME ?? envResource['service.name'] ?? file.serviceName ?? DEFAULTS.serviceName;
+    flags.serviceName ??
+    env.OTEL_SERVICE_NAME ??
+    envResource['service.name'] ??
+    file.serviceName ??
+    DEFAULTS.serviceName;
   delete envResource['service.name'];
   const resource = {
     ...stringify(file.resource),
@@ -152,8 +191,12 @@ export function loadConfig(flags: CliFlags = {}, env: NodeJS.ProcessEnv = proces
 
   const headers = {
     ...(file.headers ?? {}),
-    ...(env.OTEL_EXPORTER_OTLP_HEADERS ? parseKeyPairsIntoRecord(env.OTEL_EXPORTER_OTLP_HEADERS) : {}),
-    ...(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ? parseKeyPairsIntoRecord(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) : {}),
+    ...(env.OTEL_EXPORTER_OTLP_HEADERS
+      ? parseKeyPairsIntoRecord(env.OTEL_EXPORTER_OTLP_HEADERS)
+      : {}),
+    ...(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS
+      ? parseKeyPairsIntoRecord(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS)
+      : {}),
     ...pairs(flags.header, '--header'),
   };
 
@@ -164,14 +207,22 @@ export function loadConfig(flags: CliFlags = {}, env: NodeJS.ProcessEnv = proces
     throw new ConfigError(`OTLP endpoint "${url}" (from ${from}) is not a valid URL`);
   }
 
-  const intervalMs = flags.interval !== undefined ? duration(flags.interval, '--interval', DEFAULTS.intervalMs) : duration(file.probes?.interval, 'probes.interval', DEFAULTS.intervalMs);
+  const intervalMs =
+    flags.interval !== undefined
+      ? duration(flags.interval, '--interval', DEFAULTS.intervalMs)
+      : duration(file.probes?.interval, 'probes.interval', DEFAULTS.intervalMs);
   if (intervalMs < 1000) throw new ConfigError('the probe interval must be at least 1s');
 
-  const mountTypes = (flags.mountTypes ?? file.probes?.mount?.types ?? DEFAULTS.mountTypes) as string[];
-  for (const t of mountTypes) if (t !== 'tmpfs' && t !== 'overlay') throw new ConfigError(`mount probe type must be tmpfs or overlay, got "${t}"`);
+  const mountTypes = (flags.mountTypes ??
+    file.probes?.mount?.types ??
+    DEFAULTS.mountTypes) as string[];
+  for (const t of mountTypes)
+    if (t !== 'tmpfs' && t !== 'overlay')
+      throw new ConfigError(`mount probe type must be tmpfs or overlay, got "${t}"`);
 
   const logLevel = (flags.logLevel ?? file.logLevel ?? 'info') as AgentConfig['logLevel'];
-  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) throw new ConfigError(`--log-level must be debug, info, warn or error, got "${logLevel}"`);
+  if (!['debug', 'info', 'warn', 'error'].includes(logLevel))
+    throw new ConfigError(`--log-level must be debug, info, warn or error, got "${logLevel}"`);
 
   return {
     serviceName,
@@ -198,7 +249,10 @@ export function loadConfig(flags: CliFlags = {}, env: NodeJS.ProcessEnv = proces
         count: file.probes?.spawn?.count ?? DEFAULTS.spawnCount,
         extraFds: flags.spawnExtraFds ?? file.probes?.spawn?.extraFds ?? DEFAULTS.spawnExtraFds,
       },
-      wal: { enabled: file.probes?.wal?.enabled ?? true, files: flags.walFiles ?? file.probes?.wal?.files ?? DEFAULTS.walFiles },
+      wal: {
+        enabled: file.probes?.wal?.enabled ?? true,
+        files: flags.walFiles ?? file.probes?.wal?.files ?? DEFAULTS.walFiles,
+      },
       mount: {
         enabled: file.probes?.mount?.enabled ?? true,
         types: mountTypes as ('tmpfs' | 'overlay')[],
@@ -208,7 +262,11 @@ export function loadConfig(flags: CliFlags = {}, env: NodeJS.ProcessEnv = proces
     },
     export: {
       batchSize: file.export?.batchSize ?? DEFAULTS.batchSize,
-      flushIntervalMs: duration(file.export?.flushInterval, 'export.flushInterval', DEFAULTS.flushIntervalMs),
+      flushIntervalMs: duration(
+        file.export?.flushInterval,
+        'export.flushInterval',
+        DEFAULTS.flushIntervalMs,
+      ),
       maxQueueSpans: file.export?.maxQueueSpans ?? DEFAULTS.maxQueueSpans,
       maxQueueBytes: Math.round((file.export?.maxQueueMb ?? DEFAULTS.maxQueueMb) * 1024 * 1024),
       timeoutMs: duration(file.export?.timeout, 'export.timeout', DEFAULTS.exportTimeoutMs),

@@ -5,7 +5,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 const Duration = Type.Union([Type.String(), Type.Number({ minimum: 0 })]);
-const StringMap = Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]));
+const StringMap = Type.Record(
+  Type.String(),
+  Type.Union([Type.String(), Type.Number(), Type.Boolean()]),
+);
 const Toggle = Type.Union([Type.Literal('auto'), Type.Literal('off'), Type.Boolean()]);
 
 export const HttpTargetSchema = Type.Object(
@@ -27,9 +30,18 @@ export const ConfigFileSchema = Type.Object(
     headers: Type.Optional(Type.Record(Type.String(), Type.String())),
     resource: Type.Optional(StringMap),
     dependencies: Type.Optional(StringMap),
-    logLevel: Type.Optional(Type.Union(['debug', 'info', 'warn', 'error'].map((l) => Type.Literal(l)))),
+    logLevel: Type.Optional(
+      Type.Union(['debug', 'info', 'warn', 'error'].map((l) => Type.Literal(l))),
+    ),
     sources: Type.Optional(
-      Type.Object({ bpftrace: Type.Optional(Toggle), strace: Type.Optional(Toggle), probes: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+      Type.Object(
+        {
+          bpftrace: Type.Optional(Toggle),
+          strace: Type.Optional(Toggle),
+          probes: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
     ),
     filter: Type.Optional(
       Type.Object(
@@ -48,24 +60,41 @@ export const ConfigFileSchema = Type.Object(
           dir: Type.Optional(Type.String({ minLength: 1 })),
           spawn: Type.Optional(
             Type.Object(
-              { enabled: Type.Optional(Type.Boolean()), count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })), extraFds: Type.Optional(Type.Integer({ minimum: 0 })) },
+              {
+                enabled: Type.Optional(Type.Boolean()),
+                count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+                extraFds: Type.Optional(Type.Integer({ minimum: 0 })),
+              },
               { additionalProperties: false },
             ),
           ),
           wal: Type.Optional(
-            Type.Object({ enabled: Type.Optional(Type.Boolean()), files: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })) }, { additionalProperties: false }),
+            Type.Object(
+              {
+                enabled: Type.Optional(Type.Boolean()),
+                files: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+              },
+              { additionalProperties: false },
+            ),
           ),
           mount: Type.Optional(
             Type.Object(
               {
                 enabled: Type.Optional(Type.Boolean()),
-                types: Type.Optional(Type.Array(Type.Union([Type.Literal('tmpfs'), Type.Literal('overlay')]))),
+                types: Type.Optional(
+                  Type.Array(Type.Union([Type.Literal('tmpfs'), Type.Literal('overlay')])),
+                ),
                 sizeMb: Type.Optional(Type.Number({ minimum: 0, maximum: 65536 })),
               },
               { additionalProperties: false },
             ),
           ),
-          http: Type.Optional(Type.Object({ targets: Type.Optional(Type.Array(HttpTargetSchema)) }, { additionalProperties: false })),
+          http: Type.Optional(
+            Type.Object(
+              { targets: Type.Optional(Type.Array(HttpTargetSchema)) },
+              { additionalProperties: false },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -119,7 +148,13 @@ export interface AgentConfig {
     mount: { enabled: boolean; types: ('tmpfs' | 'overlay')[]; sizeMb: number };
     http: { targets: HttpTarget[] };
   };
-  export: { batchSize: number; flushIntervalMs: number; maxQueueSpans: number; maxQueueBytes: number; timeoutMs: number };
+  export: {
+    batchSize: number;
+    flushIntervalMs: number;
+    maxQueueSpans: number;
+    maxQueueBytes: number;
+    timeoutMs: number;
+  };
   /** Run one probe round, flush and exit (for CI and checks). */
   once: boolean;
   configFile?: string;

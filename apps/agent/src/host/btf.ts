@@ -10,7 +10,27 @@
 import { readFileSync } from 'node:fs';
 
 const BTF_MAGIC = 0xeb9f;
-const KIND = { INT: 1, PTR: 2, ARRAY: 3, STRUCT: 4, UNION: 5, ENUM: 6, FWD: 7, TYPEDEF: 8, VOLATILE: 9, CONST: 10, RESTRICT: 11, FUNC: 12, FUNC_PROTO: 13, VAR: 14, DATASEC: 15, FLOAT: 16, DECL_TAG: 17, TYPE_TAG: 18, ENUM64: 19 } as const;
+const KIND = {
+  INT: 1,
+  PTR: 2,
+  ARRAY: 3,
+  STRUCT: 4,
+  UNION: 5,
+  ENUM: 6,
+  FWD: 7,
+  TYPEDEF: 8,
+  VOLATILE: 9,
+  CONST: 10,
+  RESTRICT: 11,
+  FUNC: 12,
+  FUNC_PROTO: 13,
+  VAR: 14,
+  DATASEC: 15,
+  FLOAT: 16,
+  DECL_TAG: 17,
+  TYPE_TAG: 18,
+  ENUM64: 19,
+} as const;
 
 interface BtfType {
   nameOff: number;
@@ -78,7 +98,11 @@ export class Btf {
     return undefined;
   }
 
-  private findMember(typeId: number, member: string, base: number): { bitOffset: number; typeId: number } | undefined {
+  private findMember(
+    typeId: number,
+    member: string,
+    base: number,
+  ): { bitOffset: number; typeId: number } | undefined {
     const t = this.types[typeId]!;
     for (let i = 0; i < t.vlen; i++) {
       const m = t.extra + 12 * i;
@@ -103,7 +127,14 @@ export class Btf {
     let id = typeId;
     for (let guard = 0; guard < 32; guard++) {
       const t = this.types[id]!;
-      if (t.kind === KIND.TYPEDEF || t.kind === KIND.CONST || t.kind === KIND.VOLATILE || t.kind === KIND.RESTRICT || t.kind === KIND.TYPE_TAG) id = t.sizeOrType;
+      if (
+        t.kind === KIND.TYPEDEF ||
+        t.kind === KIND.CONST ||
+        t.kind === KIND.VOLATILE ||
+        t.kind === KIND.RESTRICT ||
+        t.kind === KIND.TYPE_TAG
+      )
+        id = t.sizeOrType;
       else return id;
     }
     return id;
@@ -174,6 +205,8 @@ export function readKernelLayout(path?: string): { layout?: KernelLayout; reason
   const mountMnt = btf.memberOffset('mount', 'mnt');
   const rssKind = btf.memberKind('mm_struct', 'rss_stat');
   if (fileFPath === undefined || mountMnt === undefined || rssKind === undefined)
-    return { reason: 'kernel BTF lacks struct file.f_path, struct mount.mnt or mm_struct.rss_stat' };
+    return {
+      reason: 'kernel BTF lacks struct file.f_path, struct mount.mnt or mm_struct.rss_stat',
+    };
   return { layout: { fileFPath, mountMnt, rssStat: rssKind === 'array' ? 'percpu' : 'atomic' } };
 }

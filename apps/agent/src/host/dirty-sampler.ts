@@ -36,7 +36,8 @@ export class DirtySampler {
 
   /** The latest sample taken at or before `epochMs` (else the oldest one). */
   at(epochMs: number): { dirtyBytes: number; writebackBytes: number } | undefined {
-    for (let i = this.samples.length - 1; i >= 0; i--) if (this.samples[i]!.atMs <= epochMs) return this.samples[i];
+    for (let i = this.samples.length - 1; i >= 0; i--)
+      if (this.samples[i]!.atMs <= epochMs) return this.samples[i];
     return this.samples[0];
   }
 }

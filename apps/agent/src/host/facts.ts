@@ -17,7 +17,14 @@ export interface HostFacts {
   arch: string;
 }
 
-const OTEL_ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', ia32: 'x86', arm: 'arm32', ppc64: 'ppc64', s390x: 's390x' };
+const OTEL_ARCH: Record<string, string> = {
+  x64: 'amd64',
+  arm64: 'arm64',
+  ia32: 'x86',
+  arm: 'arm32',
+  ppc64: 'ppc64',
+  s390x: 's390x',
+};
 
 export function realHost(env: NodeJS.ProcessEnv = process.env): HostFacts {
   return {

@@ -54,7 +54,8 @@ export class MountTable {
   /** The mount at exactly this mount point (the topmost when mounts are stacked). */
   atMountPoint(pid: number, mountPoint: string, fresh = false): MountEntry | undefined {
     const entries = this.load(pid, fresh)?.entries ?? [];
-    for (let i = entries.length - 1; i >= 0; i--) if (entries[i]!.mountPoint === mountPoint) return entries[i];
+    for (let i = entries.length - 1; i >= 0; i--)
+      if (entries[i]!.mountPoint === mountPoint) return entries[i];
     return undefined;
   }
 
@@ -73,7 +74,8 @@ export class MountTable {
 /** Absolute path of `fsPath` (a path from the filesystem's root) as seen through mount `m`. */
 export function pathThroughMount(m: MountEntry, fsPath: string): string {
   let rel = fsPath;
-  if (m.root !== '/' && (rel === m.root || rel.startsWith(`${m.root}/`))) rel = rel.slice(m.root.length) || '/';
+  if (m.root !== '/' && (rel === m.root || rel.startsWith(`${m.root}/`)))
+    rel = rel.slice(m.root.length) || '/';
   if (m.mountPoint === '/') return rel;
   return rel === '/' ? m.mountPoint : `${m.mountPoint}${rel}`;
 }

@@ -68,10 +68,13 @@ export function pidsByName(names: readonly string[]): number[] {
 export function dirtyAndWriteback(): { dirtyBytes: number; writebackBytes: number } | undefined {
   try {
     const text = readFileSync('/proc/meminfo', 'utf8');
-    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) * 1024;
+    const kb = (key: string) =>
+      Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) * 1024;
     const dirtyBytes = kb('Dirty');
     const writebackBytes = kb('Writeback');
-    return Number.isFinite(dirtyBytes) && Number.isFinite(writebackBytes) ? { dirtyBytes, writebackBytes } : undefined;
+    return Number.isFinite(dirtyBytes) && Number.isFinite(writebackBytes)
+      ? { dirtyBytes, writebackBytes }
+      : undefined;
   } catch {
     return undefined;
   }

@@ -10,7 +10,10 @@ import { existsSync } from 'node:fs';
 const TRACEFS = '/sys/kernel/tracing';
 
 export function syscallTracepointsVisible(): boolean {
-  return existsSync(`${TRACEFS}/events/syscalls/sys_enter_fsync`) || existsSync('/sys/kernel/debug/tracing/events/syscalls/sys_enter_fsync');
+  return (
+    existsSync(`${TRACEFS}/events/syscalls/sys_enter_fsync`) ||
+    existsSync('/sys/kernel/debug/tracing/events/syscalls/sys_enter_fsync')
+  );
 }
 
 /** Make syscall tracepoints visible; returns what was done or why it is impossible. */
@@ -20,9 +23,15 @@ export function ensureTracefs(mountPath: string | undefined): { ok: boolean; not
     try {
       execFileSync(mountPath, ['-t', 'tracefs', 'nodev', TRACEFS], { stdio: 'pipe' });
     } catch (e) {
-      return { ok: false, note: `tracefs is not mounted and mounting it failed: ${String((e as { stderr?: Buffer }).stderr ?? (e as Error).message).trim()}` };
+      return {
+        ok: false,
+        note: `tracefs is not mounted and mounting it failed: ${String((e as { stderr?: Buffer }).stderr ?? (e as Error).message).trim()}`,
+      };
     }
     if (syscallTracepointsVisible()) return { ok: true, note: `mounted tracefs at ${TRACEFS}` };
   }
-  return { ok: false, note: 'the kernel has no syscall tracepoints (CONFIG_FTRACE_SYSCALLS) visible in tracefs' };
+  return {
+    ok: false,
+    note: 'the kernel has no syscall tracepoints (CONFIG_FTRACE_SYSCALLS) visible in tracefs',
+  };
 }

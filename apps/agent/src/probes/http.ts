@@ -18,7 +18,11 @@ export class HttpProbe implements Probe {
   constructor(private readonly targets: HttpTarget[]) {}
 
   check(): Availability {
-    if (this.targets.length === 0) return { ok: false, reason: 'no targets configured (--http-target URL or probes.http.targets)' };
+    if (this.targets.length === 0)
+      return {
+        ok: false,
+        reason: 'no targets configured (--http-target URL or probes.http.targets)',
+      };
     return { ok: true, detail: this.targets.map((t) => `${t.method} ${t.url}`).join(', ') };
   }
 
@@ -46,7 +50,10 @@ export class HttpProbe implements Probe {
       if (res.status >= 500) error = `HTTP ${res.status}`;
     } catch (e) {
       const err = e as Error & { cause?: { code?: string; message?: string } };
-      error = err.name === 'TimeoutError' ? `timed out after ${target.timeoutMs} ms` : (err.cause?.code ?? err.cause?.message ?? err.message);
+      error =
+        err.name === 'TimeoutError'
+          ? `timed out after ${target.timeoutMs} ms`
+          : (err.cause?.code ?? err.cause?.message ?? err.message);
     }
     const t1 = process.hrtime.bigint();
     emit({

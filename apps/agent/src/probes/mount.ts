@@ -30,7 +30,12 @@ export interface MountProbeOptions {
 
 function kernelSupports(fs: string): boolean {
   try {
-    if (readFileSync('/proc/filesystems', 'utf8').split('\n').some((l) => l.split('\t')[1] === fs)) return true;
+    if (
+      readFileSync('/proc/filesystems', 'utf8')
+        .split('\n')
+        .some((l) => l.split('\t')[1] === fs)
+    )
+      return true;
   } catch {
     /* fall through */
   }
@@ -49,17 +54,31 @@ export class MountProbe implements Probe {
   constructor(private readonly opts: MountProbeOptions) {}
 
   check(): Availability {
-    if (this.opts.uid !== 0) return { ok: false, reason: `mounting needs root (running as uid ${this.opts.uid})` };
-    if (!this.opts.mountPath || !this.opts.umountPath) return { ok: false, reason: 'mount/umount not found on PATH (Debian: util-linux)' };
-    if (this.opts.types.length === 0) return { ok: false, reason: 'no filesystem types configured' };
-    const unsupported = this.opts.types.filter((t) => t !== 'tmpfs' && t !== 'overlay' && !kernelSupports(t));
+    if (this.opts.uid !== 0)
+      return { ok: false, reason: `mounting needs root (running as uid ${this.opts.uid})` };
+    if (!this.opts.mountPath || !this.opts.umountPath)
+      return { ok: false, reason: 'mount/umount not found on PATH (Debian: util-linux)' };
+    if (this.opts.types.length === 0)
+      return { ok: false, reason: 'no filesystem types configured' };
+    const unsupported = this.opts.types.filter(
+      (t) => t !== 'tmpfs' && t !== 'overlay' && !kernelSupports(t),
+    );
     if (unsupported.length) return { ok: false, reason: `kernel lacks ${unsupported.join(', ')}` };
-    return { ok: true, detail: `mount ${this.opts.types.join(' and ')} under ${this.opts.baseDir}, write ${this.opts.sizeMb} MB, unmount` };
+    return {
+      ok: true,
+      detail: `mount ${this.opts.types.join(' and ')} under ${this.opts.baseDir}, write ${this.opts.sizeMb} MB, unmount`,
+    };
   }
 
   private dirs(type: string) {
     const base = path.join(this.opts.baseDir, `mount-${type}`);
-    return { base, mnt: path.join(base, 'mnt'), lower: path.join(base, 'lower'), upper: path.join(base, 'upper'), work: path.join(base, 'work') };
+    return {
+      base,
+      mnt: path.join(base, 'mnt'),
+      lower: path.join(base, 'lower'),
+      upper: path.join(base, 'upper'),
+      work: path.join(base, 'work'),
+    };
   }
 
   async run(emit: EventSink): Promise<void> {
@@ -70,7 +89,9 @@ export class MountProbe implements Probe {
       } catch (e) {
         this.broken.add(type);
         const msg = ((e as { stderr?: string }).stderr || (e as Error).message).trim();
-        this.opts.log.warn(`probe mount: ${type} does not work here, skipping it from now on: ${msg}`);
+        this.opts.log.warn(
+          `probe mount: ${type} does not work here, skipping it from now on: ${msg}`,
+        );
       }
     }
   }
@@ -88,14 +109,25 @@ export class MountProbe implements Probe {
     const args =
       type === 'tmpfs'
         ? ['-t', 'tmpfs', '-o', `size=${size}m`, 'onset-probe', d.mnt]
-        : ['-t', 'overlay', '-o', `lowerdir=${d.lower},upperdir=${d.upper},workdir=${d.work}`, 'onset-probe', d.mnt];
+        : [
+            '-t',
+            'overlay',
+            '-o',
+            `lowerdir=${d.lower},upperdir=${d.upper},workdir=${d.work}`,
+            'onset-probe',
+            d.mnt,
+          ];
     await run(this.opts.mountPath!, args);
     let written = 0;
     try {
       const fh = await open(path.join(d.mnt, 'data'), 'w');
       const chunk = Buffer.alloc(1024 * 1024, 7);
       try {
-        for (let left = Math.round(this.opts.sizeMb * 1024 * 1024); left > 0; left -= chunk.length) {
+        for (
+          let left = Math.round(this.opts.sizeMb * 1024 * 1024);
+          left > 0;
+          left -= chunk.length
+        ) {
           const n = Math.min(left, chunk.length);
           await fh.write(chunk, 0, n);
           written += n;

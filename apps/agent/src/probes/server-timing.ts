@@ -27,7 +27,9 @@ function splitOutsideQuotes(s: string, sep: string): string[] {
 
 function unquote(v: string): string {
   const t = v.trim();
-  return t.startsWith('"') && t.endsWith('"') && t.length >= 2 ? t.slice(1, -1).replace(/\\(.)/g, '$1') : t;
+  return t.startsWith('"') && t.endsWith('"') && t.length >= 2
+    ? t.slice(1, -1).replace(/\\(.)/g, '$1')
+    : t;
 }
 
 export function parseServerTiming(header: string | null | undefined): ServerTimingEntry[] {
@@ -42,7 +44,13 @@ export function parseServerTiming(header: string | null | undefined): ServerTimi
       const key = (eq < 0 ? p : p.slice(0, eq)).trim().toLowerCase();
       const value = eq < 0 ? '' : unquote(p.slice(eq + 1));
       // The spec keeps the first occurrence of each parameter.
-      if (key === 'dur' && entry.durMs === undefined && Number.isFinite(Number(value)) && value !== '') entry.durMs = Number(value);
+      if (
+        key === 'dur' &&
+        entry.durMs === undefined &&
+        Number.isFinite(Number(value)) &&
+        value !== ''
+      )
+        entry.durMs = Number(value);
       if (key === 'desc' && entry.desc === undefined) entry.desc = value;
     }
     out.push(entry);

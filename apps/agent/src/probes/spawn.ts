@@ -22,7 +22,9 @@ export interface SpawnProbeOptions {
 /** Soft RLIMIT_NOFILE of this process (Node has no getrlimit). */
 function openFileLimit(): number {
   try {
-    const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
     const soft = line?.split(/\s{2,}/)[1];
     return soft === 'unlimited' ? Number.MAX_SAFE_INTEGER : Number(soft) || 1024;
   } catch {
@@ -30,7 +32,9 @@ function openFileLimit(): number {
   }
 }
 
-async function timedSpawn(path: string): Promise<{ startNs: bigint; durationNs: number; pid?: number; error?: string }> {
+async function timedSpawn(
+  path: string,
+): Promise<{ startNs: bigint; durationNs: number; pid?: number; error?: string }> {
   const t0 = process.hrtime.bigint();
   const child = spawn(path, [], { stdio: 'ignore' });
   const t1 = process.hrtime.bigint();
@@ -54,8 +58,12 @@ export class SpawnProbe implements Probe {
   check(): Availability {
     if (!this.opts.truePath) return { ok: false, reason: '`true` not found on PATH' };
     const extra = this.extraFdsPossible();
-    const fdNote = extra < this.opts.extraFds ? ` (open-file limit allows only ${extra} extra fds)` : '';
-    return { ok: true, detail: `spawn ${this.opts.truePath} ×${this.opts.count}, also with ${extra} extra fds open${fdNote}` };
+    const fdNote =
+      extra < this.opts.extraFds ? ` (open-file limit allows only ${extra} extra fds)` : '';
+    return {
+      ok: true,
+      detail: `spawn ${this.opts.truePath} ×${this.opts.count}, also with ${extra} extra fds open${fdNote}`,
+    };
   }
 
   async run(emit: EventSink): Promise<void> {

@@ -6,7 +6,16 @@
  * sum of its unlink and fsync times (the probe yields to the event loop
  * between operations so the agent keeps reading its tracers).
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import type { EventSink } from '../events.ts';
 import { monotonicToEpochNs } from '../host/clock.ts';
@@ -28,9 +37,15 @@ export class WalProbe implements Probe {
   check(): Availability {
     try {
       mkdirSync(this.dir, { recursive: true });
-      return { ok: true, detail: `remove ${this.files} files in ${this.dir}, fsync after each and once at the end` };
+      return {
+        ok: true,
+        detail: `remove ${this.files} files in ${this.dir}, fsync after each and once at the end`,
+      };
     } catch (e) {
-      return { ok: false, reason: `cannot create ${this.dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
+      return {
+        ok: false,
+        reason: `cannot create ${this.dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      };
     }
   }
 
@@ -41,8 +56,11 @@ export class WalProbe implements Probe {
   }
 
   private async pass(emit: EventSink, mode: 'each' | 'once'): Promise<void> {
-    for (const leftover of readdirSync(this.dir)) rmSync(path.join(this.dir, leftover), { force: true });
-    const names = Array.from({ length: this.files }, (_, i) => path.join(this.dir, `seg-${String(i).padStart(6, '0')}`));
+    for (const leftover of readdirSync(this.dir))
+      rmSync(path.join(this.dir, leftover), { force: true });
+    const names = Array.from({ length: this.files }, (_, i) =>
+      path.join(this.dir, `seg-${String(i).padStart(6, '0')}`),
+    );
     const data = Buffer.alloc(FILE_BYTES, 1);
     for (const n of names) writeFileSync(n, data);
     const dirFd = openSync(this.dir, 'r');
@@ -55,7 +73,15 @@ export class WalProbe implements Probe {
         fsyncSync(dirFd);
         const t1 = process.hrtime.bigint();
         total += Number(t1 - t0);
-        emit({ kind: 'fsync', source: 'probe', probe: 'wal', call: 'fsync', startNs: monotonicToEpochNs(t0), durationNs: Number(t1 - t0), directory: this.dir });
+        emit({
+          kind: 'fsync',
+          source: 'probe',
+          probe: 'wal',
+          call: 'fsync',
+          startNs: monotonicToEpochNs(t0),
+          durationNs: Number(t1 - t0),
+          directory: this.dir,
+        });
       };
       for (const n of names) {
         const t0 = process.hrtime.bigint();
@@ -71,7 +97,10 @@ export class WalProbe implements Probe {
         source: 'probe',
         probe: 'wal',
         call: 'fsync',
-        label: mode === 'each' ? `wal-removal: fsync after each unlink (${this.files} files)` : `wal-removal: one fsync at the end (${this.files} files)`,
+        label:
+          mode === 'each'
+            ? `wal-removal: fsync after each unlink (${this.files} files)`
+            : `wal-removal: one fsync at the end (${this.files} files)`,
         startNs: monotonicToEpochNs(firstStart!),
         durationNs: total,
         directory: this.dir,

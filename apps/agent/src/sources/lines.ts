@@ -7,7 +7,11 @@ export function onLines(stream: Readable, handle: (line: string) => void): void 
 }
 
 /** Wait for a child to exit, killing it harder if it does not within `graceMs`. */
-export function stopChild(child: import('node:child_process').ChildProcess, signal: NodeJS.Signals, graceMs: number): Promise<void> {
+export function stopChild(
+  child: import('node:child_process').ChildProcess,
+  signal: NodeJS.Signals,
+  graceMs: number,
+): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);

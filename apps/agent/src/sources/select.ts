@@ -26,7 +26,9 @@ export interface StracePlan {
 
 /** Where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid hosts. */
 export function cgroup2Root(): string {
-  return existsSync('/sys/fs/cgroup/cgroup.controllers') || !existsSync('/sys/fs/cgroup/unified') ? '/sys/fs/cgroup' : '/sys/fs/cgroup/unified';
+  return existsSync('/sys/fs/cgroup/cgroup.controllers') || !existsSync('/sys/fs/cgroup/unified')
+    ? '/sys/fs/cgroup'
+    : '/sys/fs/cgroup/unified';
 }
 
 /** A cgroup given as an absolute path, or relative to the cgroup v2 root (e.g. system.slice/postgresql.service). */
@@ -41,7 +43,10 @@ export function cgroupId(spec: string): bigint {
 
 function cgroupPids(spec: string): number[] {
   try {
-    return readFileSync(path.join(cgroupDir(spec), 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+    return readFileSync(path.join(cgroupDir(spec), 'cgroup.procs'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
@@ -66,10 +71,20 @@ export function straceTargets(config: AgentConfig, selfPid = process.pid): numbe
 }
 
 export function planBpftrace(config: AgentConfig, host: HostFacts): BpftracePlan {
-  if (config.sources.bpftrace === 'off') return { use: false, reason: 'turned off (--no-bpftrace or sources.bpftrace: off)' };
+  if (config.sources.bpftrace === 'off')
+    return { use: false, reason: 'turned off (--no-bpftrace or sources.bpftrace: off)' };
   const bin = findExecutable(host, 'bpftrace');
-  if (!bin) return { use: false, reason: 'bpftrace is not installed (not found on PATH; Debian package: bpftrace)' };
-  if (host.uid !== 0) return { use: false, reason: `bpftrace needs root; the agent runs as uid ${host.uid}`, path: bin };
+  if (!bin)
+    return {
+      use: false,
+      reason: 'bpftrace is not installed (not found on PATH; Debian package: bpftrace)',
+    };
+  if (host.uid !== 0)
+    return {
+      use: false,
+      reason: `bpftrace needs root; the agent runs as uid ${host.uid}`,
+      path: bin,
+    };
   const { layout, reason } = readKernelLayout();
   if (!layout) return { use: false, reason: reason!, path: bin };
   for (const spec of config.filter.cgroups) {
@@ -79,7 +94,12 @@ export function planBpftrace(config: AgentConfig, host: HostFacts): BpftracePlan
       return { use: false, reason: `cgroup ${cgroupDir(spec)} does not exist`, path: bin };
     }
   }
-  return { use: true, reason: `found ${bin}, running as root, kernel BTF present`, path: bin, layout };
+  return {
+    use: true,
+    reason: `found ${bin}, running as root, kernel BTF present`,
+    path: bin,
+    layout,
+  };
 }
 
 function ptraceScope(): number {
@@ -90,15 +110,45 @@ function ptraceScope(): number {
   }
 }
 
-export function planStrace(config: AgentConfig, host: HostFacts, bpftraceInUse: boolean): StracePlan {
-  if (config.sources.strace === 'off') return { use: false, reason: 'turned off (--no-strace or sources.strace: off)' };
-  if (bpftraceInUse) return { use: false, reason: 'not needed: bpftrace is in use and sees the same syscalls' };
+export function planStrace(
+  config: AgentConfig,
+  host: HostFacts,
+  bpftraceInUse: boolean,
+): StracePlan {
+  if (config.sources.strace === 'off')
+    return { use: false, reason: 'turned off (--no-strace or sources.strace: off)' };
+  if (bpftraceInUse)
+    return { use: false, reason: 'not needed: bpftrace is in use and sees the same syscalls' };
   const bin = findExecutable(host, 'strace');
-  if (!bin) return { use: false, reason: 'strace is not installed (not found on PATH; Debian package: strace)' };
-  const filtered = config.filter.pids.length + config.filter.comms.length + config.filter.cgroups.length > 0;
-  if (!filtered) return { use: false, reason: 'strace needs processes to attach to: give --pid, --comm or --cgroup', path: bin };
+  if (!bin)
+    return {
+      use: false,
+      reason: 'strace is not installed (not found on PATH; Debian package: strace)',
+    };
+  const filtered =
+    config.filter.pids.length + config.filter.comms.length + config.filter.cgroups.length > 0;
+  if (!filtered)
+    return {
+      use: false,
+      reason: 'strace needs processes to attach to: give --pid, --comm or --cgroup',
+      path: bin,
+    };
   const scope = ptraceScope();
-  if (host.uid !== 0 && scope >= 2) return { use: false, reason: `attaching needs root (kernel.yama.ptrace_scope=${scope})`, path: bin };
-  if (host.uid !== 0 && scope === 1) return { use: false, reason: 'attaching to running processes needs root or kernel.yama.ptrace_scope=0 (it is 1)', path: bin };
-  return { use: true, reason: `found ${bin}${host.uid === 0 ? ', running as root' : ''}`, path: bin };
+  if (host.uid !== 0 && scope >= 2)
+    return {
+      use: false,
+      reason: `attaching needs root (kernel.yama.ptrace_scope=${scope})`,
+      path: bin,
+    };
+  if (host.uid !== 0 && scope === 1)
+    return {
+      use: false,
+      reason: 'attaching to running processes needs root or kernel.yama.ptrace_scope=0 (it is 1)',
+      path: bin,
+    };
+  return {
+    use: true,
+    reason: `found ${bin}${host.uid === 0 ? ', running as root' : ''}`,
+    path: bin,
+  };
 }

@@ -53,7 +53,13 @@ export class SpanPipeline {
   private scheduled = false;
   /** Spans taken from the queue for the export in progress. */
   private inFlight = 0;
-  readonly stats: PipelineStats = { queued: 0, queuedBytes: 0, exported: 0, dropped: 0, failedExports: 0 };
+  readonly stats: PipelineStats = {
+    queued: 0,
+    queuedBytes: 0,
+    exported: 0,
+    dropped: 0,
+    failedExports: 0,
+  };
 
   constructor(
     private readonly exporter: SpanExporter,
@@ -108,7 +114,9 @@ export class SpanPipeline {
         this.backoffMs = INITIAL_BACKOFF_MS;
         if (this.outageSince !== undefined) {
           const secs = ((Date.now() - this.outageSince) / 1000).toFixed(0);
-          this.log.info(`collector ${this.opts.destination} is reachable again after ${secs}s; sending ${this.buffer.length + batch.length} queued spans`);
+          this.log.info(
+            `collector ${this.opts.destination} is reachable again after ${secs}s; sending ${this.buffer.length + batch.length} queued spans`,
+          );
           this.outageSince = undefined;
         }
       } else {
@@ -122,7 +130,9 @@ export class SpanPipeline {
             `cannot deliver spans to ${this.opts.destination} (${this.stats.lastError}); keeping up to ${this.opts.maxQueueSpans} spans / ${mb(this.opts.maxQueueBytes)} in memory and retrying with backoff`,
           );
         } else {
-          this.log.debug(`export still failing (${this.stats.lastError}); next try in ${this.backoffMs} ms`);
+          this.log.debug(
+            `export still failing (${this.stats.lastError}); next try in ${this.backoffMs} ms`,
+          );
         }
         this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
         break;
@@ -135,7 +145,10 @@ export class SpanPipeline {
     const spans = batch.map((r) => toReadableSpan(r, this.resource, this.scope));
     return new Promise<ExportResult>((resolve) => {
       // The exporter always calls back, but a wedged socket must not stall the queue forever.
-      const guard = setTimeout(() => resolve({ code: ExportResultCode.FAILED, error: new Error('export timed out') }), this.opts.exportTimeoutMs);
+      const guard = setTimeout(
+        () => resolve({ code: ExportResultCode.FAILED, error: new Error('export timed out') }),
+        this.opts.exportTimeoutMs,
+      );
       try {
         this.exporter.export(spans, (result) => {
           clearTimeout(guard);
@@ -182,10 +195,15 @@ export class SpanPipeline {
     };
     await Promise.race([drainAll(), expired]);
     clearTimeout(timer);
-    if (this.buffer.dropped > this.droppedLogged) this.log.warn(`dropped ${this.buffer.dropped} spans in total because the queue was full`);
+    if (this.buffer.dropped > this.droppedLogged)
+      this.log.warn(`dropped ${this.buffer.dropped} spans in total because the queue was full`);
     const undelivered = this.buffer.length + this.inFlight;
-    if (undelivered > 0) this.log.warn(`shutting down with ${undelivered} spans undelivered to ${this.opts.destination}`);
-    else this.log.info(`flushed; ${this.stats.exported} spans delivered to ${this.opts.destination}`);
+    if (undelivered > 0)
+      this.log.warn(
+        `shutting down with ${undelivered} spans undelivered to ${this.opts.destination}`,
+      );
+    else
+      this.log.info(`flushed; ${this.stats.exported} spans delivered to ${this.opts.destination}`);
     await this.exporter.shutdown().catch(() => {});
   }
 }

@@ -63,7 +63,10 @@ export class SpanBuffer {
   }
 
   private pushSlot(slot: Slot): void {
-    while (this.count > 0 && (this.count >= this.maxSpans || this.bytesUsed + slot.bytes > this.maxBytes)) {
+    while (
+      this.count > 0 &&
+      (this.count >= this.maxSpans || this.bytesUsed + slot.bytes > this.maxBytes)
+    ) {
       this.shift();
       this.dropped++;
     }

@@ -33,23 +33,32 @@ export function approximateBytes(r: SpanRecord): number {
     const v = attrs[k];
     bytes += 48 + k.length * 2;
     if (typeof v === 'string') bytes += v.length * 2;
-    else if (Array.isArray(v)) for (const x of v) bytes += typeof x === 'string' ? x.length * 2 + 16 : 16;
+    else if (Array.isArray(v))
+      for (const x of v) bytes += typeof x === 'string' ? x.length * 2 + 16 : 16;
   }
   return bytes;
 }
 
-export function toReadableSpan(r: SpanRecord, resource: Resource, scope: InstrumentationScope): ReadableSpan {
+export function toReadableSpan(
+  r: SpanRecord,
+  resource: Resource,
+  scope: InstrumentationScope,
+): ReadableSpan {
   const spanContext = { traceId: r.traceId, spanId: r.spanId, traceFlags: 1 };
   const ns = BigInt(Math.round(r.durationNs));
   return {
     name: r.name,
     kind: r.kind,
     spanContext: () => spanContext,
-    parentSpanContext: r.parentSpanId ? { traceId: r.traceId, spanId: r.parentSpanId, traceFlags: 1 } : undefined,
+    parentSpanContext: r.parentSpanId
+      ? { traceId: r.traceId, spanId: r.parentSpanId, traceFlags: 1 }
+      : undefined,
     startTime: toHrTime(r.startNs),
     endTime: toHrTime(r.startNs + ns),
     duration: toHrTime(ns),
-    status: r.error ? { code: SpanStatusCode.ERROR, message: r.error } : { code: SpanStatusCode.UNSET },
+    status: r.error
+      ? { code: SpanStatusCode.ERROR, message: r.error }
+      : { code: SpanStatusCode.UNSET },
     attributes: r.attributes,
     links: [],
     events: [],

@@ -11,8 +11,17 @@ import type { AgentEvent, FsyncEvent, RequestEvent, SpawnEvent, UnmountEvent } f
 import { newSpanId, newTraceId } from './ids.ts';
 import { SpanKind, type SpanRecord } from './span-record.ts';
 
-function put(attrs: Attributes, key: string, value: string | number | boolean | string[] | undefined): void {
-  if (value !== undefined && value !== '' && !(typeof value === 'number' && !Number.isFinite(value))) attrs[key] = value;
+function put(
+  attrs: Attributes,
+  key: string,
+  value: string | number | boolean | string[] | undefined,
+): void {
+  if (
+    value !== undefined &&
+    value !== '' &&
+    !(typeof value === 'number' && !Number.isFinite(value))
+  )
+    attrs[key] = value;
 }
 
 function base(e: AgentEvent, op: string): Attributes {
@@ -28,7 +37,11 @@ function spawnSpan(e: SpawnEvent): SpanRecord {
   put(attrs, 'process.executable.path', e.executable);
   put(attrs, 'onset.spawn.method', e.method);
   if (e.sharedMemory !== undefined) attrs['onset.spawn.shared_memory'] = e.sharedMemory;
-  put(attrs, 'onset.spawn.clone_flags', e.cloneFlags !== undefined ? `0x${e.cloneFlags.toString(16)}` : undefined);
+  put(
+    attrs,
+    'onset.spawn.clone_flags',
+    e.cloneFlags !== undefined ? `0x${e.cloneFlags.toString(16)}` : undefined,
+  );
   put(attrs, 'process.pid', e.pid);
   put(attrs, 'process.parent_pid', e.parentPid);
   put(attrs, 'onset.parent.name', e.parentComm);
@@ -69,7 +82,10 @@ function unmountSpan(e: UnmountEvent): SpanRecord {
 
 /** Attribute-safe Server-Timing metric name (`db`, `cache-read` -> `cache_read`). */
 function metricKey(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9_]+/g, '_').slice(0, 64);
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, '_')
+    .slice(0, 64);
 }
 
 function requestSpan(e: RequestEvent): SpanRecord {
@@ -93,7 +109,16 @@ function requestSpan(e: RequestEvent): SpanRecord {
 }
 
 function record(name: string, kind: SpanKind, e: AgentEvent, attributes: Attributes): SpanRecord {
-  return { name, kind, traceId: newTraceId(), spanId: newSpanId(), startNs: e.startNs, durationNs: e.durationNs, attributes, error: e.error };
+  return {
+    name,
+    kind,
+    traceId: newTraceId(),
+    spanId: newSpanId(),
+    startNs: e.startNs,
+    durationNs: e.durationNs,
+    attributes,
+    error: e.error,
+  };
 }
 
 export function eventToSpan(e: AgentEvent): SpanRecord {

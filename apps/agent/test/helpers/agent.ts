@@ -39,7 +39,8 @@ export async function startTestAgent(opts: {
     async waitFor(what, pred, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (!pred(events)) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; agent log:\n${logs.join('\n')}`);
+        if (Date.now() > deadline)
+          throw new Error(`timed out waiting for ${what}; agent log:\n${logs.join('\n')}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },

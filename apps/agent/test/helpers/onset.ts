@@ -15,15 +15,23 @@ export interface QuantilePoint {
   q: Record<string, number>;
 }
 
-export async function listSeries(baseUrl: string, query: Record<string, string>): Promise<Series[]> {
+export async function listSeries(
+  baseUrl: string,
+  query: Record<string, string>,
+): Promise<Series[]> {
   const res = await fetch(`${baseUrl}/api/v1/series?${new URLSearchParams(query)}`);
   if (!res.ok) throw new Error(`GET /api/v1/series: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { series: Series[] }).series;
 }
 
 /** Total count and the p50 over the last hour, in milliseconds. */
-export async function summary(baseUrl: string, seriesId: string): Promise<{ count: number; p50: number; p99: number }> {
-  const res = await fetch(`${baseUrl}/api/v1/series/${seriesId}/quantiles?from=now-1h&step=1h&q=0.5,0.99`);
+export async function summary(
+  baseUrl: string,
+  seriesId: string,
+): Promise<{ count: number; p50: number; p99: number }> {
+  const res = await fetch(
+    `${baseUrl}/api/v1/series/${seriesId}/quantiles?from=now-1h&step=1h&q=0.5,0.99`,
+  );
   if (!res.ok) throw new Error(`quantiles: ${res.status} ${await res.text()}`);
   const { points } = (await res.json()) as { points: QuantilePoint[] };
   const withData = points.filter((p) => p.count > 0);
@@ -51,7 +59,9 @@ export async function waitForSeries(
       last = `series ${found.name} has ${s.count} observations`;
     }
     if (Date.now() > deadline) {
-      const all = (await listSeries(baseUrl, query)).map((s) => `${s.op}/${s.view} ${s.name}`).join(', ');
+      const all = (await listSeries(baseUrl, query))
+        .map((s) => `${s.op}/${s.view} ${s.name}`)
+        .join(', ');
       throw new Error(`timed out: ${last} (wanted ${minCount}); series: ${all}`);
     }
     await new Promise((r) => setTimeout(r, 250));

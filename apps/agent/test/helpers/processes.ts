@@ -14,7 +14,9 @@ export interface Helper {
 }
 
 export function startHelper(script: string, args: string[]): Helper {
-  const child = spawn('python3', [path.join(HERE, script), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('python3', [path.join(HERE, script), ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   const waiters: { line: string; resolve: () => void }[] = [];
   let stderr = '';
@@ -30,7 +32,11 @@ export function startHelper(script: string, args: string[]): Helper {
     waitLine(line, timeoutMs = 30_000) {
       if (lines.includes(line)) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${script}: no "${line}" within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`${script}: no "${line}" within ${timeoutMs} ms; stderr: ${stderr}`)),
+          timeoutMs,
+        );
         waiters.push({ line, resolve: () => (clearTimeout(timer), resolve()) });
         void exited.then((code) => {
           if (!lines.includes(line)) {

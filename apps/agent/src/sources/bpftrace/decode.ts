@@ -155,7 +155,18 @@ export class BpftraceDecoder {
 
   private fsync(t: unknown[], retry = false): void {
     const [, callNo, pid, , comm, startMono, durationNs, ret, key, mntId, isDir, name] = t as [
-      string, number, number, number, string, number, number, number, number, number, number, string,
+      string,
+      number,
+      number,
+      number,
+      string,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      string,
     ];
     const call = FSYNC_CALLS[callNo] ?? 'fsync';
     if (key && !this.dirs.has(key) && !this.dirParts.has(key) && !retry) {
@@ -188,8 +199,34 @@ export class BpftraceDecoder {
   }
 
   private spawn(t: unknown[]): void {
-    const [, pid, ppid, pcomm, how, flags, startMono, durationNs, fds, maxFds, rssPages, filename, comm] = t as [
-      string, number, number, string, number, number, number, number, number, number, number, string, string,
+    const [
+      ,
+      pid,
+      ppid,
+      pcomm,
+      how,
+      flags,
+      startMono,
+      durationNs,
+      fds,
+      maxFds,
+      rssPages,
+      filename,
+      comm,
+    ] = t as [
+      string,
+      number,
+      number,
+      string,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      string,
+      string,
     ];
     this.deps.sink({
       kind: 'spawn',
@@ -210,12 +247,28 @@ export class BpftraceDecoder {
   }
 
   private unmountStart(t: unknown[]): void {
-    const [, pid, tid, comm, target, flags, startMono] = t as [string, number, number, string, string, number, number];
+    const [, pid, tid, comm, target, flags, startMono] = t as [
+      string,
+      number,
+      number,
+      string,
+      string,
+      number,
+      number,
+    ];
     // Printed at syscall entry: the mount still exists, and the dirty data is not flushed yet.
     const mount = this.deps.mounts.atMountPoint(pid, target, true);
     const dirty = this.deps.dirtyNow();
     const fsType = mount?.fsType ?? this.recentMounts.typeOf(target);
-    const start: UnmountStart = { pid, comm, mountPoint: target, flags, fsType, dirtyBytes: dirty?.dirtyBytes, writebackBytes: dirty?.writebackBytes };
+    const start: UnmountStart = {
+      pid,
+      comm,
+      mountPoint: target,
+      flags,
+      fsType,
+      dirtyBytes: dirty?.dirtyBytes,
+      writebackBytes: dirty?.writebackBytes,
+    };
     const key = `${tid}:${startMono}`;
     const end = this.unmountEnds.get(key);
     if (end) {
@@ -225,7 +278,14 @@ export class BpftraceDecoder {
   }
 
   private unmountEnd(t: unknown[]): void {
-    const [, , tid, startMono, durationNs, ret] = t as [string, number, number, number, number, number];
+    const [, , tid, startMono, durationNs, ret] = t as [
+      string,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     const key = `${tid}:${startMono}`;
     const start = this.unmountStarts.get(key);
     const end = { durationNs, ret, at: Date.now() };
@@ -235,7 +295,8 @@ export class BpftraceDecoder {
     } else {
       // Entry printed on another CPU, still in flight: wait for it briefly.
       this.unmountEnds.set(key, end);
-      for (const [k, e] of this.unmountEnds) if (Date.now() - e.at > 10_000) this.unmountEnds.delete(k);
+      for (const [k, e] of this.unmountEnds)
+        if (Date.now() - e.at > 10_000) this.unmountEnds.delete(k);
     }
   }
 

@@ -79,7 +79,13 @@ function endBlock(text: string): string {
 }
 
 export function buildProgram(filter: ProcessFilter, layout: KernelLayout): BpftraceProgram {
-  const parts = ['spawn.bt', layout.rssStat === 'percpu' ? 'rss-percpu.bt' : 'rss-atomic.bt', 'fsync.bt', 'unmount.bt', 'flush.bt'];
+  const parts = [
+    'spawn.bt',
+    layout.rssStat === 'percpu' ? 'rss-percpu.bt' : 'rss-atomic.bt',
+    'fsync.bt',
+    'unmount.bt',
+    'flush.bt',
+  ];
   const body = parts.map((p) => `// ---- ${p} ----\n${programFile(p)}`).join('\n');
   const head = filterBlock(filter);
   const text = `${head}\n${body}\n${endBlock(head + body)}`;

@@ -25,7 +25,12 @@ export interface BpftraceSourceOptions {
 }
 
 // Noise bpftrace prints on every start on recent kernels; not worth a user's attention.
-const BENIGN_STDERR = [/couldn't set RLIMIT_MEMLOCK/, /WARNING: Addrspace mismatch/, /^\s*if \(\$1 > 0/, /^\s*~+\s*$/];
+const BENIGN_STDERR = [
+  /couldn't set RLIMIT_MEMLOCK/,
+  /WARNING: Addrspace mismatch/,
+  /^\s*if \(\$1 > 0/,
+  /^\s*~+\s*$/,
+];
 
 export class BpftraceSource implements TracingSource {
   readonly name = 'bpftrace' as const;
@@ -80,13 +85,27 @@ export class BpftraceSource implements TracingSource {
         if (stderr.length < 50) stderr.push(line);
         if (settled) this.opts.log.warn(`bpftrace: ${line}`);
       });
-      child.on('error', (e) => settle(new Error(`cannot run ${this.opts.bpftracePath}: ${e.message}`)));
+      child.on('error', (e) =>
+        settle(new Error(`cannot run ${this.opts.bpftracePath}: ${e.message}`)),
+      );
       child.on('exit', (code, signal) => {
         void this.output?.close();
         this.cleanup();
-        const why = stderr.filter((l) => /ERROR|error/.test(l)).slice(0, 3).join(' | ') || stderr.slice(-3).join(' | ') || 'no output';
-        if (!settled) settle(new Error(`bpftrace exited (${signal ?? `code ${code}`}) before attaching: ${why}`));
-        else if (!this.stopping) this.opts.log.error(`bpftrace stopped unexpectedly (${signal ?? `code ${code}`}): ${why}`);
+        const why =
+          stderr
+            .filter((l) => /ERROR|error/.test(l))
+            .slice(0, 3)
+            .join(' | ') ||
+          stderr.slice(-3).join(' | ') ||
+          'no output';
+        if (!settled)
+          settle(
+            new Error(`bpftrace exited (${signal ?? `code ${code}`}) before attaching: ${why}`),
+          );
+        else if (!this.stopping)
+          this.opts.log.error(
+            `bpftrace stopped unexpectedly (${signal ?? `code ${code}`}): ${why}`,
+          );
       });
     });
   }
@@ -99,7 +118,8 @@ export class BpftraceSource implements TracingSource {
       return;
     }
     if (msg.type === 'value' && Array.isArray(msg.data)) this.opts.decoder.handle(msg.data);
-    else if (msg.type === 'map' && msg.data && typeof msg.data === 'object') this.opts.decoder.handleBuffers(msg.data as Record<string, unknown>);
+    else if (msg.type === 'map' && msg.data && typeof msg.data === 'object')
+      this.opts.decoder.handleBuffers(msg.data as Record<string, unknown>);
     else if (msg.type === 'attached_probes') {
       this.attachedProbes = (msg.data as { probes?: number })?.probes ?? 0;
       this.startupMs = Date.now() - this.began;
@@ -107,7 +127,9 @@ export class BpftraceSource implements TracingSource {
     } else if (msg.type === 'lost_events') {
       const n = (msg.data as { events?: number })?.events ?? 0;
       this.lostEvents += n;
-      this.opts.log.warn(`bpftrace: the kernel dropped ${n} events (buffer full); narrow the filter if this repeats`);
+      this.opts.log.warn(
+        `bpftrace: the kernel dropped ${n} events (buffer full); narrow the filter if this repeats`,
+      );
     }
   }
 

@@ -146,14 +146,17 @@ export class StraceCorrelator {
   /** mount("src", "/target", "type", flags, data) */
   private mount(c: StraceCall): void {
     if (c.ret !== '0') return;
-    const strings = [...c.args.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => firstQuoted(m[0]) ?? '');
+    const strings = [...c.args.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map(
+      (m) => firstQuoted(m[0]) ?? '',
+    );
     if (strings.length >= 3) this.recentMounts.remember(strings[1]!, strings[2]!);
   }
 
   private unmount(c: StraceCall): void {
     const target = firstQuoted(c.args) ?? '?';
     // strace prints the call when it returns: the mount is usually gone, so use the cached table.
-    const fsType = this.deps.mounts.atMountPoint(c.pid, target)?.fsType ?? this.recentMounts.typeOf(target);
+    const fsType =
+      this.deps.mounts.atMountPoint(c.pid, target)?.fsType ?? this.recentMounts.typeOf(target);
     const dirty = this.deps.dirtyAt(c.startSec * 1000);
     const flagsText = c.args.split(',').slice(1).join(',').trim();
     this.deps.sink({
@@ -197,7 +200,11 @@ export class StraceCorrelator {
 
   private exec(c: StraceCall): void {
     if (c.ret !== '0') return;
-    const done: ExecDone = { endSec: c.startSec + c.durationSec, executable: firstQuoted(c.args) ?? '?', seenAt: Date.now() };
+    const done: ExecDone = {
+      endSec: c.startSec + c.durationSec,
+      executable: firstQuoted(c.args) ?? '?',
+      seenAt: Date.now(),
+    };
     const start = this.forks.get(c.pid);
     if (start) {
       this.forks.delete(c.pid);

@@ -33,7 +33,8 @@ const RESUMED = /^<\.\.\. ([a-z0-9_]+) resumed>(.*)$/;
 const UNFINISHED = /^([a-z0-9_]+)\((.*) <unfinished \.\.\.>$/;
 const COMPLETE = /^([a-z0-9_]+)\((.*)$/;
 // ") = 0 <0.000123>", ") = -1 EBUSY (Device or resource busy) <0.000073>", ") = ?"
-const RESULT = /^(.*)\)\s+=\s+(-?\d+|\?|0x[0-9a-f]+)(?:\s+([A-Z][A-Z0-9_]+)\s+\([^)]*\))?(?:\s+<(\d+\.\d+)>)?\s*$/;
+const RESULT =
+  /^(.*)\)\s+=\s+(-?\d+|\?|0x[0-9a-f]+)(?:\s+([A-Z][A-Z0-9_]+)\s+\([^)]*\))?(?:\s+<(\d+\.\d+)>)?\s*$/;
 
 export class StraceParser {
   private readonly unfinished = new Map<string, { startSec: number; args: string }>();
@@ -58,7 +59,8 @@ export class StraceParser {
     const pid = m[1] ? Number(m[1]) : m[2] ? Number(m[2]) : this.defaultPid;
     const startSec = Number(m[3]);
     const rest = m[4]!;
-    if (rest.startsWith('+++ exited') || rest.startsWith('+++ killed')) return { type: 'exit', pid };
+    if (rest.startsWith('+++ exited') || rest.startsWith('+++ killed'))
+      return { type: 'exit', pid };
     if (rest.startsWith('---')) return { type: 'ignored' };
 
     const resumed = RESUMED.exec(rest);
@@ -85,7 +87,15 @@ export class StraceParser {
     if (!r) return { type: 'ignored' };
     return {
       type: 'call',
-      call: { pid, startSec, name, args: r[1]!, ret: r[2]!, errno: r[3], durationSec: r[4] ? Number(r[4]) : 0 },
+      call: {
+        pid,
+        startSec,
+        name,
+        args: r[1]!,
+        ret: r[2]!,
+        errno: r[3],
+        durationSec: r[4] ? Number(r[4]) : 0,
+      },
     };
   }
 }

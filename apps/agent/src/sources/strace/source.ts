@@ -18,7 +18,8 @@ import { StraceCorrelator, type ProcessProbe } from './correlate.ts';
 import { StraceParser } from './parse.ts';
 
 // '?' lets strace skip names this architecture lacks (arm64 has no fork/vfork/umount).
-const SYSCALLS = 'fsync,fdatasync,syncfs,?umount,umount2,mount,?fsopen,?move_mount,?fork,?vfork,clone,clone3,execve,execveat';
+const SYSCALLS =
+  'fsync,fdatasync,syncfs,?umount,umount2,mount,?fsopen,?move_mount,?fork,?vfork,clone,clone3,execve,execveat';
 
 export interface StraceSourceOptions {
   stracePath: string;
@@ -38,7 +39,22 @@ export interface StraceSourceOptions {
  * child; readiness is read from /proc/<pid>/status (TracerPid) instead.
  */
 export function straceArgs(pids: number[], output: string): string[] {
-  return ['-f', '-q', '-ttt', '-T', '-y', '-s', '256', '-e', 'signal=none', '-e', `trace=${SYSCALLS}`, '-o', output, ...pids.flatMap((p) => ['-p', String(p)])];
+  return [
+    '-f',
+    '-q',
+    '-ttt',
+    '-T',
+    '-y',
+    '-s',
+    '256',
+    '-e',
+    'signal=none',
+    '-e',
+    `trace=${SYSCALLS}`,
+    '-o',
+    output,
+    ...pids.flatMap((p) => ['-p', String(p)]),
+  ];
 }
 
 function tracerOf(pid: number): number | undefined {
@@ -59,7 +75,12 @@ export class StraceSource implements TracingSource {
   private readonly correlator: StraceCorrelator;
 
   constructor(private readonly opts: StraceSourceOptions) {
-    this.correlator = new StraceCorrelator({ sink: opts.sink, mounts: opts.mounts, proc: opts.proc, dirtyAt: (ms) => opts.dirty.at(ms) });
+    this.correlator = new StraceCorrelator({
+      sink: opts.sink,
+      mounts: opts.mounts,
+      proc: opts.proc,
+      dirtyAt: (ms) => opts.dirty.at(ms),
+    });
   }
 
   describe(): string {
@@ -68,7 +89,8 @@ export class StraceSource implements TracingSource {
 
   async start(): Promise<void> {
     const pids = this.opts.targets();
-    if (pids.length === 0) throw new Error('no processes to attach to (give --pid, --comm or --cgroup)');
+    if (pids.length === 0)
+      throw new Error('no processes to attach to (give --pid, --comm or --cgroup)');
     await this.launch(pids);
     this.opts.dirty.start();
     this.timers.push(
@@ -91,7 +113,9 @@ export class StraceSource implements TracingSource {
     this.child = undefined;
     if (old) await stopChild(old, 'SIGINT', 3_000);
     await this.output?.close();
-    await this.launch(now).catch((e) => this.opts.log.error(`strace: re-attach failed: ${(e as Error).message}`));
+    await this.launch(now).catch((e) =>
+      this.opts.log.error(`strace: re-attach failed: ${(e as Error).message}`),
+    );
   }
 
   private launch(pids: number[]): Promise<void> {
@@ -99,7 +123,9 @@ export class StraceSource implements TracingSource {
     const parser = new StraceParser(pids[0]!);
     let handle: (text: string) => void = () => {};
     const output = new FifoLineReader('strace', (text) => handle(text));
-    const child = spawn(this.opts.stracePath, straceArgs(pids, output.path), { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(this.opts.stracePath, straceArgs(pids, output.path), {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     this.child = child;
     this.output = output;
     const messages: string[] = [];
@@ -120,7 +146,8 @@ export class StraceSource implements TracingSource {
         if (tracers.length > 0 && attached === tracers.length) settle();
         else if (Date.now() - began > 5_000) {
           if (attached > 0) settle();
-          else settle(new Error(`strace attached to nothing: ${messages.join('; ') || 'no output'}`));
+          else
+            settle(new Error(`strace attached to nothing: ${messages.join('; ') || 'no output'}`));
         }
       }, 50);
       handle = (text: string) => {
@@ -139,11 +166,19 @@ export class StraceSource implements TracingSource {
         }
       };
       onLines(child.stderr!, handle);
-      child.on('error', (e) => settle(new Error(`cannot run ${this.opts.stracePath}: ${e.message}`)));
+      child.on('error', (e) =>
+        settle(new Error(`cannot run ${this.opts.stracePath}: ${e.message}`)),
+      );
       child.on('exit', (code, signal) => {
         void output.close();
-        if (!settled) settle(new Error(`strace exited (${signal ?? code}): ${messages.join('; ') || 'no output'}`));
-        else if (!this.stopping && this.child === child) this.opts.log.warn(`strace exited (${signal ?? code}); the traced processes are gone or detached`);
+        if (!settled)
+          settle(
+            new Error(`strace exited (${signal ?? code}): ${messages.join('; ') || 'no output'}`),
+          );
+        else if (!this.stopping && this.child === child)
+          this.opts.log.warn(
+            `strace exited (${signal ?? code}); the traced processes are gone or detached`,
+          );
       });
     });
   }
