@@ -179,6 +179,20 @@ describe('on-call path through the UI', () => {
     await page.getByTestId('chart-heatmap').locator('canvas').waitFor();
     await page.getByTestId('chart-quantiles').locator('.marker-chip[data-kind="kernel"]').first().waitFor();
     await shot(page, 'explorer');
+    // Drag across the chart to zoom: the URL gets the absolute window, Back undoes it.
+    const plot = (await page.getByTestId('chart-quantiles').getByTestId('plot-area').boundingBox())!;
+    await page.mouse.move(plot.x + plot.width * 0.5, plot.y + plot.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(plot.x + plot.width * 0.75, plot.y + plot.height / 2, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForURL(/from=\d{4}-\d\d-\d\dT/);
+    const zoomed = new URL(page.url());
+    const width = Date.parse(zoomed.searchParams.get('to')!) - Date.parse(zoomed.searchParams.get('from')!);
+    expect(width).toBeGreaterThan(40 * 60_000); // a quarter of 4 hours, give or take the drag
+    expect(width).toBeLessThan(80 * 60_000);
+    await expect.poll(() => page.getByTestId('range-button').textContent()).toMatch(/→/);
+    await page.goBack();
+    await page.waitForURL(/from=now-4h/);
     await page.goto(`${server.url}/slos`);
     await page.locator('h1', { hasText: 'SLOs' }).waitFor();
     await shot(page, 'slos');

@@ -123,6 +123,21 @@ function deploysBody(toMs: number) {
 
 // ---------- a static server for the build, with the API answered from memory ----------
 
+/** Quantiles are held until the bench releases them, so it can sample the page's CPU clock right before. */
+interface Gate {
+  requested: Promise<void>;
+  release: () => void;
+}
+let gate: Gate | null = null;
+function newGate(): Gate {
+  let onRequest!: () => void;
+  let release!: () => void;
+  const requested = new Promise<void>((r) => (onRequest = r));
+  const released = new Promise<void>((r) => (release = r));
+  const g: Gate & { onRequest: () => void; released: Promise<void> } = { requested, release, onRequest, released };
+  return g;
+}
+
 async function serve(toMs: number): Promise<{ url: string; server: Server }> {
   const quantiles = JSON.stringify(quantilesBody(toMs));
   const deploys = JSON.stringify(deploysBody(toMs));
@@ -136,8 +151,13 @@ async function serve(toMs: number): Promise<{ url: string; server: Server }> {
         res.end(body);
       }, delayMs);
     if (url.pathname === '/api/v1/series') return json(seriesList);
-    // Quantiles answer last, so the measured paint includes the 50 markers.
-    if (url.pathname === '/api/v1/series/1/quantiles') return json(quantiles, 400);
+    // Quantiles answer last (the bench releases them), so the measured paint includes the 50 markers.
+    if (url.pathname === '/api/v1/series/1/quantiles') {
+      const g = gate as (Gate & { onRequest: () => void; released: Promise<void> }) | null;
+      if (!g) return json(quantiles, 400);
+      g.onRequest();
+      return void g.released.then(() => json(quantiles));
+    }
     if (url.pathname === '/api/v1/series/1/heatmap') return json(JSON.stringify({ series_id: '1', from: '', to: '', step_ms: 7_200_000, points: [] }));
     if (url.pathname === '/api/v1/deploys') return json(deploys);
     if (url.pathname.startsWith('/api/')) {
@@ -153,18 +173,43 @@ async function serve(toMs: number): Promise<{ url: string; server: Server }> {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
-async function renderTimes(): Promise<{ runs: number[]; point_count: number; markers_drawn: number; json_mb: number }> {
+async function renderTimes(): Promise<{
+  runs: number[];
+  cpu_runs: number[];
+  warm_runs: number[];
+  warm_cpu_runs: number[];
+  point_count: number;
+  markers_drawn: number;
+  json_mb: number;
+}> {
   const toMs = Math.floor(Date.now() / MIN) * MIN;
   const { url, server } = await serve(toMs);
   const browser = await launchChromium();
   const runs: number[] = [];
+  const cpuRuns: number[] = [];
+  const warmRuns: number[] = [];
+  const warmCpu: number[] = [];
   let markersDrawn = 0;
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Performance.enable');
+    // Main-thread CPU time of the page: unlike wall-clock, barely moved by other load on the machine.
+    const threadTime = async () => {
+      const { metrics } = (await cdp.send('Performance.getMetrics')) as { metrics: Array<{ name: string; value: number }> };
+      return metrics.find((m) => m.name === 'ThreadTime')!.value * 1000;
+    };
     const link = `${url}/explorer?series=1&from=${new Date(toMs - POINTS * MIN).toISOString()}&to=${new Date(toMs).toISOString()}&step=1m&q=0.5,0.9,0.99&refresh=off`;
     for (let i = 0; i < RUNS + 1; i++) {
+      gate = newGate();
       await page.goto(link);
-      await page.waitForFunction(() => performance.getEntriesByName('onset:painted:quantiles').length > 0, undefined, { timeout: 30_000 });
+      await gate.requested;
+      await page.waitForTimeout(300); // everything else on the page has rendered
+      const cpu0 = await threadTime();
+      gate.release();
+      await page.waitForFunction(() => performance.getEntriesByName('onset:painted:quantiles').length > 0, undefined, { timeout: 30_000, polling: 50 });
+      const cpu = (await threadTime()) - cpu0;
+      gate = null;
       // Let a marker-less first paint (if any) be superseded; we want the paint after the data arrived.
       const ms = await page.evaluate(() => {
         const arrived = performance.getEntriesByName('onset:arrived').filter((e) => String((e as PerformanceMark).detail).includes('/quantiles'));
@@ -173,13 +218,38 @@ async function renderTimes(): Promise<{ runs: number[]; point_count: number; mar
         return painted ? painted.startTime - t0 : NaN;
       });
       markersDrawn = await page.locator('[data-testid="chart-quantiles"] .marker-chip').count();
-      if (i > 0) runs.push(ms); // the first load warms the browser's caches
+      if (i > 0) {
+        // the first load warms the browser's caches
+        runs.push(ms);
+        cpuRuns.push(cpu);
+      }
+    }
+    // Warm: the same page fetches the series again (what auto-refresh and the refresh button do).
+    for (let i = 0; i < RUNS; i++) {
+      gate = newGate();
+      const before = await page.evaluate(() => performance.getEntriesByName('onset:painted:quantiles').length);
+      await page.getByRole('button', { name: 'Refresh now' }).click();
+      await gate.requested;
+      await page.waitForTimeout(200);
+      const cpu0 = await threadTime();
+      gate.release();
+      await page.waitForFunction((n) => performance.getEntriesByName('onset:painted:quantiles').length > n, before, { timeout: 30_000, polling: 50 });
+      const cpu = (await threadTime()) - cpu0;
+      gate = null;
+      const ms = await page.evaluate(() => {
+        const arrived = performance.getEntriesByName('onset:arrived').filter((e) => String((e as PerformanceMark).detail).includes('/quantiles'));
+        const t0 = arrived[arrived.length - 1]!.startTime;
+        const painted = performance.getEntriesByName('onset:painted:quantiles').find((e) => e.startTime >= t0);
+        return painted ? painted.startTime - t0 : NaN;
+      });
+      warmRuns.push(ms);
+      warmCpu.push(cpu);
     }
   } finally {
     await browser.close();
     server.close();
   }
-  return { runs, point_count: POINTS * 3, markers_drawn: markersDrawn, json_mb: round(JSON.stringify(quantilesBody(toMs)).length / 1e6) };
+  return { runs, cpu_runs: cpuRuns.map((x) => round(x)), warm_runs: warmRuns, warm_cpu_runs: warmCpu.map((x) => round(x)), point_count: POINTS * 3, markers_drawn: markersDrawn, json_mb: round(JSON.stringify(quantilesBody(toMs)).length / 1e6) };
 }
 
 function round(x: number, d = 1): number {
@@ -215,6 +285,11 @@ const load = round(Math.max(loadBefore, os.loadavg()[0]!), 2);
 const st = stats(render.runs);
 console.log(`\nExplorer, 30 days at 1 min: ${render.point_count.toLocaleString()} points (3 lines), ${render.markers_drawn} markers, ${render.json_mb} MB JSON`);
 console.log(`  data arrival → chart painted: median ${st.median} ms (min ${st.min}, max ${st.max}) over ${render.runs.length} loads; target < ${TARGET_PAINT_MS} ms → ${st.median < TARGET_PAINT_MS ? 'OK' : 'OVER'}`);
+const cpu = stats(render.cpu_runs);
+console.log(`  main-thread CPU time for it: median ${cpu.median} ms (min ${cpu.min}, max ${cpu.max})`);
+const warm = stats(render.warm_runs);
+const warmCpu = stats(render.warm_cpu_runs);
+console.log(`  warm (refresh in the same page): median ${warm.median} ms (min ${warm.min}, max ${warm.max}); main-thread CPU median ${warmCpu.median} ms`);
 console.log(`  (load average ${load} on ${os.cpus().length} CPUs while measuring${load > os.cpus().length ? ': the machine was busy, wall-clock times are inflated' : ''})`);
 
 await mkdir(path.join(ROOT, 'bench/results'), { recursive: true });
@@ -224,7 +299,8 @@ await writeFile(
     {
       at: new Date().toISOString(),
       bundle: { routes: bundles, initial_route_gzip_kb: initial, target_kb: TARGET_INITIAL_GZIP_KB },
-      render: { ...render, ...st, load_average: load, cpus: os.cpus().length, unit: 'ms', target_ms: TARGET_PAINT_MS, what: 'response body read → uPlot drawn + next animation frame' },
+      render: { ...render, ...st, cpu: { ...cpu, what: 'renderer main-thread CPU time over the same interval (CDP ThreadTime)' },
+        warm: { ...warm, cpu_median: warmCpu.median, what: 'refetch in an open page (auto-refresh, refresh button): warm JIT' }, load_average: load, cpus: os.cpus().length, unit: 'ms', target_ms: TARGET_PAINT_MS, what: 'response body read → uPlot drawn + next animation frame' },
     },
     null,
     2,

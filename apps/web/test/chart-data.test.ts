@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Histogram, bucketIndex } from '@onset/core';
 import { shapeQuantiles, lineSummary } from '../src/components/graphs/quantileData.ts';
 import { shapeHeatmap, cellIntensity } from '../src/components/graphs/heatmapData.ts';
-import { alignLines, quantileLabel, withGapBreaks } from '../src/components/graphs/latencyFrame.ts';
+import { alignLines, quantileLabel, thinFrame, withGapBreaks } from '../src/components/graphs/latencyFrame.ts';
 import { linearRange, logRange, logTicks, positiveExtent, latencyTickLabels } from '../src/components/graphs/latencyAxis.ts';
 import { stackChips, toMarkers, versionText, deployTitle } from '../src/components/graphs/markerData.ts';
 import { edgeVerdict, median, shapeEdge } from '../src/components/graphs/edgeData.ts';
@@ -134,6 +134,51 @@ describe('aligning several lines', () => {
 
   it('inserts exactly one break per hole', () => {
     expect(withGapBreaks([0, 60, 120, 600], 60)).toEqual([0, 60, 120, 180, 600]);
+  });
+});
+
+describe('thinning long frames to pixel resolution', () => {
+  const frame = (values: Array<number | null>) => ({
+    x: values.map((_, i) => i * 60),
+    lines: [{ key: 'a', label: 'a', color: 'p50' as const, values }],
+    count: values.map(() => 5),
+    stepMs: 60_000,
+  });
+
+  it('leaves short frames alone', () => {
+    const f = frame([1, 2, 3]);
+    const t = thinFrame(f, 10);
+    expect(t.thinned).toBe(false);
+    expect(t.lines[0]!.values).toBe(f.lines[0]!.values);
+  });
+
+  it('keeps every spike and dip, in time order, and the same x for all lines', () => {
+    const values = Array.from({ length: 10_000 }, (_, i) => (i === 4321 ? 900 : i === 7000 ? 0.01 : 1));
+    const t = thinFrame(frame(values), 100);
+    expect(t.thinned).toBe(true);
+    expect(t.x.length).toBe(200);
+    expect(t.lines[0]!.values.length).toBe(200);
+    expect(Math.max(...(t.lines[0]!.values as number[]))).toBe(900);
+    expect(Math.min(...(t.lines[0]!.values as number[]))).toBe(0.01);
+    // The spike's bucket shows it where it was: within that bucket's time span.
+    const at = t.lines[0]!.values.indexOf(900);
+    expect(Math.abs(t.x[at]! - 4321 * 60)).toBeLessThanOrEqual(100 * 60);
+    for (let i = 1; i < t.x.length; i++) expect(t.x[i]!).toBeGreaterThanOrEqual(t.x[i - 1]!);
+  });
+
+  it('keeps gaps longer than a bucket as gaps', () => {
+    const values = Array.from({ length: 1000 }, (_, i) => (i >= 400 && i < 600 ? null : 2));
+    const t = thinFrame(frame(values), 50);
+    expect(t.lines[0]!.values.filter((v) => v === null).length).toBeGreaterThanOrEqual(18);
+  });
+
+  it('thins 43,200 points × 3 lines to 4,000 each', () => {
+    const values = Array.from({ length: 43_200 }, (_, i) => 1 + (i % 97));
+    const f = { ...frame(values), lines: [0, 1, 2].map((k) => ({ key: String(k), label: String(k), color: 'p50' as const, values })) };
+    const t = thinFrame(f);
+    expect(t.x.length).toBeLessThanOrEqual(4000);
+    expect(t.lines.every((l) => l.values.length === t.x.length)).toBe(true);
+    expect(t.count!.length).toBe(t.x.length);
   });
 });
 

@@ -72,6 +72,8 @@ export function useQuantiles(id: string | null | undefined, o: SeriesQuery, enab
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,
+    // Tens of thousands of points: comparing old and new deeply costs more than redrawing.
+    structuralSharing: false,
   });
 }
 
@@ -88,6 +90,7 @@ export function useHeatmap(id: string | null | undefined, o: SeriesQuery, enable
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,
+    structuralSharing: false,
   });
 }
 

@@ -2,7 +2,7 @@
  * Every view keeps its state in the URL query so that a link (from a page,
  * a chat message, the browser history) reopens exactly the same view.
  */
-import { useCallback, useMemo } from 'react';
+import { useCallback, useEffect, useMemo, useRef } from 'react';
 import { useSearchParams } from 'react-router-dom';
 import { rangeFromParams, type RangeText, DEFAULT_RANGE } from './timeRange.ts';
 
@@ -51,8 +51,21 @@ export function useRange(dflt: RangeText = DEFAULT_RANGE): [RangeText, (r: Range
   const from = params.get('from');
   const to = params.get('to');
   const range = useMemo(() => rangeFromParams(new URLSearchParams({ ...(from ? { from } : {}), ...(to ? { to } : {}) }), dflt), [from, to, dflt]);
-  // A new range is a new place in history: Back undoes a zoom.
-  const setRange = useCallback((r: RangeText) => setParams((prev) => applyPatch(prev, { from: r.from, to: r.to }), { replace: false }), [setParams]);
+  // A new range is a new place in history: Back undoes a zoom. The same range asked
+  // twice in a row (two charts answering one gesture) is one history entry.
+  const last = useRef('');
+  const setRange = useCallback(
+    (r: RangeText) => {
+      const key = `${r.from}|${r.to}`;
+      if (key === last.current) return;
+      last.current = key;
+      setParams((prev) => applyPatch(prev, { from: r.from, to: r.to }), { replace: false });
+    },
+    [setParams],
+  );
+  useEffect(() => {
+    last.current = `${from ?? ''}|${to ?? ''}`;
+  }, [from, to]);
   return [range, setRange];
 }
 

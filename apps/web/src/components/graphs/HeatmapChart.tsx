@@ -9,7 +9,7 @@ import { UPlotChart } from './UPlotChart.tsx';
 import { MarkerChips } from './ChartOverlay.tsx';
 import { cellIntensity, type HeatmapFrame } from './heatmapData.ts';
 import type { ChartMarker } from './markerData.ts';
-import { blankRightAxis, dragZoom, latencyAxis, latencyScale, markerLines, mergeHooks, readColors, timeAxis } from './uplotKit.ts';
+import { blankRightAxis, cursorSync, dragZoom, latencyAxis, latencyScale, markerLines, mergeHooks, readColors, timeAxis } from './uplotKit.ts';
 import { logRange } from './latencyAxis.ts';
 import { formatCount, formatLatencyMs } from '../../lib/format.ts';
 import { useTheme } from '../../app/theme.tsx';
@@ -84,7 +84,7 @@ export const HeatmapChart = memo(function HeatmapChart(p: HeatmapChartProps) {
       },
       axes: [timeAxis(c), latencyAxis(c, 'log'), blankRightAxis()],
       series: [{}, { label: 'heat', stroke: 'transparent', points: { show: false } }],
-      cursor: { ...zoom.cursor, points: { show: false }, sync: syncKey ? { key: syncKey } : undefined },
+      cursor: { ...zoom.cursor, points: { show: false }, sync: cursorSync(syncKey) },
       hooks: mergeHooks(cells, markerLines(c, markers), zoom.hooks, {
         setCursor: [
           (u) => {

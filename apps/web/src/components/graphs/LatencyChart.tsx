@@ -7,10 +7,10 @@ import { memo, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import { UPlotChart } from './UPlotChart.tsx';
 import { Bands, MarkerChips, OnsetLabel, type LevelBand } from './ChartOverlay.tsx';
-import type { LatencyFrame } from './latencyFrame.ts';
+import { thinFrame, type LatencyFrame } from './latencyFrame.ts';
 import type { ChartMarker } from './markerData.ts';
 import { linearRange, logRange, logTicks, positiveExtent, latencyTickLabels } from './latencyAxis.ts';
-import { RIGHT_GUTTER, axisFont, blankRightAxis, dragZoom, latencyAxis, latencyScale, markerLines, mergeHooks, readColors, timeAxis } from './uplotKit.ts';
+import { RIGHT_GUTTER, axisFont, blankRightAxis, cursorSync, dragZoom, latencyAxis, markerLines, mergeHooks, readColors, timeAxis } from './uplotKit.ts';
 import { formatCount, formatLatencyMs } from '../../lib/format.ts';
 import { useTheme } from '../../app/theme.tsx';
 
@@ -40,7 +40,9 @@ const NO_BANDS: readonly LevelBand[] = [];
 
 /** Memoised: a page re-render with the same data must not even diff the chart. */
 export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
-  const { frame, scale, height = 320, range, markers = NO_MARKERS, bands = NO_BANDS, onsetSec, onZoom, showCount = true, syncKey, chartId } = p;
+  // Draw at pixel resolution: 43,200 points per line become ≤ 4,000 (min and max per bucket).
+  const frame = useMemo(() => thinFrame(p.frame), [p.frame]);
+  const { scale, height = 320, range, markers = NO_MARKERS, bands = NO_BANDS, onsetSec, onZoom, showCount = true, syncKey, chartId } = p;
   const { theme } = useTheme();
   const [cursorIdx, setCursorIdx] = useState<number | null>(null);
   // Callbacks through a ref: a new function identity must not rebuild the chart.
@@ -63,11 +65,19 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
     return [frame.x, ...cols] as uPlot.AlignedData;
   }, [frame, showCount]);
 
+  const maxCount = useMemo(() => frame.count?.reduce<number>((m, v) => (v !== null && v > m ? v : m), 0) ?? 0, [frame]);
+  // What changes with every refresh is read through this ref, so new data is a setData on the
+  // same chart (no new canvas, no layout) and only a change of shape or style rebuilds it.
+  const live = useRef({ yRange, maxCount, range, markers, onsetSec });
+  live.current = { yRange, maxCount, range, markers, onsetSec };
+  const bars = frame.x.length <= 1500;
+  const shapeKey = `${frame.lines.map((l) => `${l.key}/${l.label}/${l.color}/${l.dash ? 1 : 0}/${l.width ?? ''}`).join(',')}|${showCount && frame.count ? (bars ? 'bars' : 'area') : ''}`;
+  const hasDecor = markers.length > 0 || bands.length > 0;
+
   const options = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(() => {
     void theme; // colours come from the theme's CSS variables
     const c = readColors();
     const zoom = dragZoom(canZoom ? (a, b) => zoomRef.current?.(a, b) : undefined);
-    const maxCount = frame.count?.reduce<number>((m, v) => (v !== null && v > m ? v : m), 0) ?? 0;
     const series: uPlot.Series[] = [
       {},
       ...frame.lines.map<uPlot.Series>((l) => ({
@@ -79,18 +89,19 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
         points: { show: false },
       })),
     ];
-    if (showCount && frame.count)
+    const withCount = showCount && !!frame.count;
+    if (withCount)
       series.push({
         label: 'count',
         scale: 'count',
         stroke: 'transparent',
         fill: c.count,
         // Bars while they are countable; past that a filled line, which uPlot thins to one segment per pixel.
-        paths: frame.x.length <= 1500 ? uPlot.paths.bars!({ size: [0.9, 40], align: 1 }) : undefined,
+        paths: bars ? uPlot.paths.bars!({ size: [0.9, 40], align: 1 }) : undefined,
         points: { show: false },
       });
     const axes: uPlot.Axis[] = [timeAxis(c), latencyAxis(c, scale)];
-    if (showCount && frame.count)
+    if (withCount)
       axes.push({
         scale: 'count',
         side: 1,
@@ -99,26 +110,35 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
         size: RIGHT_GUTTER,
         grid: { show: false },
         ticks: { show: false },
-        values: (_u, splits) => splits.map((v) => (v <= maxCount ? formatCount(v) : '')),
+        values: (_u, splits) => splits.map((v) => (v <= live.current.maxCount ? formatCount(v) : '')),
       });
     else axes.push(blankRightAxis());
     return {
-      padding: [markers.length || bands.length ? 44 : 12, 0, 0, 0],
+      padding: [hasDecor ? 44 : 12, 0, 0, 0],
       legend: { show: false },
       scales: {
-        x: { time: true, range: () => [range.fromMs / 1000, range.toMs / 1000] },
-        y: latencyScale(scale, yRange),
+        x: { time: true, range: () => [live.current.range.fromMs / 1000, live.current.range.toMs / 1000] },
+        y: scale === 'log' ? { distr: 3, log: 10, range: () => live.current.yRange } : { distr: 1, range: () => live.current.yRange },
         // Counts fill the bottom quarter at most: context, not the subject.
-        count: { range: () => [0, Math.max(1, maxCount) * 4] },
+        count: { range: () => [0, Math.max(1, live.current.maxCount) * 4] },
       },
       axes,
       series,
-      cursor: { ...zoom.cursor, sync: syncKey ? { key: syncKey } : undefined },
-      hooks: mergeHooks(zoom.hooks, markerLines(c, markers, onsetSec), {
-        setCursor: [(u) => setCursorIdx(u.cursor.idx ?? null)],
-      }),
+      cursor: { ...zoom.cursor, sync: cursorSync(syncKey) },
+      hooks: mergeHooks(
+        zoom.hooks,
+        markerLines(
+          c,
+          () => live.current.markers,
+          () => live.current.onsetSec,
+        ),
+        { setCursor: [(u) => setCursorIdx(u.cursor.idx ?? null)] },
+      ),
     };
-  }, [theme, frame, scale, yRange, markers, bands.length, onsetSec, canZoom, showCount, syncKey, range.fromMs, range.toMs]);
+    // frame's lines are read for their styles only; shapeKey changes when those do.
+  }, [theme, scale, shapeKey, hasDecor, canZoom, showCount, syncKey]);
+  // Markers, onset or window moved without new data: redraw in place.
+  const redrawKey = `${markers.map((m) => m.id).join(',')}|${onsetSec ?? ''}|${range.fromMs}|${range.toMs}`;
 
   const ticks = scale === 'log' ? latencyTickLabels(logTicks(yRange[0], yRange[1])) : [];
   const hasData = frame.lines.some((l) => l.values.some((v) => v !== null));
@@ -130,6 +150,7 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
         data={data}
         height={height}
         chartId={chartId}
+        redrawKey={redrawKey}
         overlay={(u) => (
           <>
             <Bands u={u} bands={bands} />
@@ -158,6 +179,11 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
             calls/step <b>{formatCount((cursorIdx !== null ? frame.count[cursorIdx] : lastValue(frame.count)) ?? NaN)}</b>
           </span>
         ) : null}
+        {frame.thinned ? (
+          <span className="legend-item muted" title="Each pixel column shows the minimum and maximum of the points it covers">
+            min–max per {formatSpan(((frame.x[frame.x.length - 1]! - frame.x[0]!) * 2000) / frame.x.length)}
+          </span>
+        ) : null}
         {cursorIdx !== null && frame.x[cursorIdx] !== undefined ? (
           <span className="legend-time muted">{new Date(frame.x[cursorIdx]! * 1000).toLocaleString()}</span>
         ) : null}
@@ -165,6 +191,11 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
     </figure>
   );
 });
+
+function formatSpan(ms: number): string {
+  const min = Math.round(ms / 60_000);
+  return min < 120 ? `${min} min` : `${Math.round(min / 60)} h`;
+}
 
 function lastValue(values: ReadonlyArray<number | null>): number | null {
   for (let i = values.length - 1; i >= 0; i--) if (values[i] !== null) return values[i]!;

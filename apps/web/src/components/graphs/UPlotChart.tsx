@@ -16,16 +16,20 @@ export interface UPlotChartProps {
   overlay?: (u: uPlot) => ReactNode;
   /** Name used in performance marks (`onset:painted:<id>`), read by bench/ui. */
   chartId?: string;
+  /** When it changes (and options and data did not), rescale and redraw in place. */
+  redrawKey?: string;
   className?: string;
 }
 
-export function UPlotChart({ options, data, height, overlay, chartId, className }: UPlotChartProps) {
+export function UPlotChart({ options, data, height, overlay, chartId, className, redrawKey }: UPlotChartProps) {
   const hostRef = useRef<HTMLDivElement>(null);
   const plotRef = useRef<uPlot | null>(null);
   const dataRef = useRef(data);
   dataRef.current = data;
   /** The data the live instance shows, so a re-creation is not followed by a redundant setData. */
   const plotDataRef = useRef<uPlot.AlignedData | null>(null);
+  /** setData ran in this commit already (it rescales and redraws). */
+  const justSet = useRef(false);
   const [plot, setPlot] = useState<uPlot | null>(null);
   const [, setGeometry] = useState(0);
 
@@ -62,7 +66,18 @@ export function UPlotChart({ options, data, height, overlay, chartId, className 
     if (!plotRef.current || plotDataRef.current === data) return;
     plotDataRef.current = data;
     plotRef.current.setData(data);
+    justSet.current = true;
   }, [data]);
+
+  const lastRedrawKey = useRef(redrawKey);
+  useLayoutEffect(() => {
+    const fresh = justSet.current;
+    justSet.current = false;
+    if (lastRedrawKey.current === redrawKey) return;
+    lastRedrawKey.current = redrawKey;
+    const u = plotRef.current;
+    if (u && !fresh) u.setData(u.data);
+  }, [redrawKey]);
 
   useEffect(() => {
     const host = hostRef.current!;

@@ -74,3 +74,67 @@ export function quantileColor(q: string | number): LineColor {
   if (n >= 0.9) return 'p90';
   return 'p50';
 }
+
+/**
+ * Thin a long frame to at most 2 points per bucket, `buckets` buckets, keeping
+ * each line's minimum and maximum in their time order (and the count's
+ * maximum), so spikes and steps survive at pixel resolution. Times shift
+ * within a bucket; lines stay aligned on one x axis. A bucket with no value
+ * stays null, so gaps longer than a bucket still break the lines.
+ * Short frames come back unchanged.
+ */
+export function thinFrame(frame: LatencyFrame, buckets = 2000): LatencyFrame & { thinned: boolean } {
+  const n = frame.x.length;
+  if (n <= 2 * buckets) return { ...frame, thinned: false };
+  const size = Math.ceil(n / buckets);
+  const m = Math.ceil(n / size);
+  const x = new Array<number>(2 * m);
+  const lines = frame.lines.map((l) => ({ ...l, values: new Array<number | null>(2 * m) }));
+  const count = frame.count ? new Array<number | null>(2 * m) : undefined;
+  for (let j = 0; j < m; j++) {
+    const i0 = j * size;
+    const i1 = Math.min(n, i0 + size);
+    x[2 * j] = frame.x[i0]!;
+    x[2 * j + 1] = frame.x[Math.min(i1 - 1, i0 + (size >> 1))]!;
+    for (let k = 0; k < frame.lines.length; k++) {
+      const v = frame.lines[k]!.values;
+      let lo = Infinity;
+      let hi = -Infinity;
+      let loAt = -1;
+      let hiAt = -1;
+      for (let i = i0; i < i1; i++) {
+        const y = v[i];
+        if (y === null || y === undefined) continue;
+        if (y < lo) {
+          lo = y;
+          loAt = i;
+        }
+        if (y > hi) {
+          hi = y;
+          hiAt = i;
+        }
+      }
+      const out = lines[k]!.values;
+      if (loAt < 0) {
+        out[2 * j] = null;
+        out[2 * j + 1] = null;
+      } else if (loAt <= hiAt) {
+        out[2 * j] = lo;
+        out[2 * j + 1] = hi;
+      } else {
+        out[2 * j] = hi;
+        out[2 * j + 1] = lo;
+      }
+    }
+    if (count && frame.count) {
+      let c: number | null = null;
+      for (let i = i0; i < i1; i++) {
+        const y = frame.count[i];
+        if (y !== null && y !== undefined && (c === null || y > c)) c = y;
+      }
+      count[2 * j] = c;
+      count[2 * j + 1] = c;
+    }
+  }
+  return { x, lines, count, stepMs: frame.stepMs, thinned: true };
+}

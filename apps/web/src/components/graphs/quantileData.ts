@@ -17,17 +17,38 @@ export function shapeQuantiles(resp: { step_ms: number; points: readonly Quantil
   const pts = resp.points;
   const qs = opts.quantiles ?? Object.keys(pts[0]?.q ?? {}).sort((a, b) => Number(a) - Number(b));
   const step = resp.step_ms;
+  const dropNonPositive = !!opts.dropNonPositive;
+  const clean = (v: number | undefined): number | null =>
+    v === undefined || v === null || !Number.isFinite(v) || (dropNonPositive && v <= 0) ? null : v;
+  const lines = (cols: Array<Array<number | null>>) =>
+    qs.map((q, k) => ({ key: q, label: quantileLabel(q), color: quantileColor(q), values: cols[k]!, width: Number(q) >= 0.99 ? 2 : 1.5 }));
+
+  // The usual answer has a point every step: then times follow from the index and
+  // only the first and last need parsing (43,200 Date.parse calls cost more than the chart).
+  const n = pts.length;
+  const first = n ? Date.parse(pts[0]!.t) : NaN;
+  const contiguous = n > 1 && Date.parse(pts[n - 1]!.t) - first === (n - 1) * step && sampledOnGrid(pts, first, step);
+  if (contiguous) {
+    const x = new Array<number>(n);
+    const count = new Array<number | null>(n);
+    const cols = qs.map(() => new Array<number | null>(n));
+    for (let i = 0; i < n; i++) {
+      const p = pts[i]!;
+      x[i] = (first + i * step) / 1000;
+      count[i] = p.count;
+      const q = p.q;
+      for (let k = 0; k < qs.length; k++) cols[k]![i] = clean(q[qs[k]!]);
+    }
+    return { x, count, stepMs: step, lines: lines(cols) };
+  }
+
   const x: number[] = [];
   const count: Array<number | null> = [];
   const cols: Array<Array<number | null>> = qs.map(() => []);
-  // The usual answer has a point every step: then times follow from the index and
-  // only the first and last need parsing (43,200 Date.parse calls cost more than the chart).
-  const first = pts.length ? Date.parse(pts[0]!.t) : NaN;
-  const contiguous = pts.length > 1 && Date.parse(pts[pts.length - 1]!.t) - first === (pts.length - 1) * step && sampledOnGrid(pts, first, step);
   let prev = NaN;
-  for (let i = 0; i < pts.length; i++) {
+  for (let i = 0; i < n; i++) {
     const p = pts[i]!;
-    const t = contiguous ? first + i * step : Date.parse(p.t);
+    const t = Date.parse(p.t);
     if (t - prev > step * 1.5) {
       // A hole in the data: break every line here rather than join across it.
       x.push((prev + step) / 1000);
@@ -37,17 +58,9 @@ export function shapeQuantiles(resp: { step_ms: number; points: readonly Quantil
     prev = t;
     x.push(t / 1000);
     count.push(p.count);
-    for (let k = 0; k < qs.length; k++) {
-      const v = p.q[qs[k]!];
-      cols[k]!.push(v === undefined || v === null || !Number.isFinite(v) || (opts.dropNonPositive && v <= 0) ? null : v);
-    }
+    for (let k = 0; k < qs.length; k++) cols[k]!.push(clean(p.q[qs[k]!]));
   }
-  return {
-    x,
-    count,
-    stepMs: step,
-    lines: qs.map((q, k) => ({ key: q, label: quantileLabel(q), color: quantileColor(q), values: cols[k]!, width: Number(q) >= 0.99 ? 2 : 1.5 })),
-  };
+  return { x, count, stepMs: step, lines: lines(cols) };
 }
 
 /** Summary of what the frame shows, for the accessible description and the legend. */

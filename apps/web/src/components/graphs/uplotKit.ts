@@ -94,10 +94,16 @@ export function dragZoom(onZoom?: (fromMs: number, toMs: number) => void): Pick<
 }
 
 /** Vertical deploy lines (and the onset line) drawn under the data; labels are DOM chips (see ChartOverlay). */
-export function markerLines(c: ChartColors, markers: readonly ChartMarker[], onsetSec?: number): uPlot.Hooks.Arrays {
+export function markerLines(
+  c: ChartColors,
+  markersOf: readonly ChartMarker[] | (() => readonly ChartMarker[]),
+  onsetOf?: number | (() => number | undefined),
+): uPlot.Hooks.Arrays {
   return {
     drawAxes: [
       (u) => {
+        const markers = typeof markersOf === 'function' ? markersOf() : markersOf;
+        const onsetSec = typeof onsetOf === 'function' ? onsetOf() : onsetOf;
         const ctx = u.ctx;
         const { top, height, left, width } = u.bbox;
         const px = uPlot.pxRatio;
@@ -159,4 +165,13 @@ export function mergeHooks(...parts: Array<uPlot.Hooks.Arrays | undefined>): uPl
 export const RIGHT_GUTTER = 48;
 export function blankRightAxis(scaleKey = 'y'): uPlot.Axis {
   return { scale: scaleKey, side: 1, size: RIGHT_GUTTER, grid: { show: false }, ticks: { show: false }, values: (_u, splits) => splits.map(() => '') };
+}
+
+/**
+ * Shared cursor between charts of one page, without sharing drags: a drag on
+ * one chart is one zoom, not one per chart.
+ */
+export function cursorSync(key: string | undefined): uPlot.Cursor['sync'] {
+  if (!key) return undefined;
+  return { key, filters: { pub: (type: string) => type !== 'mousedown' && type !== 'mouseup' && type !== 'dblclick' } };
 }
