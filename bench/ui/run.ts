@@ -6,10 +6,11 @@
  *  2. the gzip size of what each route downloads, the initial route first.
  * The API is served from memory so only the browser is measured.
  *
- *   npm run build:web && node --import tsx bench/ui/run.ts [--runs 7]
+ *   npm run bench:ui [-- --runs 11 --no-build]   (builds apps/web first unless --no-build)
  * Prints numbers and writes bench/results/ui.json.
  */
 import { createServer, type Server } from 'node:http';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
@@ -269,9 +270,13 @@ if (process.argv.includes('--serve')) {
   await new Promise(() => {});
 }
 
-if (!existsSync(path.join(DIST, '.vite/manifest.json'))) {
-  console.error('bench/ui: no production build; run `npm run build:web` first');
-  process.exit(1);
+// Measure the current code: build it (skip with --no-build to reuse apps/web/dist).
+if (!process.argv.includes('--no-build') || !existsSync(path.join(DIST, '.vite/manifest.json'))) {
+  const b = spawnSync('npm', ['run', '--silent', 'build:web'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (b.status !== 0) {
+    console.error('bench/ui: `npm run build:web` failed');
+    process.exit(1);
+  }
 }
 const bundles = bundleSizes();
 console.log('Bundle (gzip, what each route downloads on a cold load):');
