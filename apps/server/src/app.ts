@@ -29,7 +29,7 @@ export interface AppContext {
   onIngested?: (kind: 'traces' | 'metrics', count: number) => void;
 }
 
-function baseApp(config: Config): FastifyInstance {
+function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInstance {
   const app = Fastify({
     logger: { level: config.logLevel },
     bodyLimit: 1024 * 1024,
@@ -37,13 +37,14 @@ function baseApp(config: Config): FastifyInstance {
     connectionTimeout: 0,
     keepAliveTimeout: 65_000,
   });
-  installErrorHandler(app);
+  installErrorHandler(app, opts);
   return app;
 }
 
 /** The main listener: UI, REST API, OpenAPI, OTLP. */
 export async function buildApp(ctx: Omit<AppContext, 'guard'>): Promise<FastifyInstance> {
-  const app = baseApp(ctx.config);
+  const hasUi = existsSync(path.join(WEB_DIST, 'index.html'));
+  const app = baseApp(ctx.config, { notFound: !hasUi });
   const full: AppContext = { ...ctx, guard: scopeGuard(ctx.config.tokens) };
   await app.register(swagger, {
     openapi: {
@@ -58,7 +59,7 @@ export async function buildApp(ctx: Omit<AppContext, 'guard'>): Promise<FastifyI
   await registerFeatures(app, full);
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger());
 
-  if (existsSync(path.join(WEB_DIST, 'index.html'))) {
+  if (hasUi) {
     await app.register(fastifyStatic, { root: WEB_DIST, prefix: '/', wildcard: false, index: 'index.html' });
     // Client-side routes (deep links like /regressions/42) get the SPA shell.
     app.setNotFoundHandler((req, reply) => {
@@ -86,6 +87,7 @@ async function registerFeatures(_app: FastifyInstance, _ctx: AppContext): Promis
   // Each feature registers here: await app.register(featureRoutes, ctx);
   await _app.register((await import('./series/heatmap-routes.ts')).heatmapRoutes, _ctx);
   await _app.register((await import('./deploys/routes.ts')).deployRoutes, _ctx);
+  await _app.register((await import('./regressions/routes.ts')).regressionRoutes, _ctx);
   await _app.register((await import('./slos/routes.ts')).sloRoutes, _ctx);
   await _app.register((await import('./alerts/routes.ts')).alertRoutes, _ctx);
   await _app.register((await import('./webhooks/routes.ts')).webhookRoutes, _ctx);

@@ -6,7 +6,10 @@ import type { Partitions } from '../db/partitions.ts';
 import { runMaintenance } from '../maintenance/retention.ts';
 import { observeJobs } from '../observability/jobs.ts';
 import { inferMarkers } from '../deploys/infer.ts';
+import { pairEdges } from '../edges/pairing.ts';
+import { Registry } from '../otlp/registry.ts';
 import { sloTasks } from '../slos/tasks.ts';
+import { regressionTasks } from '../regressions/tasks.ts';
 
 export interface Scheduler {
   stop: () => Promise<void>;
@@ -30,12 +33,19 @@ const RESTART_DELAY_MS = 5000;
  */
 export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
   const { config, pool, partitions, log } = deps;
+  const registry = new Registry(pool);
   const slo = sloTasks({ config, pool, log });
+  const regressions = regressionTasks({ pool, registry, partitions, log });
   const taskList: TaskList = {
     ...slo.tasks,
+    ...regressions.tasks,
     maintenance: async () => {
       const r = await runMaintenance(pool, partitions, config);
       if (r.dropped.length) log.info({ dropped: r.dropped }, 'retention dropped partitions');
+    },
+    pair_edges: async () => {
+      const r = await pairEdges(pool, registry, partitions);
+      if (r.pairs) log.debug(r, 'paired client and server spans');
     },
     infer_deploys: async () => {
       const r = await inferMarkers(pool);
@@ -45,7 +55,9 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
   const crontab = [
     '* * * * * maintenance ?max=1&jobKey=maintenance',
     '* * * * * infer_deploys ?max=1&jobKey=infer_deploys',
+    '* * * * * pair_edges ?max=1&jobKey=pair_edges',
     ...slo.crontab,
+    ...regressions.crontab,
   ].join('\n');
   const logger = new Logger(() => (level, message) => {
     if (level === 'error') log.error(message);

@@ -1,0 +1,44 @@
+/**
+ * A full detection run, as POST /api/v1/detect and the scheduler do it:
+ * pair client and server spans into edge series, infer deploy markers from
+ * telemetry, then the detection pass (which attributes with those markers).
+ */
+import type { Pool } from '../db/pool.ts';
+import type { Partitions } from '../db/partitions.ts';
+import { pairEdges, type PairingResult } from '../edges/pairing.ts';
+import { inferMarkers, type InferResult } from '../deploys/infer.ts';
+import type { Registry } from '../otlp/registry.ts';
+import { runDetectionPass, type PassOptions, type PassResult } from './engine.ts';
+
+export interface DetectRunResult {
+  pairing: PairingResult;
+  inference: InferResult;
+  detection: PassResult;
+}
+
+/**
+ * Arrivals up to this instant can be paired without missing any: no ingest
+ * transaction that is still open can commit rows received earlier (rows take
+ * their transaction's start time). Read from PostgreSQL's own clock.
+ */
+export async function settledArrivalMs(pool: Pool): Promise<number> {
+  const { rows } = await pool.query<{ ms: number }>(
+    `SELECT (extract(epoch FROM LEAST(clock_timestamp(),
+              coalesce((SELECT min(xact_start) FROM pg_stat_activity
+                         WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
+                           AND backend_type = 'client backend'), clock_timestamp()))) * 1000)::float8 - 1 AS ms`,
+  );
+  // Whole milliseconds: the pairing cursor is stored at millisecond precision.
+  return Math.floor(Number(rows[0]!.ms));
+}
+
+export async function runDetect(
+  deps: { pool: Pool; registry: Registry; partitions: Partitions },
+  opts: PassOptions & { wait?: boolean; pairUptoMs?: number } = {},
+): Promise<DetectRunResult> {
+  const { pool, registry, partitions } = deps;
+  const pairing = await pairEdges(pool, registry, partitions, opts.pairUptoMs !== undefined ? { uptoMs: opts.pairUptoMs } : {});
+  const inference = await inferMarkers(pool);
+  const detection = await runDetectionPass(pool, opts);
+  return { pairing, inference, detection };
+}
