@@ -176,7 +176,11 @@ describe('on-call path through the UI', () => {
   it('explorer, SLOs and settings render (screenshots), and nothing threw', async () => {
     const series = (await (await fetch(`${server.url}/api/v1/series?service=containerd`)).json()) as { series: Array<{ id: string }> };
     await page.goto(`${server.url}/explorer?series=${series.series[0]!.id}&from=now-4h`);
-    await page.getByTestId('chart-heatmap').locator('canvas').waitFor();
+    const heat = page.getByTestId('chart-heatmap');
+    await heat.locator('canvas').waitFor();
+    // The heatmap has cells: both the ~20 ms and the ~9 s populations are counted.
+    await expect.poll(() => heat.locator('figcaption').textContent()).toMatch(/max \d+/);
+    expect(await heat.locator('.chart-nodata').count()).toBe(0);
     await page.getByTestId('chart-quantiles').locator('.marker-chip[data-kind="kernel"]').first().waitFor();
     await shot(page, 'explorer');
     // Drag across the chart to zoom: the URL gets the absolute window, Back undoes it.
