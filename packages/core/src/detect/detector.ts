@@ -22,7 +22,7 @@
  * per quantile plus a ring of the last beforePoints+maxAfterPoints points, and
  * round-trips through JSON, so a pass only processes new points.
  */
-import { exceedanceTest, mannWhitneyGreater, median, normalQuantile, orderStatisticZ, robustTrend } from './stats.ts';
+import { exceedanceSorted, mannWhitneySorted, median, normalQuantile, orderStatisticZ, robustTrend, select } from './stats.ts';
 import {
   resolveDetectOptions,
   type DetectOptions,
@@ -50,12 +50,15 @@ function zAt(which: number, count: number): number {
 }
 /** Baseline smoothing (Holt): level gain and slope gain. */
 const HOLT_ALPHA = 0.1;
-const HOLT_BETA = 0.05;
+const HOLT_BETA = 0.02;
 /** The baseline learns from points this far back; CUSUM runs above SUSPECT keep their points out of it. */
 const BASELINE_LAG = 16;
-const SUSPECT = 2;
+const SUSPECT = 0.75;
 /** Largest believable drift of the baseline, log units per minute (~×1.35 per hour). */
 const MAX_SLOPE = 0.005;
+/** E[min(Z², 16)] for standard normal Z, and the memory (points) of the residual calibration. */
+const WINSOR_4SD = 0.9987;
+const CALIBRATION_MEMORY = 256;
 /** E[min(Z², 4)] for standard normal Z. */
 const WINSOR_2SD = 0.9211;
 /** Noise model memory (points). */
@@ -68,7 +71,9 @@ const JOIN_ALPHA = 1e-3;
 /** Tail share: upper quantile of the regime, its window and refresh period (points), CUSUM threshold. */
 const TAIL_QUANTILE = 0.95;
 const TAIL_WINDOW = 64;
-const TAIL_REFRESH = 16;
+const TAIL_REFRESH = 32;
+/** An unconfirmed alarm is retested after waited/RETEST_GROWTH more points (a geometric schedule). */
+const RETEST_GROWTH = 2;
 const TAIL_H = 6;
 /** Finite sentinels keep the state plain JSON (JSON has no Infinity). */
 const NO_THRESHOLD = Number.MAX_VALUE;
@@ -93,6 +98,11 @@ interface MetricState {
   sud: number;
   a: number;
   tau2: number;
+  // Calibration of standardised residuals: EWMA of z², of z·z(prev), the scale they imply.
+  cm2: number;
+  cr1: number;
+  zprev: number;
+  kappa: number;
   // Two-sided CUSUM and the start of each run (valid-point index).
   up: number;
   dn: number;
@@ -104,6 +114,12 @@ interface MetricState {
   thr: number;
   thrAt: number;
   pe: number;
+  /** p0 the increments below were computed for: above/below-threshold steps of the up and down CUSUMs. */
+  p0: number;
+  lu1: number;
+  lu0: number;
+  ld1: number;
+  ld0: number;
   eu: number;
   ed: number;
   euStart: number;
@@ -153,8 +169,9 @@ function newMetricState(): MetricState {
   return {
     warm: 0, level: 0, slope: 0, lastT: 0, fed: 0,
     w: 0, su: 0, suu: 0, sd: 0, sud: 0, a: 0, tau2: 0,
+    cm2: 1, cr1: 0, zprev: 0, kappa: 1,
     up: 0, dn: 0, upStart: 0, dnStart: 0,
-    thr: NO_THRESHOLD, thrAt: NEVER, pe: 0.1, eu: 0, ed: 0, euStart: 0, edStart: 0,
+    thr: NO_THRESHOLD, thrAt: NEVER, pe: 0.1, p0: 0, lu1: 0, lu0: 0, ld1: 0, ld0: 0, eu: 0, ed: 0, euStart: 0, edStart: 0,
     alarm: 0, src: 0, tests: 0, onset: 0, nextTest: 0, regimeStart: 0,
   };
 }
@@ -170,6 +187,8 @@ export class StepDetector {
   private readonly rg: Float64Array;
   /** log(value + floor) of p50 and p99 (read through `y()`, which corrects small counts). */
   private readonly ry: [Float64Array, Float64Array];
+  /** Per point, the small-count correction per unit of spread: -Φ⁻¹ level of its p50, Φ⁻¹(0.99) - level of its p99. */
+  private readonly rz: [Float64Array, Float64Array];
   /** Spread of the event distribution in log units (σ_u), from p99 - p50 against their order-statistic levels. */
   private sxz = 0;
   private szz = 0;
@@ -186,6 +205,7 @@ export class StepDetector {
     this.rc = new Float64Array(this.cap);
     this.rg = new Float64Array(this.cap);
     this.ry = [new Float64Array(this.cap), new Float64Array(this.cap)];
+    this.rz = [new Float64Array(this.cap), new Float64Array(this.cap)];
     this.ms = [newMetricState(), newMetricState()];
     this.logMin = Math.log(this.opts.minRatio);
     this.q2 = this.opts.resolution * this.opts.resolution;
@@ -224,9 +244,12 @@ export class StepDetector {
     const pos = vi % this.cap;
     this.rt[pos] = p.t;
     this.rc[pos] = c;
+    this.rz[0][pos] = -zAt(0, c);
+    this.rz[1][pos] = Z99 - zAt(1, c);
     this.rg[pos] = g;
-    const l50 = Math.log(v50);
-    const l99 = Math.log(v99);
+    // Rounded to 1e-6 (far below the histograms' 1% resolution) so the state's JSON stays short.
+    const l50 = Math.round(Math.log(v50) * 1e6) / 1e6;
+    const l99 = Math.round(Math.log(v99) * 1e6) / 1e6;
     this.ry[0][pos] = l50;
     this.ry[1][pos] = l99;
     // Learn the distribution's spread from how far p99 sits above p50 at the
@@ -286,9 +309,26 @@ export class StepDetector {
     const sigma = Math.sqrt(s.tau2 + s.a / c + this.q2);
     const e = y - f;
     const cl = o.clip;
-    let z = e / sigma;
+    // Calibrate: the noise model misses forecast error and minute-to-minute
+    // correlation (load wanders), and a CUSUM of correlated scores alarms far
+    // more often than its threshold promises. Scale by the residuals' own
+    // second moment, inflated for lag-1 autocorrelation (long-run variance).
+    const zr0 = e / sigma;
+    const zr = zr0 > 4 ? 4 : zr0 < -4 ? -4 : zr0;
+    let z = zr / s.kappa;
     if (z > cl) z = cl;
     else if (z < -cl) z = -cl;
+    // (Learn from every point outside a pending alarm: leaving out points
+    // where a CUSUM is merely building would leave out the large residuals.)
+    if (s.alarm === 0) {
+      const g = 1 / CALIBRATION_MEMORY;
+      s.cm2 += g * (zr * zr - s.cm2);
+      s.cr1 += g * (zr * s.zprev - s.cr1);
+      const rho = Math.min(0.8, Math.max(0, s.cr1 / s.cm2));
+      const k2 = (s.cm2 / WINSOR_4SD) * ((1 + rho) / (1 - rho));
+      s.kappa = Math.min(5, Math.max(0.8, Math.sqrt(k2)));
+    }
+    s.zprev = zr;
     const k = o.cusumK;
     if (s.up === 0) s.upStart = vi;
     s.up = Math.max(0, s.up + z - k);
@@ -302,7 +342,7 @@ export class StepDetector {
     if (j > s.fed) {
       s.fed = j;
       const suspect =
-        (s.alarm !== 0 && j >= s.onset) || (s.up > SUSPECT && j >= s.upStart) || (s.dn > SUSPECT && j >= s.dnStart);
+        (s.alarm !== 0 && j >= s.onset) || (s.up > SUSPECT * o.cusumH && j >= s.upStart) || (s.dn > SUSPECT * o.cusumH && j >= s.dnStart);
       if (!suspect) this.feedBaseline(s, mi, j);
     }
 
@@ -312,12 +352,11 @@ export class StepDetector {
     if (s.thr !== NO_THRESHOLD) {
       const b = y > s.thr;
       const p0 = s.pe < 0.02 ? 0.02 : s.pe > 0.3 ? 0.3 : s.pe;
-      const p1u = Math.min(0.9, Math.max(3 * p0, p0 + 0.1));
-      const p1d = p0 / 4;
+      if (Math.abs(p0 - s.p0) > 0.002) this.tailIncrements(s, p0);
       if (s.eu === 0) s.euStart = vi;
-      s.eu = Math.max(0, s.eu + (b ? Math.log(p1u / p0) : Math.log((1 - p1u) / (1 - p0))));
+      s.eu = Math.max(0, s.eu + (b ? s.lu1 : s.lu0));
       if (s.ed === 0) s.edStart = vi;
-      s.ed = Math.max(0, s.ed + (b ? Math.log(p1d / p0) : Math.log((1 - p1d) / (1 - p0))));
+      s.ed = Math.max(0, s.ed + (b ? s.ld1 : s.ld0));
       if (!brewing) s.pe += ((b ? 1 : 0) - s.pe) / NOISE_MEMORY;
     }
 
@@ -366,12 +405,23 @@ export class StepDetector {
     s.lastT = tj;
   }
 
+  /** Log-likelihood-ratio increments of the tail-share CUSUMs for base rate p0 (up: ×3 or +0.1, down: ÷4). */
+  private tailIncrements(s: MetricState, p0: number): void {
+    const p1u = Math.min(0.9, Math.max(3 * p0, p0 + 0.1));
+    const p1d = p0 / 4;
+    s.p0 = p0;
+    s.lu1 = Math.log(p1u / p0);
+    s.lu0 = Math.log((1 - p1u) / (1 - p0));
+    s.ld1 = Math.log(p1d / p0);
+    s.ld0 = Math.log((1 - p1d) / (1 - p0));
+  }
+
   /** The regime's upper quantile over its last TAIL_WINDOW points, plus the reporting margin. */
   private refreshThreshold(mi: number, vi: number): void {
     const s = this.ms[mi]!;
     const from = Math.max(s.regimeStart, vi - TAIL_WINDOW, vi - this.cap + 1);
-    const ys = this.rangeY(mi, from, vi - 1).sort();
-    s.thr = ys[Math.min(ys.length - 1, Math.floor(TAIL_QUANTILE * ys.length))]! + this.logMin;
+    const ys = this.rangeY(mi, from, vi - 1);
+    s.thr = select(ys, Math.min(ys.length - 1, Math.floor(TAIL_QUANTILE * ys.length))) + this.logMin;
     s.thrAt = vi;
   }
 
@@ -460,10 +510,7 @@ export class StepDetector {
    * estimate, σ·(Φ⁻¹(q) - Φ⁻¹(k/(n+1))), with σ the learnt spread.
    */
   private y(mi: number, pos: number): number {
-    const raw = this.ry[mi]![pos]!;
-    if (this.sigmaU === 0) return raw;
-    const c = this.rc[pos]!;
-    return mi === 0 ? raw - this.sigmaU * zAt(0, c) : raw + this.sigmaU * (Z99 - zAt(1, c));
+    return this.ry[mi]![pos]! + this.sigmaU * this.rz[mi]![pos]!;
   }
 
   private rangeY(mi: number, from: number, to: number): Float64Array {
@@ -528,16 +575,17 @@ export class StepDetector {
    * minutes) and, for regressions, over its top 2% (new extremes).
    */
   private rankTests(dir: number, yA: Float64Array, yB: Float64Array): { p: number; tail: boolean; theta: number } {
-    const pmw = dir > 0 ? mannWhitneyGreater(yA, yB) : mannWhitneyGreater(yB, yA);
-    const n = yB.length;
-    const sorted = Float64Array.from(yB).sort();
+    const sA = yA.slice().sort();
+    const sB = yB.slice().sort();
+    const pmw = dir > 0 ? mannWhitneySorted(sA, sB) : mannWhitneySorted(sB, sA);
+    const n = sB.length;
     const r1 = Math.max(1, Math.round(EXCEEDANCE_SHARE * n));
-    const pex = exceedanceTest(yA, yB, r1, dir);
+    const pex = exceedanceSorted(sA, sB, r1, dir);
     const r2 = Math.max(1, Math.round(0.02 * n));
-    const ptop = dir > 0 ? exceedanceTest(yA, yB, r2, dir) : 1;
+    const ptop = dir > 0 ? exceedanceSorted(sA, sB, r2, dir) : 1;
     const p = Math.min(1, 3 * Math.min(pmw, pex, ptop));
     if (pmw <= pex && pmw <= ptop) return { p, tail: false, theta: 0 };
-    return { p, tail: true, theta: sorted[n - (pex <= ptop ? r1 : r2)]! };
+    return { p, tail: true, theta: sB[n - (pex <= ptop ? r1 : r2)]! };
   }
 
   private tryConfirm(mi: number, now: number): StepChange | null {
@@ -546,14 +594,18 @@ export class StepDetector {
     const dir = s.alarm;
     // The level CUSUM and the tail-share CUSUM may date the onset differently
     // (a sparse tail shows up as scattered slow minutes): try both.
+    const tailHalf = TAIL_H / 2;
+    const levelHalf = o.cusumH / 2;
     const otherRun =
-      s.src === 0 ? (dir > 0 ? (s.eu > 0 ? s.euStart : -1) : s.ed > 0 ? s.edStart : -1) : dir > 0 ? (s.up > 0 ? s.upStart : -1) : s.dn > 0 ? s.dnStart : -1;
+      s.src === 0
+        ? dir > 0 ? (s.eu > tailHalf ? s.euStart : -1) : s.ed > tailHalf ? s.edStart : -1
+        : dir > 0 ? (s.up > levelHalf ? s.upStart : -1) : s.dn > levelHalf ? s.dnStart : -1;
     // A long-pending alarm (a slow drift the baseline stopped following) may
     // have a real step arrive inside it: also try the best split since the
     // alarm's onset.
     const candidates = [s.onset];
     if (otherRun >= 0) candidates.push(Math.max(otherRun, s.regimeStart + MIN_BEFORE));
-    if (now - s.onset + 1 > 2 * MIN_AFTER) {
+    if (now - s.onset + 1 >= 12) {
       const inner = this.localise(mi, dir, { p: 0, tail: false, theta: 0, onset: s.onset }, now, s.onset + 1).split;
       candidates.push(inner);
     }
@@ -584,7 +636,7 @@ export class StepDetector {
         this.initRegime(mi, Math.max(s.onset, now - 9), now, s.slope);
         s.regimeStart = regimeStart;
       } else {
-        s.nextTest = now + Math.max(1, Math.floor(waited / 4));
+        s.nextTest = now + Math.max(1, Math.floor(waited / RETEST_GROWTH));
       }
       return null;
     }
@@ -791,6 +843,8 @@ export class StepDetector {
       const p = (state.nv - size + i) % d.cap;
       d.rt[p] = state.ring.t[i]!;
       d.rc[p] = state.ring.c[i]!;
+      d.rz[0][p] = -zAt(0, d.rc[p]!);
+      d.rz[1][p] = Z99 - zAt(1, d.rc[p]!);
       d.rg[p] = state.ring.g[i]!;
       d.ry[0][p] = state.ring.y50[i]!;
       d.ry[1][p] = state.ring.y99[i]!;

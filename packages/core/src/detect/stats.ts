@@ -7,9 +7,37 @@
 /** Median of the first `n` values of `a` (copied, `a` is not reordered). */
 export function median(a: ArrayLike<number>, n = a.length): number {
   if (n === 0) return NaN;
-  const s = Float64Array.from({ length: n }, (_, i) => a[i]!).sort();
+  const s = new Float64Array(n);
+  for (let i = 0; i < n; i++) s[i] = a[i]!;
+  s.sort();
   const h = n >> 1;
   return n % 2 ? s[h]! : (s[h - 1]! + s[h]!) / 2;
+}
+
+/** The k-th smallest value (0-based) of `a`, reordering `a` in place (Hoare's quickselect). */
+export function select(a: Float64Array, k: number): number {
+  let lo = 0;
+  let hi = a.length - 1;
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        const t = a[i]!;
+        a[i] = a[j]!;
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return a[k]!;
+  }
+  return a[k]!;
 }
 
 /** Upper tail of the standard normal, P(Z > z), to ~1e-7 relative (W. J. Cody style rational erfc). */
@@ -48,55 +76,51 @@ export function erfc(x: number): number {
  * approximation with mid-ranks and the tie-corrected variance.
  */
 export function mannWhitneyGreater(hi: ArrayLike<number>, lo: ArrayLike<number>): number {
+  return mannWhitneySorted(Float64Array.from(hi).sort(), Float64Array.from(lo).sort());
+}
+
+/** mannWhitneyGreater for samples already sorted ascending (one merge pass). */
+export function mannWhitneySorted(hi: Float64Array, lo: Float64Array): number {
   const m = hi.length;
   const n = lo.length;
   if (m === 0 || n === 0) return 1;
-  const sortedLo = Float64Array.from(lo).sort();
-  // Strict U (ties count 0) and mid-rank U (ties count 1/2).
+  // One merge over both sorted samples gives the strict U (ties count 0),
+  // the mid-rank U (ties count 1/2) and the tie groups.
   let strict = 0;
   let ties = 0;
-  for (let i = 0; i < m; i++) {
-    const v = hi[i]!;
-    const below = lowerBound(sortedLo, v);
-    const atOrBelow = upperBound(sortedLo, v);
-    strict += below;
-    ties += atOrBelow - below;
+  let tieSum = 0;
+  let i = 0;
+  let j = 0;
+  while (i < m || j < n) {
+    const v = j >= n || (i < m && hi[i]! < lo[j]!) ? hi[i]! : lo[j]!;
+    let ci = 0;
+    let cj = 0;
+    while (i < m && hi[i] === v) {
+      i++;
+      ci++;
+    }
+    while (j < n && lo[j] === v) {
+      j++;
+      cj++;
+    }
+    // The ci values of `hi` equal to v beat the j - cj values of `lo` below v.
+    strict += ci * (j - cj);
+    ties += ci * cj;
+    const t = ci + cj;
+    if (t > 1) tieSum += t * t * t - t;
   }
-  const uMid = strict + ties / 2;
-  const approx = mannWhitneyNormal(uMid, hi, lo);
+  const N = m + n;
+  const u = strict + ties / 2;
+  const mean = (m * n) / 2;
+  const variance = ((m * n) / 12) * (N + 1 - tieSum / (N * (N - 1)));
+  // Continuity correction of 1/2 towards the null.
+  const approx = variance > 0 ? normalUpperTail((u - mean - 0.5) / Math.sqrt(variance)) : 1;
   const small = Math.min(m, n);
   const deficit = m * n - strict;
   // The exact path is cheap only when the smaller sample and the deficit are
   // small; it matters only when the approximation says "maybe significant".
-  if (small <= 24 && deficit <= 4000 && approx < 0.05) {
-    return exactUpperTail(small, Math.max(m, n), deficit);
-  }
+  if (small <= 24 && deficit <= 4000 && approx < 0.01) return exactUpperTail(small, Math.max(m, n), deficit);
   return approx;
-}
-
-function mannWhitneyNormal(u: number, hi: ArrayLike<number>, lo: ArrayLike<number>): number {
-  const m = hi.length;
-  const n = lo.length;
-  const N = m + n;
-  // Tie correction needs the tie groups of the pooled sample.
-  const pooled = new Float64Array(N);
-  for (let i = 0; i < m; i++) pooled[i] = hi[i]!;
-  for (let i = 0; i < n; i++) pooled[m + i] = lo[i]!;
-  pooled.sort();
-  let tieSum = 0;
-  for (let i = 0; i < N; ) {
-    let j = i + 1;
-    while (j < N && pooled[j] === pooled[i]) j++;
-    const t = j - i;
-    if (t > 1) tieSum += t * t * t - t;
-    i = j;
-  }
-  const mean = (m * n) / 2;
-  const variance = ((m * n) / 12) * (N + 1 - tieSum / (N * (N - 1)));
-  if (variance <= 0) return 1;
-  // Continuity correction of 1/2 towards the null.
-  const z = (u - mean - 0.5) / Math.sqrt(variance);
-  return normalUpperTail(z);
 }
 
 /**
@@ -125,28 +149,6 @@ export function binomial(n: number, k: number): number {
   let r = 1;
   for (let i = 1; i <= k; i++) r = (r * (n - k + i)) / i;
   return r;
-}
-
-function lowerBound(a: Float64Array, v: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (a[mid]! < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function upperBound(a: Float64Array, v: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (a[mid]! <= v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /**
@@ -188,16 +190,24 @@ function sliceOf(a: ArrayLike<number>, from: number, to: number): Float64Array {
  * alternative, so the p-value stays valid for bucketed data.
  */
 export function exceedanceTest(after: ArrayLike<number>, before: ArrayLike<number>, r: number, dir: number): number {
+  return exceedanceSorted(Float64Array.from(after).sort(), Float64Array.from(before).sort(), r, dir);
+}
+
+/** exceedanceTest for samples already sorted ascending. */
+export function exceedanceSorted(after: Float64Array, before: Float64Array, r: number, dir: number): number {
   const m = after.length;
   const n = before.length;
   if (m === 0 || n === 0 || r < 1 || r > n) return 1;
-  const sorted = Float64Array.from(before).sort();
-  const theta = sorted[n - r]!;
-  let x = 0;
-  for (let i = 0; i < m; i++) {
-    const v = after[i]!;
-    if (dir > 0 ? v > theta : v >= theta) x++;
+  const theta = before[n - r]!;
+  // Points above (dir > 0) or at/above (dir < 0) the threshold, by binary search.
+  let lo = 0;
+  let hi = m;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (dir > 0 ? after[mid]! <= theta : after[mid]! < theta) lo = mid + 1;
+    else hi = mid;
   }
+  const x = m - lo;
   // Point probabilities by the ratio recurrence P(x+1)/P(x) = (r+x)(m-x) / ((x+1)(n-r+m-x)).
   const total = binomial(n + m, m);
   let px = binomial(n - r + m, m) / total; // P(X = 0)
