@@ -103,7 +103,8 @@ describe('detectSteps: steps are found, located and sized', () => {
           expect(hit).toHaveLength(1);
           const c = hit[0]!;
           expect(c.direction).toBe(up ? 'regression' : 'improvement');
-          expect(c.detectedIndex - c.index + 1).toBeLessThanOrEqual(8);
+          // Delay: points from the true onset up to confirmation, inclusive.
+          expect(c.detectedIndex - truth + 1).toBeLessThanOrEqual(8);
           // The reported size is the step's (within 25% in log terms).
           expect(Math.abs(Math.log(c.ratios.p50) - Math.log(factor))).toBeLessThan(0.25 * Math.abs(Math.log(factor)) + 0.1);
           // Nothing else in a series with a single step.
