@@ -52,13 +52,20 @@ beforeAll(async () => {
   await pairEdges(pool, new Registry(pool), new Partitions(pool), { uptoMs: Date.now() + 1000 });
   const detect = await fetch(`${server.url}/api/v1/detect`, { method: 'POST' });
   expect(detect.status, `POST /api/v1/detect: ${await detect.text()}`).toBe(200);
-  const list = (await (await fetch(`${server.url}/api/v1/regressions?status=open`)).json()) as { regressions: RegressionJson[] };
+  const list = (await (await fetch(`${server.url}/api/v1/regressions?status=open`)).json()) as {
+    regressions: RegressionJson[];
+  };
   kernel = list.regressions.find((r) => r.op === 'unmount')!;
-  edge = list.regressions.filter((r) => r.name === 'GET /lookup' && r.service === 'checkout').sort((a, b) => b.ratio_p50 - a.ratio_p50)[0]!;
+  edge = list.regressions
+    .filter((r) => r.name === 'GET /lookup' && r.service === 'checkout')
+    .sort((a, b) => b.ratio_p50 - a.ratio_p50)[0]!;
   expect(kernel, 'a regression on the overlay unmounts').toBeTruthy();
   expect(edge, 'a regression on checkout → urlite GET /lookup').toBeTruthy();
 
-  context = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: 'light' });
+  context = await browser.newContext({
+    viewport: { width: 1400, height: 900 },
+    colorScheme: 'light',
+  });
   page = await context.newPage();
   page.on('dialog', (d) => {
     dialogs.push(d.message());
@@ -104,8 +111,14 @@ describe('on-call path through the UI', () => {
     const chip = chart.locator('.marker-chip[data-kind="kernel"]').first();
     await chip.waitFor();
     expect(await chip.getAttribute('aria-label')).toMatch(/kernel .*4\.15\.0-36/);
-    expect(await markerColumnColour(page, chip), 'a coloured vertical line under the kernel marker chip').not.toBeNull();
-    expect(await markerColumnColour(page, chip, -60), 'no such line where there is no marker').toBeNull();
+    expect(
+      await markerColumnColour(page, chip),
+      'a coloured vertical line under the kernel marker chip',
+    ).not.toBeNull();
+    expect(
+      await markerColumnColour(page, chip, -60),
+      'no such line where there is no marker',
+    ).toBeNull();
 
     // Onset line and the before/after levels: the after level sits far above the before level.
     await chart.getByTestId('onset-line').waitFor();
@@ -150,17 +163,24 @@ describe('on-call path through the UI', () => {
     await page.locator(`[data-regression-id="${edge.id}"] a`).click();
     const panel = page.getByTestId('edge-panel');
     await panel.getByTestId('chart-edge').locator('canvas').waitFor();
-    for (const view of ['client', 'server', 'gap']) expect(await panel.locator(`[data-view="${view}"]`).textContent()).not.toContain('not reported');
+    for (const view of ['client', 'server', 'gap'])
+      expect(await panel.locator(`[data-view="${view}"]`).textContent()).not.toContain(
+        'not reported',
+      );
     // The gap went from well under a millisecond to ~40 ms; the server view stayed flat.
     expect(await panel.locator('[data-view="gap"]').textContent()).toMatch(/→ (39|40|41)\.\d ms/);
-    expect(await panel.locator('[data-view="server"]').textContent()).toMatch(/µs → \d+ µs|ms → 0\.\d+ ms/);
+    expect(await panel.locator('[data-view="server"]').textContent()).toMatch(
+      /µs → \d+ µs|ms → 0\.\d+ ms/,
+    );
     expect(await panel.getByRole('note').textContent()).toMatch(/Only callers see it/);
     await shot(page, 'regression-edge');
     // Acknowledge it: the page and the overview say so.
     await page.getByRole('button', { name: 'Acknowledge' }).click();
     await page.getByTestId('regression-status').filter({ hasText: 'acknowledged' }).waitFor();
     await page.goto(`${server.url}/`);
-    await expect.poll(() => page.locator(`[data-regression-id="${edge.id}"]`).textContent()).toContain('acked');
+    await expect
+      .poll(() => page.locator(`[data-regression-id="${edge.id}"]`).textContent())
+      .toContain('acked');
   });
 
   it('a marker description from CI renders as text, never as HTML', async () => {
@@ -174,24 +194,34 @@ describe('on-call path through the UI', () => {
   });
 
   it('explorer, SLOs and settings render (screenshots), and nothing threw', async () => {
-    const series = (await (await fetch(`${server.url}/api/v1/series?service=containerd`)).json()) as { series: Array<{ id: string }> };
+    const series = (await (
+      await fetch(`${server.url}/api/v1/series?service=containerd`)
+    ).json()) as { series: Array<{ id: string }> };
     await page.goto(`${server.url}/explorer?series=${series.series[0]!.id}&from=now-4h`);
     const heat = page.getByTestId('chart-heatmap');
     await heat.locator('canvas').waitFor();
     // The heatmap has cells: both the ~20 ms and the ~9 s populations are counted.
     await expect.poll(() => heat.locator('figcaption').textContent()).toMatch(/max \d+/);
     expect(await heat.locator('.chart-nodata').count()).toBe(0);
-    await page.getByTestId('chart-quantiles').locator('.marker-chip[data-kind="kernel"]').first().waitFor();
+    await page
+      .getByTestId('chart-quantiles')
+      .locator('.marker-chip[data-kind="kernel"]')
+      .first()
+      .waitFor();
     await shot(page, 'explorer');
     // Drag across the chart to zoom: the URL gets the absolute window, Back undoes it.
-    const plot = (await page.getByTestId('chart-quantiles').getByTestId('plot-area').boundingBox())!;
+    const plot = (await page
+      .getByTestId('chart-quantiles')
+      .getByTestId('plot-area')
+      .boundingBox())!;
     await page.mouse.move(plot.x + plot.width * 0.5, plot.y + plot.height / 2);
     await page.mouse.down();
     await page.mouse.move(plot.x + plot.width * 0.75, plot.y + plot.height / 2, { steps: 5 });
     await page.mouse.up();
     await page.waitForURL(/from=\d{4}-\d\d-\d\dT/);
     const zoomed = new URL(page.url());
-    const width = Date.parse(zoomed.searchParams.get('to')!) - Date.parse(zoomed.searchParams.get('from')!);
+    const width =
+      Date.parse(zoomed.searchParams.get('to')!) - Date.parse(zoomed.searchParams.get('from')!);
     expect(width).toBeGreaterThan(40 * 60_000); // a quarter of 4 hours, give or take the drag
     expect(width).toBeLessThan(80 * 60_000);
     await expect.poll(() => page.getByTestId('range-button').textContent()).toMatch(/→/);
@@ -214,18 +244,29 @@ describe('on-call path through the UI', () => {
  * (shifted by dx px), just inside the top of the plot (above the data lines),
  * or null if only background and grid are there: no marker line was drawn.
  */
-async function markerColumnColour(p: Page, chip: ReturnType<Page['locator']>, dx = 0): Promise<string | null> {
+async function markerColumnColour(
+  p: Page,
+  chip: ReturnType<Page['locator']>,
+  dx = 0,
+): Promise<string | null> {
   const box = (await chip.boundingBox())!;
   const plot = (await p.getByTestId('chart-regression').getByTestId('plot-area').boundingBox())!;
   const x = box.x + box.width / 2 + dx;
   return p.evaluate(
     ({ x, top }) => {
-      const canvas = document.querySelector('[data-testid="chart-regression"] canvas') as HTMLCanvasElement;
+      const canvas = document.querySelector(
+        '[data-testid="chart-regression"] canvas',
+      ) as HTMLCanvasElement;
       const rect = canvas.getBoundingClientRect();
       const ratio = canvas.width / rect.width;
       const ctx = canvas.getContext('2d')!;
       // A 5 × 16 px patch around the chip's centre line (a dashed line still shows in it).
-      const data = ctx.getImageData(Math.round((x - rect.left - 2) * ratio), Math.round((top - rect.top + 3) * ratio), Math.round(5 * ratio), Math.round(16 * ratio)).data;
+      const data = ctx.getImageData(
+        Math.round((x - rect.left - 2) * ratio),
+        Math.round((top - rect.top + 3) * ratio),
+        Math.round(5 * ratio),
+        Math.round(16 * ratio),
+      ).data;
       for (let i = 0; i < data.length; i += 4) {
         const [r, g, b, a] = [data[i]!, data[i + 1]!, data[i + 2]!, data[i + 3]!];
         // Saturated red/orange: the top-suspect line (#e03131) or the kernel colour (#d9480f).
@@ -244,7 +285,10 @@ function layoutShift(p: Page): Promise<number> {
       new Promise<number>((resolve) => {
         let total = 0;
         new PerformanceObserver((list) => {
-          for (const e of list.getEntries() as Array<PerformanceEntry & { value: number; hadRecentInput: boolean }>) if (!e.hadRecentInput) total += e.value;
+          for (const e of list.getEntries() as Array<
+            PerformanceEntry & { value: number; hadRecentInput: boolean }
+          >)
+            if (!e.hadRecentInput) total += e.value;
         }).observe({ type: 'layout-shift', buffered: true });
         setTimeout(() => resolve(total), 50);
       }),

@@ -16,7 +16,10 @@ let browser: Browser;
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  [server, browser] = await Promise.all([startTestServer({ env: { ONSET_TOKENS: 'read:tok-read-7f3a,admin:tok-admin-91c2' } }), launchChromium()]);
+  [server, browser] = await Promise.all([
+    startTestServer({ env: { ONSET_TOKENS: 'read:tok-read-7f3a,admin:tok-admin-91c2' } }),
+    launchChromium(),
+  ]);
 }, 120_000);
 
 afterAll(async () => {

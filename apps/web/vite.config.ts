@@ -15,7 +15,12 @@ export default defineConfig({
       output: {
         // One long-lived vendor chunk for the shell; pages and uPlot load per route.
         manualChunks(id) {
-          if (/node_modules\/(react|react-dom|scheduler|react-router|react-router-dom|@tanstack)\//.test(id)) return 'vendor';
+          if (
+            /node_modules\/(react|react-dom|scheduler|react-router|react-router-dom|@tanstack)\//.test(
+              id,
+            )
+          )
+            return 'vendor';
           return undefined;
         },
       },

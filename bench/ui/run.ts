@@ -54,7 +54,9 @@ function routeFiles(manifest: Record<string, ManifestChunk>, keys: string[]): Se
 }
 
 function bundleSizes() {
-  const manifest = JSON.parse(readFileSync(path.join(DIST, '.vite/manifest.json'), 'utf8')) as Record<string, ManifestChunk>;
+  const manifest = JSON.parse(
+    readFileSync(path.join(DIST, '.vite/manifest.json'), 'utf8'),
+  ) as Record<string, ManifestChunk>;
   const entry = Object.keys(manifest).find((k) => manifest[k]!.isEntry)!;
   const routes: Record<string, string> = {
     'overview (/ , initial route)': 'src/pages/OverviewPage.tsx',
@@ -87,7 +89,7 @@ function quantilesBody(toMs: number) {
   const fromMs = toMs - POINTS * MIN;
   const points = new Array(POINTS);
   let seed = 1;
-  const rand = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  const rand = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
   for (let i = 0; i < POINTS; i++) {
     const t = fromMs + i * MIN;
     // Diurnal swing plus a step at day 20 (the kind of thing the chart must show).
@@ -95,11 +97,31 @@ function quantilesBody(toMs: number) {
     points[i] = {
       t: new Date(t).toISOString(),
       count: 800 + Math.round(rand() * 400),
-      q: { '0.5': +(base * (1 + rand() * 0.1)).toFixed(3), '0.9': +(base * 2.2 * (1 + rand() * 0.1)).toFixed(3), '0.99': +(base * 5 * (1 + rand() * 0.3)).toFixed(3) },
+      q: {
+        '0.5': +(base * (1 + rand() * 0.1)).toFixed(3),
+        '0.9': +(base * 2.2 * (1 + rand() * 0.1)).toFixed(3),
+        '0.99': +(base * 5 * (1 + rand() * 0.3)).toFixed(3),
+      },
     };
   }
-  const series = { id: '1', service: 'checkout', op: 'request', view: 'server', name: 'GET /lookup', peer: null, hosts: ['web-1'], first_seen: new Date(fromMs).toISOString(), last_seen: new Date(toMs).toISOString() };
-  return { series, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), step_ms: MIN, points };
+  const series = {
+    id: '1',
+    service: 'checkout',
+    op: 'request',
+    view: 'server',
+    name: 'GET /lookup',
+    peer: null,
+    hosts: ['web-1'],
+    first_seen: new Date(fromMs).toISOString(),
+    last_seen: new Date(toMs).toISOString(),
+  };
+  return {
+    series,
+    from: new Date(fromMs).toISOString(),
+    to: new Date(toMs).toISOString(),
+    step_ms: MIN,
+    points,
+  };
 }
 
 function deploysBody(toMs: number) {
@@ -116,7 +138,7 @@ function deploysBody(toMs: number) {
     commit: null,
     url: null,
     description: `deploy ${i + 1}`,
-    at: new Date(toMs - (i + 0.5) * (POINTS * MIN) / MARKERS).toISOString(),
+    at: new Date(toMs - ((i + 0.5) * (POINTS * MIN)) / MARKERS).toISOString(),
     source: 'api',
   }));
   return { deploys };
@@ -135,7 +157,12 @@ function newGate(): Gate {
   let release!: () => void;
   const requested = new Promise<void>((r) => (onRequest = r));
   const released = new Promise<void>((r) => (release = r));
-  const g: Gate & { onRequest: () => void; released: Promise<void> } = { requested, release, onRequest, released };
+  const g: Gate & { onRequest: () => void; released: Promise<void> } = {
+    requested,
+    release,
+    onRequest,
+    released,
+  };
   return g;
 }
 
@@ -143,7 +170,12 @@ async function serve(toMs: number): Promise<{ url: string; server: Server }> {
   const quantiles = JSON.stringify(quantilesBody(toMs));
   const deploys = JSON.stringify(deploysBody(toMs));
   const seriesList = JSON.stringify({ series: [quantilesBody(toMs).series] });
-  const types: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css', '.html': 'text/html', '.svg': 'image/svg+xml' };
+  const types: Record<string, string> = {
+    '.js': 'text/javascript',
+    '.css': 'text/css',
+    '.html': 'text/html',
+    '.svg': 'image/svg+xml',
+  };
   const server = createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
     const json = (body: string, delayMs = 0) =>
@@ -159,11 +191,16 @@ async function serve(toMs: number): Promise<{ url: string; server: Server }> {
       g.onRequest();
       return void g.released.then(() => json(quantiles));
     }
-    if (url.pathname === '/api/v1/series/1/heatmap') return json(JSON.stringify({ series_id: '1', from: '', to: '', step_ms: 7_200_000, points: [] }));
+    if (url.pathname === '/api/v1/series/1/heatmap')
+      return json(
+        JSON.stringify({ series_id: '1', from: '', to: '', step_ms: 7_200_000, points: [] }),
+      );
     if (url.pathname === '/api/v1/deploys') return json(deploys);
     if (url.pathname.startsWith('/api/')) {
       res.writeHead(404, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ error: 'not_found', message: `no route for GET ${url.pathname}` }));
+      return res.end(
+        JSON.stringify({ error: 'not_found', message: `no route for GET ${url.pathname}` }),
+      );
     }
     const file = path.join(DIST, url.pathname);
     const f = existsSync(file) && statSync(file).isFile() ? file : path.join(DIST, 'index.html');
@@ -197,7 +234,9 @@ async function renderTimes(): Promise<{
     await cdp.send('Performance.enable');
     // Main-thread CPU time of the page: unlike wall-clock, barely moved by other load on the machine.
     const threadTime = async () => {
-      const { metrics } = (await cdp.send('Performance.getMetrics')) as { metrics: Array<{ name: string; value: number }> };
+      const { metrics } = (await cdp.send('Performance.getMetrics')) as {
+        metrics: Array<{ name: string; value: number }>;
+      };
       return metrics.find((m) => m.name === 'ThreadTime')!.value * 1000;
     };
     const link = `${url}/explorer?series=1&from=${new Date(toMs - POINTS * MIN).toISOString()}&to=${new Date(toMs).toISOString()}&step=1m&q=0.5,0.9,0.99&refresh=off`;
@@ -208,14 +247,22 @@ async function renderTimes(): Promise<{
       await page.waitForTimeout(300); // everything else on the page has rendered
       const cpu0 = await threadTime();
       gate.release();
-      await page.waitForFunction(() => performance.getEntriesByName('onset:painted:quantiles').length > 0, undefined, { timeout: 30_000, polling: 50 });
+      await page.waitForFunction(
+        () => performance.getEntriesByName('onset:painted:quantiles').length > 0,
+        undefined,
+        { timeout: 30_000, polling: 50 },
+      );
       const cpu = (await threadTime()) - cpu0;
       gate = null;
       // Let a marker-less first paint (if any) be superseded; we want the paint after the data arrived.
       const ms = await page.evaluate(() => {
-        const arrived = performance.getEntriesByName('onset:arrived').filter((e) => String((e as PerformanceMark).detail).includes('/quantiles'));
+        const arrived = performance
+          .getEntriesByName('onset:arrived')
+          .filter((e) => String((e as PerformanceMark).detail).includes('/quantiles'));
         const t0 = arrived[arrived.length - 1]!.startTime;
-        const painted = performance.getEntriesByName('onset:painted:quantiles').find((e) => e.startTime >= t0);
+        const painted = performance
+          .getEntriesByName('onset:painted:quantiles')
+          .find((e) => e.startTime >= t0);
         return painted ? painted.startTime - t0 : NaN;
       });
       markersDrawn = await page.locator('[data-testid="chart-quantiles"] .marker-chip').count();
@@ -228,19 +275,29 @@ async function renderTimes(): Promise<{
     // Warm: the same page fetches the series again (what auto-refresh and the refresh button do).
     for (let i = 0; i < RUNS; i++) {
       gate = newGate();
-      const before = await page.evaluate(() => performance.getEntriesByName('onset:painted:quantiles').length);
+      const before = await page.evaluate(
+        () => performance.getEntriesByName('onset:painted:quantiles').length,
+      );
       await page.getByRole('button', { name: 'Refresh now' }).click();
       await gate.requested;
       await page.waitForTimeout(200);
       const cpu0 = await threadTime();
       gate.release();
-      await page.waitForFunction((n) => performance.getEntriesByName('onset:painted:quantiles').length > n, before, { timeout: 30_000, polling: 50 });
+      await page.waitForFunction(
+        (n) => performance.getEntriesByName('onset:painted:quantiles').length > n,
+        before,
+        { timeout: 30_000, polling: 50 },
+      );
       const cpu = (await threadTime()) - cpu0;
       gate = null;
       const ms = await page.evaluate(() => {
-        const arrived = performance.getEntriesByName('onset:arrived').filter((e) => String((e as PerformanceMark).detail).includes('/quantiles'));
+        const arrived = performance
+          .getEntriesByName('onset:arrived')
+          .filter((e) => String((e as PerformanceMark).detail).includes('/quantiles'));
         const t0 = arrived[arrived.length - 1]!.startTime;
-        const painted = performance.getEntriesByName('onset:painted:quantiles').find((e) => e.startTime >= t0);
+        const painted = performance
+          .getEntriesByName('onset:painted:quantiles')
+          .find((e) => e.startTime >= t0);
         return painted ? painted.startTime - t0 : NaN;
       });
       warmRuns.push(ms);
@@ -250,7 +307,15 @@ async function renderTimes(): Promise<{
     await browser.close();
     server.close();
   }
-  return { runs, cpu_runs: cpuRuns.map((x) => round(x)), warm_runs: warmRuns, warm_cpu_runs: warmCpu.map((x) => round(x)), point_count: POINTS * 3, markers_drawn: markersDrawn, json_mb: round(JSON.stringify(quantilesBody(toMs)).length / 1e6) };
+  return {
+    runs,
+    cpu_runs: cpuRuns.map((x) => round(x)),
+    warm_runs: warmRuns,
+    warm_cpu_runs: warmCpu.map((x) => round(x)),
+    point_count: POINTS * 3,
+    markers_drawn: markersDrawn,
+    json_mb: round(JSON.stringify(quantilesBody(toMs)).length / 1e6),
+  };
 }
 
 function round(x: number, d = 1): number {
@@ -259,20 +324,29 @@ function round(x: number, d = 1): number {
 
 function stats(xs: number[]) {
   const s = [...xs].sort((a, b) => a - b);
-  return { median: round(s[Math.floor(s.length / 2)]!), min: round(s[0]!), max: round(s[s.length - 1]!) };
+  return {
+    median: round(s[Math.floor(s.length / 2)]!),
+    min: round(s[0]!),
+    max: round(s[s.length - 1]!),
+  };
 }
 
 if (process.argv.includes('--serve')) {
   // Keep the build and the in-memory API up for profiling by hand.
   const toMs = Math.floor(Date.now() / MIN) * MIN;
   const { url } = await serve(toMs);
-  console.log(`${url}/explorer?series=1&from=${new Date(toMs - POINTS * MIN).toISOString()}&to=${new Date(toMs).toISOString()}&step=1m&q=0.5,0.9,0.99&refresh=off`);
+  console.log(
+    `${url}/explorer?series=1&from=${new Date(toMs - POINTS * MIN).toISOString()}&to=${new Date(toMs).toISOString()}&step=1m&q=0.5,0.9,0.99&refresh=off`,
+  );
   await new Promise(() => {});
 }
 
 // Measure the current code: build it (skip with --no-build to reuse apps/web/dist).
 if (!process.argv.includes('--no-build') || !existsSync(path.join(DIST, '.vite/manifest.json'))) {
-  const b = spawnSync('npm', ['run', '--silent', 'build:web'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const b = spawnSync('npm', ['run', '--silent', 'build:web'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (b.status !== 0) {
     console.error('bench/ui: `npm run build:web` failed');
     process.exit(1);
@@ -280,22 +354,37 @@ if (!process.argv.includes('--no-build') || !existsSync(path.join(DIST, '.vite/m
 }
 const bundles = bundleSizes();
 console.log('Bundle (gzip, what each route downloads on a cold load):');
-for (const [name, b] of Object.entries(bundles)) console.log(`  ${name.padEnd(34)} ${String(b.gzip_kb).padStart(7)} KB gzip  (${b.raw_kb} KB raw, ${b.files} files)`);
+for (const [name, b] of Object.entries(bundles))
+  console.log(
+    `  ${name.padEnd(34)} ${String(b.gzip_kb).padStart(7)} KB gzip  (${b.raw_kb} KB raw, ${b.files} files)`,
+  );
 const initial = Object.values(bundles)[0]!.gzip_kb;
-console.log(`  initial route: ${initial} KB gzip, target < ${TARGET_INITIAL_GZIP_KB} KB → ${initial < TARGET_INITIAL_GZIP_KB ? 'OK' : 'OVER'}`);
+console.log(
+  `  initial route: ${initial} KB gzip, target < ${TARGET_INITIAL_GZIP_KB} KB → ${initial < TARGET_INITIAL_GZIP_KB ? 'OK' : 'OVER'}`,
+);
 
 const loadBefore = os.loadavg()[0]!;
 const render = await renderTimes();
 const load = round(Math.max(loadBefore, os.loadavg()[0]!), 2);
 const st = stats(render.runs);
-console.log(`\nExplorer, 30 days at 1 min: ${render.point_count.toLocaleString()} points (3 lines), ${render.markers_drawn} markers, ${render.json_mb} MB JSON`);
-console.log(`  data arrival → chart painted: median ${st.median} ms (min ${st.min}, max ${st.max}) over ${render.runs.length} loads; target < ${TARGET_PAINT_MS} ms → ${st.median < TARGET_PAINT_MS ? 'OK' : 'OVER'}`);
+console.log(
+  `\nExplorer, 30 days at 1 min: ${render.point_count.toLocaleString()} points (3 lines), ${render.markers_drawn} markers, ${render.json_mb} MB JSON`,
+);
+console.log(
+  `  data arrival → chart painted: median ${st.median} ms (min ${st.min}, max ${st.max}) over ${render.runs.length} loads; target < ${TARGET_PAINT_MS} ms → ${st.median < TARGET_PAINT_MS ? 'OK' : 'OVER'}`,
+);
 const cpu = stats(render.cpu_runs);
-console.log(`  main-thread CPU time for it: median ${cpu.median} ms (min ${cpu.min}, max ${cpu.max})`);
+console.log(
+  `  main-thread CPU time for it: median ${cpu.median} ms (min ${cpu.min}, max ${cpu.max})`,
+);
 const warm = stats(render.warm_runs);
 const warmCpu = stats(render.warm_cpu_runs);
-console.log(`  warm (refresh in the same page): median ${warm.median} ms (min ${warm.min}, max ${warm.max}); main-thread CPU median ${warmCpu.median} ms`);
-console.log(`  (load average ${load} on ${os.cpus().length} CPUs while measuring${load > os.cpus().length ? ': the machine was busy, wall-clock times are inflated' : ''})`);
+console.log(
+  `  warm (refresh in the same page): median ${warm.median} ms (min ${warm.min}, max ${warm.max}); main-thread CPU median ${warmCpu.median} ms`,
+);
+console.log(
+  `  (load average ${load} on ${os.cpus().length} CPUs while measuring${load > os.cpus().length ? ': the machine was busy, wall-clock times are inflated' : ''})`,
+);
 
 await mkdir(path.join(ROOT, 'bench/results'), { recursive: true });
 await writeFile(
@@ -303,9 +392,29 @@ await writeFile(
   JSON.stringify(
     {
       at: new Date().toISOString(),
-      bundle: { routes: bundles, initial_route_gzip_kb: initial, target_kb: TARGET_INITIAL_GZIP_KB },
-      render: { ...render, ...st, cpu: { ...cpu, what: 'renderer main-thread CPU time over the same interval (CDP ThreadTime)' },
-        warm: { ...warm, cpu_median: warmCpu.median, what: 'refetch in an open page (auto-refresh, refresh button): warm JIT' }, load_average: load, cpus: os.cpus().length, unit: 'ms', target_ms: TARGET_PAINT_MS, what: 'response body read → uPlot drawn + next animation frame' },
+      bundle: {
+        routes: bundles,
+        initial_route_gzip_kb: initial,
+        target_kb: TARGET_INITIAL_GZIP_KB,
+      },
+      render: {
+        ...render,
+        ...st,
+        cpu: {
+          ...cpu,
+          what: 'renderer main-thread CPU time over the same interval (CDP ThreadTime)',
+        },
+        warm: {
+          ...warm,
+          cpu_median: warmCpu.median,
+          what: 'refetch in an open page (auto-refresh, refresh button): warm JIT',
+        },
+        load_average: load,
+        cpus: os.cpus().length,
+        unit: 'ms',
+        target_ms: TARGET_PAINT_MS,
+        what: 'response body read → uPlot drawn + next animation frame',
+      },
     },
     null,
     2,

@@ -2,9 +2,25 @@ import { describe, expect, it } from 'vitest';
 import { Histogram, bucketIndex } from '@onset/core';
 import { shapeQuantiles, lineSummary } from '../src/components/graphs/quantileData.ts';
 import { shapeHeatmap, cellIntensity } from '../src/components/graphs/heatmapData.ts';
-import { alignLines, quantileLabel, thinFrame, withGapBreaks } from '../src/components/graphs/latencyFrame.ts';
-import { linearRange, logRange, logTicks, positiveExtent, latencyTickLabels } from '../src/components/graphs/latencyAxis.ts';
-import { stackChips, toMarkers, versionText, deployTitle } from '../src/components/graphs/markerData.ts';
+import {
+  alignLines,
+  quantileLabel,
+  thinFrame,
+  withGapBreaks,
+} from '../src/components/graphs/latencyFrame.ts';
+import {
+  linearRange,
+  logRange,
+  logTicks,
+  positiveExtent,
+  latencyTickLabels,
+} from '../src/components/graphs/latencyAxis.ts';
+import {
+  stackChips,
+  toMarkers,
+  versionText,
+  deployTitle,
+} from '../src/components/graphs/markerData.ts';
 import { edgeVerdict, median, shapeEdge } from '../src/components/graphs/edgeData.ts';
 import type { Deploy, QuantilesResponse } from '../src/api/types.ts';
 
@@ -31,7 +47,17 @@ describe('latency axis', () => {
   it('labels log ticks in human units, one per decade on wide ranges', () => {
     const ticks = logTicks(0.001, 100_000);
     expect(ticks).toEqual([0.001, 0.01, 0.1, 1, 10, 100, 1000, 10000, 100000]);
-    expect(latencyTickLabels(ticks)).toEqual(['1 µs', '10 µs', '100 µs', '1 ms', '10 ms', '100 ms', '1 s', '10 s', '100 s']);
+    expect(latencyTickLabels(ticks)).toEqual([
+      '1 µs',
+      '10 µs',
+      '100 µs',
+      '1 ms',
+      '10 ms',
+      '100 ms',
+      '1 s',
+      '10 s',
+      '100 s',
+    ]);
     expect(latencyTickLabels([2.5, 600_000, 7_200_000])).toEqual(['2.5 ms', '10 min', '2 h']);
   });
 
@@ -46,7 +72,12 @@ describe('latency axis', () => {
   });
 
   it('finds the positive extent, ignoring nulls, zeros and negatives', () => {
-    expect(positiveExtent([[null, 0, -3, 5], [2, null, 7]])).toEqual([2, 7]);
+    expect(
+      positiveExtent([
+        [null, 0, -3, 5],
+        [2, null, 7],
+      ]),
+    ).toEqual([2, 7]);
     expect(positiveExtent([[null, 0]])).toBeNull();
   });
 
@@ -58,15 +89,32 @@ describe('latency axis', () => {
 
 describe('quantile chart data', () => {
   const resp = (values: Array<[number, number, number] | null>): QuantilesResponse => ({
-    series: { id: '1', service: 's', op: 'request', view: 'server', name: 'n', peer: null, hosts: [], first_seen: iso(T0), last_seen: iso(T0) },
+    series: {
+      id: '1',
+      service: 's',
+      op: 'request',
+      view: 'server',
+      name: 'n',
+      peer: null,
+      hosts: [],
+      first_seen: iso(T0),
+      last_seen: iso(T0),
+    },
     from: iso(T0),
     to: iso(T0 + values.length * 60_000),
     step_ms: 60_000,
-    points: values.flatMap((v, i) => (v ? [{ t: iso(T0 + i * 60_000), count: v[0], q: { '0.5': v[1], '0.99': v[2] } }] : [])),
+    points: values.flatMap((v, i) =>
+      v ? [{ t: iso(T0 + i * 60_000), count: v[0], q: { '0.5': v[1], '0.99': v[2] } }] : [],
+    ),
   });
 
   it('makes one line per quantile and a count column, x in seconds', () => {
-    const f = shapeQuantiles(resp([[10, 1, 2], [12, 1.1, 2.5]]));
+    const f = shapeQuantiles(
+      resp([
+        [10, 1, 2],
+        [12, 1.1, 2.5],
+      ]),
+    );
     expect(f.x).toEqual([T0 / 1000, T0 / 1000 + 60]);
     expect(f.lines.map((l) => l.label)).toEqual(['p50', 'p99']);
     expect(f.lines[1]!.values).toEqual([2, 2.5]);
@@ -80,10 +128,19 @@ describe('quantile chart data', () => {
   });
 
   it('takes times from the index when every step is there, and parses them when some are missing', () => {
-    const full = shapeQuantiles(resp([[1, 1, 2], [1, 2, 3], [1, 3, 4]]));
+    const full = shapeQuantiles(
+      resp([
+        [1, 1, 2],
+        [1, 2, 3],
+        [1, 3, 4],
+      ]),
+    );
     expect(full.x).toEqual([0, 60, 120].map((d) => T0 / 1000 + d));
     // Same count of points and same span, but one hole and one extra: must not be taken for contiguous.
-    const odd = shapeQuantiles({ step_ms: 60_000, points: [0, 90_000, 120_000].map((d) => ({ t: iso(T0 + d), count: 1, q: { '0.5': 1 } })) });
+    const odd = shapeQuantiles({
+      step_ms: 60_000,
+      points: [0, 90_000, 120_000].map((d) => ({ t: iso(T0 + d), count: 1, q: { '0.5': 1 } })),
+    });
     expect(odd.x).toEqual([T0 / 1000, T0 / 1000 + 90, T0 / 1000 + 120]);
   });
 
@@ -99,7 +156,11 @@ describe('quantile chart data', () => {
   });
 
   it('shapes 43,200 points × 3 quantiles quickly', () => {
-    const points = Array.from({ length: 43_200 }, (_, i) => ({ t: iso(T0 + i * 60_000), count: 100, q: { '0.5': 1, '0.9': 2, '0.99': 3 } }));
+    const points = Array.from({ length: 43_200 }, (_, i) => ({
+      t: iso(T0 + i * 60_000),
+      count: 100,
+      q: { '0.5': 1, '0.9': 2, '0.99': 3 },
+    }));
     const t = performance.now();
     const f = shapeQuantiles({ step_ms: 60_000, points });
     const ms = performance.now() - t;
@@ -122,8 +183,24 @@ describe('aligning several lines', () => {
   it('aligns on the union of steps and breaks at holes', () => {
     const f = alignLines(
       [
-        { key: 'a', label: 'a', color: 'client', points: [{ tMs: T0, v: 1 }, { tMs: T0 + 60_000, v: 2 }] },
-        { key: 'b', label: 'b', color: 'server', points: [{ tMs: T0 + 60_000, v: 3 }, { tMs: T0 + 300_000, v: 4 }] },
+        {
+          key: 'a',
+          label: 'a',
+          color: 'client',
+          points: [
+            { tMs: T0, v: 1 },
+            { tMs: T0 + 60_000, v: 2 },
+          ],
+        },
+        {
+          key: 'b',
+          label: 'b',
+          color: 'server',
+          points: [
+            { tMs: T0 + 60_000, v: 3 },
+            { tMs: T0 + 300_000, v: 4 },
+          ],
+        },
       ],
       60_000,
     );
@@ -153,7 +230,9 @@ describe('thinning long frames to pixel resolution', () => {
   });
 
   it('keeps every spike and dip, in time order, and the same x for all lines', () => {
-    const values = Array.from({ length: 10_000 }, (_, i) => (i === 4321 ? 900 : i === 7000 ? 0.01 : 1));
+    const values = Array.from({ length: 10_000 }, (_, i) =>
+      i === 4321 ? 900 : i === 7000 ? 0.01 : 1,
+    );
     const t = thinFrame(frame(values), 100);
     expect(t.thinned).toBe(true);
     expect(t.x.length).toBe(200);
@@ -174,7 +253,15 @@ describe('thinning long frames to pixel resolution', () => {
 
   it('thins 43,200 points × 3 lines to 4,000 each', () => {
     const values = Array.from({ length: 43_200 }, (_, i) => 1 + (i % 97));
-    const f = { ...frame(values), lines: [0, 1, 2].map((k) => ({ key: String(k), label: String(k), color: 'p50' as const, values })) };
+    const f = {
+      ...frame(values),
+      lines: [0, 1, 2].map((k) => ({
+        key: String(k),
+        label: String(k),
+        color: 'p50' as const,
+        values,
+      })),
+    };
     const t = thinFrame(f);
     expect(t.x.length).toBeLessThanOrEqual(4000);
     expect(t.lines.every((l) => l.values.length === t.x.length)).toBe(true);
@@ -215,7 +302,10 @@ describe('heatmap data', () => {
   });
 
   it('counts zero/negative gap values apart (a log axis cannot show them)', () => {
-    const f = shapeHeatmap([{ t: iso(T0), count: 2, idx: [bucketIndex(0), bucketIndex(500)], cnt: [1, 1] }], 60_000);
+    const f = shapeHeatmap(
+      [{ t: iso(T0), count: 2, idx: [bucketIndex(0), bucketIndex(500)], cnt: [1, 1] }],
+      60_000,
+    );
     expect(f.nonPositive).toBe(1);
     expect(f.total).toBe(1);
   });
@@ -235,13 +325,30 @@ describe('heatmap data', () => {
 });
 
 describe('deploy markers', () => {
-  const d = (id: string, atMs: number, extra: Partial<Deploy> = {}): Deploy => ({ id, kind: 'code', at: iso(atMs), ...extra });
+  const d = (id: string, atMs: number, extra: Partial<Deploy> = {}): Deploy => ({
+    id,
+    kind: 'code',
+    at: iso(atMs),
+    ...extra,
+  });
 
   it('keeps markers in range and flags the ranked suspects', () => {
     const ms = toMarkers(
-      [d('1', T0 - 1), d('2', T0 + 10, { kind: 'dependency', component: 'hyper', from_version: '0.12.35', to_version: '0.13.1' }), d('3', T0 + 20)],
+      [
+        d('1', T0 - 1),
+        d('2', T0 + 10, {
+          kind: 'dependency',
+          component: 'hyper',
+          from_version: '0.12.35',
+          to_version: '0.13.1',
+        }),
+        d('3', T0 + 20),
+      ],
       { fromMs: T0, toMs: T0 + 100 },
-      [{ deploy_id: '2', reason: 'only version change on the callee before the onset' }, { deploy_id: '3' }],
+      [
+        { deploy_id: '2', reason: 'only version change on the callee before the onset' },
+        { deploy_id: '3' },
+      ],
     );
     expect(ms.map((m) => m.id)).toEqual(['3', '2']); // the top suspect last, drawn on top
     const top = ms.find((m) => m.id === '2')!;
@@ -252,9 +359,13 @@ describe('deploy markers', () => {
   });
 
   it('describes versions and where a change happened', () => {
-    expect(versionText({ component: 'linux', from_version: '4.4.0-138', to_version: '4.15.0-36' })).toBe('linux 4.4.0-138 → 4.15.0-36');
+    expect(
+      versionText({ component: 'linux', from_version: '4.4.0-138', to_version: '4.15.0-36' }),
+    ).toBe('linux 4.4.0-138 → 4.15.0-36');
     expect(versionText({ commit: '9f2c1e0aaaaaaaaaaaaa' })).toBe('9f2c1e0aaaaa');
-    expect(deployTitle(d('1', T0, { kind: 'kernel', hosts: ['a', 'b', 'c', 'd'], to_version: '4.15' }))).toBe('kernel 4.15 (a, b, c +1 more)');
+    expect(
+      deployTitle(d('1', T0, { kind: 'kernel', hosts: ['a', 'b', 'c', 'd'], to_version: '4.15' })),
+    ).toBe('kernel 4.15 (a, b, c +1 more)');
   });
 
   it('stacks overlapping chips in rows', () => {
@@ -264,16 +375,38 @@ describe('deploy markers', () => {
 
 describe('edge views', () => {
   const q = (values: number[], startMs = T0) => ({
-    series: { id: '1', service: 's', op: 'request', view: 'client', name: 'n', peer: null, hosts: [], first_seen: '', last_seen: '' },
+    series: {
+      id: '1',
+      service: 's',
+      op: 'request',
+      view: 'client',
+      name: 'n',
+      peer: null,
+      hosts: [],
+      first_seen: '',
+      last_seen: '',
+    },
     from: iso(startMs),
     to: iso(startMs + values.length * 60_000),
     step_ms: 60_000,
-    points: values.map((v, i) => ({ t: iso(startMs + i * 60_000), count: 1, q: { '0.5': v, '0.99': v * 1.1 } })),
+    points: values.map((v, i) => ({
+      t: iso(startMs + i * 60_000),
+      count: 1,
+      q: { '0.5': v, '0.99': v * 1.1 },
+    })),
   });
 
   it('overlays client, server and gap and tells that only callers see the change', () => {
     const onset = T0 + 3 * 60_000;
-    const { frame, summary } = shapeEdge({ client: q([1, 1, 1, 41, 41, 41]), server: q([0.8, 0.8, 0.8, 0.8, 0.8, 0.8]), gap: q([0.2, 0.2, 0.2, 40.2, 40.2, 40.2]) }, '0.5', { onsetMs: onset });
+    const { frame, summary } = shapeEdge(
+      {
+        client: q([1, 1, 1, 41, 41, 41]),
+        server: q([0.8, 0.8, 0.8, 0.8, 0.8, 0.8]),
+        gap: q([0.2, 0.2, 0.2, 40.2, 40.2, 40.2]),
+      },
+      '0.5',
+      { onsetMs: onset },
+    );
     expect(frame.lines.map((l) => l.key)).toEqual(['client', 'server', 'gap']);
     const client = summary.find((s) => s.view === 'client')!;
     expect([client.beforeMs, client.afterMs]).toEqual([1, 41]);
@@ -282,7 +415,11 @@ describe('edge views', () => {
 
   it('blames the server when it got slower itself', () => {
     const onset = T0 + 2 * 60_000;
-    const { summary } = shapeEdge({ client: q([1, 1, 21, 21]), server: q([0.8, 0.8, 20.8, 20.8]) }, '0.5', { onsetMs: onset });
+    const { summary } = shapeEdge(
+      { client: q([1, 1, 21, 21]), server: q([0.8, 0.8, 20.8, 20.8]) },
+      '0.5',
+      { onsetMs: onset },
+    );
     expect(edgeVerdict(summary)).toMatch(/server itself/);
   });
 

@@ -1,9 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { bucketIndex } from '@onset/core';
 import type { Deploy, QuantilesResponse, Regression, Series, Slo } from '../src/api/types.ts';
-import { rankRegressions, regressionScore, sloMatches, headlineQuantile } from '../src/lib/severity.ts';
+import {
+  rankRegressions,
+  regressionScore,
+  sloMatches,
+  headlineQuantile,
+} from '../src/lib/severity.ts';
 import { shapeCohorts, splitCandidates } from '../src/components/graphs/cohortData.ts';
-import { budgetRemaining, burnStepMs, countsFromHistograms, denseCounts, rollingBurn, sortSlosByBudget, timeToExhaustionMs } from '../src/components/graphs/errorBudget.ts';
+import {
+  budgetRemaining,
+  burnStepMs,
+  countsFromHistograms,
+  denseCounts,
+  rollingBurn,
+  sortSlosByBudget,
+  timeToExhaustionMs,
+} from '../src/components/graphs/errorBudget.ts';
 import { filterDeploys, timelineLanes, HOST_LANE } from '../src/components/graphs/timelineData.ts';
 import {
   describeRange,
@@ -23,7 +36,14 @@ import { formatChange, safeHttpUrl } from '../src/lib/format.ts';
 
 const T0 = Date.parse('2026-11-20T10:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();
-const series = (id: string, service: string, view: string, name: string, peer: string | null = null, hosts: string[] = []): Series => ({
+const series = (
+  id: string,
+  service: string,
+  view: string,
+  name: string,
+  peer: string | null = null,
+  hosts: string[] = [],
+): Series => ({
   id,
   service,
   op: 'request',
@@ -49,11 +69,25 @@ const reg = (over: Partial<Regression>): Regression => ({
   status: 'open',
   ...over,
 });
-const slo = (over: Partial<Slo>): Slo => ({ id: 's', name: 'slo', service: 'checkout', threshold_ms: 100, objective: 0.99, window: '28d', ...over });
+const slo = (over: Partial<Slo>): Slo => ({
+  id: 's',
+  name: 'slo',
+  service: 'checkout',
+  threshold_ms: 100,
+  objective: 0.99,
+  window: '28d',
+  ...over,
+});
 
 describe('ranking regressions: ratio × traffic × SLO impact', () => {
   it('puts a ×700 regression above a ×2 one at equal traffic', () => {
-    const ranked = rankRegressions([reg({ id: 'small', ratio_p50: 2, ratio_p99: 2 }), reg({ id: 'big', ratio_p50: 710, ratio_p99: 3 })], []);
+    const ranked = rankRegressions(
+      [
+        reg({ id: 'small', ratio_p50: 2, ratio_p99: 2 }),
+        reg({ id: 'big', ratio_p50: 710, ratio_p99: 3 }),
+      ],
+      [],
+    );
     expect(ranked.map((x) => x.r.id)).toEqual(['big', 'small']);
   });
 
@@ -66,7 +100,15 @@ describe('ranking regressions: ratio × traffic × SLO impact', () => {
   it('multiplies by the impact on a paging SLO of the same series', () => {
     const a = reg({ id: 'a', service: 'a' });
     const b = reg({ id: 'b', service: 'b' });
-    const paging = slo({ service: 'b', status: { sli: 0.9, budget_remaining: -1, burn_rates: {}, alert: { severity: 'page', since: iso(T0) } } });
+    const paging = slo({
+      service: 'b',
+      status: {
+        sli: 0.9,
+        budget_remaining: -1,
+        burn_rates: {},
+        alert: { severity: 'page', since: iso(T0) },
+      },
+    });
     expect(regressionScore(b, [paging])).toBeGreaterThan(regressionScore(a, [paging]) * 3);
     expect(rankRegressions([a, b], [paging])[0]!.r.id).toBe('b');
   });
@@ -96,15 +138,34 @@ describe('cohort split', () => {
     from: iso(T0),
     to: iso(T0 + 3_600_000),
     step_ms: 60_000,
-    points: values.map(([m, v]) => ({ t: iso(T0 + m * 60_000), count: 1, q: { '0.5': v, '0.99': v } })),
+    points: values.map(([m, v]) => ({
+      t: iso(T0 + m * 60_000),
+      count: 1,
+      q: { '0.5': v, '0.99': v },
+    })),
   });
 
   it('flags the cohort that got slow, even one that only exists after the onset', () => {
     const onset = T0 + 3 * 60_000;
     const { frame, summary } = shapeCohorts(
       [
-        { value: '4.4.0-138', resp: q([[0, 20], [1, 21], [2, 19], [3, 20], [4, 22]]) },
-        { value: '4.15.0-36', resp: q([[3, 9000], [4, 9500]]) },
+        {
+          value: '4.4.0-138',
+          resp: q([
+            [0, 20],
+            [1, 21],
+            [2, 19],
+            [3, 20],
+            [4, 22],
+          ]),
+        },
+        {
+          value: '4.15.0-36',
+          resp: q([
+            [3, 9000],
+            [4, 9500],
+          ]),
+        },
       ],
       '0.5',
       { onsetMs: onset },
@@ -119,8 +180,20 @@ describe('cohort split', () => {
     const onset = T0 + 2 * 60_000;
     const { summary } = shapeCohorts(
       [
-        { value: '1.4.0', resp: q([[0, 0.2], [1, 0.21]]) },
-        { value: '1.5.0', resp: q([[2, 40.2], [3, 40.4]]) },
+        {
+          value: '1.4.0',
+          resp: q([
+            [0, 0.2],
+            [1, 0.21],
+          ]),
+        },
+        {
+          value: '1.5.0',
+          resp: q([
+            [2, 40.2],
+            [3, 40.4],
+          ]),
+        },
       ],
       '0.5',
       { onsetMs: onset },
@@ -132,7 +205,14 @@ describe('cohort split', () => {
   });
 
   it('trusts the engine’s slow list when given', () => {
-    const { summary } = shapeCohorts([{ value: 'a', resp: q([[0, 1]]) }, { value: 'b', resp: q([[0, 1]]) }], '0.5', { slow: ['b'] });
+    const { summary } = shapeCohorts(
+      [
+        { value: 'a', resp: q([[0, 1]]) },
+        { value: 'b', resp: q([[0, 1]]) },
+      ],
+      '0.5',
+      { slow: ['b'] },
+    );
     expect(summary.map((c) => c.slow)).toEqual([false, true]);
   });
 
@@ -141,9 +221,21 @@ describe('cohort split', () => {
       splitCandidates({
         series_id: '1',
         attributes: [
-          { key: 'service.version', values: [{ value: '1', hosts: [], last_seen: '' }, { value: '2', hosts: [], last_seen: '' }] },
+          {
+            key: 'service.version',
+            values: [
+              { value: '1', hosts: [], last_seen: '' },
+              { value: '2', hosts: [], last_seen: '' },
+            ],
+          },
           { key: 'host.arch', values: [{ value: 'amd64', hosts: [], last_seen: '' }] },
-          { key: 'os.version', values: [{ value: 'a', hosts: [], last_seen: '' }, { value: 'b', hosts: [], last_seen: '' }] },
+          {
+            key: 'os.version',
+            values: [
+              { value: 'a', hosts: [], last_seen: '' },
+              { value: 'b', hosts: [], last_seen: '' },
+            ],
+          },
         ],
       }),
     ).toEqual(['os.version', 'service.version']);
@@ -151,7 +243,10 @@ describe('cohort split', () => {
 });
 
 describe('error budget and burn rates', () => {
-  const hist = (fast: number, slow: number) => ({ idx: [bucketIndex(10_000), bucketIndex(500_000)], cnt: [fast, slow] });
+  const hist = (fast: number, slow: number) => ({
+    idx: [bucketIndex(10_000), bucketIndex(500_000)],
+    cnt: [fast, slow],
+  });
 
   it('counts observations over the threshold per step', () => {
     const c = countsFromHistograms([{ t: iso(T0), count: 100, ...hist(99, 1) }], 100);
@@ -160,7 +255,11 @@ describe('error budget and burn rates', () => {
 
   it('computes the burn rate over a rolling window', () => {
     // 1% bad against a 99% objective burns at exactly 1×; 10% bad at 10×.
-    const counts = [1, 1, 1, 10, 10, 10].map((badPct, i) => ({ tMs: T0 + i * 60_000, total: 100, bad: badPct }));
+    const counts = [1, 1, 1, 10, 10, 10].map((badPct, i) => ({
+      tMs: T0 + i * 60_000,
+      total: 100,
+      bad: badPct,
+    }));
     const burn = rollingBurn(counts, 60_000, 3 * 60_000, 0.99);
     expect(burn[0]).toBeNull();
     expect(burn[1]).toBeNull();
@@ -174,7 +273,15 @@ describe('error budget and burn rates', () => {
   });
 
   it('spends the budget: 1 − burn over the SLO window', () => {
-    const counts = denseCounts([{ tMs: T0, total: 100, bad: 2 }, { tMs: T0 + 60_000, total: 100, bad: 0 }], 60_000, T0, T0 + 2 * 60_000);
+    const counts = denseCounts(
+      [
+        { tMs: T0, total: 100, bad: 2 },
+        { tMs: T0 + 60_000, total: 100, bad: 0 },
+      ],
+      60_000,
+      T0,
+      T0 + 2 * 60_000,
+    );
     // 2 bad of 200 against a 1% allowance: the whole budget is spent.
     const b = budgetRemaining(counts, 60_000, 2 * 60_000, 0.99);
     expect(b[0]).toBeNull();
@@ -188,24 +295,40 @@ describe('error budget and burn rates', () => {
   });
 
   it('sorts SLOs by budget left, unknown last', () => {
-    const s = (name: string, b: number | null) => slo({ name, status: b === null ? undefined : { sli: 1, budget_remaining: b, burn_rates: {}, alert: null } });
-    expect(sortSlosByBudget([s('a', 0.9), s('b', null), s('c', -0.2), s('d', 0.1)]).map((x) => x.name)).toEqual(['c', 'd', 'a', 'b']);
+    const s = (name: string, b: number | null) =>
+      slo({
+        name,
+        status:
+          b === null ? undefined : { sli: 1, budget_remaining: b, burn_rates: {}, alert: null },
+      });
+    expect(
+      sortSlosByBudget([s('a', 0.9), s('b', null), s('c', -0.2), s('d', 0.1)]).map((x) => x.name),
+    ).toEqual(['c', 'd', 'a', 'b']);
   });
 
   it('says when the budget runs out at the current burn', () => {
-    expect(timeToExhaustionMs(0.5, 14.4, 28 * 86_400_000)).toBeCloseTo((0.5 * 28 * 86_400_000) / 14.4, 3);
+    expect(timeToExhaustionMs(0.5, 14.4, 28 * 86_400_000)).toBeCloseTo(
+      (0.5 * 28 * 86_400_000) / 14.4,
+      3,
+    );
     expect(timeToExhaustionMs(0.5, 0, 1)).toBeNull();
   });
 
   it('keeps burn charts under a thousand points', () => {
-    expect((6 * 3_600_000 + 3 * 86_400_000) / burnStepMs(6 * 3_600_000, 3 * 86_400_000)).toBeLessThanOrEqual(1000);
+    expect(
+      (6 * 3_600_000 + 3 * 86_400_000) / burnStepMs(6 * 3_600_000, 3 * 86_400_000),
+    ).toBeLessThanOrEqual(1000);
   });
 });
 
 describe('time ranges in the URL', () => {
   const now = T0;
   it('resolves relative and absolute ranges, and falls back on nonsense', () => {
-    expect(resolveRange({ from: 'now-6h', to: 'now' }, now)).toEqual({ fromMs: now - 6 * 3_600_000, toMs: now, valid: true });
+    expect(resolveRange({ from: 'now-6h', to: 'now' }, now)).toEqual({
+      fromMs: now - 6 * 3_600_000,
+      toMs: now,
+      valid: true,
+    });
     expect(resolveRange({ from: iso(now - 1000), to: iso(now) }, now).valid).toBe(true);
     const bad = resolveRange({ from: 'yesterday', to: 'now' }, now);
     expect(bad.valid).toBe(false);
@@ -233,7 +356,10 @@ describe('time ranges in the URL', () => {
   });
 
   it('extends a range back for rolling windows without making it absolute', () => {
-    expect(extendBack({ from: 'now-6h', to: 'now' }, 3_600_000, now)).toEqual({ from: `now-${7 * 3_600_000}ms`, to: 'now' });
+    expect(extendBack({ from: 'now-6h', to: 'now' }, 3_600_000, now)).toEqual({
+      from: `now-${7 * 3_600_000}ms`,
+      to: 'now',
+    });
     expect(extendBack({ from: iso(now), to: iso(now + 1) }, 1000, now).from).toBe(iso(now - 1000));
   });
 
@@ -253,8 +379,12 @@ describe('time ranges in the URL', () => {
 
   it('patches URL params and carries the global ones across pages', () => {
     const p = new URLSearchParams('from=now-1h&series=3&scale=linear');
-    expect(applyPatch(p, { series: null, host: 'a' }).toString()).toBe('from=now-1h&scale=linear&host=a');
-    expect(linkWithGlobals('/deploys', p, { kind: 'kernel' })).toBe('/deploys?from=now-1h&scale=linear&kind=kernel');
+    expect(applyPatch(p, { series: null, host: 'a' }).toString()).toBe(
+      'from=now-1h&scale=linear&host=a',
+    );
+    expect(linkWithGlobals('/deploys', p, { kind: 'kernel' })).toBe(
+      '/deploys?from=now-1h&scale=linear&kind=kernel',
+    );
   });
 });
 
@@ -276,8 +406,18 @@ describe('explorer pickers', () => {
   });
 
   it('drops later choices that a new earlier choice makes impossible', () => {
-    const next = changeSelection(all, { service: 'checkout', view: 'client', name: 'GET /lookup', peer: 'urlite' }, 'service', 'containerd');
-    expect(next).toEqual({ service: 'containerd', view: undefined, name: undefined, peer: undefined });
+    const next = changeSelection(
+      all,
+      { service: 'checkout', view: 'client', name: 'GET /lookup', peer: 'urlite' },
+      'service',
+      'containerd',
+    );
+    expect(next).toEqual({
+      service: 'containerd',
+      view: undefined,
+      name: undefined,
+      peer: undefined,
+    });
   });
 });
 
@@ -292,7 +432,13 @@ describe('edges and relevant deploys', () => {
   it('finds client, server and gap of an edge from any of its views', () => {
     for (const from of [all[0]!, all[2]!, all[3]!]) {
       const e = edgeSeries(all, from);
-      expect([e.client?.id, e.server?.id, e.gap?.id, e.caller, e.callee]).toEqual(['1', '2', '3', 'checkout', 'urlite']);
+      expect([e.client?.id, e.server?.id, e.gap?.id, e.caller, e.callee]).toEqual([
+        '1',
+        '2',
+        '3',
+        'checkout',
+        'urlite',
+      ]);
     }
   });
 
@@ -317,18 +463,33 @@ describe('edges and relevant deploys', () => {
 });
 
 describe('deploys timeline', () => {
-  const d = (id: string, atMs: number, x: Partial<Deploy> = {}): Deploy => ({ id, kind: 'code', at: iso(atMs), ...x });
+  const d = (id: string, atMs: number, x: Partial<Deploy> = {}): Deploy => ({
+    id,
+    kind: 'code',
+    at: iso(atMs),
+    ...x,
+  });
   it('puts markers in lanes per service, host-only changes last, at their fraction of the range', () => {
-    const lanes = timelineLanes([d('1', T0 + 50, { service: 'a' }), d('2', T0 + 25, { kind: 'kernel', hosts: ['n'] }), d('3', T0 + 200, { service: 'a' })], {
-      fromMs: T0,
-      toMs: T0 + 100,
-    });
+    const lanes = timelineLanes(
+      [
+        d('1', T0 + 50, { service: 'a' }),
+        d('2', T0 + 25, { kind: 'kernel', hosts: ['n'] }),
+        d('3', T0 + 200, { service: 'a' }),
+      ],
+      {
+        fromMs: T0,
+        toMs: T0 + 100,
+      },
+    );
     expect(lanes.map((l) => l.key)).toEqual(['a', HOST_LANE]);
     expect(lanes[0]!.items.map((i) => i.pos)).toEqual([0.5]);
   });
 
   it('filters by kind, service, host and source', () => {
-    const list = [d('1', T0, { service: 'a', source: 'api' }), d('2', T0, { kind: 'kernel', hosts: ['n'], source: 'inferred' })];
+    const list = [
+      d('1', T0, { service: 'a', source: 'api' }),
+      d('2', T0, { kind: 'kernel', hosts: ['n'], source: 'inferred' }),
+    ];
     expect(filterDeploys(list, { source: 'inferred' }).map((x) => x.id)).toEqual(['2']);
     expect(filterDeploys(list, { host: 'n', kind: 'kernel' }).map((x) => x.id)).toEqual(['2']);
     expect(filterDeploys(list, { service: 'a' }).map((x) => x.id)).toEqual(['1']);

@@ -17,11 +17,17 @@ import { autoStepMs } from './routes.ts';
  *   dependency.*, ...) of the resources feeding a series, for the cohort split.
  */
 const RangeQuery = Type.Object({
-  from: Type.Optional(Type.String({ description: 'RFC 3339 or relative like now-6h; default now-6h' })),
+  from: Type.Optional(
+    Type.String({ description: 'RFC 3339 or relative like now-6h; default now-6h' }),
+  ),
   to: Type.Optional(Type.String({ description: 'RFC 3339 or now; default now' })),
-  step: Type.Optional(Type.String({ description: 'e.g. 1m, 5m, 1h; default chosen for ~360 columns' })),
+  step: Type.Optional(
+    Type.String({ description: 'e.g. 1m, 5m, 1h; default chosen for ~360 columns' }),
+  ),
   host: Type.Optional(Type.String({ maxLength: 256 })),
-  attribute: Type.Optional(Type.String({ description: 'cohort filter key=value, e.g. os.version=4.15.0-36' })),
+  attribute: Type.Optional(
+    Type.String({ description: 'cohort filter key=value, e.g. os.version=4.15.0-36' }),
+  ),
 });
 
 const HeatmapResponse = Type.Object({
@@ -33,7 +39,9 @@ const HeatmapResponse = Type.Object({
     Type.Object({
       t: Type.String(),
       count: Type.Number(),
-      idx: Type.Array(Type.Integer(), { description: 'ascending log-bucket indices (bucketUpper(i) µs is the upper edge)' }),
+      idx: Type.Array(Type.Integer(), {
+        description: 'ascending log-bucket indices (bucketUpper(i) µs is the upper edge)',
+      }),
       cnt: Type.Array(Type.Number()),
     }),
   ),
@@ -44,7 +52,13 @@ const CohortResponse = Type.Object({
   attributes: Type.Array(
     Type.Object({
       key: Type.String(),
-      values: Type.Array(Type.Object({ value: Type.String(), hosts: Type.Array(Type.String()), last_seen: Type.String() })),
+      values: Type.Array(
+        Type.Object({
+          value: Type.String(),
+          hosts: Type.Array(Type.String()),
+          last_seen: Type.String(),
+        }),
+      ),
     }),
   ),
 });
@@ -52,7 +66,10 @@ const CohortResponse = Type.Object({
 /** Heatmaps stay readable (and responses small) up to this many columns. */
 const MAX_COLUMNS = 5_000;
 
-export async function heatmapRoutes(app: FastifyInstance, deps: { pool: Pool; guard: ScopeGuard }): Promise<void> {
+export async function heatmapRoutes(
+  app: FastifyInstance,
+  deps: { pool: Pool; guard: ScopeGuard },
+): Promise<void> {
   const { pool, guard } = deps;
 
   app.get<{ Params: { id: string }; Querystring: Static<typeof RangeQuery> }>(
@@ -61,7 +78,8 @@ export async function heatmapRoutes(app: FastifyInstance, deps: { pool: Pool; gu
       preHandler: guard('read'),
       schema: {
         tags: ['series'],
-        summary: 'Latency heatmap: the log-bucket histogram of each step (time × log-latency counts)',
+        summary:
+          'Latency heatmap: the log-bucket histogram of each step (time × log-latency counts)',
         params: Type.Object({ id: Type.String() }),
         querystring: RangeQuery,
         response: { 200: HeatmapResponse },
@@ -81,11 +99,29 @@ export async function heatmapRoutes(app: FastifyInstance, deps: { pool: Pool; gu
         throw badRequest(`step: ${(e as Error).message}`);
       }
       if (stepMs < 60_000) throw badRequest('step must be at least 1m (histograms are per minute)');
-      if ((toMs - fromMs) / stepMs > MAX_COLUMNS) throw badRequest(`too many columns (> ${MAX_COLUMNS}); use a larger step`);
+      if ((toMs - fromMs) / stepMs > MAX_COLUMNS)
+        throw badRequest(`too many columns (> ${MAX_COLUMNS}); use a larger step`);
       const attribute = parseAttribute(req.query.attribute);
-      const steps = await stepHistograms(pool, { seriesId: s.id, fromMs, toMs, stepMs, host: req.query.host, attribute });
-      const points = [...steps].map(([t, h]) => ({ t: new Date(t).toISOString(), count: h.count, ...h.toSparse() }));
-      return { series_id: s.id, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), step_ms: stepMs, points };
+      const steps = await stepHistograms(pool, {
+        seriesId: s.id,
+        fromMs,
+        toMs,
+        stepMs,
+        host: req.query.host,
+        attribute,
+      });
+      const points = [...steps].map(([t, h]) => ({
+        t: new Date(t).toISOString(),
+        count: h.count,
+        ...h.toSparse(),
+      }));
+      return {
+        series_id: s.id,
+        from: new Date(fromMs).toISOString(),
+        to: new Date(toMs).toISOString(),
+        step_ms: stepMs,
+        points,
+      };
     },
   );
 
@@ -95,7 +131,8 @@ export async function heatmapRoutes(app: FastifyInstance, deps: { pool: Pool; gu
       preHandler: guard('read'),
       schema: {
         tags: ['series'],
-        summary: 'Cohort attribute values (os.version, service.version, dependency.*, ...) of the hosts feeding a series',
+        summary:
+          'Cohort attribute values (os.version, service.version, dependency.*, ...) of the hosts feeding a series',
         params: Type.Object({ id: Type.String() }),
         response: { 200: CohortResponse },
       },
@@ -103,7 +140,12 @@ export async function heatmapRoutes(app: FastifyInstance, deps: { pool: Pool; gu
     async (req) => {
       const s = await getSeries(pool, req.params.id);
       if (!s) throw notFound(`series ${req.params.id} does not exist`);
-      const { rows } = await pool.query<{ key: string; value: string; hosts: string[]; last_seen: Date }>(
+      const { rows } = await pool.query<{
+        key: string;
+        value: string;
+        hosts: string[];
+        last_seen: Date;
+      }>(
         `SELECT a.key, a.value, array_agg(DISTINCT r.host ORDER BY r.host) FILTER (WHERE r.host <> '') AS hosts,
                 max(sr.last_seen) AS last_seen
            FROM series_resources sr
@@ -118,7 +160,11 @@ export async function heatmapRoutes(app: FastifyInstance, deps: { pool: Pool; gu
       const byKey = new Map<string, Array<{ value: string; hosts: string[]; last_seen: string }>>();
       for (const r of rows) {
         const list = byKey.get(r.key) ?? [];
-        list.push({ value: r.value, hosts: r.hosts ?? [], last_seen: new Date(r.last_seen).toISOString() });
+        list.push({
+          value: r.value,
+          hosts: r.hosts ?? [],
+          last_seen: new Date(r.last_seen).toISOString(),
+        });
         byKey.set(r.key, list);
       }
       return { series_id: s.id, attributes: [...byKey].map(([key, values]) => ({ key, values })) };

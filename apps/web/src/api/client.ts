@@ -18,7 +18,10 @@ export class ApiError extends Error {
 
   /** The endpoint does not exist on this server (yet): show an empty state, not a failure. */
   get missingEndpoint(): boolean {
-    return this.status === 404 && (/^no route for /.test(this.message) || /^Route \S+ not found$/.test(this.message));
+    return (
+      this.status === 404 &&
+      (/^no route for /.test(this.message) || /^Route \S+ not found$/.test(this.message))
+    );
   }
 }
 
@@ -41,7 +44,10 @@ export function setToken(token: string | null): void {
 
 export const UNAUTHORIZED_EVENT = 'onset:unauthorized';
 
-export async function apiFetch<T>(path: string, init: RequestInit & { json?: unknown } = {}): Promise<T> {
+export async function apiFetch<T>(
+  path: string,
+  init: RequestInit & { json?: unknown } = {},
+): Promise<T> {
   const headers = new Headers(init.headers);
   headers.set('Accept', 'application/json');
   const token = getToken();
@@ -55,7 +61,12 @@ export async function apiFetch<T>(path: string, init: RequestInit & { json?: unk
   try {
     res = await fetch(path, { ...init, headers, body });
   } catch (e) {
-    throw new ApiError(0, 'network', `Cannot reach the Onset server (${(e as Error).message}). Is it running?`, path);
+    throw new ApiError(
+      0,
+      'network',
+      `Cannot reach the Onset server (${(e as Error).message}). Is it running?`,
+      path,
+    );
   }
   if (res.status === 204) return undefined as T;
   const text = await res.text();
@@ -70,17 +81,23 @@ export async function apiFetch<T>(path: string, init: RequestInit & { json?: unk
   if (!res.ok) {
     const obj = (parsed ?? {}) as { error?: unknown; message?: unknown };
     const code = typeof obj.error === 'string' ? obj.error : `http_${res.status}`;
-    const message = typeof obj.message === 'string' ? obj.message : text.slice(0, 200) || res.statusText;
-    if (res.status === 401) window.dispatchEvent(new CustomEvent(UNAUTHORIZED_EVENT, { detail: message }));
+    const message =
+      typeof obj.message === 'string' ? obj.message : text.slice(0, 200) || res.statusText;
+    if (res.status === 401)
+      window.dispatchEvent(new CustomEvent(UNAUTHORIZED_EVENT, { detail: message }));
     throw new ApiError(res.status, code, message, path);
   }
   return parsed as T;
 }
 
 /** Build `/api/v1/x?a=1&b=2`, leaving out empty values. */
-export function apiPath(path: string, params: Record<string, string | number | undefined | null> = {}): string {
+export function apiPath(
+  path: string,
+  params: Record<string, string | number | undefined | null> = {},
+): string {
   const qs = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') qs.set(k, String(v));
+  for (const [k, v] of Object.entries(params))
+    if (v !== undefined && v !== null && v !== '') qs.set(k, String(v));
   const s = qs.toString();
   return s ? `${path}?${s}` : path;
 }

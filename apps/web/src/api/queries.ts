@@ -22,13 +22,15 @@ export function useRefetchInterval(): number | false {
   return refreshInterval(params.get('refresh'), rangeFromParams(params));
 }
 
-const retry = (n: number, e: unknown) => !(e instanceof ApiError && e.status >= 400 && e.status < 500) && n < 2;
+const retry = (n: number, e: unknown) =>
+  !(e instanceof ApiError && e.status >= 400 && e.status < 500) && n < 2;
 
 export function useSeriesList(filter: Record<string, string | undefined> = {}) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['series', filter],
-    queryFn: () => apiFetch<{ series: Series[] }>(apiPath('/api/v1/series', filter)).then((r) => r.series),
+    queryFn: () =>
+      apiFetch<{ series: Series[] }>(apiPath('/api/v1/series', filter)).then((r) => r.series),
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,
@@ -55,7 +57,16 @@ export interface SeriesQuery {
 export function useQuantiles(id: string | null | undefined, o: SeriesQuery, enabled = true) {
   const interval = useRefetchInterval();
   return useQuery({
-    queryKey: ['quantiles', id, o.range.from, o.range.to, o.step ?? '', o.host ?? '', o.attribute ?? '', o.q ?? ''],
+    queryKey: [
+      'quantiles',
+      id,
+      o.range.from,
+      o.range.to,
+      o.step ?? '',
+      o.host ?? '',
+      o.attribute ?? '',
+      o.q ?? '',
+    ],
     queryFn: ({ signal }) =>
       apiFetch<QuantilesResponse>(
         apiPath(`/api/v1/series/${encodeURIComponent(id!)}/quantiles`, {
@@ -83,7 +94,12 @@ export function useHeatmap(id: string | null | undefined, o: SeriesQuery, enable
     queryKey: ['heatmap', id, o.range.from, o.range.to, o.step ?? '', o.host ?? ''],
     queryFn: ({ signal }) =>
       apiFetch<HeatmapResponse>(
-        apiPath(`/api/v1/series/${encodeURIComponent(id!)}/heatmap`, { from: o.range.from, to: o.range.to, step: o.step, host: o.host }),
+        apiPath(`/api/v1/series/${encodeURIComponent(id!)}/heatmap`, {
+          from: o.range.from,
+          to: o.range.to,
+          step: o.step,
+          host: o.host,
+        }),
         { signal },
       ),
     enabled: !!id && enabled,
@@ -116,7 +132,9 @@ export function useDeploys(filter: DeployFilter, enabled = true) {
   return useQuery({
     queryKey: ['deploys', filter],
     queryFn: () =>
-      apiFetch<{ deploys?: Deploy[]; markers?: Deploy[] } | Deploy[]>(apiPath('/api/v1/deploys', { ...filter })).then(listOf<Deploy>('deploys', 'markers')),
+      apiFetch<{ deploys?: Deploy[]; markers?: Deploy[] } | Deploy[]>(
+        apiPath('/api/v1/deploys', { ...filter }),
+      ).then(listOf<Deploy>('deploys', 'markers')),
     enabled,
     refetchInterval: interval,
     retry,
@@ -139,7 +157,10 @@ export function useRegressions(filter: { status?: string; service?: string; sinc
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['regressions', filter],
-    queryFn: () => apiFetch<unknown>(apiPath('/api/v1/regressions', filter)).then(listOf<Regression>('regressions')),
+    queryFn: () =>
+      apiFetch<unknown>(apiPath('/api/v1/regressions', filter)).then(
+        listOf<Regression>('regressions'),
+      ),
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,
@@ -153,13 +174,23 @@ export function useRegression(id: string | undefined) {
     queryKey: ['regressions', 'one', id],
     queryFn: async () => {
       try {
-        const r = await apiFetch<Regression | { regression: Regression }>(`/api/v1/regressions/${encodeURIComponent(id!)}`);
+        const r = await apiFetch<Regression | { regression: Regression }>(
+          `/api/v1/regressions/${encodeURIComponent(id!)}`,
+        );
         return 'regression' in r && r.regression ? r.regression : (r as Regression);
       } catch (e) {
         if (!(e instanceof ApiError && e.missingEndpoint)) throw e;
-        const all = await apiFetch<unknown>(apiPath('/api/v1/regressions', { status: 'all' })).then(listOf<Regression>('regressions'));
+        const all = await apiFetch<unknown>(apiPath('/api/v1/regressions', { status: 'all' })).then(
+          listOf<Regression>('regressions'),
+        );
         const found = all.find((r) => String(r.id) === id);
-        if (!found) throw new ApiError(404, 'not_found', `regression ${id} does not exist`, `/api/v1/regressions/${id}`);
+        if (!found)
+          throw new ApiError(
+            404,
+            'not_found',
+            `regression ${id} does not exist`,
+            `/api/v1/regressions/${id}`,
+          );
         return found;
       }
     },
@@ -179,7 +210,8 @@ export function useRegressionAction() {
         return await apiFetch<unknown>(`${base}/${action}`, { method: 'POST', json: {} });
       } catch (e) {
         if (!(e instanceof ApiError && e.missingEndpoint)) throw e;
-        const status = action === 'ack' ? 'acknowledged' : action === 'resolve' ? 'resolved' : 'open';
+        const status =
+          action === 'ack' ? 'acknowledged' : action === 'resolve' ? 'resolved' : 'open';
         return await apiFetch<unknown>(base, { method: 'PATCH', json: { status } });
       }
     },
@@ -202,18 +234,33 @@ export function useSlo(id: string | undefined) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['slos', 'one', id],
-    queryFn: () => apiFetch<Slo | { slo: Slo }>(`/api/v1/slos/${encodeURIComponent(id!)}`).then((r) => ('slo' in r && r.slo ? r.slo : (r as Slo))),
+    queryFn: () =>
+      apiFetch<Slo | { slo: Slo }>(`/api/v1/slos/${encodeURIComponent(id!)}`).then((r) =>
+        'slo' in r && r.slo ? r.slo : (r as Slo),
+      ),
     enabled: !!id,
     refetchInterval: interval,
     retry,
   });
 }
 
-export function useAlerts(filter: { slo_id?: string; regression_id?: string; status?: string; type?: string; since?: string; limit?: number } = {}) {
+export function useAlerts(
+  filter: {
+    slo_id?: string;
+    regression_id?: string;
+    status?: string;
+    type?: string;
+    since?: string;
+    limit?: number;
+  } = {},
+) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['alerts', filter],
-    queryFn: () => apiFetch<unknown>(apiPath('/api/v1/alerts', filter)).then(listOf<AlertEvent>('alerts', 'history')),
+    queryFn: () =>
+      apiFetch<unknown>(apiPath('/api/v1/alerts', filter)).then(
+        listOf<AlertEvent>('alerts', 'history'),
+      ),
     refetchInterval: interval,
     retry,
   });
@@ -222,7 +269,8 @@ export function useAlerts(filter: { slo_id?: string; regression_id?: string; sta
 export function useCreateSlo() {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (spec: Partial<Omit<Slo, 'id' | 'status'>>) => apiFetch<Slo>('/api/v1/slos', { method: 'POST', json: spec }),
+    mutationFn: (spec: Partial<Omit<Slo, 'id' | 'status'>>) =>
+      apiFetch<Slo>('/api/v1/slos', { method: 'POST', json: spec }),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['slos'] }),
   });
 }
@@ -238,8 +286,14 @@ export function useWebhooks() {
 export function useCreateWebhook() {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (spec: { url: string; format: string; name?: string; secret?: string; routing_key?: string; min_severity?: string }) =>
-      apiFetch<Webhook>('/api/v1/webhooks', { method: 'POST', json: spec }),
+    mutationFn: (spec: {
+      url: string;
+      format: string;
+      name?: string;
+      secret?: string;
+      routing_key?: string;
+      min_severity?: string;
+    }) => apiFetch<Webhook>('/api/v1/webhooks', { method: 'POST', json: spec }),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['webhooks'] }),
   });
 }
@@ -247,7 +301,8 @@ export function useCreateWebhook() {
 export function useTestWebhook() {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (id: string) => apiFetch<Delivery>(`/api/v1/webhooks/${encodeURIComponent(id)}/test`, { method: 'POST' }),
+    mutationFn: (id: string) =>
+      apiFetch<Delivery>(`/api/v1/webhooks/${encodeURIComponent(id)}/test`, { method: 'POST' }),
     onSettled: () => qc.invalidateQueries({ queryKey: ['deliveries'] }),
   });
 }
@@ -256,7 +311,10 @@ export function useDeliveries(webhookId: string | undefined) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['deliveries', webhookId],
-    queryFn: () => apiFetch<unknown>(apiPath(`/api/v1/webhooks/${encodeURIComponent(webhookId!)}/deliveries`, { limit: 50 })).then(listOf<Delivery>('deliveries')),
+    queryFn: () =>
+      apiFetch<unknown>(
+        apiPath(`/api/v1/webhooks/${encodeURIComponent(webhookId!)}/deliveries`, { limit: 50 }),
+      ).then(listOf<Delivery>('deliveries')),
     enabled: !!webhookId,
     refetchInterval: interval === false ? false : Math.min(interval, 10_000),
     retry,
@@ -273,7 +331,14 @@ export function useAlert(id: string | undefined) {
 }
 
 export interface SloSuggestion {
-  slo: { name: string; series_id: string; service: string; threshold_ms: number; objective: number; window: string };
+  slo: {
+    name: string;
+    series_id: string;
+    service: string;
+    threshold_ms: number;
+    objective: number;
+    window: string;
+  };
   basis: { from: string; to: string; events: number; quantile_ms: number; expected_sli: number };
   watched_by: Array<{ id: string; name: string }>;
 }
@@ -281,7 +346,10 @@ export interface SloSuggestion {
 export function useSloSuggestion(seriesId: string | undefined, objective: number) {
   return useQuery({
     queryKey: ['slo-suggestion', seriesId, objective],
-    queryFn: () => apiFetch<SloSuggestion>(apiPath(`/api/v1/series/${encodeURIComponent(seriesId!)}/slo-suggestion`, { objective })),
+    queryFn: () =>
+      apiFetch<SloSuggestion>(
+        apiPath(`/api/v1/series/${encodeURIComponent(seriesId!)}/slo-suggestion`, { objective }),
+      ),
     enabled: !!seriesId,
     retry,
   });

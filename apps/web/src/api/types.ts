@@ -47,7 +47,10 @@ export interface HeatmapResponse {
 
 export interface CohortsResponse {
   series_id: string;
-  attributes: Array<{ key: string; values: Array<{ value: string; hosts: string[]; last_seen: string }> }>;
+  attributes: Array<{
+    key: string;
+    values: Array<{ value: string; hosts: string[]; last_seen: string }>;
+  }>;
 }
 
 export interface Deploy {
@@ -105,7 +108,13 @@ export interface Regression {
   ratio_p50: number;
   ratio_p99: number;
   suspects?: Suspect[];
-  cohort?: { attribute: string; slow: string[]; fast: string[]; slow_hosts?: string[]; fast_hosts?: string[] } | null;
+  cohort?: {
+    attribute: string;
+    slow: string[];
+    fast: string[];
+    slow_hosts?: string[];
+    fast_hosts?: string[];
+  } | null;
   status: 'open' | 'acknowledged' | 'resolved' | string;
   /** The quantile that moved most. */
   metric?: 'p50' | 'p99' | string;
@@ -143,7 +152,12 @@ export interface SloStatus {
   burn_rates: Record<string, number | null>;
   events?: Record<string, number>;
   tiers?: SloTier[];
-  alert: null | { id?: string; severity: 'page' | 'ticket' | string; since: string; acknowledged?: boolean };
+  alert: null | {
+    id?: string;
+    severity: 'page' | 'ticket' | string;
+    since: string;
+    acknowledged?: boolean;
+  };
 }
 
 export interface Slo {
@@ -181,7 +195,12 @@ export interface AlertEvent {
   notified?: boolean;
   silenced_by?: string | null;
   acknowledged?: { at: string; by: string | null; comment: string | null } | null;
-  events?: Array<{ at: string; kind: string; actor: string | null; detail: Record<string, unknown> }>;
+  events?: Array<{
+    at: string;
+    kind: string;
+    actor: string | null;
+    detail: Record<string, unknown>;
+  }>;
 }
 
 export interface Webhook {

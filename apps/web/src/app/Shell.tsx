@@ -33,7 +33,12 @@ export function Shell({ children }: { children: ReactNode }) {
         </NavLink>
         <nav aria-label="Main">
           {NAV.map((n) => (
-            <NavLink key={n.to} to={linkWithGlobals(n.to, params)} end={n.end} className={({ isActive }) => `nav-link${isActive ? ' active' : ''}`}>
+            <NavLink
+              key={n.to}
+              to={linkWithGlobals(n.to, params)}
+              end={n.end}
+              className={({ isActive }) => `nav-link${isActive ? ' active' : ''}`}
+            >
               {n.label}
             </NavLink>
           ))}

@@ -54,10 +54,23 @@ export function TimeRangePicker() {
 
   return (
     <div className="range-picker" ref={panelRef}>
-      <button type="button" className="btn" onClick={() => setRange(zoomOut(resolved, now))} title="Zoom out (twice as wide)" aria-label="Zoom out">
+      <button
+        type="button"
+        className="btn"
+        onClick={() => setRange(zoomOut(resolved, now))}
+        title="Zoom out (twice as wide)"
+        aria-label="Zoom out"
+      >
         −
       </button>
-      <button type="button" className="btn range-button" aria-haspopup="dialog" aria-expanded={open} onClick={() => setOpen((o) => !o)} data-testid="range-button">
+      <button
+        type="button"
+        className="btn range-button"
+        aria-haspopup="dialog"
+        aria-expanded={open}
+        onClick={() => setOpen((o) => !o)}
+        data-testid="range-button"
+      >
         <svg viewBox="0 0 16 16" width="14" height="14" aria-hidden="true">
           <circle cx="8" cy="8" r="6.5" stroke="currentColor" strokeWidth="1.5" fill="none" />
           <path d="M8 4.5V8l2.5 1.5" stroke="currentColor" strokeWidth="1.5" fill="none" />
@@ -91,11 +104,19 @@ export function TimeRangePicker() {
           >
             <label className="field">
               <span>From</span>
-              <input type="datetime-local" value={customFrom} onChange={(e) => setCustomFrom(e.target.value)} />
+              <input
+                type="datetime-local"
+                value={customFrom}
+                onChange={(e) => setCustomFrom(e.target.value)}
+              />
             </label>
             <label className="field">
               <span>To</span>
-              <input type="datetime-local" value={customTo} onChange={(e) => setCustomTo(e.target.value)} />
+              <input
+                type="datetime-local"
+                value={customTo}
+                onChange={(e) => setCustomTo(e.target.value)}
+              />
             </label>
             {customError ? <div className="warn">{customError}</div> : null}
             <button type="submit" className="btn primary">
@@ -124,7 +145,9 @@ export function RefreshControl() {
     [qc],
   );
 
-  const value = REFRESH_OPTIONS.find((o) => o.value === get('refresh'))?.value ?? (interval === false ? 'off' : '1m');
+  const value =
+    REFRESH_OPTIONS.find((o) => o.value === get('refresh'))?.value ??
+    (interval === false ? 'off' : '1m');
   return (
     <div className="refresh">
       <label className="sr-only" htmlFor="refresh-select">
@@ -134,7 +157,11 @@ export function RefreshControl() {
         id="refresh-select"
         value={value}
         onChange={(e) => set({ refresh: e.target.value })}
-        title={isRelative(range) ? 'Auto-refresh interval' : 'Auto-refresh (a fixed range does not move; choose an interval to refresh anyway)'}
+        title={
+          isRelative(range)
+            ? 'Auto-refresh interval'
+            : 'Auto-refresh (a fixed range does not move; choose an interval to refresh anyway)'
+        }
       >
         {REFRESH_OPTIONS.map((o) => (
           <option key={o.value} value={o.value}>
@@ -142,12 +169,22 @@ export function RefreshControl() {
           </option>
         ))}
       </select>
-      <button type="button" className="btn" onClick={() => void qc.invalidateQueries()} aria-label="Refresh now" title="Refresh now">
+      <button
+        type="button"
+        className="btn"
+        onClick={() => void qc.invalidateQueries()}
+        aria-label="Refresh now"
+        title="Refresh now"
+      >
         ↻
       </button>
       <span className="last-updated" aria-live="off" data-testid="last-updated">
         {fetching ? <span className="spinner small" aria-hidden="true" /> : null}
-        {lastUpdated ? `Updated ${formatInstant(lastUpdated, true).split(', ')[1]}` : fetching ? 'Loading…' : ''}
+        {lastUpdated
+          ? `Updated ${formatInstant(lastUpdated, true).split(', ')[1]}`
+          : fetching
+            ? 'Loading…'
+            : ''}
       </span>
     </div>
   );

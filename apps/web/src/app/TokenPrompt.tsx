@@ -34,7 +34,12 @@ export function TokenPrompt() {
   };
 
   return (
-    <dialog ref={dialogRef} className="dialog" aria-labelledby="token-title" onClose={() => setOpen(false)}>
+    <dialog
+      ref={dialogRef}
+      className="dialog"
+      aria-labelledby="token-title"
+      onClose={() => setOpen(false)}
+    >
       <form
         method="dialog"
         onSubmit={(e) => {
@@ -45,12 +50,19 @@ export function TokenPrompt() {
         <h2 id="token-title">This Onset server needs a token</h2>
         <p className="muted">
           {getToken() ? 'The saved token was refused' : 'No token is saved in this browser'}
-          {reason ? ` (${reason})` : ''}. Paste a token with the <code>read</code> scope (<code>admin</code> to manage SLOs and webhooks). It is
-          kept in this browser's localStorage only.
+          {reason ? ` (${reason})` : ''}. Paste a token with the <code>read</code> scope (
+          <code>admin</code> to manage SLOs and webhooks). It is kept in this browser's localStorage
+          only.
         </p>
         <label className="field">
           <span>Bearer token</span>
-          <input type="password" autoComplete="off" value={value} onChange={(e) => setValue(e.target.value)} required />
+          <input
+            type="password"
+            autoComplete="off"
+            value={value}
+            onChange={(e) => setValue(e.target.value)}
+            required
+          />
         </label>
         <div className="row gap">
           <button type="submit" className="btn primary">

@@ -2,7 +2,10 @@ import { createContext, useCallback, useContext, useEffect, useState, type React
 
 export type Theme = 'light' | 'dark';
 
-const ThemeContext = createContext<{ theme: Theme; toggle: () => void }>({ theme: 'light', toggle: () => {} });
+const ThemeContext = createContext<{ theme: Theme; toggle: () => void }>({
+  theme: 'light',
+  toggle: () => {},
+});
 
 function initialTheme(): Theme {
   const t = document.documentElement.dataset.theme;

@@ -6,7 +6,12 @@ import { apiFetch, apiPath } from '../api/client.ts';
 import type { CohortsResponse, QuantilesResponse } from '../api/types.ts';
 import type { RangeText } from '../state/timeRange.ts';
 import { useUrlState } from '../state/url.ts';
-import { MAX_COHORT_LINES, cohortValues, shapeCohorts, splitCandidates } from './graphs/cohortData.ts';
+import {
+  MAX_COHORT_LINES,
+  cohortValues,
+  shapeCohorts,
+  splitCandidates,
+} from './graphs/cohortData.ts';
 import { LatencyChart } from './graphs/LatencyChart.tsx';
 import type { ChartMarker } from './graphs/markerData.ts';
 import { hostsText } from './graphs/markerData.ts';
@@ -42,11 +47,14 @@ export function CohortPanel({
   const cohortQueries = useQueries({
     queries: sources.map((src) => ({
       queryKey: ['cohorts', src.id],
-      queryFn: () => apiFetch<CohortsResponse>(`/api/v1/series/${encodeURIComponent(src.id)}/cohorts`),
+      queryFn: () =>
+        apiFetch<CohortsResponse>(`/api/v1/series/${encodeURIComponent(src.id)}/cohorts`),
     })),
   });
   // Default: the first source that has something to split (the callee's hosts for a caller-only change).
-  const firstSplittable = sources.findIndex((_, i) => splitCandidates(cohortQueries[i]?.data).length > 0);
+  const firstSplittable = sources.findIndex(
+    (_, i) => splitCandidates(cohortQueries[i]?.data).length > 0,
+  );
   const chosen = sources.findIndex((src) => src.id === get('cseries'));
   const sourceIdx = chosen >= 0 ? chosen : hint ? 0 : Math.max(0, firstSplittable);
   const seriesId = sources[sourceIdx]?.id ?? sources[0]!.id;
@@ -54,14 +62,19 @@ export function CohortPanel({
   const activeHint = sourceIdx === 0 ? hint : null;
   const candidates = useMemo(() => {
     const keys = splitCandidates(cohorts.data);
-    if (activeHint?.attribute && !keys.includes(activeHint.attribute)) keys.unshift(activeHint.attribute);
+    if (activeHint?.attribute && !keys.includes(activeHint.attribute))
+      keys.unshift(activeHint.attribute);
     return keys;
   }, [cohorts.data, activeHint?.attribute]);
   const key = get('cohort') || activeHint?.attribute || candidates[0] || '';
   const q = get('cq') === '0.99' ? '0.99' : '0.5';
   const values = useMemo(() => {
-    const fromHint = activeHint && activeHint.attribute === key ? [...activeHint.slow, ...activeHint.fast] : [];
-    return [...new Set([...fromHint, ...cohortValues(cohorts.data, key)])].slice(0, MAX_COHORT_LINES);
+    const fromHint =
+      activeHint && activeHint.attribute === key ? [...activeHint.slow, ...activeHint.fast] : [];
+    return [...new Set([...fromHint, ...cohortValues(cohorts.data, key)])].slice(
+      0,
+      MAX_COHORT_LINES,
+    );
   }, [activeHint, key, cohorts.data]);
 
   const results = useQueries({
@@ -69,7 +82,12 @@ export function CohortPanel({
       queryKey: ['quantiles', seriesId, range.from, range.to, '', '', `${key}=${v}`, '0.5,0.99'],
       queryFn: ({ signal }: { signal: AbortSignal }) =>
         apiFetch<QuantilesResponse>(
-          apiPath(`/api/v1/series/${encodeURIComponent(seriesId)}/quantiles`, { from: range.from, to: range.to, attribute: `${key}=${v}`, q: '0.5,0.99' }),
+          apiPath(`/api/v1/series/${encodeURIComponent(seriesId)}/quantiles`, {
+            from: range.from,
+            to: range.to,
+            attribute: `${key}=${v}`,
+            q: '0.5,0.99',
+          }),
           { signal },
         ),
       refetchInterval: interval,
@@ -85,18 +103,26 @@ export function CohortPanel({
         : shapeCohorts(
             values.map((v, i) => ({ value: v, resp: results[i]!.data })),
             q,
-            { onsetMs, slow: activeHint && activeHint.attribute === key ? activeHint.slow : undefined, dropNonPositive: scale === 'log' },
+            {
+              onsetMs,
+              slow: activeHint && activeHint.attribute === key ? activeHint.slow : undefined,
+              dropNonPositive: scale === 'log',
+            },
           ),
     [pending, dataKey, values, q, onsetMs, activeHint, key, scale],
   );
-  const hostsOf = (v: string) => cohorts.data?.attributes.find((a) => a.key === key)?.values.find((x) => x.value === v)?.hosts ?? [];
+  const hostsOf = (v: string) =>
+    cohorts.data?.attributes.find((a) => a.key === key)?.values.find((x) => x.value === v)?.hosts ??
+    [];
 
-  if (cohorts.error && !activeHint) return <ErrorState error={cohorts.error} what="cohort attributes" />;
+  if (cohorts.error && !activeHint)
+    return <ErrorState error={cohorts.error} what="cohort attributes" />;
   if (!key)
     return cohorts.data ? (
       <Empty title="One cohort only">
-        Every host reporting this series has the same kernel, versions and dependencies, so there is nothing to split by. Hosts send cohort attributes as
-        resource attributes (<code>os.version</code>, <code>service.version</code>, <code>dependency.*</code>).
+        Every host reporting this series has the same kernel, versions and dependencies, so there is
+        nothing to split by. Hosts send cohort attributes as resource attributes (
+        <code>os.version</code>, <code>service.version</code>, <code>dependency.*</code>).
       </Empty>
     ) : (
       <Loading label="Loading cohorts…" height={HEIGHT} />
@@ -114,10 +140,22 @@ export function CohortPanel({
             id="cohort-series"
           />
         ) : null}
-        <Select label="Split by" value={key} options={candidates.length ? candidates : [key]} onChange={(v) => set({ cohort: v })} id="cohort-key" />
+        <Select
+          label="Split by"
+          value={key}
+          options={candidates.length ? candidates : [key]}
+          onChange={(v) => set({ cohort: v })}
+          id="cohort-key"
+        />
         <div className="segmented" role="group" aria-label="Quantile per cohort">
           {(['0.5', '0.99'] as const).map((x) => (
-            <button key={x} type="button" className={`btn ${q === x ? 'active' : ''}`} aria-pressed={q === x} onClick={() => set({ cq: x === '0.5' ? null : x })}>
+            <button
+              key={x}
+              type="button"
+              className={`btn ${q === x ? 'active' : ''}`}
+              aria-pressed={q === x}
+              onClick={() => set({ cq: x === '0.5' ? null : x })}
+            >
               p{Number(x) * 100}
             </button>
           ))}
@@ -133,13 +171,23 @@ export function CohortPanel({
                 <span className="mono">
                   {key}={c.value}
                 </span>{' '}
-                {c.slow ? <span className="slow-tag">slow</span> : <span className="fast-tag">ok</span>}{' '}
+                {c.slow ? (
+                  <span className="slow-tag">slow</span>
+                ) : (
+                  <span className="fast-tag">ok</span>
+                )}{' '}
                 <span className="muted">
-                  {c.beforeMs !== null ? `${formatLatencyMs(c.beforeMs)} → ` : onsetMs !== undefined ? 'new since onset: ' : ''}
+                  {c.beforeMs !== null
+                    ? `${formatLatencyMs(c.beforeMs)} → `
+                    : onsetMs !== undefined
+                      ? 'new since onset: '
+                      : ''}
                   {c.afterMs !== null ? formatLatencyMs(c.afterMs) : '–'}
                   {c.ratio !== null && c.ratio >= 1.5 ? ` (${formatRatio(c.ratio)})` : ''}
                 </span>
-                {hostsOf(c.value).length ? <span className="muted small"> · {hostsText(hostsOf(c.value))}</span> : null}
+                {hostsOf(c.value).length ? (
+                  <span className="muted small"> · {hostsText(hostsOf(c.value))}</span>
+                ) : null}
               </li>
             ))}
           </ul>
@@ -157,7 +205,9 @@ export function CohortPanel({
           />
         </>
       ) : values.length === 0 ? (
-        <Empty title={`No values of ${key} reported`}>Hosts feeding this series do not report {key}.</Empty>
+        <Empty title={`No values of ${key} reported`}>
+          Hosts feeding this series do not report {key}.
+        </Empty>
       ) : (
         <Loading label="Loading cohorts…" height={HEIGHT + 60} />
       )}

@@ -6,7 +6,13 @@ export function ScaleToggle({ scale, onChange }: { scale: Scale; onChange: (s: S
   return (
     <div className="segmented" role="group" aria-label="Latency axis scale">
       {(['log', 'linear'] as const).map((s) => (
-        <button key={s} type="button" className={`btn ${scale === s ? 'active' : ''}`} aria-pressed={scale === s} onClick={() => onChange(s)}>
+        <button
+          key={s}
+          type="button"
+          className={`btn ${scale === s ? 'active' : ''}`}
+          aria-pressed={scale === s}
+          onClick={() => onChange(s)}
+        >
           {s === 'log' ? 'Log' : 'Linear'}
         </button>
       ))}
@@ -49,7 +55,17 @@ export function Select({
   );
 }
 
-export function Panel({ title, actions, children, id }: { title: ReactNode; actions?: ReactNode; children: ReactNode; id?: string }) {
+export function Panel({
+  title,
+  actions,
+  children,
+  id,
+}: {
+  title: ReactNode;
+  actions?: ReactNode;
+  children: ReactNode;
+  id?: string;
+}) {
   return (
     <section className="panel" aria-labelledby={id}>
       <div className="panel-head">

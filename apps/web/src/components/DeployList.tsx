@@ -38,27 +38,53 @@ export const DeployList = memo(function DeployList({
           const url = safeHttpUrl(d.url);
           const rank = suspects?.get(String(d.id));
           return (
-            <tr key={d.id} className={`${highlightId === String(d.id) ? 'highlight' : ''}${rank === 1 ? ' top-suspect-row' : ''}`} data-deploy-id={d.id}>
+            <tr
+              key={d.id}
+              className={`${highlightId === String(d.id) ? 'highlight' : ''}${rank === 1 ? ' top-suspect-row' : ''}`}
+              data-deploy-id={d.id}
+            >
               <td title={new Date(d.at).toISOString()}>
                 <div>{formatInstant(Date.parse(d.at))}</div>
                 <div className="muted small">{formatAgo(Date.parse(d.at), now)}</div>
               </td>
               <td>
                 <KindBadge kind={d.kind} />
-                {rank ? <span className={`suspect-tag${rank === 1 ? ' top' : ''}`}>{rank === 1 ? 'top suspect' : `suspect #${rank}`}</span> : null}
+                {rank ? (
+                  <span className={`suspect-tag${rank === 1 ? ' top' : ''}`}>
+                    {rank === 1 ? 'top suspect' : `suspect #${rank}`}
+                  </span>
+                ) : null}
               </td>
               <td>
                 {d.service ? <div>{d.service}</div> : null}
-                {d.hosts && d.hosts.length ? <div className="muted small" title={d.hosts.join(', ')}>{hostsText(d.hosts)}</div> : null}
+                {d.hosts && d.hosts.length ? (
+                  <div className="muted small" title={d.hosts.join(', ')}>
+                    {hostsText(d.hosts)}
+                  </div>
+                ) : null}
                 {d.environment ? <div className="muted small">{d.environment}</div> : null}
               </td>
               <td className="mono">
                 {versionText(d) || '–'}
-                {d.commit && versionText(d).indexOf(d.commit.slice(0, 12)) < 0 ? <div className="muted small">{d.commit.slice(0, 12)}</div> : null}
+                {d.commit && versionText(d).indexOf(d.commit.slice(0, 12)) < 0 ? (
+                  <div className="muted small">{d.commit.slice(0, 12)}</div>
+                ) : null}
               </td>
-              {compact ? null : <td>{d.source === 'inferred' ? <span className="tag">inferred</span> : <span className="tag">api</span>}</td>}
+              {compact ? null : (
+                <td>
+                  {d.source === 'inferred' ? (
+                    <span className="tag">inferred</span>
+                  ) : (
+                    <span className="tag">api</span>
+                  )}
+                </td>
+              )}
               <td className="desc">
-                {d.description ? <span className="deploy-desc">{d.description}</span> : <span className="muted">–</span>}
+                {d.description ? (
+                  <span className="deploy-desc">{d.description}</span>
+                ) : (
+                  <span className="muted">–</span>
+                )}
                 {url ? (
                   <div>
                     <a href={url} target="_blank" rel="noopener noreferrer nofollow">
@@ -91,7 +117,8 @@ export function DeployFeed({ deploys }: { deploys: readonly Deploy[] }) {
           </span>
           <KindBadge kind={d.kind} />
           <span className="feed-main">
-            <b>{d.service ?? (d.hosts?.length ? hostsText(d.hosts, 2) : '–')}</b> <span className="mono small">{versionText(d)}</span>
+            <b>{d.service ?? (d.hosts?.length ? hostsText(d.hosts, 2) : '–')}</b>{' '}
+            <span className="mono small">{versionText(d)}</span>
             {d.source === 'inferred' ? <span className="tag">inferred</span> : null}
             {d.description ? <span className="feed-desc muted"> {d.description}</span> : null}
           </span>

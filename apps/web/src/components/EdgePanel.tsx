@@ -22,7 +22,13 @@ export function EdgePanel({
   onZoom,
   bands,
 }: {
-  edge: { client: Series | null; server: Series | null; gap: Series | null; caller: string | null; callee: string | null };
+  edge: {
+    client: Series | null;
+    server: Series | null;
+    gap: Series | null;
+    caller: string | null;
+    callee: string | null;
+  };
   range: RangeText;
   resolved: { fromMs: number; toMs: number };
   scale: 'log' | 'linear';
@@ -36,14 +42,19 @@ export function EdgePanel({
   const server = useQuantiles(edge.server?.id, { range, q: '0.5,0.99' });
   const gap = useQuantiles(edge.gap?.id, { range, q: '0.5,0.99' });
   const queries: Record<EdgeView, typeof client> = { client, server, gap };
-  const pending = EDGE_VIEWS.some((v) => edge[v] && queries[v].data === undefined && !queries[v].error);
+  const pending = EDGE_VIEWS.some(
+    (v) => edge[v] && queries[v].data === undefined && !queries[v].error,
+  );
   const error = EDGE_VIEWS.map((v) => (edge[v] ? queries[v].error : null)).find(Boolean);
 
   const shaped = useMemo(
     () =>
       pending
         ? null
-        : shapeEdge({ client: client.data, server: server.data, gap: gap.data }, q, { onsetMs, dropNonPositive: scale === 'log' }),
+        : shapeEdge({ client: client.data, server: server.data, gap: gap.data }, q, {
+            onsetMs,
+            dropNonPositive: scale === 'log',
+          }),
     [pending, client.data, server.data, gap.data, q, onsetMs, scale],
   );
   const verdict = shaped ? edgeVerdict(shaped.summary) : null;
@@ -53,11 +64,18 @@ export function EdgePanel({
     <div className="edge-panel" data-testid="edge-panel">
       <div className="row between wrap gap">
         <p className="edge-title">
-          <b>{edge.caller ?? '?'}</b> → <b>{edge.callee ?? '?'}</b>: the caller's view (client), the callee's view (server) and the gap between them, per call.
+          <b>{edge.caller ?? '?'}</b> → <b>{edge.callee ?? '?'}</b>: the caller's view (client), the
+          callee's view (server) and the gap between them, per call.
         </p>
         <div className="segmented" role="group" aria-label="Quantile shown">
           {(['0.5', '0.99'] as const).map((x) => (
-            <button key={x} type="button" className={`btn ${q === x ? 'active' : ''}`} aria-pressed={q === x} onClick={() => setQ(x)}>
+            <button
+              key={x}
+              type="button"
+              className={`btn ${q === x ? 'active' : ''}`}
+              aria-pressed={q === x}
+              onClick={() => setQ(x)}
+            >
               p{Number(x) * 100}
             </button>
           ))}
@@ -69,14 +87,20 @@ export function EdgePanel({
           <ul className="edge-summary" aria-label="Edge views">
             {shaped.summary.map((s) => (
               <li key={s.view} className={`edge-view edge-${s.view}`} data-view={s.view}>
-                <i className={`swatch line-${s.view}${s.view === 'server' ? ' dashed' : ''}`} aria-hidden="true" />
+                <i
+                  className={`swatch line-${s.view}${s.view === 'server' ? ' dashed' : ''}`}
+                  aria-hidden="true"
+                />
                 <b>{s.view}</b>{' '}
                 {s.beforeMs !== null && s.afterMs !== null ? (
                   <>
-                    {formatLatencyMs(s.beforeMs)} → {formatLatencyMs(s.afterMs)} <span className="muted">({formatDelta(s.beforeMs, s.afterMs)})</span>
+                    {formatLatencyMs(s.beforeMs)} → {formatLatencyMs(s.afterMs)}{' '}
+                    <span className="muted">({formatDelta(s.beforeMs, s.afterMs)})</span>
                   </>
                 ) : (
-                  <>p{Number(q) * 100} ≈ {s.typicalMs === null ? '–' : formatLatencyMs(s.typicalMs)}</>
+                  <>
+                    p{Number(q) * 100} ≈ {s.typicalMs === null ? '–' : formatLatencyMs(s.typicalMs)}
+                  </>
                 )}
               </li>
             ))}
@@ -86,7 +110,11 @@ export function EdgePanel({
               </li>
             ))}
           </ul>
-          {verdict ? <p className="verdict" role="note">{verdict}</p> : null}
+          {verdict ? (
+            <p className="verdict" role="note">
+              {verdict}
+            </p>
+          ) : null}
           <LatencyChart
             frame={shaped.frame}
             scale={scale}

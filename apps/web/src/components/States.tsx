@@ -4,13 +4,26 @@ import { ApiError } from '../api/client.ts';
 
 export function Loading({ label = 'Loading…', height }: { label?: string; height?: number }) {
   return (
-    <div className="state state-loading" role="status" aria-live="polite" style={height ? { height } : undefined}>
+    <div
+      className="state state-loading"
+      role="status"
+      aria-live="polite"
+      style={height ? { height } : undefined}
+    >
       <span className="spinner" aria-hidden="true" /> {label}
     </div>
   );
 }
 
-export function Empty({ title, children, height }: { title: string; children?: ReactNode; height?: number }) {
+export function Empty({
+  title,
+  children,
+  height,
+}: {
+  title: string;
+  children?: ReactNode;
+  height?: number;
+}) {
   return (
     <div className="state state-empty" style={height ? { height } : undefined}>
       <div className="state-title">{title}</div>
@@ -20,7 +33,17 @@ export function Empty({ title, children, height }: { title: string; children?: R
 }
 
 /** Explain an API failure: missing endpoint, token, scope, server down, or the server's own message. */
-export function ErrorState({ error, what, height, onRetry }: { error: unknown; what: string; height?: number; onRetry?: () => void }) {
+export function ErrorState({
+  error,
+  what,
+  height,
+  onRetry,
+}: {
+  error: unknown;
+  what: string;
+  height?: number;
+  onRetry?: () => void;
+}) {
   const e = error instanceof ApiError ? error : null;
   let title = `Could not load ${what}`;
   let hint: ReactNode = e?.message ?? String((error as Error)?.message ?? error);
@@ -28,12 +51,14 @@ export function ErrorState({ error, what, height, onRetry }: { error: unknown; w
     title = `This Onset server does not serve ${what} yet`;
     hint = (
       <>
-        <code>{e.path.split('?')[0]}</code> answered 404. Upgrade the server, or check <a href="/docs/json">/docs/json</a> for the routes it has.
+        <code>{e.path.split('?')[0]}</code> answered 404. Upgrade the server, or check{' '}
+        <a href="/docs/json">/docs/json</a> for the routes it has.
       </>
     );
   } else if (e?.status === 401) {
     title = 'A token is needed';
-    hint = 'This server requires a bearer token. Enter one with a "read" scope in the prompt (or under Settings → Token).';
+    hint =
+      'This server requires a bearer token. Enter one with a "read" scope in the prompt (or under Settings → Token).';
   } else if (e?.status === 403) {
     title = `Your token may not read ${what}`;
     hint = `${e.message}. Ask for a token with the needed scope (Settings → Token shows yours).`;
@@ -74,13 +99,27 @@ export function QueryView<T>({
   children: (data: T) => ReactNode;
 }) {
   if (query.data === undefined) {
-    if (query.error) return <ErrorState error={query.error} what={what} height={height} onRetry={() => query.refetch()} />;
+    if (query.error)
+      return (
+        <ErrorState
+          error={query.error}
+          what={what}
+          height={height}
+          onRetry={() => query.refetch()}
+        />
+      );
     return <Loading label={`Loading ${what}…`} height={height} />;
   }
   if (isEmpty?.(query.data) && empty) return <>{empty}</>;
   return (
     <>
-      {query.error ? <ErrorState error={query.error} what={`fresh ${what} (showing the last data)`} onRetry={() => query.refetch()} /> : null}
+      {query.error ? (
+        <ErrorState
+          error={query.error}
+          what={`fresh ${what} (showing the last data)`}
+          onRetry={() => query.refetch()}
+        />
+      ) : null}
       {children(query.data)}
     </>
   );

@@ -11,7 +11,13 @@ import type { Deploy, Series } from '../api/types.ts';
 export function edgeSeries(
   all: readonly Series[],
   x: { service: string; name: string; peer?: string | null; view?: string; op?: string },
-): { client: Series | null; server: Series | null; gap: Series | null; caller: string | null; callee: string | null } {
+): {
+  client: Series | null;
+  server: Series | null;
+  gap: Series | null;
+  caller: string | null;
+  callee: string | null;
+} {
   const sameName = all.filter((s) => s.name === x.name && (!x.op || s.op === x.op));
   let caller: string | null;
   let callee: string | null;
@@ -20,13 +26,22 @@ export function edgeSeries(
     callee = x.peer;
   } else if (x.view === 'server') {
     callee = x.service;
-    caller = sameName.find((s) => (s.view === 'client' || s.view === 'gap') && s.peer === x.service)?.service ?? null;
+    caller =
+      sameName.find((s) => (s.view === 'client' || s.view === 'gap') && s.peer === x.service)
+        ?.service ?? null;
   } else {
     caller = x.service;
     callee = null;
   }
-  const onEdge = (view: string) => sameName.find((s) => s.view === view && s.service === caller && !!callee && s.peer === callee) ?? null;
-  const server = onEdge('server') ?? (callee ? (sameName.find((s) => s.view === 'server' && s.service === callee && !s.peer) ?? null) : null);
+  const onEdge = (view: string) =>
+    sameName.find(
+      (s) => s.view === view && s.service === caller && !!callee && s.peer === callee,
+    ) ?? null;
+  const server =
+    onEdge('server') ??
+    (callee
+      ? (sameName.find((s) => s.view === 'server' && s.service === callee && !s.peer) ?? null)
+      : null);
   return { client: onEdge('client'), server, gap: onEdge('gap'), caller, callee };
 }
 
@@ -35,11 +50,15 @@ export function edgeSeries(
  * releases, its callee's (for client and gap views), and host-level changes
  * (kernel bumps) on any host that reports the series.
  */
-export function relevantDeploys(deploys: readonly Deploy[], s: Pick<Series, 'service' | 'peer' | 'hosts'>): Deploy[] {
+export function relevantDeploys(
+  deploys: readonly Deploy[],
+  s: Pick<Series, 'service' | 'peer' | 'hosts'>,
+): Deploy[] {
   const hosts = new Set(s.hosts);
   return deploys.filter((d) => {
     if (d.service && (d.service === s.service || (s.peer && d.service === s.peer))) return true;
-    if (d.hosts && d.hosts.some((h) => hosts.has(h))) return !d.service || d.service === s.service || d.service === s.peer;
+    if (d.hosts && d.hosts.some((h) => hosts.has(h)))
+      return !d.service || d.service === s.service || d.service === s.peer;
     return !d.service && !(d.hosts && d.hosts.length);
   });
 }

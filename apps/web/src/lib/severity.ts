@@ -9,7 +9,10 @@
  */
 import type { Regression, Slo } from '../api/types.ts';
 
-export function sloMatches(slo: Slo, r: Pick<Regression, 'series_id' | 'service' | 'op' | 'view' | 'name' | 'peer'>): boolean {
+export function sloMatches(
+  slo: Slo,
+  r: Pick<Regression, 'series_id' | 'service' | 'op' | 'view' | 'name' | 'peer'>,
+): boolean {
   if (slo.series_id && r.series_id) return slo.series_id === r.series_id;
   if (slo.service !== r.service) return false;
   if (slo.op && slo.op !== r.op) return false;
@@ -49,14 +52,19 @@ export function regressionScore(r: Regression, slos: readonly Slo[]): number {
   return ratio * traffic * sloImpact(r, slos);
 }
 
-export function rankRegressions(rs: readonly Regression[], slos: readonly Slo[]): Array<{ r: Regression; score: number }> {
+export function rankRegressions(
+  rs: readonly Regression[],
+  slos: readonly Slo[],
+): Array<{ r: Regression; score: number }> {
   return rs
     .map((r) => ({ r, score: regressionScore(r, slos) }))
     .sort((a, b) => b.score - a.score || Date.parse(b.r.onset) - Date.parse(a.r.onset));
 }
 
 /** Which quantile tells the story: the engine's `metric`, else the one with the bigger ratio. */
-export function headlineQuantile(r: Pick<Regression, 'ratio_p50' | 'ratio_p99' | 'metric'>): 'p50' | 'p99' {
+export function headlineQuantile(
+  r: Pick<Regression, 'ratio_p50' | 'ratio_p99' | 'metric'>,
+): 'p50' | 'p99' {
   if (r.metric === 'p50' || r.metric === 'p99') return r.metric;
   return (r.ratio_p99 || 0) > (r.ratio_p50 || 0) ? 'p99' : 'p50';
 }

@@ -12,7 +12,15 @@ export default function AlertPage() {
   const { params } = useUrlState();
   const alert = useAlert(id);
   if (alert.data === undefined)
-    return <div className="page">{alert.error ? <ErrorState error={alert.error} what={`alert ${id}`} /> : <Loading label="Loading the alert…" height={200} />}</div>;
+    return (
+      <div className="page">
+        {alert.error ? (
+          <ErrorState error={alert.error} what={`alert ${id}`} />
+        ) : (
+          <Loading label="Loading the alert…" height={200} />
+        )}
+      </div>
+    );
   const a = alert.data;
   return (
     <div className="page">
@@ -20,9 +28,13 @@ export default function AlertPage() {
         <div>
           <h1>{a.title || `Alert ${a.id}`}</h1>
           <p className="muted">
-            <span className={`alert-pill sev-${a.severity}`}>{a.severity}</span> {a.status} · started {formatInstant(Date.parse(a.started_at))} (
-            {formatAgo(Date.parse(a.started_at), Date.now())}){a.resolved_at ? ` · resolved ${formatInstant(Date.parse(a.resolved_at))}` : ''}
-            {a.burn_rate !== null && a.burn_rate !== undefined ? ` · burn ${formatBurn(a.burn_rate)} over ${a.window ?? '?'}` : ''}
+            <span className={`alert-pill sev-${a.severity}`}>{a.severity}</span> {a.status} ·
+            started {formatInstant(Date.parse(a.started_at))} (
+            {formatAgo(Date.parse(a.started_at), Date.now())})
+            {a.resolved_at ? ` · resolved ${formatInstant(Date.parse(a.resolved_at))}` : ''}
+            {a.burn_rate !== null && a.burn_rate !== undefined
+              ? ` · burn ${formatBurn(a.burn_rate)} over ${a.window ?? '?'}`
+              : ''}
           </p>
         </div>
         <div className="row gap">
@@ -32,7 +44,13 @@ export default function AlertPage() {
             </Link>
           ) : null}
           {a.regression_id ? (
-            <Link className="btn" to={linkWithGlobals(`/regressions/${encodeURIComponent(a.regression_id)}`, params, { from: null, to: null })}>
+            <Link
+              className="btn"
+              to={linkWithGlobals(`/regressions/${encodeURIComponent(a.regression_id)}`, params, {
+                from: null,
+                to: null,
+              })}
+            >
               Open the regression
             </Link>
           ) : null}

@@ -5,7 +5,7 @@ import type { Deploy } from '../api/types.ts';
 import { useRange, useUrlState } from '../state/url.ts';
 import { formatInstant, resolveRange } from '../state/timeRange.ts';
 import { filterDeploys, timelineLanes, timelineTicks } from '../components/graphs/timelineData.ts';
-import { KINDS, deployTitle, kindLetter } from '../components/graphs/markerData.ts';
+import { KINDS, deployTitle, kindLetter, stackChips } from '../components/graphs/markerData.ts';
 import { DeployList } from '../components/DeployList.tsx';
 import { Empty, QueryView } from '../components/States.tsx';
 import { Panel, Select } from '../components/Controls.tsx';
@@ -13,12 +13,26 @@ import { Panel, Select } from '../components/Controls.tsx';
 export default function DeploysPage() {
   const { get, set } = useUrlState();
   const [range] = useRange();
-  const filters = { kind: get('kind'), service: get('service'), host: get('host'), source: get('source') };
-  const query = useDeploys({ from: range.from, to: range.to, kind: filters.kind || undefined, service: filters.service || undefined, host: filters.host || undefined });
+  const filters = {
+    kind: get('kind'),
+    service: get('service'),
+    host: get('host'),
+    source: get('source'),
+  };
+  const query = useDeploys({
+    from: range.from,
+    to: range.to,
+    kind: filters.kind || undefined,
+    service: filters.service || undefined,
+    host: filters.host || undefined,
+  });
   // Options come from an unfiltered fetch so a filter never hides its own alternatives.
   const everything = useDeploys({ from: range.from, to: range.to });
   const all = everything.data ?? [];
-  const services = useMemo(() => [...new Set(all.map((d) => d.service).filter((s): s is string => !!s))].sort(), [all]);
+  const services = useMemo(
+    () => [...new Set(all.map((d) => d.service).filter((s): s is string => !!s))].sort(),
+    [all],
+  );
   const hosts = useMemo(() => [...new Set(all.flatMap((d) => d.hosts ?? []))].sort(), [all]);
   const selected = get('marker');
 
@@ -27,10 +41,32 @@ export default function DeploysPage() {
       <div className="page-head">
         <h1>Deploys</h1>
       </div>
-      <form className="pickers" onSubmit={(e) => e.preventDefault()} aria-label="Filter deploy markers">
-        <Select label="Kind" value={filters.kind} options={[...KINDS]} allLabel="All kinds" onChange={(v) => set({ kind: v || null })} />
-        <Select label="Service" value={filters.service} options={services} allLabel="All services" onChange={(v) => set({ service: v || null })} />
-        <Select label="Host" value={filters.host} options={hosts} allLabel="All hosts" onChange={(v) => set({ host: v || null })} />
+      <form
+        className="pickers"
+        onSubmit={(e) => e.preventDefault()}
+        aria-label="Filter deploy markers"
+      >
+        <Select
+          label="Kind"
+          value={filters.kind}
+          options={[...KINDS]}
+          allLabel="All kinds"
+          onChange={(v) => set({ kind: v || null })}
+        />
+        <Select
+          label="Service"
+          value={filters.service}
+          options={services}
+          allLabel="All services"
+          onChange={(v) => set({ service: v || null })}
+        />
+        <Select
+          label="Host"
+          value={filters.host}
+          options={hosts}
+          allLabel="All hosts"
+          onChange={(v) => set({ host: v || null })}
+        />
         <Select
           label="Source"
           value={filters.source}
@@ -49,17 +85,26 @@ export default function DeploysPage() {
         isEmpty={(d) => filterDeploys(d, filters).length === 0}
         empty={
           <Empty title="No deploy markers in this range" height={320}>
-            Widen the time range or clear a filter. CI sends markers with <code>POST /api/v1/deploys</code> (kind code, dependency, kernel, config or infra);
-            Onset also infers them when a host reports a new <code>os.version</code> or a service a new version.
+            Widen the time range or clear a filter. CI sends markers with{' '}
+            <code>POST /api/v1/deploys</code> (kind code, dependency, kernel, config or infra);
+            Onset also infers them when a host reports a new <code>os.version</code> or a service a
+            new version.
           </Empty>
         }
       >
         {(data) => {
-          const shown = filterDeploys(data, filters).sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+          const shown = filterDeploys(data, filters).sort(
+            (a, b) => Date.parse(b.at) - Date.parse(a.at),
+          );
           return (
             <>
               <Panel title={`Timeline (${shown.length} markers)`}>
-                <Timeline deploys={shown} range={resolveRange(range, Date.now())} selected={selected} onSelect={(id) => set({ marker: id })} />
+                <Timeline
+                  deploys={shown}
+                  range={resolveRange(range, Date.now())}
+                  selected={selected}
+                  onSelect={(id) => set({ marker: id })}
+                />
               </Panel>
               <Panel title="All markers">
                 <DeployList deploys={shown} highlightId={selected} />
@@ -72,43 +117,64 @@ export default function DeploysPage() {
   );
 }
 
-function Timeline({ deploys, range, selected, onSelect }: { deploys: Deploy[]; range: { fromMs: number; toMs: number }; selected: string; onSelect: (id: string) => void }) {
+function Timeline({
+  deploys,
+  range,
+  selected,
+  onSelect,
+}: {
+  deploys: Deploy[];
+  range: { fromMs: number; toMs: number };
+  selected: string;
+  onSelect: (id: string) => void;
+}) {
   const lanes = timelineLanes(deploys, range);
   const [hover, setHover] = useState<string | null>(null);
   return (
     <div className="timeline" role="list" aria-label="Deploy markers over time">
-      {lanes.map((lane) => (
-        <div className="timeline-lane" key={lane.key} role="listitem">
-          <div className="timeline-label" title={lane.label}>
-            {lane.label}
+      {lanes.map((lane) => {
+        // Markers closer than a dot's width (on a ~1,000 px track) stack instead of hiding each other.
+        const rows = stackChips(
+          lane.items.map((i) => i.pos * 1000),
+          22,
+          4,
+        );
+        const height = 26 + 22 * Math.max(0, ...rows);
+        return (
+          <div className="timeline-lane" key={lane.key} role="listitem">
+            <div className="timeline-label" title={lane.label}>
+              {lane.label}
+            </div>
+            <div className="timeline-track" style={{ height }}>
+              {lane.items.map(({ deploy: d, pos }, idx) => (
+                <button
+                  key={d.id}
+                  type="button"
+                  className={`timeline-dot kind-${d.kind}${selected === String(d.id) ? ' selected' : ''}${d.source === 'inferred' ? ' inferred' : ''}`}
+                  style={{ left: `${pos * 100}%`, top: 3 + rows[idx]! * 22 }}
+                  aria-label={`${deployTitle(d)} at ${formatInstant(Date.parse(d.at))}`}
+                  onClick={() => onSelect(String(d.id))}
+                  onMouseEnter={() => setHover(String(d.id))}
+                  onMouseLeave={() => setHover(null)}
+                  onFocus={() => setHover(String(d.id))}
+                  onBlur={() => setHover(null)}
+                >
+                  {kindLetter(d.kind)}
+                  {hover === String(d.id) ? (
+                    <span className="marker-tip" role="tooltip">
+                      <span className="marker-tip-title">{deployTitle(d)}</span>
+                      <span className="muted">{formatInstant(Date.parse(d.at), true)}</span>
+                      {d.description ? (
+                        <span className="marker-tip-desc">{d.description}</span>
+                      ) : null}
+                    </span>
+                  ) : null}
+                </button>
+              ))}
+            </div>
           </div>
-          <div className="timeline-track">
-            {lane.items.map(({ deploy: d, pos }) => (
-              <button
-                key={d.id}
-                type="button"
-                className={`timeline-dot kind-${d.kind}${selected === String(d.id) ? ' selected' : ''}${d.source === 'inferred' ? ' inferred' : ''}`}
-                style={{ left: `${pos * 100}%` }}
-                aria-label={`${deployTitle(d)} at ${formatInstant(Date.parse(d.at))}`}
-                onClick={() => onSelect(String(d.id))}
-                onMouseEnter={() => setHover(String(d.id))}
-                onMouseLeave={() => setHover(null)}
-                onFocus={() => setHover(String(d.id))}
-                onBlur={() => setHover(null)}
-              >
-                {kindLetter(d.kind)}
-                {hover === String(d.id) ? (
-                  <span className="marker-tip" role="tooltip">
-                    <span className="marker-tip-title">{deployTitle(d)}</span>
-                    <span className="muted">{formatInstant(Date.parse(d.at), true)}</span>
-                    {d.description ? <span className="marker-tip-desc">{d.description}</span> : null}
-                  </span>
-                ) : null}
-              </button>
-            ))}
-          </div>
-        </div>
-      ))}
+        );
+      })}
       <div className="timeline-lane timeline-axis" aria-hidden="true">
         <div className="timeline-label" />
         <div className="timeline-track">

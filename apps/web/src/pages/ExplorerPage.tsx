@@ -3,7 +3,12 @@ import { useCallback, useMemo } from 'react';
 import { Link } from 'react-router-dom';
 import { useDeploys, useHeatmap, useQuantiles, useSeriesList } from '../api/queries.ts';
 import type { Series } from '../api/types.ts';
-import { changeSelection, selectionOf, selectionOptions, type Selection } from './explorer/selection.ts';
+import {
+  changeSelection,
+  selectionOf,
+  selectionOptions,
+  type Selection,
+} from './explorer/selection.ts';
 import { edgeSeries, relevantDeploys } from '../lib/series.ts';
 import { linkWithGlobals, useRange, useScale, useUrlState } from '../state/url.ts';
 import { resolveRange, zoomRange } from '../state/timeRange.ts';
@@ -35,7 +40,13 @@ export default function ExplorerPage() {
   const byId = get('series') ? all.find((s) => s.id === get('series')) : undefined;
   const sel: Selection = byId
     ? selectionOf(byId)
-    : { service: get('service') || undefined, op: get('op') || undefined, view: get('view') || undefined, name: get('name') || undefined, peer: params.has('peer') ? get('peer') : undefined };
+    : {
+        service: get('service') || undefined,
+        op: get('op') || undefined,
+        view: get('view') || undefined,
+        name: get('name') || undefined,
+        peer: params.has('peer') ? get('peer') : undefined,
+      };
   const opts = selectionOptions(all, sel);
   const series = byId ?? opts.match;
   const host = get('host');
@@ -44,7 +55,18 @@ export default function ExplorerPage() {
 
   const pick = (key: keyof Selection, value: string) => {
     const next = changeSelection(all, sel, key, value);
-    set({ series: null, service: next.service, op: next.op, view: next.view, name: next.name, peer: next.peer ?? null, host: null }, { push: true });
+    set(
+      {
+        series: null,
+        service: next.service,
+        op: next.op,
+        view: next.view,
+        name: next.name,
+        peer: next.peer ?? null,
+        host: null,
+      },
+      { push: true },
+    );
   };
 
   return (
@@ -54,14 +76,50 @@ export default function ExplorerPage() {
         <ScaleToggle scale={scale} onChange={setScale} />
       </div>
       <form className="pickers" onSubmit={(e) => e.preventDefault()} aria-label="Choose a series">
-        <Select label="Service" value={sel.service ?? ''} options={opts.services} allLabel="Any service" onChange={(v) => pick('service', v)} />
-        <Select label="Operation" value={sel.op ?? ''} options={opts.ops} allLabel="Any op" onChange={(v) => pick('op', v)} />
-        <Select label="View" value={sel.view ?? ''} options={opts.views} allLabel="Any view" onChange={(v) => pick('view', v)} />
-        <Select label="Name" value={sel.name ?? ''} options={opts.names} allLabel="Any name" onChange={(v) => pick('name', v)} />
+        <Select
+          label="Service"
+          value={sel.service ?? ''}
+          options={opts.services}
+          allLabel="Any service"
+          onChange={(v) => pick('service', v)}
+        />
+        <Select
+          label="Operation"
+          value={sel.op ?? ''}
+          options={opts.ops}
+          allLabel="Any op"
+          onChange={(v) => pick('op', v)}
+        />
+        <Select
+          label="View"
+          value={sel.view ?? ''}
+          options={opts.views}
+          allLabel="Any view"
+          onChange={(v) => pick('view', v)}
+        />
+        <Select
+          label="Name"
+          value={sel.name ?? ''}
+          options={opts.names}
+          allLabel="Any name"
+          onChange={(v) => pick('name', v)}
+        />
         {opts.peers.length > 1 || (sel.peer ?? '') !== '' ? (
-          <Select label="Peer" value={sel.peer ?? ''} options={opts.peers} allLabel="Any peer" onChange={(v) => pick('peer', v)} />
+          <Select
+            label="Peer"
+            value={sel.peer ?? ''}
+            options={opts.peers}
+            allLabel="Any peer"
+            onChange={(v) => pick('peer', v)}
+          />
         ) : null}
-        <Select label="Host" value={host} options={series?.hosts ?? []} allLabel="All hosts" onChange={(v) => set({ host: v || null })} />
+        <Select
+          label="Host"
+          value={host}
+          options={series?.hosts ?? []}
+          allLabel="All hosts"
+          onChange={(v) => set({ host: v || null })}
+        />
         <fieldset className="field quantile-picks">
           <legend>Quantiles</legend>
           {QUANTILES.map((q) => (
@@ -71,29 +129,48 @@ export default function ExplorerPage() {
                 checked={qs.includes(q)}
                 onChange={(e) => {
                   const next = e.target.checked ? [...qs, q] : qs.filter((x) => x !== q);
-                  set({ q: next.length ? QUANTILES.filter((x) => next.includes(x)).join(',') : null });
+                  set({
+                    q: next.length ? QUANTILES.filter((x) => next.includes(x)).join(',') : null,
+                  });
                 }}
               />
               p{Number(q) * 100}
             </label>
           ))}
         </fieldset>
-        <Select label="Resolution" value={step} options={STEPS.map((s) => ({ value: s, label: s || 'auto' }))} onChange={(v) => set({ step: v || null })} />
+        <Select
+          label="Resolution"
+          value={step}
+          options={STEPS.map((s) => ({ value: s, label: s || 'auto' }))}
+          onChange={(v) => set({ step: v || null })}
+        />
       </form>
 
       {seriesList.data === undefined ? (
         seriesList.error ? (
-          <ErrorState error={seriesList.error} what="the series list" onRetry={() => seriesList.refetch()} />
+          <ErrorState
+            error={seriesList.error}
+            what="the series list"
+            onRetry={() => seriesList.refetch()}
+          />
         ) : (
           <Loading label="Loading series…" height={QUANTILE_CHART_HEIGHT + HEATMAP_HEIGHT} />
         )
       ) : all.length === 0 ? (
         <Empty title="No latency series yet" height={QUANTILE_CHART_HEIGHT}>
-          Send OpenTelemetry traces to <code>POST /v1/traces</code> (port 4318 or this port), or start the local agent (<code>npm start</code>). Series appear
-          here within seconds.
+          Send OpenTelemetry traces to <code>POST /v1/traces</code> (port 4318 or this port), or
+          start the local agent (<code>npm start</code>). Series appear here within seconds.
         </Empty>
       ) : series ? (
-        <SeriesCharts series={series} host={host} qs={qs} step={step} scale={scale} range={range} setRange={setRange} />
+        <SeriesCharts
+          series={series}
+          host={host}
+          qs={qs}
+          step={step}
+          scale={scale}
+          range={range}
+          setRange={setRange}
+        />
       ) : (
         <Candidates candidates={opts.candidates} params={params} />
       )}
@@ -140,10 +217,18 @@ function SeriesCharts({
   setRange: (r: { from: string; to: string }) => void;
 }) {
   const { params } = useUrlState();
-  const quantiles = useQuantiles(series.id, { range, step: step || undefined, host: host || undefined, q: qs.join(',') || '0.5' });
+  const quantiles = useQuantiles(series.id, {
+    range,
+    step: step || undefined,
+    host: host || undefined,
+    q: qs.join(',') || '0.5',
+  });
   const resolvedNow = resolveRange(range, Date.now());
   // The heatmap keeps ≤ 2,000 columns: a 1-minute step over 30 days would be unreadable (and refused).
-  const heatStep = step && (resolvedNow.toMs - resolvedNow.fromMs) / durationOr(step, 0) <= 2000 ? step : undefined;
+  const heatStep =
+    step && (resolvedNow.toMs - resolvedNow.fromMs) / durationOr(step, 0) <= 2000
+      ? step
+      : undefined;
   const heatmap = useHeatmap(series.id, { range, step: heatStep, host: host || undefined });
   const deploys = useDeploys({ from: range.from, to: range.to });
   const seriesList = useSeriesList();
@@ -157,17 +242,36 @@ function SeriesCharts({
 
   const qsKey = qs.join(',');
   const frame = useMemo(
-    () => (quantiles.data ? shapeQuantiles(quantiles.data, { quantiles: qsKey ? qsKey.split(',') : undefined, dropNonPositive: scale === 'log' }) : null),
+    () =>
+      quantiles.data
+        ? shapeQuantiles(quantiles.data, {
+            quantiles: qsKey ? qsKey.split(',') : undefined,
+            dropNonPositive: scale === 'log',
+          })
+        : null,
     [quantiles.data, qsKey, scale],
   );
-  const heat = useMemo(() => (heatmap.data ? shapeHeatmap(heatmap.data.points, heatmap.data.step_ms) : null), [heatmap.data]);
-  const relevant = useMemo(() => (deploys.data ? relevantDeploys(deploys.data, series) : []), [deploys.data, series]);
+  const heat = useMemo(
+    () => (heatmap.data ? shapeHeatmap(heatmap.data.points, heatmap.data.step_ms) : null),
+    [heatmap.data],
+  );
+  const relevant = useMemo(
+    () => (deploys.data ? relevantDeploys(deploys.data, series) : []),
+    [deploys.data, series],
+  );
   const markers = useMemo(() => toMarkers(relevant, resolved), [relevant, resolved]);
-  const newestFirst = useMemo(() => [...relevant].sort((a, b) => Date.parse(b.at) - Date.parse(a.at)), [relevant]);
+  const newestFirst = useMemo(
+    () => [...relevant].sort((a, b) => Date.parse(b.at) - Date.parse(a.at)),
+    [relevant],
+  );
 
-  const found = series.view !== 'internal' && (series.peer || series.view === 'server') ? edgeSeries(seriesList.data ?? [], series) : null;
+  const found =
+    series.view !== 'internal' && (series.peer || series.view === 'server')
+      ? edgeSeries(seriesList.data ?? [], series)
+      : null;
   // Worth a panel only when there is something to compare: two of the three views.
-  const edge = found && [found.client, found.server, found.gap].filter(Boolean).length >= 2 ? found : null;
+  const edge =
+    found && [found.client, found.server, found.gap].filter(Boolean).length >= 2 ? found : null;
   const title = `${edgeLabel(series)} · ${series.op} · ${series.view} · ${series.name}`;
 
   return (
@@ -187,7 +291,10 @@ function SeriesCharts({
           </>
         }
       >
-        <p className="muted small chart-help">Drag across a chart to zoom in; the range goes into the URL. Markers: C code, D dependency, K kernel, F config, I infra.</p>
+        <p className="muted small chart-help">
+          Drag across a chart to zoom in; the range goes into the URL. Markers: C code, D
+          dependency, K kernel, F config, I infra.
+        </p>
         {frame ? (
           <LatencyChart
             frame={frame}
@@ -201,7 +308,12 @@ function SeriesCharts({
             title={`Latency quantiles of ${title}, ${scale} scale, with ${markers.length} deploy markers`}
           />
         ) : quantiles.error ? (
-          <ErrorState error={quantiles.error} what="quantiles" height={QUANTILE_CHART_HEIGHT} onRetry={() => quantiles.refetch()} />
+          <ErrorState
+            error={quantiles.error}
+            what="quantiles"
+            height={QUANTILE_CHART_HEIGHT}
+            onRetry={() => quantiles.refetch()}
+          />
         ) : (
           <Loading label="Loading quantiles…" height={QUANTILE_CHART_HEIGHT + 28} />
         )}
@@ -219,14 +331,26 @@ function SeriesCharts({
             title={`Latency heatmap of ${title}`}
           />
         ) : heatmap.error ? (
-          <ErrorState error={heatmap.error} what="the heatmap" height={HEATMAP_HEIGHT} onRetry={() => heatmap.refetch()} />
+          <ErrorState
+            error={heatmap.error}
+            what="the heatmap"
+            height={HEATMAP_HEIGHT}
+            onRetry={() => heatmap.refetch()}
+          />
         ) : (
           <Loading label="Loading heatmap…" height={HEATMAP_HEIGHT + 28} />
         )}
       </Panel>
       {edge ? (
         <Panel title="Edge: client, server and gap">
-          <EdgePanel edge={edge} range={range} resolved={resolved} scale={scale} markers={markers} onZoom={onZoom} />
+          <EdgePanel
+            edge={edge}
+            range={range}
+            resolved={resolved}
+            scale={scale}
+            markers={markers}
+            onZoom={onZoom}
+          />
         </Panel>
       ) : null}
       <Panel title={`Deploy markers in range (${relevant.length})`}>

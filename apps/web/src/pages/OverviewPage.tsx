@@ -26,20 +26,31 @@ export default function OverviewPage() {
       <div className="page-head">
         <h1>Overview</h1>
       </div>
-      <Panel title={`Open regressions${regressions.data ? ` (${regressions.data.length})` : ''}`} id="regressions-head">
+      <Panel
+        title={`Open regressions${regressions.data ? ` (${regressions.data.length})` : ''}`}
+        id="regressions-head"
+      >
         {regressions.data === undefined ? (
           regressions.error ? (
-            <ErrorState error={regressions.error} what="regressions" onRetry={() => regressions.refetch()} />
+            <ErrorState
+              error={regressions.error}
+              what="regressions"
+              onRetry={() => regressions.refetch()}
+            />
           ) : (
             <Loading label="Loading regressions…" height={120} />
           )
         ) : regressions.data.length === 0 ? (
           <Empty title="No open regression">
-            Onset compares every latency series with its own recent past and opens a regression on a lasting step change. Nothing is
-            regressed now.
+            Onset compares every latency series with its own recent past and opens a regression on a
+            lasting step change. Nothing is regressed now.
           </Empty>
         ) : (
-          <RegressionList items={rankRegressions(regressions.data, sloList)} params={params} now={now} />
+          <RegressionList
+            items={rankRegressions(regressions.data, sloList)}
+            params={params}
+            now={now}
+          />
         )}
       </Panel>
 
@@ -72,7 +83,11 @@ export default function OverviewPage() {
         >
           {deploys.data === undefined ? (
             deploys.error ? (
-              <ErrorState error={deploys.error} what="deploy markers" onRetry={() => deploys.refetch()} />
+              <ErrorState
+                error={deploys.error}
+                what="deploy markers"
+                onRetry={() => deploys.refetch()}
+              />
             ) : (
               <Loading label="Loading deploy markers…" height={120} />
             )
@@ -81,7 +96,11 @@ export default function OverviewPage() {
               CI sends them with <code>POST /api/v1/deploys</code> or <code>onset deploy</code>.
             </Empty>
           ) : (
-            <DeployFeed deploys={[...deploys.data].sort((a, b) => Date.parse(b.at) - Date.parse(a.at)).slice(0, 10)} />
+            <DeployFeed
+              deploys={[...deploys.data]
+                .sort((a, b) => Date.parse(b.at) - Date.parse(a.at))
+                .slice(0, 10)}
+            />
           )}
         </Panel>
       </div>
@@ -89,7 +108,15 @@ export default function OverviewPage() {
   );
 }
 
-function RegressionList({ items, params, now }: { items: Array<{ r: Regression; score: number }>; params: URLSearchParams; now: number }) {
+function RegressionList({
+  items,
+  params,
+  now,
+}: {
+  items: Array<{ r: Regression; score: number }>;
+  params: URLSearchParams;
+  now: number;
+}) {
   const max = items[0]?.score ?? 0;
   return (
     <ol className="regression-list">
@@ -102,12 +129,24 @@ function RegressionList({ items, params, now }: { items: Array<{ r: Regression; 
         const level = severityLevel(score, max);
         return (
           <li key={r.id} className={`regression-row sev-${level}`} data-regression-id={r.id}>
-            <Link to={linkWithGlobals(`/regressions/${encodeURIComponent(r.id)}`, params, { from: null, to: null })} className="regression-link">
-              <span className={`sev-dot sev-${level}`} title={`severity ${score.toFixed(1)} (ratio × traffic × SLO impact)`} aria-label={`${level} severity`} />
+            <Link
+              to={linkWithGlobals(`/regressions/${encodeURIComponent(r.id)}`, params, {
+                from: null,
+                to: null,
+              })}
+              className="regression-link"
+            >
+              <span
+                className={`sev-dot sev-${level}`}
+                title={`severity ${score.toFixed(1)} (ratio × traffic × SLO impact)`}
+                aria-label={`${level} severity`}
+              />
               <span className="regression-what">
                 <span className="regression-title">
                   <span className="op-tag">{r.op}</span> <b className="mono">{r.name}</b>
-                  {r.status === 'acknowledged' ? <span className="status-pill status-acknowledged">acked</span> : null}
+                  {r.status === 'acknowledged' ? (
+                    <span className="status-pill status-acknowledged">acked</span>
+                  ) : null}
                 </span>
                 <span className="regression-where">
                   {edgeLabel(r)} · <span className={`view-tag view-${r.view}`}>{r.view}</span>
@@ -130,7 +169,8 @@ function RegressionList({ items, params, now }: { items: Array<{ r: Regression; 
               <span className="regression-suspect">
                 {top ? (
                   <>
-                    <KindBadge kind={top.kind} /> {[top.service, versionText(top)].filter(Boolean).join(' ')}{' '}
+                    <KindBadge kind={top.kind} />{' '}
+                    {[top.service, versionText(top)].filter(Boolean).join(' ')}{' '}
                     <span className="muted small">{formatPercent(top.score, 0)}</span>
                   </>
                 ) : (
@@ -146,14 +186,26 @@ function RegressionList({ items, params, now }: { items: Array<{ r: Regression; 
 }
 
 function BurningSlos({ slos, params }: { slos: Slo[]; params: URLSearchParams }) {
-  const burning = sortSlosByBudget(slos).filter((s) => s.status?.alert || (s.status?.burn_rates?.['1h'] ?? 0) > 1 || (s.status?.budget_remaining ?? 1) < 0.5);
+  const burning = sortSlosByBudget(slos).filter(
+    (s) =>
+      s.status?.alert ||
+      (s.status?.burn_rates?.['1h'] ?? 0) > 1 ||
+      (s.status?.budget_remaining ?? 1) < 0.5,
+  );
   if (!slos.length)
     return (
       <Empty title="No SLO defined">
-        Create one from any series in the <Link to={linkWithGlobals('/explorer', params)}>Explorer</Link>, or see <Link to={linkWithGlobals('/slos', params)}>SLOs</Link>.
+        Create one from any series in the{' '}
+        <Link to={linkWithGlobals('/explorer', params)}>Explorer</Link>, or see{' '}
+        <Link to={linkWithGlobals('/slos', params)}>SLOs</Link>.
       </Empty>
     );
-  if (!burning.length) return <Empty title={`All ${slos.length} SLOs are within budget`}>No SLO burns its error budget faster than it can afford.</Empty>;
+  if (!burning.length)
+    return (
+      <Empty title={`All ${slos.length} SLOs are within budget`}>
+        No SLO burns its error budget faster than it can afford.
+      </Empty>
+    );
   return (
     <table className="table">
       <thead>
@@ -181,7 +233,15 @@ function BurningSlos({ slos, params }: { slos: Slo[]; params: URLSearchParams })
             <td>
               <BurnCell value={s.status?.burn_rates?.['6h'] ?? null} threshold={6} />
             </td>
-            <td>{s.status?.alert ? <span className={`alert-pill sev-${s.status.alert.severity}`}>{s.status.alert.severity}</span> : <span className="muted">–</span>}</td>
+            <td>
+              {s.status?.alert ? (
+                <span className={`alert-pill sev-${s.status.alert.severity}`}>
+                  {s.status.alert.severity}
+                </span>
+              ) : (
+                <span className="muted">–</span>
+              )}
+            </td>
           </tr>
         ))}
       </tbody>

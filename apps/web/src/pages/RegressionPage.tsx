@@ -5,14 +5,34 @@
  */
 import { useCallback, useEffect, useMemo } from 'react';
 import { Link, useParams } from 'react-router-dom';
-import { useDeploys, useQuantiles, useRegression, useRegressionAction, useSeriesList, useSlos } from '../api/queries.ts';
+import {
+  useDeploys,
+  useQuantiles,
+  useRegression,
+  useRegressionAction,
+  useSeriesList,
+  useSlos,
+} from '../api/queries.ts';
 import type { Deploy, Regression, Series, Suspect } from '../api/types.ts';
 import { ApiError } from '../api/client.ts';
 import { linkWithGlobals, useRange, useScale, useUrlState } from '../state/url.ts';
-import { formatAgo, formatInstant, regressionWindow, resolveRange, zoomRange } from '../state/timeRange.ts';
+import {
+  formatAgo,
+  formatInstant,
+  regressionWindow,
+  resolveRange,
+  zoomRange,
+} from '../state/timeRange.ts';
 import { edgeSeries, relevantDeploys } from '../lib/series.ts';
 import { sloMatches } from '../lib/severity.ts';
-import { edgeLabel, formatChange, formatCount, formatDelta, formatLatencyMs, formatPercent } from '../lib/format.ts';
+import {
+  edgeLabel,
+  formatChange,
+  formatCount,
+  formatDelta,
+  formatLatencyMs,
+  formatPercent,
+} from '../lib/format.ts';
 import { ErrorState, Loading } from '../components/States.tsx';
 import { KindBadge, Panel, ScaleToggle } from '../components/Controls.tsx';
 import { LatencyChart } from '../components/graphs/LatencyChart.tsx';
@@ -35,7 +55,13 @@ export default function RegressionPage() {
         {reg.error ? (
           <ErrorState
             error={reg.error}
-            what={reg.error instanceof ApiError && reg.error.status === 404 && !reg.error.missingEndpoint ? `regression ${id} (it may have been deleted)` : `regression ${id}`}
+            what={
+              reg.error instanceof ApiError &&
+              reg.error.status === 404 &&
+              !reg.error.missingEndpoint
+                ? `regression ${id} (it may have been deleted)`
+                : `regression ${id}`
+            }
             onRetry={() => reg.refetch()}
           />
         ) : (
@@ -71,28 +97,69 @@ function RegressionView({ r }: { r: Regression }) {
   const toMs = quantiles.data ? Date.parse(quantiles.data.to) : fallback.toMs;
   const resolved = useMemo(() => ({ fromMs, toMs }), [fromMs, toMs]);
   const suspects = useMemo(() => r.suspects ?? [], [r.suspects]);
-  const suspectIds = useMemo(() => new Map(suspects.map((s, i) => [String(s.deploy_id), i + 1])), [suspects]);
+  const suspectIds = useMemo(
+    () => new Map(suspects.map((s, i) => [String(s.deploy_id), i + 1])),
+    [suspects],
+  );
   const shownDeploys = useMemo(() => {
     const list = deploys.data ?? [];
-    const rel = series ? relevantDeploys(list, series) : list.filter((d) => d.service === r.service || d.service === r.peer);
+    const rel = series
+      ? relevantDeploys(list, series)
+      : list.filter((d) => d.service === r.service || d.service === r.peer);
     const ids = new Set(rel.map((d) => String(d.id)));
     return [...rel, ...list.filter((d) => suspectIds.has(String(d.id)) && !ids.has(String(d.id)))];
   }, [deploys.data, series, r.service, r.peer, suspectIds]);
-  const markers = useMemo(() => toMarkers(shownDeploys, resolved, suspects), [shownDeploys, resolved, suspects]);
-  const frame = useMemo(() => (quantiles.data ? shapeQuantiles(quantiles.data, { quantiles: ['0.5', '0.99'], dropNonPositive: scale === 'log' }) : null), [quantiles.data, scale]);
+  const markers = useMemo(
+    () => toMarkers(shownDeploys, resolved, suspects),
+    [shownDeploys, resolved, suspects],
+  );
+  const frame = useMemo(
+    () =>
+      quantiles.data
+        ? shapeQuantiles(quantiles.data, {
+            quantiles: ['0.5', '0.99'],
+            dropNonPositive: scale === 'log',
+          })
+        : null,
+    [quantiles.data, scale],
+  );
   const bands = useMemo<LevelBand[]>(
     () => [
-      { key: 'before', label: `before: p50 ${formatLatencyMs(r.before.p50_ms)} · p99 ${formatLatencyMs(r.before.p99_ms)}`, x0: resolved.fromMs / 1000, x1: onsetMs / 1000, lo: r.before.p50_ms, hi: r.before.p99_ms },
-      { key: 'after', label: `after: p50 ${formatLatencyMs(r.after.p50_ms)} · p99 ${formatLatencyMs(r.after.p99_ms)}`, x0: onsetMs / 1000, x1: resolved.toMs / 1000, lo: r.after.p50_ms, hi: r.after.p99_ms },
+      {
+        key: 'before',
+        label: `before: p50 ${formatLatencyMs(r.before.p50_ms)} · p99 ${formatLatencyMs(r.before.p99_ms)}`,
+        x0: resolved.fromMs / 1000,
+        x1: onsetMs / 1000,
+        lo: r.before.p50_ms,
+        hi: r.before.p99_ms,
+      },
+      {
+        key: 'after',
+        label: `after: p50 ${formatLatencyMs(r.after.p50_ms)} · p99 ${formatLatencyMs(r.after.p99_ms)}`,
+        x0: onsetMs / 1000,
+        x1: resolved.toMs / 1000,
+        lo: r.after.p50_ms,
+        hi: r.after.p99_ms,
+      },
     ],
     [r.before, r.after, onsetMs, resolved],
   );
   const onZoom = useCallback((a: number, b: number) => setRange(zoomRange(a, b)), [setRange]);
   const isEdge = !!r.peer || r.view === 'gap' || r.view === 'client';
-  const edge = isEdge ? edgeSeries(allSeries.data ?? [], { service: r.service, name: r.name, peer: r.peer, view: r.view, op: r.op }) : null;
+  const edge = isEdge
+    ? edgeSeries(allSeries.data ?? [], {
+        service: r.service,
+        name: r.name,
+        peer: r.peer,
+        view: r.view,
+        op: r.op,
+      })
+    : null;
   const matchingSlos = (slos.data ?? []).filter((s) => sloMatches(s, r));
   const top = suspects[0];
-  const topDeploy = top ? (deploys.data ?? []).find((d) => String(d.id) === String(top.deploy_id)) : undefined;
+  const topDeploy = top
+    ? (deploys.data ?? []).find((d) => String(d.id) === String(top.deploy_id))
+    : undefined;
   const where = `${edgeLabel(r)} · ${r.op} · ${r.view}`;
 
   return (
@@ -100,7 +167,8 @@ function RegressionView({ r }: { r: Regression }) {
       <div className="page-head">
         <div>
           <p className="crumbs">
-            <Link to={linkWithGlobals('/', params, { from: null, to: null })}>Overview</Link> / regression {r.id}
+            <Link to={linkWithGlobals('/', params, { from: null, to: null })}>Overview</Link> /
+            regression {r.id}
           </p>
           <h1>
             <span className="mono">{r.name}</span> <span className="muted">on</span> {where}
@@ -112,16 +180,31 @@ function RegressionView({ r }: { r: Regression }) {
             {r.status}
           </span>
           {r.status !== 'acknowledged' && r.status !== 'resolved' ? (
-            <button type="button" className="btn" disabled={action.isPending} onClick={() => action.mutate({ id: r.id, action: 'ack' })}>
+            <button
+              type="button"
+              className="btn"
+              disabled={action.isPending}
+              onClick={() => action.mutate({ id: r.id, action: 'ack' })}
+            >
               Acknowledge
             </button>
           ) : null}
           {r.status !== 'resolved' ? (
-            <button type="button" className="btn" disabled={action.isPending} onClick={() => action.mutate({ id: r.id, action: 'resolve' })}>
+            <button
+              type="button"
+              className="btn"
+              disabled={action.isPending}
+              onClick={() => action.mutate({ id: r.id, action: 'resolve' })}
+            >
               Resolve
             </button>
           ) : (
-            <button type="button" className="btn" disabled={action.isPending} onClick={() => action.mutate({ id: r.id, action: 'reopen' })}>
+            <button
+              type="button"
+              className="btn"
+              disabled={action.isPending}
+              onClick={() => action.mutate({ id: r.id, action: 'reopen' })}
+            >
               Reopen
             </button>
           )}
@@ -129,8 +212,12 @@ function RegressionView({ r }: { r: Regression }) {
       </div>
       {r.status === 'acknowledged' || r.status === 'resolved' ? (
         <p className="muted small" role="status">
-          {r.status === 'acknowledged' ? `Acknowledged${r.acknowledged_by ? ` by ${r.acknowledged_by}` : ''}${r.acknowledged_at ? ` ${formatAgo(Date.parse(r.acknowledged_at), Date.now())}` : ''}.` : null}
-          {r.status === 'resolved' ? `Resolved${r.resolved_at ? ` ${formatAgo(Date.parse(r.resolved_at), Date.now())}` : ''}${r.resolution ? `: ${r.resolution}` : ''}.` : null}
+          {r.status === 'acknowledged'
+            ? `Acknowledged${r.acknowledged_by ? ` by ${r.acknowledged_by}` : ''}${r.acknowledged_at ? ` ${formatAgo(Date.parse(r.acknowledged_at), Date.now())}` : ''}.`
+            : null}
+          {r.status === 'resolved'
+            ? `Resolved${r.resolved_at ? ` ${formatAgo(Date.parse(r.resolved_at), Date.now())}` : ''}${r.resolution ? `: ${r.resolution}` : ''}.`
+            : null}
         </p>
       ) : null}
       {action.error ? (
@@ -143,13 +230,16 @@ function RegressionView({ r }: { r: Regression }) {
         <div className="fact">
           <div className="fact-label">How much</div>
           <div className="fact-value" data-testid="change-p50">
-            <span className="muted small">p50</span> {formatChange(r.before.p50_ms, r.after.p50_ms, r.ratio_p50)}
+            <span className="muted small">p50</span>{' '}
+            {formatChange(r.before.p50_ms, r.after.p50_ms, r.ratio_p50)}
           </div>
           <div className="fact-value" data-testid="change-p99">
-            <span className="muted small">p99</span> {formatChange(r.before.p99_ms, r.after.p99_ms, r.ratio_p99)}
+            <span className="muted small">p99</span>{' '}
+            {formatChange(r.before.p99_ms, r.after.p99_ms, r.ratio_p99)}
           </div>
           <div className="muted small">
-            {formatDelta(r.before.p50_ms, r.after.p50_ms)} at the median · {formatCount(r.before.count)} calls before, {formatCount(r.after.count)} after
+            {formatDelta(r.before.p50_ms, r.after.p50_ms)} at the median ·{' '}
+            {formatCount(r.before.count)} calls before, {formatCount(r.after.count)} after
           </div>
         </div>
         <div className="fact">
@@ -170,7 +260,9 @@ function RegressionView({ r }: { r: Regression }) {
               <div className="small">{top.reason}</div>
               <div className="muted small">
                 score {formatPercent(top.score, 0)}
-                {top.at || topDeploy ? ` · ${relativeToOnset(Date.parse((top.at ?? topDeploy?.at)!), onsetMs)}` : ''}
+                {top.at || topDeploy
+                  ? ` · ${relativeToOnset(Date.parse((top.at ?? topDeploy?.at)!), onsetMs)}`
+                  : ''}
               </div>
             </>
           ) : (
@@ -182,14 +274,22 @@ function RegressionView({ r }: { r: Regression }) {
           {r.cohort ? (
             <div className="fact-value" data-testid="affected-cohort">
               {r.cohort.attribute} <b className="mono">{r.cohort.slow.join(', ')}</b>
-              {r.cohort.slow_hosts?.length ? <div className="small">hosts {hostsText(r.cohort.slow_hosts)}</div> : null}
+              {r.cohort.slow_hosts?.length ? (
+                <div className="small">hosts {hostsText(r.cohort.slow_hosts)}</div>
+              ) : null}
               <div className="muted small">
                 not {r.cohort.fast.join(', ')}
                 {r.cohort.fast_hosts?.length ? ` (${hostsText(r.cohort.fast_hosts)})` : ''}
               </div>
             </div>
           ) : (
-            <div className="fact-value">{r.host ? `host ${r.host}` : series?.hosts.length ? hostsText(series.hosts) : 'all hosts'}</div>
+            <div className="fact-value">
+              {r.host
+                ? `host ${r.host}`
+                : series?.hosts.length
+                  ? hostsText(series.hosts)
+                  : 'all hosts'}
+            </div>
           )}
         </div>
         <div className="fact">
@@ -197,16 +297,28 @@ function RegressionView({ r }: { r: Regression }) {
           {matchingSlos.length ? (
             matchingSlos.slice(0, 2).map((s) => (
               <div key={s.id} className="fact-slo">
-                <Link to={linkWithGlobals(`/slos/${s.id}`, params, { from: null, to: null })}>{s.name}</Link>{' '}
-                <BudgetBar value={s.status?.budget_remaining ?? null} /> <span className="muted small">1h</span> <BurnCell value={s.status?.burn_rates?.['1h'] ?? null} threshold={14.4} />
-                {s.status?.alert ? <span className={`alert-pill sev-${s.status.alert.severity}`}>{s.status.alert.severity}</span> : null}
+                <Link to={linkWithGlobals(`/slos/${s.id}`, params, { from: null, to: null })}>
+                  {s.name}
+                </Link>{' '}
+                <BudgetBar value={s.status?.budget_remaining ?? null} />{' '}
+                <span className="muted small">1h</span>{' '}
+                <BurnCell value={s.status?.burn_rates?.['1h'] ?? null} threshold={14.4} />
+                {s.status?.alert ? (
+                  <span className={`alert-pill sev-${s.status.alert.severity}`}>
+                    {s.status.alert.severity}
+                  </span>
+                ) : null}
               </div>
             ))
           ) : (
             <div className="fact-value muted">
               No SLO covers this series.{' '}
               {series ? (
-                <Link to={linkWithGlobals('/slos', params, { create: series.id, from: null, to: null })}>Create one</Link>
+                <Link
+                  to={linkWithGlobals('/slos', params, { create: series.id, from: null, to: null })}
+                >
+                  Create one
+                </Link>
               ) : null}
             </div>
           )}
@@ -219,7 +331,10 @@ function RegressionView({ r }: { r: Regression }) {
           <>
             <ScaleToggle scale={scale} onChange={setScale} />
             {series ? (
-              <Link className="btn" to={linkWithGlobals('/explorer', params, { series: series.id })}>
+              <Link
+                className="btn"
+                to={linkWithGlobals('/explorer', params, { series: series.id })}
+              >
                 Open in Explorer
               </Link>
             ) : null}
@@ -228,7 +343,11 @@ function RegressionView({ r }: { r: Regression }) {
       >
         {!series ? (
           seriesList.data ? (
-            <ErrorState error={new Error(`no series ${where} ${r.name} is stored any more`)} what="the series" height={MAIN_HEIGHT} />
+            <ErrorState
+              error={new Error(`no series ${where} ${r.name} is stored any more`)}
+              what="the series"
+              height={MAIN_HEIGHT}
+            />
           ) : (
             <Loading label="Finding the series…" height={MAIN_HEIGHT + 28} />
           )
@@ -246,31 +365,60 @@ function RegressionView({ r }: { r: Regression }) {
             title={`p50 and p99 of ${r.name} on ${where}, ${scale} scale: before ${formatLatencyMs(r.before.p50_ms)} p50, after ${formatLatencyMs(r.after.p50_ms)} p50; onset ${formatInstant(onsetMs)}; ${markers.length} deploy markers${top ? `, top suspect ${top.kind}` : ''}`}
           />
         ) : quantiles.error ? (
-          <ErrorState error={quantiles.error} what="quantiles" height={MAIN_HEIGHT} onRetry={() => quantiles.refetch()} />
+          <ErrorState
+            error={quantiles.error}
+            what="quantiles"
+            height={MAIN_HEIGHT}
+            onRetry={() => quantiles.refetch()}
+          />
         ) : (
           <Loading label="Loading quantiles…" height={MAIN_HEIGHT + 28} />
         )}
       </Panel>
 
       <Panel title={`Suspects (${suspects.length})`}>
-        {suspects.length ? <SuspectList suspects={suspects} deploys={deploys.data ?? []} onsetMs={onsetMs} /> : <p className="muted">The engine found no deploy marker that explains this change.</p>}
+        {suspects.length ? (
+          <SuspectList suspects={suspects} deploys={deploys.data ?? []} onsetMs={onsetMs} />
+        ) : (
+          <p className="muted">The engine found no deploy marker that explains this change.</p>
+        )}
       </Panel>
 
       {edge && (edge.client || edge.server || edge.gap) ? (
         <Panel title="Client, server and gap views of this edge">
-          <EdgePanel edge={edge} range={range} resolved={resolved} scale={scale} markers={markers} onsetMs={onsetMs} onZoom={onZoom} />
+          <EdgePanel
+            edge={edge}
+            range={range}
+            resolved={resolved}
+            scale={scale}
+            markers={markers}
+            onsetMs={onsetMs}
+            onZoom={onZoom}
+          />
         </Panel>
       ) : null}
 
       {series ? (
         <Panel title="Cohort split">
-          <CohortPanel sources={cohortSources(series, edge)} range={range} resolved={resolved} scale={scale} markers={markers} onsetMs={onsetMs} hint={r.cohort} onZoom={onZoom} />
+          <CohortPanel
+            sources={cohortSources(series, edge)}
+            range={range}
+            resolved={resolved}
+            scale={scale}
+            markers={markers}
+            onsetMs={onsetMs}
+            hint={r.cohort}
+            onZoom={onZoom}
+          />
         </Panel>
       ) : null}
 
       <Panel title={`Deploy markers in this window (${shownDeploys.length})`}>
         {shownDeploys.length ? (
-          <DeployList deploys={[...shownDeploys].sort((a, b) => Date.parse(b.at) - Date.parse(a.at))} suspects={suspectIds} />
+          <DeployList
+            deploys={[...shownDeploys].sort((a, b) => Date.parse(b.at) - Date.parse(a.at))}
+            suspects={suspectIds}
+          />
         ) : (
           <p className="muted">No deploy marker in this window.</p>
         )}
@@ -279,19 +427,35 @@ function RegressionView({ r }: { r: Regression }) {
   );
 }
 
-function SuspectList({ suspects, deploys, onsetMs }: { suspects: Suspect[]; deploys: Deploy[]; onsetMs: number }) {
+function SuspectList({
+  suspects,
+  deploys,
+  onsetMs,
+}: {
+  suspects: Suspect[];
+  deploys: Deploy[];
+  onsetMs: number;
+}) {
   return (
     <ol className="suspect-list">
       {suspects.map((s, i) => {
         const d = deploys.find((x) => String(x.id) === String(s.deploy_id));
         const at = s.at ?? d?.at;
         return (
-          <li key={`${s.deploy_id}-${i}`} className={i === 0 ? 'top' : ''} data-deploy-id={s.deploy_id}>
+          <li
+            key={`${s.deploy_id}-${i}`}
+            className={i === 0 ? 'top' : ''}
+            data-deploy-id={s.deploy_id}
+          >
             <div className="suspect-head">
-              <span className="suspect-rank">#{i + 1}</span> <KindBadge kind={s.kind} /> <b>{suspectText(s, d)}</b>
+              <span className="suspect-rank">#{i + 1}</span> <KindBadge kind={s.kind} />{' '}
+              <b>{suspectText(s, d)}</b>
               <span className="suspect-score" title="attribution score">
                 <span className="score-track" aria-hidden="true">
-                  <span className="score-fill" style={{ width: `${Math.max(0, Math.min(1, s.score)) * 100}%` }} />
+                  <span
+                    className="score-fill"
+                    style={{ width: `${Math.max(0, Math.min(1, s.score)) * 100}%` }}
+                  />
                 </span>
                 {formatPercent(s.score, 0)}
               </span>
@@ -309,15 +473,24 @@ function SuspectList({ suspects, deploys, onsetMs }: { suspects: Suspect[]; depl
 }
 
 function suspectText(s: Suspect, d?: Deploy): string {
-  const v = versionText({ component: s.component ?? d?.component, from_version: s.from_version ?? d?.from_version, to_version: s.to_version ?? d?.to_version, commit: d?.commit });
-  const where = s.service ?? d?.service ?? (s.hosts?.length ? hostsText(s.hosts) : d?.hosts?.length ? hostsText(d.hosts) : '');
+  const v = versionText({
+    component: s.component ?? d?.component,
+    from_version: s.from_version ?? d?.from_version,
+    to_version: s.to_version ?? d?.to_version,
+    commit: d?.commit,
+  });
+  const where =
+    s.service ??
+    d?.service ??
+    (s.hosts?.length ? hostsText(s.hosts) : d?.hosts?.length ? hostsText(d.hosts) : '');
   return [where, v].filter(Boolean).join(' ');
 }
 
 function relativeToOnset(atMs: number, onsetMs: number): string {
   const min = Math.round((onsetMs - atMs) / 60_000);
   if (min === 0) return 'at the onset';
-  const span = Math.abs(min) < 120 ? `${Math.abs(min)} min` : `${(Math.abs(min) / 60).toFixed(1)} h`;
+  const span =
+    Math.abs(min) < 120 ? `${Math.abs(min)} min` : `${(Math.abs(min) / 60).toFixed(1)} h`;
   return min > 0 ? `${span} before the onset` : `${span} after the onset`;
 }
 
@@ -327,7 +500,14 @@ function findSeries(r: Regression, list: readonly Series[]): Series | undefined 
     const s = list.find((x) => x.id === String(r.series_id));
     if (s) return s;
   }
-  return list.find((s) => s.service === r.service && s.op === r.op && s.view === r.view && s.name === r.name && (s.peer ?? '') === (r.peer ?? ''));
+  return list.find(
+    (s) =>
+      s.service === r.service &&
+      s.op === r.op &&
+      s.view === r.view &&
+      s.name === r.name &&
+      (s.peer ?? '') === (r.peer ?? ''),
+  );
 }
 
 /**
@@ -336,8 +516,12 @@ function findSeries(r: Regression, list: readonly Series[]): Series | undefined 
  * callee's version or dependency bump shows there; the client view shows the
  * caller's hosts.
  */
-function cohortSources(series: Series, edge: ReturnType<typeof edgeSeries> | null): Array<{ id: string; label: string }> {
-  const whose = (s: Series) => (s.peer && (s.view === 'gap' || s.view === 'server') ? s.peer : s.service);
+function cohortSources(
+  series: Series,
+  edge: ReturnType<typeof edgeSeries> | null,
+): Array<{ id: string; label: string }> {
+  const whose = (s: Series) =>
+    s.peer && (s.view === 'gap' || s.view === 'server') ? s.peer : s.service;
   const out: Array<{ id: string; label: string }> = [];
   const add = (s: Series | null | undefined) => {
     if (!s || out.some((o) => o.id === s.id)) return;

@@ -28,8 +28,9 @@ function Webhooks() {
   return (
     <Panel title="Alert webhooks">
       <p className="muted small">
-        Onset sends every alert state change (firing, resolved) for SLO burns and new regressions, stored before sending and retried until the receiver
-        answers 2xx. Formats: generic JSON signed with <code>X-Onset-Signature</code>, Slack, PagerDuty Events v2, Alertmanager.
+        Onset sends every alert state change (firing, resolved) for SLO burns and new regressions,
+        stored before sending and retried until the receiver answers 2xx. Formats: generic JSON
+        signed with <code>X-Onset-Signature</code>, Slack, PagerDuty Events v2, Alertmanager.
       </p>
       <NewWebhook onCreated={(id) => set({ webhook: id })} />
       {hooks.data === undefined ? (
@@ -53,18 +54,40 @@ function Webhooks() {
             </thead>
             <tbody>
               {hooks.data.map((w) => (
-                <WebhookRow key={w.id} w={w} selected={w.id === selected} onSelect={() => set({ webhook: w.id })} />
+                <WebhookRow
+                  key={w.id}
+                  w={w}
+                  selected={w.id === selected}
+                  onSelect={() => set({ webhook: w.id })}
+                />
               ))}
             </tbody>
           </table>
-          {selected ? <DeliveryLog webhookId={selected} name={hooks.data.find((w) => w.id === selected)?.name || hooks.data.find((w) => w.id === selected)?.url || ''} /> : null}
+          {selected ? (
+            <DeliveryLog
+              webhookId={selected}
+              name={
+                hooks.data.find((w) => w.id === selected)?.name ||
+                hooks.data.find((w) => w.id === selected)?.url ||
+                ''
+              }
+            />
+          ) : null}
         </>
       )}
     </Panel>
   );
 }
 
-function WebhookRow({ w, selected, onSelect }: { w: Webhook; selected: boolean; onSelect: () => void }) {
+function WebhookRow({
+  w,
+  selected,
+  onSelect,
+}: {
+  w: Webhook;
+  selected: boolean;
+  onSelect: () => void;
+}) {
   const test = useTestWebhook();
   const result = test.data as Delivery | undefined;
   return (
@@ -81,7 +104,12 @@ function WebhookRow({ w, selected, onSelect }: { w: Webhook; selected: boolean; 
       <td>{w.min_severity === 'ticket' ? 'pages and tickets' : 'pages only'}</td>
       <td>
         <div className="row gap wrap">
-          <button type="button" className="btn" onClick={() => test.mutate(w.id)} disabled={test.isPending}>
+          <button
+            type="button"
+            className="btn"
+            onClick={() => test.mutate(w.id)}
+            disabled={test.isPending}
+          >
             {test.isPending ? 'Sending…' : 'Send test'}
           </button>
           <button type="button" className="btn" onClick={onSelect} aria-pressed={selected}>
@@ -89,7 +117,10 @@ function WebhookRow({ w, selected, onSelect }: { w: Webhook; selected: boolean; 
           </button>
         </div>
         {result ? (
-          <div className={`small ${result.status === 'delivered' ? 'ok-text' : 'warn'}`} role="status">
+          <div
+            className={`small ${result.status === 'delivered' ? 'ok-text' : 'warn'}`}
+            role="status"
+          >
             Test {result.status}
             {result.last_status_code ? ` (HTTP ${result.last_status_code})` : ''}
             {result.last_error ? `: ${result.last_error}` : ''}
@@ -135,7 +166,13 @@ function NewWebhook({ onCreated }: { onCreated: (id: string) => void }) {
     >
       <label className="field wide">
         <span>Receiver URL (http or https)</span>
-        <input type="url" required value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://hooks.example.com/onset" />
+        <input
+          type="url"
+          required
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+          placeholder="https://hooks.example.com/onset"
+        />
       </label>
       <label className="field">
         <span>Name</span>
@@ -153,12 +190,22 @@ function NewWebhook({ onCreated }: { onCreated: (id: string) => void }) {
       {format === 'pagerduty' ? (
         <label className="field">
           <span>Routing key</span>
-          <input required value={routingKey} onChange={(e) => setRoutingKey(e.target.value)} autoComplete="off" />
+          <input
+            required
+            value={routingKey}
+            onChange={(e) => setRoutingKey(e.target.value)}
+            autoComplete="off"
+          />
         </label>
       ) : (
         <label className="field">
           <span>Secret (HMAC)</span>
-          <input type="password" value={secret} onChange={(e) => setSecret(e.target.value)} autoComplete="new-password" />
+          <input
+            type="password"
+            value={secret}
+            onChange={(e) => setSecret(e.target.value)}
+            autoComplete="new-password"
+          />
         </label>
       )}
       <label className="field">
@@ -220,7 +267,11 @@ function DeliveryLog({ webhookId, name }: { webhookId: string; name: string }) {
                 </td>
                 <td>
                   <span className={`delivery-${d.status}`}>{d.status}</span>
-                  {d.status === 'pending' && d.next_attempt_at ? <div className="muted small">next try {formatInstant(Date.parse(d.next_attempt_at), true)}</div> : null}
+                  {d.status === 'pending' && d.next_attempt_at ? (
+                    <div className="muted small">
+                      next try {formatInstant(Date.parse(d.next_attempt_at), true)}
+                    </div>
+                  ) : null}
                 </td>
                 <td>{d.attempts}</td>
                 <td>
@@ -248,17 +299,25 @@ function useAccess(tokenVersion: number) {
           await apiFetch(path);
           return { ok: true as const };
         } catch (e) {
-          if (e instanceof ApiError && (e.status === 401 || e.status === 403)) return { ok: false as const, status: e.status, message: e.message };
+          if (e instanceof ApiError && (e.status === 401 || e.status === 403))
+            return { ok: false as const, status: e.status, message: e.message };
           if (e instanceof ApiError && e.status === 404) return { ok: true as const };
           throw e;
         }
       };
       // Without any token: does the server run open?
-      const anon = await fetch('/api/v1/series?service=__onset_probe__', { headers: { Accept: 'application/json' } });
+      const anon = await fetch('/api/v1/series?service=__onset_probe__', {
+        headers: { Accept: 'application/json' },
+      });
       if (anon.ok) return { open: true, read: true, admin: true };
       const read = await probe('/api/v1/series?service=__onset_probe__');
       const admin = await probe('/api/v1/webhooks');
-      return { open: false, read: read.ok, admin: admin.ok, reason: !read.ok ? read.message : !admin.ok ? admin.message : undefined };
+      return {
+        open: false,
+        read: read.ok,
+        admin: admin.ok,
+        reason: !read.ok ? read.message : !admin.ok ? admin.message : undefined,
+      };
     },
     retry: false,
   });
@@ -280,20 +339,30 @@ function TokenSettings() {
         )
       ) : access.data.open ? (
         <p data-testid="access">
-          <b>This server runs open</b>: it is bound to loopback and no tokens are configured (<code>ONSET_TOKENS</code> is empty), so every request has every
-          scope. Bind it to another address and it refuses to start until tokens are set.
+          <b>This server runs open</b>: it is bound to loopback and no tokens are configured (
+          <code>ONSET_TOKENS</code> is empty), so every request has every scope. Bind it to another
+          address and it refuses to start until tokens are set.
         </p>
       ) : (
         <div data-testid="access">
           <p>
-            Tokens are configured on the server (<code>ONSET_TOKENS="read:…,admin:…"</code>). {saved ? 'The token saved in this browser' : 'Without a token, this browser'} can:
+            Tokens are configured on the server (<code>ONSET_TOKENS="read:…,admin:…"</code>).{' '}
+            {saved ? 'The token saved in this browser' : 'Without a token, this browser'} can:
           </p>
           <ul className="scope-list">
-            <li className={access.data.read ? 'ok-text' : 'warn'}>{access.data.read ? '✓' : '✗'} read: dashboards, series, regressions, SLOs, deploys</li>
-            <li className={access.data.admin ? 'ok-text' : 'warn'}>{access.data.admin ? '✓' : '✗'} admin: SLOs, webhooks, silences, acknowledging</li>
-            <li className="muted">ingest (OTLP) and deploys (CI markers) are for agents and CI, not for this browser</li>
+            <li className={access.data.read ? 'ok-text' : 'warn'}>
+              {access.data.read ? '✓' : '✗'} read: dashboards, series, regressions, SLOs, deploys
+            </li>
+            <li className={access.data.admin ? 'ok-text' : 'warn'}>
+              {access.data.admin ? '✓' : '✗'} admin: SLOs, webhooks, silences, acknowledging
+            </li>
+            <li className="muted">
+              ingest (OTLP) and deploys (CI markers) are for agents and CI, not for this browser
+            </li>
           </ul>
-          {access.data.reason ? <p className="muted small">Server said: {access.data.reason}</p> : null}
+          {access.data.reason ? (
+            <p className="muted small">Server said: {access.data.reason}</p>
+          ) : null}
         </div>
       )}
       <form
@@ -307,7 +376,12 @@ function TokenSettings() {
       >
         <label className="field">
           <span>{saved ? `Saved token …${saved.slice(-4)}; replace with` : 'Bearer token'}</span>
-          <input type="password" autoComplete="off" value={value} onChange={(e) => setValue(e.target.value)} />
+          <input
+            type="password"
+            autoComplete="off"
+            value={value}
+            onChange={(e) => setValue(e.target.value)}
+          />
         </label>
         <button type="submit" className="btn primary">
           Save token

@@ -11,12 +11,26 @@ import { extendBack, formatAgo, formatInstant, resolveRange } from '../state/tim
 import { ErrorState, Loading } from '../components/States.tsx';
 import { Panel } from '../components/Controls.tsx';
 import { BudgetBar, BurnCell, formatBurn } from './slos/sloParts.tsx';
-import { BURN_TIERS, budgetRemaining, burnStepMs, countsFromHistograms, denseCounts, rollingBurn, timeToExhaustionMs, type StepCounts } from '../components/graphs/errorBudget.ts';
+import {
+  BURN_TIERS,
+  budgetRemaining,
+  burnStepMs,
+  countsFromHistograms,
+  denseCounts,
+  rollingBurn,
+  timeToExhaustionMs,
+  type StepCounts,
+} from '../components/graphs/errorBudget.ts';
 import { TimeSeriesChart } from '../components/graphs/TimeSeriesChart.tsx';
 import { formatLatencyMs, formatPercent } from '../lib/format.ts';
 import { sloMatches } from '../lib/severity.ts';
 
-const BURN_COLORS: Record<string, string> = { '1h': '--line-p999', '6h': '--line-p99', '1d': '--line-p90', '3d': '--line-p50' };
+const BURN_COLORS: Record<string, string> = {
+  '1h': '--line-p999',
+  '6h': '--line-p99',
+  '1d': '--line-p90',
+  '3d': '--line-p50',
+};
 const CHART_HEIGHT = 220;
 
 export default function SloDetailPage() {
@@ -25,7 +39,11 @@ export default function SloDetailPage() {
   if (slo.data === undefined)
     return (
       <div className="page">
-        {slo.error ? <ErrorState error={slo.error} what={`SLO ${id}`} onRetry={() => slo.refetch()} /> : <Loading label="Loading the SLO…" height={400} />}
+        {slo.error ? (
+          <ErrorState error={slo.error} what={`SLO ${id}`} onRetry={() => slo.refetch()} />
+        ) : (
+          <Loading label="Loading the SLO…" height={400} />
+        )}
       </div>
     );
   return <SloView slo={slo.data} />;
@@ -42,7 +60,17 @@ function SloView({ slo }: { slo: Slo }) {
   const history = useSloHistory(slo, series, range, windowMs);
   const tiers = st?.tiers?.length
     ? st.tiers
-    : BURN_TIERS.map((t) => ({ name: `${t.long}/${t.short}`, severity: t.severity, long: t.long, short: t.short, enabled: true, factor: t.factor, burn_long: st?.burn_rates?.[t.long] ?? null, burn_short: st?.burn_rates?.[t.short] ?? null, firing: false }));
+    : BURN_TIERS.map((t) => ({
+        name: `${t.long}/${t.short}`,
+        severity: t.severity,
+        long: t.long,
+        short: t.short,
+        enabled: true,
+        factor: t.factor,
+        burn_long: st?.burn_rates?.[t.long] ?? null,
+        burn_short: st?.burn_rates?.[t.short] ?? null,
+        firing: false,
+      }));
   const burn1h = st?.burn_rates?.['1h'] ?? null;
   const tte = timeToExhaustionMs(st?.budget_remaining ?? null, burn1h, windowMs);
 
@@ -52,21 +80,34 @@ function SloView({ slo }: { slo: Slo }) {
         <div>
           <h1>{slo.name}</h1>
           <p className="muted">
-            {formatPercent(slo.objective, slo.objective >= 0.999 ? 2 : 1)} of {[slo.service, slo.op, slo.view].filter(Boolean).join(' ')}
-            {slo.name_match ? <> calls matching <code>{slo.name_match}</code></> : ' calls'} under <b>{formatLatencyMs(slo.threshold_ms)}</b>, over a{' '}
+            {formatPercent(slo.objective, slo.objective >= 0.999 ? 2 : 1)} of{' '}
+            {[slo.service, slo.op, slo.view].filter(Boolean).join(' ')}
+            {slo.name_match ? (
+              <>
+                {' '}
+                calls matching <code>{slo.name_match}</code>
+              </>
+            ) : (
+              ' calls'
+            )}{' '}
+            under <b>{formatLatencyMs(slo.threshold_ms)}</b>, over a{' '}
             {slo.calendar ? 'calendar' : 'rolling'} {slo.window} window
           </p>
         </div>
         <div className="row gap">
           {st?.alert ? (
             <span className={`alert-pill big sev-${st.alert.severity}`}>
-              {st.alert.severity === 'page' ? 'Paging' : 'Ticket'} since {formatInstant(Date.parse(st.alert.since))}
+              {st.alert.severity === 'page' ? 'Paging' : 'Ticket'} since{' '}
+              {formatInstant(Date.parse(st.alert.since))}
             </span>
           ) : (
             <span className="alert-pill ok">No alert</span>
           )}
           {series[0] ? (
-            <Link className="btn" to={linkWithGlobals('/explorer', params, { series: series[0].id })}>
+            <Link
+              className="btn"
+              to={linkWithGlobals('/explorer', params, { series: series[0].id })}
+            >
               Open series in Explorer
             </Link>
           ) : null}
@@ -77,7 +118,11 @@ function SloView({ slo }: { slo: Slo }) {
         <div className="stat">
           <div className="stat-label">SLI now</div>
           <div className="stat-value">{formatPercent(st?.sli ?? null, 3)}</div>
-          <div className="muted small">{st?.total !== undefined ? `${(st.good ?? 0).toLocaleString()} good of ${st.total.toLocaleString()}` : ''}</div>
+          <div className="muted small">
+            {st?.total !== undefined
+              ? `${(st.good ?? 0).toLocaleString()} good of ${st.total.toLocaleString()}`
+              : ''}
+          </div>
         </div>
         <div className="stat">
           <div className="stat-label">Error budget left</div>
@@ -95,7 +140,8 @@ function SloView({ slo }: { slo: Slo }) {
         <div className="stat">
           <div className="stat-label">Burn rate 1 h / 6 h</div>
           <div className="stat-value">
-            <BurnCell value={burn1h} threshold={14.4} /> / <BurnCell value={st?.burn_rates?.['6h'] ?? null} threshold={6} />
+            <BurnCell value={burn1h} threshold={14.4} /> /{' '}
+            <BurnCell value={st?.burn_rates?.['6h'] ?? null} threshold={6} />
           </div>
           <div className="muted small">1× spends the budget in exactly {slo.window}</div>
         </div>
@@ -126,7 +172,9 @@ function SloView({ slo }: { slo: Slo }) {
                   {t.short}: <BurnCell value={t.burn_short} threshold={t.factor} />
                 </td>
                 <td>both ≥ {formatBurn(t.factor)}</td>
-                <td>{t.firing ? <b className="warn">firing</b> : <span className="muted">ok</span>}</td>
+                <td>
+                  {t.firing ? <b className="warn">firing</b> : <span className="muted">ok</span>}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -140,7 +188,14 @@ function SloView({ slo }: { slo: Slo }) {
           ) : history.budget ? (
             <TimeSeriesChart
               x={history.budget.x}
-              lines={[{ key: 'budget', label: 'budget left', colorVar: '--line-p50', values: history.budget.values }]}
+              lines={[
+                {
+                  key: 'budget',
+                  label: 'budget left',
+                  colorVar: '--line-p50',
+                  values: history.budget.values,
+                },
+              ]}
               thresholds={[{ value: 0, colorVar: '--danger', label: 'budget spent' }]}
               yScale="linear"
               yRange={history.budget.yRange}
@@ -151,7 +206,10 @@ function SloView({ slo }: { slo: Slo }) {
               title={`Error budget left over the rolling ${slo.window}`}
             />
           ) : (
-            <Loading label={series.length ? 'Loading history…' : 'No series matches this SLO yet'} height={CHART_HEIGHT + 28} />
+            <Loading
+              label={series.length ? 'Loading history…' : 'No series matches this SLO yet'}
+              height={CHART_HEIGHT + 28}
+            />
           )}
         </Panel>
         <Panel title="Burn rate per window, with alert thresholds">
@@ -160,8 +218,17 @@ function SloView({ slo }: { slo: Slo }) {
           ) : history.burn ? (
             <TimeSeriesChart
               x={history.burn.x}
-              lines={BURN_TIERS.map((t) => ({ key: t.long, label: `${t.long} (alerts ≥ ${t.factor}×)`, colorVar: BURN_COLORS[t.long]!, values: history.burn!.lines[t.long]! }))}
-              thresholds={BURN_TIERS.map((t) => ({ value: t.factor, colorVar: BURN_COLORS[t.long]!, label: `${t.factor}× ${t.severity} (${t.long})` }))}
+              lines={BURN_TIERS.map((t) => ({
+                key: t.long,
+                label: `${t.long} (alerts ≥ ${t.factor}×)`,
+                colorVar: BURN_COLORS[t.long]!,
+                values: history.burn!.lines[t.long]!,
+              }))}
+              thresholds={BURN_TIERS.map((t) => ({
+                value: t.factor,
+                colorVar: BURN_COLORS[t.long]!,
+                label: `${t.factor}× ${t.severity} (${t.long})`,
+              }))}
               yScale="log"
               yRange={[0.01, Math.max(100, history.burn.max * 2)]}
               format={(v) => formatBurn(v)}
@@ -171,9 +238,15 @@ function SloView({ slo }: { slo: Slo }) {
               title="Burn rate over 1 h, 6 h, 1 d and 3 d windows with the page and ticket thresholds"
             />
           ) : (
-            <Loading label={series.length ? 'Loading history…' : 'No series matches this SLO yet'} height={CHART_HEIGHT + 28} />
+            <Loading
+              label={series.length ? 'Loading history…' : 'No series matches this SLO yet'}
+              height={CHART_HEIGHT + 28}
+            />
           )}
-          <p className="muted small">Burn rates under 0.01× are drawn at 0.01×. Estimated from the latency histograms (≤ 2% error at the threshold).</p>
+          <p className="muted small">
+            Burn rates under 0.01× are drawn at 0.01×. Estimated from the latency histograms (≤ 2%
+            error at the threshold).
+          </p>
         </Panel>
       </div>
 
@@ -201,17 +274,31 @@ function SloView({ slo }: { slo: Slo }) {
               {alerts.data.map((a) => (
                 <tr key={a.id}>
                   <td>
-                    <Link to={linkWithGlobals(`/alerts/${a.id}`, params)}>{formatInstant(Date.parse(a.started_at))}</Link>
-                    <div className="muted small">{formatAgo(Date.parse(a.started_at), Date.now())}</div>
+                    <Link to={linkWithGlobals(`/alerts/${a.id}`, params)}>
+                      {formatInstant(Date.parse(a.started_at))}
+                    </Link>
+                    <div className="muted small">
+                      {formatAgo(Date.parse(a.started_at), Date.now())}
+                    </div>
                   </td>
                   <td>
                     <span className={`alert-pill sev-${a.severity}`}>{a.severity}</span>
                   </td>
                   <td>
-                    {formatBurn(a.burn_rate ?? null)} {a.window ? <span className="muted small">over {a.window}</span> : null}
+                    {formatBurn(a.burn_rate ?? null)}{' '}
+                    {a.window ? <span className="muted small">over {a.window}</span> : null}
                   </td>
-                  <td>{a.resolved_at ? formatInstant(Date.parse(a.resolved_at)) : <b className="warn">still firing</b>}</td>
-                  <td>{a.silenced_by ? 'silenced' : a.notified ? 'yes' : 'no'}{a.acknowledged ? ' · acked' : ''}</td>
+                  <td>
+                    {a.resolved_at ? (
+                      formatInstant(Date.parse(a.resolved_at))
+                    ) : (
+                      <b className="warn">still firing</b>
+                    )}
+                  </td>
+                  <td>
+                    {a.silenced_by ? 'silenced' : a.notified ? 'yes' : 'no'}
+                    {a.acknowledged ? ' · acked' : ''}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -225,10 +312,26 @@ function SloView({ slo }: { slo: Slo }) {
 /** The series an SLO counts: its bound series, or those its selector matches. */
 function sloSeries(slo: Slo, all: readonly Series[]): Series[] {
   if (slo.series_id) return all.filter((s) => s.id === slo.series_id);
-  return all.filter((s) => sloMatches(slo, { series_id: null, service: s.service, op: s.op, view: s.view, name: s.name, peer: s.peer })).slice(0, 10);
+  return all
+    .filter((s) =>
+      sloMatches(slo, {
+        series_id: null,
+        service: s.service,
+        op: s.op,
+        view: s.view,
+        name: s.name,
+        peer: s.peer,
+      }),
+    )
+    .slice(0, 10);
 }
 
-function useSloHistory(slo: Slo, series: Series[], range: { from: string; to: string }, windowMs: number) {
+function useSloHistory(
+  slo: Slo,
+  series: Series[],
+  range: { from: string; to: string },
+  windowMs: number,
+) {
   const interval = useRefetchInterval();
   const now = Date.now();
   const resolved = resolveRange(range, now);
@@ -240,11 +343,20 @@ function useSloHistory(slo: Slo, series: Series[], range: { from: string; to: st
   const fetchHeat = (id: string, r: { from: string; to: string }, stepMs: number) => ({
     queryKey: ['heatmap', id, r.from, r.to, `${stepMs}ms`, ''],
     queryFn: ({ signal }: { signal: AbortSignal }) =>
-      apiFetch<HeatmapResponse>(apiPath(`/api/v1/series/${encodeURIComponent(id)}/heatmap`, { from: r.from, to: r.to, step: `${Math.round(stepMs / 60_000)}m` }), { signal }),
+      apiFetch<HeatmapResponse>(
+        apiPath(`/api/v1/series/${encodeURIComponent(id)}/heatmap`, {
+          from: r.from,
+          to: r.to,
+          step: `${Math.round(stepMs / 60_000)}m`,
+        }),
+        { signal },
+      ),
     refetchInterval: interval,
   });
   const burnQ = useQueries({ queries: series.map((s) => fetchHeat(s.id, burnRange, burnStep)) });
-  const budgetQ = useQueries({ queries: series.map((s) => fetchHeat(s.id, budgetRange, budgetStep)) });
+  const budgetQ = useQueries({
+    queries: series.map((s) => fetchHeat(s.id, budgetRange, budgetStep)),
+  });
   const error = [...burnQ, ...budgetQ].find((q) => q.error)?.error ?? null;
   const burnData = burnQ.map((q) => q.data);
   const budgetData = budgetQ.map((q) => q.data);
@@ -253,7 +365,9 @@ function useSloHistory(slo: Slo, series: Series[], range: { from: string; to: st
 
   return useMemo(() => {
     const ready = (xs: Array<HeatmapResponse | undefined>) => xs.length > 0 && xs.every(Boolean);
-    const toMs = Date.parse((burnData[0] ?? budgetData[0])?.to ?? new Date(resolved.toMs).toISOString());
+    const toMs = Date.parse(
+      (burnData[0] ?? budgetData[0])?.to ?? new Date(resolved.toMs).toISOString(),
+    );
     const view = { fromMs: toMs - width, toMs };
     const merged = (xs: HeatmapResponse[], step: number, fromMs: number) => {
       const sum = new Map<number, StepCounts>();
@@ -266,7 +380,8 @@ function useSloHistory(slo: Slo, series: Series[], range: { from: string; to: st
         }
       return denseCounts([...sum.values()], step, fromMs, toMs);
     };
-    let burn: { x: number[]; lines: Record<string, Array<number | null>>; max: number } | null = null;
+    let burn: { x: number[]; lines: Record<string, Array<number | null>>; max: number } | null =
+      null;
     if (ready(burnData)) {
       const counts = merged(burnData as HeatmapResponse[], burnStep, Date.parse(burnData[0]!.from));
       const first = counts.findIndex((c) => c.tMs >= view.fromMs);
@@ -281,13 +396,25 @@ function useSloHistory(slo: Slo, series: Series[], range: { from: string; to: st
       }
       burn = { x, lines, max };
     }
-    let budget: { x: number[]; values: Array<number | null>; yRange: [number, number] } | null = null;
+    let budget: { x: number[]; values: Array<number | null>; yRange: [number, number] } | null =
+      null;
     if (ready(budgetData)) {
-      const counts = merged(budgetData as HeatmapResponse[], budgetStep, Date.parse(budgetData[0]!.from));
-      const first = Math.max(0, counts.findIndex((c) => c.tMs >= view.fromMs - budgetStep));
+      const counts = merged(
+        budgetData as HeatmapResponse[],
+        budgetStep,
+        Date.parse(budgetData[0]!.from),
+      );
+      const first = Math.max(
+        0,
+        counts.findIndex((c) => c.tMs >= view.fromMs - budgetStep),
+      );
       const values = budgetRemaining(counts, budgetStep, windowMs, slo.objective).slice(first);
       const min = Math.min(0, ...values.filter((v): v is number => v !== null));
-      budget = { x: counts.slice(first).map((c) => (c.tMs + budgetStep) / 1000), values, yRange: [Math.floor(min * 10) / 10 - 0.05, 1.05] };
+      budget = {
+        x: counts.slice(first).map((c) => (c.tMs + budgetStep) / 1000),
+        values,
+        yRange: [Math.floor(min * 10) / 10 - 0.05, 1.05],
+      };
     }
     return { burn, budget, error, range: view };
   }, [dataKey, error, slo.threshold_ms, slo.objective, width, burnStep, budgetStep, windowMs]);
@@ -307,4 +434,3 @@ function formatSpan(ms: number): string {
   if (h < 48) return `${h.toFixed(1)} h`;
   return `${(h / 24).toFixed(1)} days`;
 }
-

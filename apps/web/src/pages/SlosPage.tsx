@@ -20,12 +20,18 @@ export default function SlosPage() {
       <div className="page-head">
         <h1>SLOs</h1>
         {!creating ? (
-          <button type="button" className="btn primary" onClick={() => set({ create: '' }, { push: true })}>
+          <button
+            type="button"
+            className="btn primary"
+            onClick={() => set({ create: '' }, { push: true })}
+          >
             New SLO from a series
           </button>
         ) : null}
       </div>
-      {creating ? <CreateSlo seriesId={get('create')} onDone={() => set({ create: null }, { push: true })} /> : null}
+      {creating ? (
+        <CreateSlo seriesId={get('create')} onDone={() => set({ create: null }, { push: true })} />
+      ) : null}
       <QueryView
         query={slos}
         what="SLOs"
@@ -33,9 +39,10 @@ export default function SlosPage() {
         isEmpty={(d) => d.length === 0}
         empty={
           <Empty title="No SLO yet" height={200}>
-            An SLO says "{'{'}objective{'}'} of calls finish under {'{'}threshold{'}'} over {'{'}window{'}'}", e.g. 99% of unmounts under 100 ms over 28 days. Onset
-            pages when the error budget burns fast (14.4× over 1 h). Create one from a series above, or with <code>POST /api/v1/slos</code> (JSON or
-            OpenSLO YAML).
+            An SLO says "{'{'}objective{'}'} of calls finish under {'{'}threshold{'}'} over {'{'}
+            window{'}'}", e.g. 99% of unmounts under 100 ms over 28 days. Onset pages when the error
+            budget burns fast (14.4× over 1 h). Create one from a series above, or with{' '}
+            <code>POST /api/v1/slos</code> (JSON or OpenSLO YAML).
           </Empty>
         }
       >
@@ -64,7 +71,8 @@ export default function SlosPage() {
                       </div>
                     </td>
                     <td>
-                      {formatPercent(s.objective, s.objective >= 0.999 ? 2 : 1)} under {formatLatencyMs(s.threshold_ms)}
+                      {formatPercent(s.objective, s.objective >= 0.999 ? 2 : 1)} under{' '}
+                      {formatLatencyMs(s.threshold_ms)}
                       <div className="muted small">over {s.window}</div>
                     </td>
                     <td>{formatPercent(s.status?.sli ?? null, 3)}</td>
@@ -127,9 +135,13 @@ function CreateSlo({ seriesId, onDone }: { seriesId: string; onDone: () => void 
       name: name || undefined,
       objective,
       window,
-      ...(threshold && Number.isFinite(thresholdMs) && thresholdMs > 0 ? { threshold_ms: thresholdMs } : {}),
+      ...(threshold && Number.isFinite(thresholdMs) && thresholdMs > 0
+        ? { threshold_ms: thresholdMs }
+        : {}),
     });
-    const id = (created as { id?: string; slos?: Array<{ id: string }> }).id ?? (created as { slos?: Array<{ id: string }> }).slos?.[0]?.id;
+    const id =
+      (created as { id?: string; slos?: Array<{ id: string }> }).id ??
+      (created as { slos?: Array<{ id: string }> }).slos?.[0]?.id;
     if (id) navigate(linkWithGlobals(`/slos/${id}`, params));
     else onDone();
   };
@@ -156,11 +168,26 @@ function CreateSlo({ seriesId, onDone }: { seriesId: string; onDone: () => void 
         </label>
         <label className="field">
           <span>Name</span>
-          <input value={name} onChange={(e) => setName(e.target.value)} placeholder={chosen ? `${chosen.service} ${chosen.op} ${chosen.name}` : 'e.g. checkout lookup latency'} />
+          <input
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            placeholder={
+              chosen
+                ? `${chosen.service} ${chosen.op} ${chosen.name}`
+                : 'e.g. checkout lookup latency'
+            }
+          />
         </label>
         <label className="field">
           <span>Threshold (ms)</span>
-          <input type="number" min="0.001" step="any" value={threshold} onChange={(e) => setThreshold(e.target.value)} placeholder="suggested from history" />
+          <input
+            type="number"
+            min="0.001"
+            step="any"
+            value={threshold}
+            onChange={(e) => setThreshold(e.target.value)}
+            placeholder="suggested from history"
+          />
         </label>
         <label className="field">
           <span>Objective</span>
@@ -193,13 +220,20 @@ function CreateSlo({ seriesId, onDone }: { seriesId: string; onDone: () => void 
       </form>
       {suggestion.data ? (
         <p className="muted small">
-          Suggested from {suggestion.data.basis.events.toLocaleString()} calls since {new Date(suggestion.data.basis.from).toLocaleDateString()}: p
-          {objective * 100} was {formatLatencyMs(suggestion.data.basis.quantile_ms)}; {formatPercent(suggestion.data.basis.expected_sli, 2)} of them would meet{' '}
+          Suggested from {suggestion.data.basis.events.toLocaleString()} calls since{' '}
+          {new Date(suggestion.data.basis.from).toLocaleDateString()}: p{objective * 100} was{' '}
+          {formatLatencyMs(suggestion.data.basis.quantile_ms)};{' '}
+          {formatPercent(suggestion.data.basis.expected_sli, 2)} of them would meet{' '}
           {formatLatencyMs(suggestion.data.slo.threshold_ms)}.
-          {suggestion.data.watched_by.length ? ` Already watched by: ${suggestion.data.watched_by.map((w) => w.name).join(', ')}.` : ''}
+          {suggestion.data.watched_by.length
+            ? ` Already watched by: ${suggestion.data.watched_by.map((w) => w.name).join(', ')}.`
+            : ''}
         </p>
-      ) : suggestion.error && !(suggestion.error instanceof ApiError && suggestion.error.status === 422) ? (
-        <p className="muted small">No threshold suggestion: {(suggestion.error as Error).message}</p>
+      ) : suggestion.error &&
+        !(suggestion.error instanceof ApiError && suggestion.error.status === 422) ? (
+        <p className="muted small">
+          No threshold suggestion: {(suggestion.error as Error).message}
+        </p>
       ) : null}
       {create.error ? (
         <p className="warn" role="alert">

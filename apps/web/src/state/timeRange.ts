@@ -46,7 +46,8 @@ export interface ResolvedRange {
 export function resolveRange(r: RangeText, now: number): ResolvedRange & { valid: boolean } {
   const fromMs = resolveTime(r.from, now);
   const toMs = resolveTime(r.to, now);
-  if (Number.isFinite(fromMs) && Number.isFinite(toMs) && fromMs < toMs) return { fromMs, toMs, valid: true };
+  if (Number.isFinite(fromMs) && Number.isFinite(toMs) && fromMs < toMs)
+    return { fromMs, toMs, valid: true };
   return { fromMs: resolveTime(DEFAULT_RANGE.from, now), toMs: now, valid: false };
 }
 
@@ -55,7 +56,10 @@ export function isRelative(r: RangeText): boolean {
 }
 
 /** Read a range from URL search params, with defaults. */
-export function rangeFromParams(params: URLSearchParams, dflt: RangeText = DEFAULT_RANGE): RangeText {
+export function rangeFromParams(
+  params: URLSearchParams,
+  dflt: RangeText = DEFAULT_RANGE,
+): RangeText {
   return { from: params.get('from') || dflt.from, to: params.get('to') || dflt.to };
 }
 
@@ -124,13 +128,14 @@ export function formatAgo(ms: number, now: number): string {
   return `${Math.round(s / 86_400)} d ago`;
 }
 
-export const REFRESH_OPTIONS: ReadonlyArray<{ label: string; value: string; ms: number | false }> = [
-  { label: 'Off', value: 'off', ms: false },
-  { label: '10s', value: '10s', ms: 10_000 },
-  { label: '30s', value: '30s', ms: 30_000 },
-  { label: '1m', value: '1m', ms: 60_000 },
-  { label: '5m', value: '5m', ms: 300_000 },
-];
+export const REFRESH_OPTIONS: ReadonlyArray<{ label: string; value: string; ms: number | false }> =
+  [
+    { label: 'Off', value: 'off', ms: false },
+    { label: '10s', value: '10s', ms: 10_000 },
+    { label: '30s', value: '30s', ms: 30_000 },
+    { label: '1m', value: '1m', ms: 60_000 },
+    { label: '5m', value: '5m', ms: 300_000 },
+  ];
 
 /** Auto-refresh interval from the URL; absolute (zoomed) ranges do not move, so they refresh nothing by default. */
 export function refreshInterval(value: string | null, range: RangeText): number | false {

@@ -21,7 +21,11 @@ export function applyPatch(params: URLSearchParams, patch: ParamPatch): URLSearc
 }
 
 /** A link to `path` that keeps the global params (range, refresh, scale) of `current`, plus `extra`. */
-export function linkWithGlobals(path: string, current: URLSearchParams, extra: ParamPatch = {}): string {
+export function linkWithGlobals(
+  path: string,
+  current: URLSearchParams,
+  extra: ParamPatch = {},
+): string {
   const out = new URLSearchParams();
   for (const k of GLOBAL_PARAMS) {
     const v = current.get(k);
@@ -40,7 +44,8 @@ export function useUrlState(): {
   const [params, setParams] = useSearchParams();
   const get = useCallback((key: string, dflt = '') => params.get(key) ?? dflt, [params]);
   const set = useCallback(
-    (patch: ParamPatch, opts: { push?: boolean } = {}) => setParams((prev) => applyPatch(prev, patch), { replace: !opts.push }),
+    (patch: ParamPatch, opts: { push?: boolean } = {}) =>
+      setParams((prev) => applyPatch(prev, patch), { replace: !opts.push }),
     [setParams],
   );
   return { params, get, set };
@@ -50,7 +55,14 @@ export function useRange(dflt: RangeText = DEFAULT_RANGE): [RangeText, (r: Range
   const [params, setParams] = useSearchParams();
   const from = params.get('from');
   const to = params.get('to');
-  const range = useMemo(() => rangeFromParams(new URLSearchParams({ ...(from ? { from } : {}), ...(to ? { to } : {}) }), dflt), [from, to, dflt]);
+  const range = useMemo(
+    () =>
+      rangeFromParams(
+        new URLSearchParams({ ...(from ? { from } : {}), ...(to ? { to } : {}) }),
+        dflt,
+      ),
+    [from, to, dflt],
+  );
   // A new range is a new place in history: Back undoes a zoom. The same range asked
   // twice in a row (two charts answering one gesture) is one history entry.
   const last = useRef('');

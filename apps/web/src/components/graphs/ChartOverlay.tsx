@@ -23,7 +23,17 @@ export interface LevelBand {
 
 const CHIP = 18;
 
-export function MarkerChips({ u, markers, onSelect, selectedId }: { u: uPlot; markers: readonly ChartMarker[]; onSelect?: (id: string) => void; selectedId?: string | null }) {
+export function MarkerChips({
+  u,
+  markers,
+  onSelect,
+  selectedId,
+}: {
+  u: uPlot;
+  markers: readonly ChartMarker[];
+  onSelect?: (id: string) => void;
+  selectedId?: string | null;
+}) {
   const box = plotBox(u);
   const [hover, setHover] = useState<string | null>(null);
   const visible = markers
@@ -40,7 +50,11 @@ export function MarkerChips({ u, markers, onSelect, selectedId }: { u: uPlot; ma
         const isTop = m.suspectRank === 1;
         const open = hover === m.id || selectedId === m.id;
         return (
-          <div key={m.id} className="marker-anchor" style={{ left: box.left + x, top: Math.max(0, top) }}>
+          <div
+            key={m.id}
+            className="marker-anchor"
+            style={{ left: box.left + x, top: Math.max(0, top) }}
+          >
             <button
               type="button"
               className={`marker-chip kind-${m.kind}${isTop ? ' top-suspect' : ''}${m.suspectRank > 1 ? ' suspect' : ''}`}
@@ -78,14 +92,26 @@ export function OnsetLabel({ u, onsetSec }: { u: uPlot; onsetSec: number }) {
   const x = u.valToPos(onsetSec, 'x');
   if (x < 0 || x > box.width) return null;
   return (
-    <div className="onset-label" style={{ left: box.left + x, top: box.top + box.height - 18 }} data-testid="onset-line">
+    <div
+      className="onset-label"
+      style={{ left: box.left + x, top: box.top + box.height - 18 }}
+      data-testid="onset-line"
+    >
       onset {formatInstant(onsetSec * 1000)}
     </div>
   );
 }
 
 /** Shaded rectangles: time span × latency interval (e.g. the before and after p50–p99 levels). */
-export function Bands({ u, bands, scaleKey = 'y' }: { u: uPlot; bands: readonly LevelBand[]; scaleKey?: string }) {
+export function Bands({
+  u,
+  bands,
+  scaleKey = 'y',
+}: {
+  u: uPlot;
+  bands: readonly LevelBand[];
+  scaleKey?: string;
+}) {
   const box = plotBox(u);
   return (
     <>
@@ -109,7 +135,12 @@ export function Bands({ u, bands, scaleKey = 'y' }: { u: uPlot; bands: readonly 
             className={`level-band band-${b.key}`}
             data-testid={`band-${b.key}`}
             title={b.label}
-            style={{ left: box.left + xa, width: xb - xa, top: box.top + ya, height: Math.max(0, yb - ya) }}
+            style={{
+              left: box.left + xa,
+              width: xb - xa,
+              top: box.top + ya,
+              height: Math.max(0, yb - ya),
+            }}
           >
             <span className="level-band-label">{b.label}</span>
           </div>

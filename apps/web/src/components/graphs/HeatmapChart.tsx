@@ -9,7 +9,17 @@ import { UPlotChart } from './UPlotChart.tsx';
 import { MarkerChips } from './ChartOverlay.tsx';
 import { cellIntensity, type HeatmapFrame } from './heatmapData.ts';
 import type { ChartMarker } from './markerData.ts';
-import { blankRightAxis, cursorSync, dragZoom, latencyAxis, latencyScale, markerLines, mergeHooks, readColors, timeAxis } from './uplotKit.ts';
+import {
+  blankRightAxis,
+  cursorSync,
+  dragZoom,
+  latencyAxis,
+  latencyScale,
+  markerLines,
+  mergeHooks,
+  readColors,
+  timeAxis,
+} from './uplotKit.ts';
 import { logRange } from './latencyAxis.ts';
 import { formatCount, formatLatencyMs } from '../../lib/format.ts';
 import { useTheme } from '../../app/theme.tsx';
@@ -40,7 +50,10 @@ export const HeatmapChart = memo(function HeatmapChart(p: HeatmapChartProps) {
     return logRange(frame.rows[0]!.loMs, frame.rows[frame.rows.length - 1]!.hiMs);
   }, [frame]);
 
-  const data = useMemo<uPlot.AlignedData>(() => [frame.x, frame.x.map(() => null)] as uPlot.AlignedData, [frame]);
+  const data = useMemo<uPlot.AlignedData>(
+    () => [frame.x, frame.x.map(() => null)] as uPlot.AlignedData,
+    [frame],
+  );
 
   const options = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(() => {
     void theme;
@@ -58,7 +71,9 @@ export const HeatmapChart = memo(function HeatmapChart(p: HeatmapChartProps) {
           ctx.beginPath();
           ctx.rect(left, top, width, h);
           ctx.clip();
-          const rowY = frame.rows.map((r) => [u.valToPos(r.hiMs, 'y', true), u.valToPos(r.loMs, 'y', true)] as const);
+          const rowY = frame.rows.map(
+            (r) => [u.valToPos(r.hiMs, 'y', true), u.valToPos(r.loMs, 'y', true)] as const,
+          );
           for (let col = 0; col < frame.x.length; col++) {
             const x0 = u.valToPos(frame.x[col]!, 'x', true);
             const x1 = u.valToPos(frame.x[col]! + stepSec, 'x', true);
@@ -89,7 +104,8 @@ export const HeatmapChart = memo(function HeatmapChart(p: HeatmapChartProps) {
         setCursor: [
           (u) => {
             const { left, top } = u.cursor;
-            if (left === undefined || top === undefined || left < 0 || top < 0) return setHover(null);
+            if (left === undefined || top === undefined || left < 0 || top < 0)
+              return setHover(null);
             const t = u.posToVal(left, 'x');
             const v = u.posToVal(top, 'y');
             const col = frame.x.findIndex((x) => t >= x && t < x + stepSec);
@@ -101,20 +117,43 @@ export const HeatmapChart = memo(function HeatmapChart(p: HeatmapChartProps) {
     };
   }, [theme, frame, yRange, markers, canZoom, syncKey, range.fromMs, range.toMs]);
 
-  const cell = hover ? { row: frame.rows[hover.row]!, t: frame.x[hover.col]!, n: frame.counts[hover.col * frame.rows.length + hover.row]! } : null;
+  const cell = hover
+    ? {
+        row: frame.rows[hover.row]!,
+        t: frame.x[hover.col]!,
+        n: frame.counts[hover.col * frame.rows.length + hover.row]!,
+      }
+    : null;
   return (
-    <figure className="chart" data-y-scale="log" data-testid={chartId ? `chart-${chartId}` : undefined} aria-label={p.title}>
-      <UPlotChart options={options} data={data} height={height} chartId={chartId} overlay={(u) => <MarkerChips u={u} markers={markers} />} />
+    <figure
+      className="chart"
+      data-y-scale="log"
+      data-testid={chartId ? `chart-${chartId}` : undefined}
+      aria-label={p.title}
+    >
+      <UPlotChart
+        options={options}
+        data={data}
+        height={height}
+        chartId={chartId}
+        overlay={(u) => <MarkerChips u={u} markers={markers} />}
+      />
       {frame.total === 0 ? <div className="chart-nodata">No data in this range</div> : null}
       <figcaption className="chart-legend">
         <span className="legend-scale">log scale</span>
         <span className="legend-item">
-          <i className="swatch swatch-heat" aria-hidden="true" /> calls per cell (log colour), max <b>{formatCount(frame.maxCount)}</b>
+          <i className="swatch swatch-heat" aria-hidden="true" /> calls per cell (log colour), max{' '}
+          <b>{formatCount(frame.maxCount)}</b>
         </span>
-        {frame.nonPositive > 0 ? <span className="legend-item muted">{formatCount(frame.nonPositive)} values ≤ 0 not shown</span> : null}
+        {frame.nonPositive > 0 ? (
+          <span className="legend-item muted">
+            {formatCount(frame.nonPositive)} values ≤ 0 not shown
+          </span>
+        ) : null}
         {cell ? (
           <span className="legend-time">
-            {new Date(cell.t * 1000).toLocaleString()} · {formatLatencyMs(cell.row.loMs)}–{formatLatencyMs(cell.row.hiMs)} · <b>{formatCount(cell.n)}</b> calls
+            {new Date(cell.t * 1000).toLocaleString()} · {formatLatencyMs(cell.row.loMs)}–
+            {formatLatencyMs(cell.row.hiMs)} · <b>{formatCount(cell.n)}</b> calls
           </span>
         ) : null}
       </figcaption>

@@ -9,8 +9,25 @@ import { UPlotChart } from './UPlotChart.tsx';
 import { Bands, MarkerChips, OnsetLabel, type LevelBand } from './ChartOverlay.tsx';
 import { thinFrame, type LatencyFrame } from './latencyFrame.ts';
 import type { ChartMarker } from './markerData.ts';
-import { linearRange, logRange, logTicks, positiveExtent, latencyTickLabels } from './latencyAxis.ts';
-import { RIGHT_GUTTER, axisFont, blankRightAxis, cursorSync, dragZoom, latencyAxis, markerLines, mergeHooks, readColors, timeAxis } from './uplotKit.ts';
+import {
+  linearRange,
+  logRange,
+  logTicks,
+  positiveExtent,
+  latencyTickLabels,
+} from './latencyAxis.ts';
+import {
+  RIGHT_GUTTER,
+  axisFont,
+  blankRightAxis,
+  cursorSync,
+  dragZoom,
+  latencyAxis,
+  markerLines,
+  mergeHooks,
+  readColors,
+  timeAxis,
+} from './uplotKit.ts';
 import { formatCount, formatLatencyMs } from '../../lib/format.ts';
 import { useTheme } from '../../app/theme.tsx';
 
@@ -42,7 +59,18 @@ const NO_BANDS: readonly LevelBand[] = [];
 export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
   // Draw at pixel resolution: 43,200 points per line become ≤ 4,000 (min and max per bucket).
   const frame = useMemo(() => thinFrame(p.frame), [p.frame]);
-  const { scale, height = 320, range, markers = NO_MARKERS, bands = NO_BANDS, onsetSec, onZoom, showCount = true, syncKey, chartId } = p;
+  const {
+    scale,
+    height = 320,
+    range,
+    markers = NO_MARKERS,
+    bands = NO_BANDS,
+    onsetSec,
+    onZoom,
+    showCount = true,
+    syncKey,
+    chartId,
+  } = p;
   const { theme } = useTheme();
   const [cursorIdx, setCursorIdx] = useState<number | null>(null);
   // Callbacks through a ref: a new function identity must not rebuild the chart.
@@ -65,7 +93,10 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
     return [frame.x, ...cols] as uPlot.AlignedData;
   }, [frame, showCount]);
 
-  const maxCount = useMemo(() => frame.count?.reduce<number>((m, v) => (v !== null && v > m ? v : m), 0) ?? 0, [frame]);
+  const maxCount = useMemo(
+    () => frame.count?.reduce<number>((m, v) => (v !== null && v > m ? v : m), 0) ?? 0,
+    [frame],
+  );
   // What changes with every refresh is read through this ref, so new data is a setData on the
   // same chart (no new canvas, no layout) and only a change of shape or style rebuilds it.
   const live = useRef({ yRange, maxCount, range, markers, onsetSec });
@@ -110,15 +141,22 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
         size: RIGHT_GUTTER,
         grid: { show: false },
         ticks: { show: false },
-        values: (_u, splits) => splits.map((v) => (v <= live.current.maxCount ? formatCount(v) : '')),
+        values: (_u, splits) =>
+          splits.map((v) => (v <= live.current.maxCount ? formatCount(v) : '')),
       });
     else axes.push(blankRightAxis());
     return {
       padding: [hasDecor ? 44 : 12, 0, 0, 0],
       legend: { show: false },
       scales: {
-        x: { time: true, range: () => [live.current.range.fromMs / 1000, live.current.range.toMs / 1000] },
-        y: scale === 'log' ? { distr: 3, log: 10, range: () => live.current.yRange } : { distr: 1, range: () => live.current.yRange },
+        x: {
+          time: true,
+          range: () => [live.current.range.fromMs / 1000, live.current.range.toMs / 1000],
+        },
+        y:
+          scale === 'log'
+            ? { distr: 3, log: 10, range: () => live.current.yRange }
+            : { distr: 1, range: () => live.current.yRange },
         // Counts fill the bottom quarter at most: context, not the subject.
         count: { range: () => [0, Math.max(1, live.current.maxCount) * 4] },
       },
@@ -144,7 +182,13 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
   const hasData = frame.lines.some((l) => l.values.some((v) => v !== null));
 
   return (
-    <figure className="chart" data-y-scale={scale} data-y-ticks={ticks.join('|')} data-testid={chartId ? `chart-${chartId}` : undefined} aria-label={p.title}>
+    <figure
+      className="chart"
+      data-y-scale={scale}
+      data-y-ticks={ticks.join('|')}
+      data-testid={chartId ? `chart-${chartId}` : undefined}
+      aria-label={p.title}
+    >
       <UPlotChart
         options={options}
         data={data}
@@ -155,7 +199,12 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
           <>
             <Bands u={u} bands={bands} />
             {onsetSec !== undefined ? <OnsetLabel u={u} onsetSec={onsetSec} /> : null}
-            <MarkerChips u={u} markers={markers} selectedId={p.selectedMarkerId} onSelect={p.onSelectMarker} />
+            <MarkerChips
+              u={u}
+              markers={markers}
+              selectedId={p.selectedMarkerId}
+              onSelect={p.onSelectMarker}
+            />
           </>
         )}
       />
@@ -168,7 +217,10 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
           const v = cursorIdx !== null ? l.values[cursorIdx] : lastValue(l.values);
           return (
             <span key={l.key} className="legend-item">
-              <i className={`swatch line-${l.color}${l.dash ? ' dashed' : ''}`} aria-hidden="true" />
+              <i
+                className={`swatch line-${l.color}${l.dash ? ' dashed' : ''}`}
+                aria-hidden="true"
+              />
               {l.label} <b>{v === null || v === undefined ? '–' : formatLatencyMs(v)}</b>
             </span>
           );
@@ -176,16 +228,27 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
         {showCount && frame.count ? (
           <span className="legend-item">
             <i className="swatch swatch-count" aria-hidden="true" />
-            calls/step <b>{formatCount((cursorIdx !== null ? frame.count[cursorIdx] : lastValue(frame.count)) ?? NaN)}</b>
+            calls/step{' '}
+            <b>
+              {formatCount(
+                (cursorIdx !== null ? frame.count[cursorIdx] : lastValue(frame.count)) ?? NaN,
+              )}
+            </b>
           </span>
         ) : null}
         {frame.thinned ? (
-          <span className="legend-item muted" title="Each pixel column shows the minimum and maximum of the points it covers">
-            min–max per {formatSpan(((frame.x[frame.x.length - 1]! - frame.x[0]!) * 2000) / frame.x.length)}
+          <span
+            className="legend-item muted"
+            title="Each pixel column shows the minimum and maximum of the points it covers"
+          >
+            min–max per{' '}
+            {formatSpan(((frame.x[frame.x.length - 1]! - frame.x[0]!) * 2000) / frame.x.length)}
           </span>
         ) : null}
         {cursorIdx !== null && frame.x[cursorIdx] !== undefined ? (
-          <span className="legend-time muted">{new Date(frame.x[cursorIdx]! * 1000).toLocaleString()}</span>
+          <span className="legend-time muted">
+            {new Date(frame.x[cursorIdx]! * 1000).toLocaleString()}
+          </span>
         ) : null}
       </figcaption>
     </figure>

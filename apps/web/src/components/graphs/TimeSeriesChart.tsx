@@ -97,27 +97,57 @@ export function TimeSeriesChart({
         },
         blankRightAxis(),
       ],
-      series: [{}, ...lines.map<uPlot.Series>((l) => ({ label: l.label, stroke: color(l.colorVar), width: 1.75, dash: l.dash ? [6, 4] : undefined, points: { show: false }, spanGaps: false }))],
+      series: [
+        {},
+        ...lines.map<uPlot.Series>((l) => ({
+          label: l.label,
+          stroke: color(l.colorVar),
+          width: 1.75,
+          dash: l.dash ? [6, 4] : undefined,
+          points: { show: false },
+          spanGaps: false,
+        })),
+      ],
       cursor: { drag: { x: false, y: false }, points: { size: 5 } },
       hooks: mergeHooks(thresholdHook, { setCursor: [(u) => setIdx(u.cursor.idx ?? null)] }),
     };
     // format/thresholds/lines are re-created by callers each render; their content is keyed by the data below.
-  }, [theme, yScale, yRange[0], yRange[1], range.fromMs, range.toMs, lines.map((l) => l.key + l.colorVar).join(), thresholds.map((t) => `${t.value}${t.label}`).join()]);
+  }, [
+    theme,
+    yScale,
+    yRange[0],
+    yRange[1],
+    range.fromMs,
+    range.toMs,
+    lines.map((l) => l.key + l.colorVar).join(),
+    thresholds.map((t) => `${t.value}${t.label}`).join(),
+  ]);
 
   return (
-    <figure className="chart" aria-label={title} data-testid={chartId ? `chart-${chartId}` : undefined} data-y-scale={yScale}>
+    <figure
+      className="chart"
+      aria-label={title}
+      data-testid={chartId ? `chart-${chartId}` : undefined}
+      data-y-scale={yScale}
+    >
       <UPlotChart options={options} data={data} height={height} chartId={chartId} />
       <figcaption className="chart-legend">
         {lines.map((l) => {
           const v = idx !== null ? l.values[idx] : lastOf(l.values);
           return (
             <span key={l.key} className="legend-item">
-              <i className="swatch" style={{ background: `var(${l.colorVar})` }} aria-hidden="true" />
+              <i
+                className="swatch"
+                style={{ background: `var(${l.colorVar})` }}
+                aria-hidden="true"
+              />
               {l.label} <b>{v === null || v === undefined ? '–' : format(v)}</b>
             </span>
           );
         })}
-        {idx !== null && x[idx] !== undefined ? <span className="legend-time">{new Date(x[idx]! * 1000).toLocaleString()}</span> : null}
+        {idx !== null && x[idx] !== undefined ? (
+          <span className="legend-time">{new Date(x[idx]! * 1000).toLocaleString()}</span>
+        ) : null}
       </figcaption>
     </figure>
   );

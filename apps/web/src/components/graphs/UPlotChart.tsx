@@ -21,7 +21,15 @@ export interface UPlotChartProps {
   className?: string;
 }
 
-export function UPlotChart({ options, data, height, overlay, chartId, className, redrawKey }: UPlotChartProps) {
+export function UPlotChart({
+  options,
+  data,
+  height,
+  overlay,
+  chartId,
+  className,
+  redrawKey,
+}: UPlotChartProps) {
   const hostRef = useRef<HTMLDivElement>(null);
   const plotRef = useRef<uPlot | null>(null);
   const dataRef = useRef(data);
@@ -96,7 +104,12 @@ export function UPlotChart({ options, data, height, overlay, chartId, className,
       {plot ? (
         <div className="chart-overlay">
           {/* The plot area (inside the axes), for overlays and tests. */}
-          <div className="plot-area" data-testid="plot-area" style={plotBox(plot)} aria-hidden="true" />
+          <div
+            className="plot-area"
+            data-testid="plot-area"
+            style={plotBox(plot)}
+            aria-hidden="true"
+          />
           {overlay?.(plot)}
         </div>
       ) : null}
@@ -107,5 +120,10 @@ export function UPlotChart({ options, data, height, overlay, chartId, className,
 /** The plot area in CSS pixels, relative to the chart's top-left corner. */
 export function plotBox(u: uPlot): { left: number; top: number; width: number; height: number } {
   const px = uPlot.pxRatio;
-  return { left: u.bbox.left / px, top: u.bbox.top / px, width: u.bbox.width / px, height: u.bbox.height / px };
+  return {
+    left: u.bbox.left / px,
+    top: u.bbox.top / px,
+    width: u.bbox.width / px,
+    height: u.bbox.height / px,
+  };
 }

@@ -12,7 +12,16 @@ export const MAX_COHORT_LINES = 8;
 /** Attribute keys worth splitting by: those with more than one value, the usual suspects first. */
 export function splitCandidates(c: CohortsResponse | undefined): string[] {
   if (!c) return [];
-  const rank = (k: string) => (k === 'os.version' ? 0 : k === 'service.version' ? 1 : k.startsWith('dependency.') ? 2 : k === 'host.arch' ? 3 : 4);
+  const rank = (k: string) =>
+    k === 'os.version'
+      ? 0
+      : k === 'service.version'
+        ? 1
+        : k.startsWith('dependency.')
+          ? 2
+          : k === 'host.arch'
+            ? 3
+            : 4;
   return c.attributes
     .filter((a) => a.values.length > 1)
     .map((a) => a.key)
@@ -40,7 +49,9 @@ export function shapeCohorts(
   q: string,
   opts: { onsetMs?: number; slow?: readonly string[]; dropNonPositive?: boolean } = {},
 ): { frame: LatencyFrame; summary: CohortSummary[] } {
-  const present = inputs.filter((i) => i.resp && i.resp.points.length > 0).slice(0, MAX_COHORT_LINES);
+  const present = inputs
+    .filter((i) => i.resp && i.resp.points.length > 0)
+    .slice(0, MAX_COHORT_LINES);
   const stepMs = Math.min(...present.map((i) => i.resp!.step_ms), Infinity);
   const colored = present.map((i, k) => ({ ...i, color: `c${k}` as LineColor }));
   const frame = alignLines(
@@ -51,15 +62,24 @@ export function shapeCohorts(
       width: 1.75,
       points: i.resp!.points.map((p) => {
         const v = p.q[q];
-        return { tMs: Date.parse(p.t), v: v === undefined || !Number.isFinite(v) || (opts.dropNonPositive && v <= 0) ? null : v };
+        return {
+          tMs: Date.parse(p.t),
+          v: v === undefined || !Number.isFinite(v) || (opts.dropNonPositive && v <= 0) ? null : v,
+        };
       }),
     })),
     Number.isFinite(stepMs) ? stepMs : 60_000,
   );
   const base = colored.map((i) => {
     const pts = i.resp!.points.filter((p) => Number.isFinite(p.q[q]));
-    const before = opts.onsetMs === undefined ? [] : pts.filter((p) => Date.parse(p.t) < opts.onsetMs!).map((p) => p.q[q]!);
-    const after = opts.onsetMs === undefined ? pts.map((p) => p.q[q]!) : pts.filter((p) => Date.parse(p.t) >= opts.onsetMs!).map((p) => p.q[q]!);
+    const before =
+      opts.onsetMs === undefined
+        ? []
+        : pts.filter((p) => Date.parse(p.t) < opts.onsetMs!).map((p) => p.q[q]!);
+    const after =
+      opts.onsetMs === undefined
+        ? pts.map((p) => p.q[q]!)
+        : pts.filter((p) => Date.parse(p.t) >= opts.onsetMs!).map((p) => p.q[q]!);
     return { i, b: median(before), a: median(after), n: pts.length };
   });
   // A cohort that only exists after the onset (hosts that got a new kernel, a new version)
@@ -67,7 +87,10 @@ export function shapeCohorts(
   const summary = base.map<CohortSummary>(({ i, b, a, n }, k) => {
     const ratio = b && a !== null ? a / b : null;
     const others = Math.min(...base.filter((_, j) => j !== k).map((x) => x.a ?? x.b ?? Infinity));
-    const slow = opts.slow?.length ? opts.slow.includes(i.value) : (ratio !== null && ratio >= 2) || (a !== null && Number.isFinite(others) && a >= 2 * others);
+    const slow = opts.slow?.length
+      ? opts.slow.includes(i.value)
+      : (ratio !== null && ratio >= 2) ||
+        (a !== null && Number.isFinite(others) && a >= 2 * others);
     return { value: i.value, color: i.color, beforeMs: b, afterMs: a, ratio, slow, points: n };
   });
   return { frame, summary };

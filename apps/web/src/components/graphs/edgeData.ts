@@ -35,7 +35,13 @@ export function shapeEdge(
       dash: v === 'server',
       points: responses[v]!.points.map((p) => {
         const val = p.q[q];
-        return { tMs: Date.parse(p.t), v: val === undefined || !Number.isFinite(val) || (opts.dropNonPositive && val <= 0) ? null : val };
+        return {
+          tMs: Date.parse(p.t),
+          v:
+            val === undefined || !Number.isFinite(val) || (opts.dropNonPositive && val <= 0)
+              ? null
+              : val,
+        };
       }),
     })),
     Number.isFinite(stepMs) ? stepMs : 60_000,
@@ -47,8 +53,10 @@ export function shapeEdge(
     return {
       view: v,
       typicalMs: median(vals(pts)),
-      beforeMs: opts.onsetMs === undefined ? null : median(vals(pts.filter((p) => at(p) < opts.onsetMs!))),
-      afterMs: opts.onsetMs === undefined ? null : median(vals(pts.filter((p) => at(p) >= opts.onsetMs!))),
+      beforeMs:
+        opts.onsetMs === undefined ? null : median(vals(pts.filter((p) => at(p) < opts.onsetMs!))),
+      afterMs:
+        opts.onsetMs === undefined ? null : median(vals(pts.filter((p) => at(p) >= opts.onsetMs!))),
     };
   });
   return { frame, summary };
@@ -68,16 +76,21 @@ export function median(xs: readonly number[]): number | null {
  */
 export function edgeVerdict(summary: readonly EdgeSummary[]): string | null {
   const get = (v: EdgeView) => summary.find((s) => s.view === v);
-  const delta = (s?: EdgeSummary) => (s && s.beforeMs !== null && s.afterMs !== null ? s.afterMs - s.beforeMs : null);
-  const ratio = (s?: EdgeSummary) => (s && s.beforeMs && s.afterMs !== null ? s.afterMs / s.beforeMs : null);
+  const delta = (s?: EdgeSummary) =>
+    s && s.beforeMs !== null && s.afterMs !== null ? s.afterMs - s.beforeMs : null;
+  const ratio = (s?: EdgeSummary) =>
+    s && s.beforeMs && s.afterMs !== null ? s.afterMs / s.beforeMs : null;
   const dc = delta(get('client'));
   const ds = delta(get('server'));
   const dg = delta(get('gap'));
   const rs = ratio(get('server'));
   const callerDelta = dc ?? dg;
   if (callerDelta === null) return null;
-  const serverFlat = ds === null || Math.abs(ds) < Math.max(0.2 * callerDelta, 0.5) || (rs !== null && rs < 1.2);
-  if (callerDelta > 0 && serverFlat) return 'Only callers see it: the server view stayed flat, the time is lost between caller and callee (network, kernel, client library).';
-  if (callerDelta > 0 && ds !== null && ds > 0) return 'The server itself got slower; callers see the same change.';
+  const serverFlat =
+    ds === null || Math.abs(ds) < Math.max(0.2 * callerDelta, 0.5) || (rs !== null && rs < 1.2);
+  if (callerDelta > 0 && serverFlat)
+    return 'Only callers see it: the server view stayed flat, the time is lost between caller and callee (network, kernel, client library).';
+  if (callerDelta > 0 && ds !== null && ds > 0)
+    return 'The server itself got slower; callers see the same change.';
   return null;
 }

@@ -14,15 +14,46 @@ export interface StepCounts {
 }
 
 /** Multiwindow, multi-burn-rate alerting (api.md): page at 14.4× and 6×, ticket at 3× and 1×. */
-export const BURN_TIERS: ReadonlyArray<{ long: string; short: string; factor: number; severity: 'page' | 'ticket'; longMs: number; shortMs: number }> = [
+export const BURN_TIERS: ReadonlyArray<{
+  long: string;
+  short: string;
+  factor: number;
+  severity: 'page' | 'ticket';
+  longMs: number;
+  shortMs: number;
+}> = [
   { long: '1h', short: '5m', factor: 14.4, severity: 'page', longMs: 3_600_000, shortMs: 300_000 },
-  { long: '6h', short: '30m', factor: 6, severity: 'page', longMs: 6 * 3_600_000, shortMs: 1_800_000 },
-  { long: '1d', short: '2h', factor: 3, severity: 'ticket', longMs: 86_400_000, shortMs: 2 * 3_600_000 },
-  { long: '3d', short: '6h', factor: 1, severity: 'ticket', longMs: 3 * 86_400_000, shortMs: 6 * 3_600_000 },
+  {
+    long: '6h',
+    short: '30m',
+    factor: 6,
+    severity: 'page',
+    longMs: 6 * 3_600_000,
+    shortMs: 1_800_000,
+  },
+  {
+    long: '1d',
+    short: '2h',
+    factor: 3,
+    severity: 'ticket',
+    longMs: 86_400_000,
+    shortMs: 2 * 3_600_000,
+  },
+  {
+    long: '3d',
+    short: '6h',
+    factor: 1,
+    severity: 'ticket',
+    longMs: 3 * 86_400_000,
+    shortMs: 6 * 3_600_000,
+  },
 ];
 
 /** Per step: all observations and those slower than the threshold. */
-export function countsFromHistograms(points: readonly HeatmapPoint[], thresholdMs: number): StepCounts[] {
+export function countsFromHistograms(
+  points: readonly HeatmapPoint[],
+  thresholdMs: number,
+): StepCounts[] {
   const thresholdUs = thresholdMs * 1000;
   return points.map((p) => {
     let bad = 0;
@@ -38,7 +69,12 @@ export function countsFromHistograms(points: readonly HeatmapPoint[], thresholdM
 }
 
 /** Fill missing steps with zero counts so rolling windows measure time, not rows. */
-export function denseCounts(counts: readonly StepCounts[], stepMs: number, fromMs: number, toMs: number): StepCounts[] {
+export function denseCounts(
+  counts: readonly StepCounts[],
+  stepMs: number,
+  fromMs: number,
+  toMs: number,
+): StepCounts[] {
   const byT = new Map(counts.map((c) => [c.tMs, c]));
   const start = Math.floor(fromMs / stepMs) * stepMs;
   const out: StepCounts[] = [];
@@ -51,7 +87,12 @@ export function denseCounts(counts: readonly StepCounts[], stepMs: number, fromM
  * 1 means the budget lasts exactly the SLO window. Null where the window is
  * not yet fully covered or saw no traffic.
  */
-export function rollingBurn(counts: readonly StepCounts[], stepMs: number, windowMs: number, objective: number): Array<number | null> {
+export function rollingBurn(
+  counts: readonly StepCounts[],
+  stepMs: number,
+  windowMs: number,
+  objective: number,
+): Array<number | null> {
   const n = Math.max(1, Math.round(windowMs / stepMs));
   const allowed = 1 - objective;
   const out: Array<number | null> = [];
@@ -70,7 +111,12 @@ export function rollingBurn(counts: readonly StepCounts[], stepMs: number, windo
 }
 
 /** Error budget left (1 = untouched, 0 = spent, < 0 = SLO broken) over the rolling SLO window ending at each step. */
-export function budgetRemaining(counts: readonly StepCounts[], stepMs: number, windowMs: number, objective: number): Array<number | null> {
+export function budgetRemaining(
+  counts: readonly StepCounts[],
+  stepMs: number,
+  windowMs: number,
+  objective: number,
+): Array<number | null> {
   return rollingBurn(counts, stepMs, windowMs, objective).map((b) => (b === null ? null : 1 - b));
 }
 
@@ -87,7 +133,11 @@ export function burnStepMs(rangeMs: number, lookbackMs: number): number {
 }
 
 /** How long until the budget is gone at the current burn (null when not burning). */
-export function timeToExhaustionMs(budget: number | null, burn: number | null, windowMs: number): number | null {
+export function timeToExhaustionMs(
+  budget: number | null,
+  burn: number | null,
+  windowMs: number,
+): number | null {
   if (budget === null || burn === null || !(burn > 0) || budget <= 0) return null;
   return (budget * windowMs) / burn;
 }

@@ -25,7 +25,11 @@ export interface HeatmapFrame {
   nonPositive: number;
 }
 
-export function shapeHeatmap(points: readonly HeatmapPoint[], stepMs: number, rowsPerDecade = 10): HeatmapFrame {
+export function shapeHeatmap(
+  points: readonly HeatmapPoint[],
+  stepMs: number,
+  rowsPerDecade = 10,
+): HeatmapFrame {
   let minRow = Infinity;
   let maxRow = -Infinity;
   // First pass: which rows exist. Bucket → row by the bucket's representative value.
@@ -47,10 +51,23 @@ export function shapeHeatmap(points: readonly HeatmapPoint[], stepMs: number, ro
       if (r > maxRow) maxRow = r;
     }
   const x = points.map((p) => Date.parse(p.t) / 1000);
-  if (minRow > maxRow) return { x, stepMs, rows: [], counts: new Float64Array(0), maxCount: 0, total: 0, nonPositive: countZero(points) };
+  if (minRow > maxRow)
+    return {
+      x,
+      stepMs,
+      rows: [],
+      counts: new Float64Array(0),
+      maxCount: 0,
+      total: 0,
+      nonPositive: countZero(points),
+    };
   const nRows = maxRow - minRow + 1;
   const rows: HeatmapRow[] = [];
-  for (let r = minRow; r <= maxRow; r++) rows.push({ loMs: Math.pow(10, r / rowsPerDecade), hiMs: Math.pow(10, (r + 1) / rowsPerDecade) });
+  for (let r = minRow; r <= maxRow; r++)
+    rows.push({
+      loMs: Math.pow(10, r / rowsPerDecade),
+      hiMs: Math.pow(10, (r + 1) / rowsPerDecade),
+    });
   const counts = new Float64Array(points.length * nRows);
   let maxCount = 0;
   let total = 0;

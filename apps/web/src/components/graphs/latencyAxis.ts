@@ -3,7 +3,9 @@
  * step are both obvious), human units via formatLatencyMs. Pure maths, no uPlot.
  */
 /** Smallest and largest positive finite value across columns (log scales cannot show ≤ 0). */
-export function positiveExtent(columns: ReadonlyArray<ReadonlyArray<number | null | undefined>>): [number, number] | null {
+export function positiveExtent(
+  columns: ReadonlyArray<ReadonlyArray<number | null | undefined>>,
+): [number, number] | null {
   let lo = Infinity;
   let hi = -Infinity;
   for (const col of columns)

@@ -33,18 +33,35 @@ export interface TimedValue {
  * inserting one null after any hole longer than a step so lines break there.
  */
 export function alignLines(
-  inputs: ReadonlyArray<{ key: string; label: string; color: LineColor; points: ReadonlyArray<TimedValue>; dash?: boolean; width?: number }>,
+  inputs: ReadonlyArray<{
+    key: string;
+    label: string;
+    color: LineColor;
+    points: ReadonlyArray<TimedValue>;
+    dash?: boolean;
+    width?: number;
+  }>,
   stepMs: number,
 ): LatencyFrame {
   const times = new Set<number>();
   for (const inp of inputs) for (const p of inp.points) times.add(p.tMs);
-  const sorted = withGapBreaks([...times].sort((a, b) => a - b), stepMs);
+  const sorted = withGapBreaks(
+    [...times].sort((a, b) => a - b),
+    stepMs,
+  );
   const index = new Map<number, number>();
   sorted.forEach((t, i) => index.set(t, i));
   const lines: Line[] = inputs.map((inp) => {
     const values: Array<number | null> = new Array(sorted.length).fill(null);
     for (const p of inp.points) values[index.get(p.tMs)!] = p.v;
-    return { key: inp.key, label: inp.label, color: inp.color, values, dash: inp.dash, width: inp.width };
+    return {
+      key: inp.key,
+      label: inp.label,
+      color: inp.color,
+      values,
+      dash: inp.dash,
+      width: inp.width,
+    };
   });
   return { x: sorted.map((t) => t / 1000), lines, stepMs };
 }
@@ -83,7 +100,10 @@ export function quantileColor(q: string | number): LineColor {
  * stays null, so gaps longer than a bucket still break the lines.
  * Short frames come back unchanged.
  */
-export function thinFrame(frame: LatencyFrame, buckets = 2000): LatencyFrame & { thinned: boolean } {
+export function thinFrame(
+  frame: LatencyFrame,
+  buckets = 2000,
+): LatencyFrame & { thinned: boolean } {
   const n = frame.x.length;
   if (n <= 2 * buckets) return { ...frame, thinned: false };
   const size = Math.ceil(n / buckets);

@@ -24,11 +24,17 @@ export const KINDS = ['code', 'dependency', 'kernel', 'config', 'infra'] as cons
 
 /** One-letter badge per kind; colour-blind users get the letter, not only the colour. */
 export function kindLetter(kind: string): string {
-  return ({ code: 'C', dependency: 'D', kernel: 'K', config: 'F', infra: 'I' } as Record<string, string>)[kind] ?? '?';
+  return (
+    (
+      { code: 'C', dependency: 'D', kernel: 'K', config: 'F', infra: 'I' } as Record<string, string>
+    )[kind] ?? '?'
+  );
 }
 
 /** "hyper 0.12.35 → 0.13.1", "4.4.0-138 → 4.15.0-36", "9f2c1e0". */
-export function versionText(d: Pick<Deploy, 'component' | 'from_version' | 'to_version' | 'commit'>): string {
+export function versionText(
+  d: Pick<Deploy, 'component' | 'from_version' | 'to_version' | 'commit'>,
+): string {
   const parts: string[] = [];
   if (d.component) parts.push(d.component);
   if (d.from_version && d.to_version) parts.push(`${d.from_version} → ${d.to_version}`);
@@ -38,7 +44,9 @@ export function versionText(d: Pick<Deploy, 'component' | 'from_version' | 'to_v
 }
 
 export function deployTitle(d: Deploy): string {
-  const where = [d.service, d.hosts && d.hosts.length ? hostsText(d.hosts) : null].filter(Boolean).join(' on ');
+  const where = [d.service, d.hosts && d.hosts.length ? hostsText(d.hosts) : null]
+    .filter(Boolean)
+    .join(' on ');
   const what = versionText(d);
   return [d.kind, what, where ? `(${where})` : ''].filter(Boolean).join(' ');
 }
@@ -55,7 +63,8 @@ export function toMarkers(
 ): ChartMarker[] {
   const rank = new Map<string, { rank: number; reason?: string }>();
   suspects.forEach((s, i) => {
-    if (!rank.has(String(s.deploy_id))) rank.set(String(s.deploy_id), { rank: i + 1, reason: s.reason });
+    if (!rank.has(String(s.deploy_id)))
+      rank.set(String(s.deploy_id), { rank: i + 1, reason: s.reason });
   });
   const out: ChartMarker[] = [];
   for (const d of deploys) {
@@ -75,7 +84,9 @@ export function toMarkers(
     });
   }
   // Suspects last so they draw on top.
-  return out.sort((a, b) => (a.suspectRank === 1 ? 1 : 0) - (b.suspectRank === 1 ? 1 : 0) || a.t - b.t);
+  return out.sort(
+    (a, b) => (a.suspectRank === 1 ? 1 : 0) - (b.suspectRank === 1 ? 1 : 0) || a.t - b.t,
+  );
 }
 
 /**
@@ -88,7 +99,8 @@ export function stackChips(xs: readonly number[], chipWidth: number, maxRows = 3
   const rows = new Array<number>(xs.length).fill(0);
   for (const { x, i } of order) {
     let r = rowEnds.findIndex((end) => x - chipWidth / 2 >= end);
-    if (r === -1) r = rowEnds.length < maxRows ? rowEnds.length : rowEnds.indexOf(Math.min(...rowEnds));
+    if (r === -1)
+      r = rowEnds.length < maxRows ? rowEnds.length : rowEnds.indexOf(Math.min(...rowEnds));
     rowEnds[r] = x + chipWidth / 2 + 2;
     rows[i] = r;
   }

@@ -13,7 +13,10 @@ export interface QuantileShapeOptions {
   dropNonPositive?: boolean;
 }
 
-export function shapeQuantiles(resp: { step_ms: number; points: readonly QuantilePoint[] }, opts: QuantileShapeOptions = {}): LatencyFrame {
+export function shapeQuantiles(
+  resp: { step_ms: number; points: readonly QuantilePoint[] },
+  opts: QuantileShapeOptions = {},
+): LatencyFrame {
   const pts = resp.points;
   const qs = opts.quantiles ?? Object.keys(pts[0]?.q ?? {}).sort((a, b) => Number(a) - Number(b));
   const step = resp.step_ms;
@@ -21,13 +24,22 @@ export function shapeQuantiles(resp: { step_ms: number; points: readonly Quantil
   const clean = (v: number | undefined): number | null =>
     v === undefined || v === null || !Number.isFinite(v) || (dropNonPositive && v <= 0) ? null : v;
   const lines = (cols: Array<Array<number | null>>) =>
-    qs.map((q, k) => ({ key: q, label: quantileLabel(q), color: quantileColor(q), values: cols[k]!, width: Number(q) >= 0.99 ? 2 : 1.5 }));
+    qs.map((q, k) => ({
+      key: q,
+      label: quantileLabel(q),
+      color: quantileColor(q),
+      values: cols[k]!,
+      width: Number(q) >= 0.99 ? 2 : 1.5,
+    }));
 
   // The usual answer has a point every step: then times follow from the index and
   // only the first and last need parsing (43,200 Date.parse calls cost more than the chart).
   const n = pts.length;
   const first = n ? Date.parse(pts[0]!.t) : NaN;
-  const contiguous = n > 1 && Date.parse(pts[n - 1]!.t) - first === (n - 1) * step && sampledOnGrid(pts, first, step);
+  const contiguous =
+    n > 1 &&
+    Date.parse(pts[n - 1]!.t) - first === (n - 1) * step &&
+    sampledOnGrid(pts, first, step);
   if (contiguous) {
     const x = new Array<number>(n);
     const count = new Array<number | null>(n);
@@ -64,7 +76,11 @@ export function shapeQuantiles(resp: { step_ms: number; points: readonly Quantil
 }
 
 /** Summary of what the frame shows, for the accessible description and the legend. */
-export function lineSummary(values: ReadonlyArray<number | null>): { last: number | null; min: number | null; max: number | null } {
+export function lineSummary(values: ReadonlyArray<number | null>): {
+  last: number | null;
+  min: number | null;
+  max: number | null;
+} {
   let last: number | null = null;
   let min: number | null = null;
   let max: number | null = null;
@@ -80,6 +96,7 @@ export function lineSummary(values: ReadonlyArray<number | null>): { last: numbe
 /** Spot-check ~64 points (all of a short answer) against first + i·step. */
 function sampledOnGrid(pts: readonly QuantilePoint[], first: number, step: number): boolean {
   const every = Math.max(1, Math.floor(pts.length / 64));
-  for (let i = 0; i < pts.length; i += every) if (Date.parse(pts[i]!.t) !== first + i * step) return false;
+  for (let i = 0; i < pts.length; i += every)
+    if (Date.parse(pts[i]!.t) !== first + i * step) return false;
   return true;
 }

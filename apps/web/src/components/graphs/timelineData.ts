@@ -23,7 +23,10 @@ export function laneKey(d: Deploy): string {
   return d.service || HOST_LANE;
 }
 
-export function timelineLanes(deploys: readonly Deploy[], range: { fromMs: number; toMs: number }): TimelineLane[] {
+export function timelineLanes(
+  deploys: readonly Deploy[],
+  range: { fromMs: number; toMs: number },
+): TimelineLane[] {
   const width = range.toMs - range.fromMs;
   const lanes = new Map<string, TimelineLane>();
   for (const d of deploys) {
@@ -36,7 +39,12 @@ export function timelineLanes(deploys: readonly Deploy[], range: { fromMs: numbe
   }
   for (const l of lanes.values()) l.items.sort((a, b) => a.pos - b.pos);
   // Busiest lanes first; the host lane last, it is the odd one out.
-  return [...lanes.values()].sort((a, b) => (a.key === HOST_LANE ? 1 : 0) - (b.key === HOST_LANE ? 1 : 0) || b.items.length - a.items.length || a.key.localeCompare(b.key));
+  return [...lanes.values()].sort(
+    (a, b) =>
+      (a.key === HOST_LANE ? 1 : 0) - (b.key === HOST_LANE ? 1 : 0) ||
+      b.items.length - a.items.length ||
+      a.key.localeCompare(b.key),
+  );
 }
 
 export interface DeployFilters {
@@ -58,8 +66,12 @@ export function filterDeploys(deploys: readonly Deploy[], f: DeployFilters): Dep
 }
 
 /** Evenly spaced axis labels for the timeline (positions 0..1 and instants). */
-export function timelineTicks(range: { fromMs: number; toMs: number }, count = 6): Array<{ pos: number; t: number }> {
+export function timelineTicks(
+  range: { fromMs: number; toMs: number },
+  count = 6,
+): Array<{ pos: number; t: number }> {
   const out: Array<{ pos: number; t: number }> = [];
-  for (let i = 0; i <= count; i++) out.push({ pos: i / count, t: range.fromMs + ((range.toMs - range.fromMs) * i) / count });
+  for (let i = 0; i <= count; i++)
+    out.push({ pos: i / count, t: range.fromMs + ((range.toMs - range.fromMs) * i) / count });
   return out;
 }

@@ -16,17 +16,20 @@ export interface ChartColors {
   heat: [number, number, number];
 }
 
-const cssVar = (style: CSSStyleDeclaration, name: string, dflt: string) => style.getPropertyValue(name).trim() || dflt;
+const cssVar = (style: CSSStyleDeclaration, name: string, dflt: string) =>
+  style.getPropertyValue(name).trim() || dflt;
 
 /** Colours from the CSS custom properties of the current theme (canvas cannot read CSS variables itself). */
 export function readColors(): ChartColors {
   const s = getComputedStyle(document.documentElement);
   const v = (n: string, d: string) => cssVar(s, n, d);
   const line: Record<string, string> = {};
-  for (const k of ['p50', 'p90', 'p99', 'p999', 'client', 'server', 'gap']) line[k] = v(`--line-${k}`, '#888');
+  for (const k of ['p50', 'p90', 'p99', 'p999', 'client', 'server', 'gap'])
+    line[k] = v(`--line-${k}`, '#888');
   for (let i = 0; i < 8; i++) line[`c${i}`] = v(`--cohort-${i}`, '#888');
   const kind: Record<string, string> = {};
-  for (const k of ['code', 'dependency', 'kernel', 'config', 'infra']) kind[k] = v(`--kind-${k}`, '#888');
+  for (const k of ['code', 'dependency', 'kernel', 'config', 'infra'])
+    kind[k] = v(`--kind-${k}`, '#888');
   const heat = v('--heat-rgb', '229, 72, 77')
     .split(',')
     .map((x) => Number(x.trim())) as [number, number, number];
@@ -47,7 +50,12 @@ export function readColors(): ChartColors {
 export const axisFont = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
 
 export function timeAxis(c: ChartColors): uPlot.Axis {
-  return { stroke: c.muted, font: axisFont, grid: { stroke: c.grid, width: 1 }, ticks: { stroke: c.grid, width: 1 } };
+  return {
+    stroke: c.muted,
+    font: axisFont,
+    grid: { stroke: c.grid, width: 1 },
+    ticks: { stroke: c.grid, width: 1 },
+  };
 }
 
 /** Latency y axis: log (decade ticks, human units) or linear. */
@@ -65,7 +73,9 @@ export function latencyAxis(c: ChartColors, scale: 'log' | 'linear', scaleKey = 
 }
 
 export function latencyScale(scale: 'log' | 'linear', range: [number, number]): uPlot.Scale {
-  return scale === 'log' ? { distr: 3, log: 10, range: () => range } : { distr: 1, range: () => range };
+  return scale === 'log'
+    ? { distr: 3, log: 10, range: () => range }
+    : { distr: 1, range: () => range };
 }
 
 /**
@@ -73,7 +83,9 @@ export function latencyScale(scale: 'log' | 'linear', range: [number, number]): 
  * caller puts it in the URL). uPlot's own scale change is suppressed so the
  * data is re-fetched at the new resolution instead of stretched.
  */
-export function dragZoom(onZoom?: (fromMs: number, toMs: number) => void): Pick<uPlot.Options, 'cursor'> & { hooks: uPlot.Hooks.Arrays } {
+export function dragZoom(
+  onZoom?: (fromMs: number, toMs: number) => void,
+): Pick<uPlot.Options, 'cursor'> & { hooks: uPlot.Hooks.Arrays } {
   return {
     cursor: { drag: { x: !!onZoom, y: false, setScale: false }, points: { size: 6 } },
     hooks: {
@@ -156,7 +168,8 @@ export function mergeHooks(...parts: Array<uPlot.Hooks.Arrays | undefined>): uPl
   const out: Record<string, unknown[]> = {};
   for (const p of parts) {
     if (!p) continue;
-    for (const [k, fns] of Object.entries(p)) out[k] = [...(out[k] ?? []), ...((fns as unknown[]) ?? [])];
+    for (const [k, fns] of Object.entries(p))
+      out[k] = [...(out[k] ?? []), ...((fns as unknown[]) ?? [])];
   }
   return out as uPlot.Hooks.Arrays;
 }
@@ -164,7 +177,14 @@ export function mergeHooks(...parts: Array<uPlot.Hooks.Arrays | undefined>): uPl
 /** An empty right-hand axis so charts stacked on a page share the same plot width (and cursor x). */
 export const RIGHT_GUTTER = 48;
 export function blankRightAxis(scaleKey = 'y'): uPlot.Axis {
-  return { scale: scaleKey, side: 1, size: RIGHT_GUTTER, grid: { show: false }, ticks: { show: false }, values: (_u, splits) => splits.map(() => '') };
+  return {
+    scale: scaleKey,
+    side: 1,
+    size: RIGHT_GUTTER,
+    grid: { show: false },
+    ticks: { show: false },
+    values: (_u, splits) => splits.map(() => ''),
+  };
 }
 
 /**
@@ -173,5 +193,10 @@ export function blankRightAxis(scaleKey = 'y'): uPlot.Axis {
  */
 export function cursorSync(key: string | undefined): uPlot.Cursor['sync'] {
   if (!key) return undefined;
-  return { key, filters: { pub: (type: string) => type !== 'mousedown' && type !== 'mouseup' && type !== 'dblclick' } };
+  return {
+    key,
+    filters: {
+      pub: (type: string) => type !== 'mousedown' && type !== 'mouseup' && type !== 'dblclick',
+    },
+  };
 }

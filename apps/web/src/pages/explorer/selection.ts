@@ -32,7 +32,9 @@ export function selectionOptions(all: readonly Series[], sel: Selection): Select
   const byOp = bySvc.filter((s) => !sel.op || s.op === sel.op);
   const byView = byOp.filter((s) => !sel.view || s.view === sel.view);
   const byName = byView.filter((s) => !sel.name || s.name === sel.name);
-  const candidates = byName.filter((s) => sel.peer === undefined || sel.peer === '' || (s.peer ?? '') === sel.peer);
+  const candidates = byName.filter(
+    (s) => sel.peer === undefined || sel.peer === '' || (s.peer ?? '') === sel.peer,
+  );
   return {
     services: uniq(all.map((s) => s.service)),
     ops: uniq(bySvc.map((s) => s.op)),
@@ -54,14 +56,28 @@ export function selectionOf(s: Series): Required<Selection> {
  * When one picker changes, drop the later choices that no longer exist so the
  * user is never left with an impossible combination.
  */
-export function changeSelection(all: readonly Series[], sel: Selection, key: keyof Selection, value: string): Selection {
+export function changeSelection(
+  all: readonly Series[],
+  sel: Selection,
+  key: keyof Selection,
+  value: string,
+): Selection {
   const order: Array<keyof Selection> = ['service', 'op', 'view', 'name', 'peer'];
   const next: Selection = { ...sel, [key]: value || undefined };
   for (const k of order.slice(order.indexOf(key) + 1)) {
     const v = next[k];
     if (v === undefined) continue;
     const opts = selectionOptions(all, { ...next, [k]: undefined });
-    const list = k === 'service' ? opts.services : k === 'op' ? opts.ops : k === 'view' ? opts.views : k === 'name' ? opts.names : opts.peers;
+    const list =
+      k === 'service'
+        ? opts.services
+        : k === 'op'
+          ? opts.ops
+          : k === 'view'
+            ? opts.views
+            : k === 'name'
+              ? opts.names
+              : opts.peers;
     if (!list.includes(v)) next[k] = undefined;
   }
   return next;

@@ -9,11 +9,16 @@ export function BudgetBar({ value }: { value: number | null }) {
   const clamped = Math.max(0, Math.min(1, value));
   const level = value <= 0 ? 'spent' : value < 0.5 ? 'low' : 'ok';
   return (
-    <span className={`budget budget-${level}`} title={`${formatPercent(value)} of the error budget left`}>
+    <span
+      className={`budget budget-${level}`}
+      title={`${formatPercent(value)} of the error budget left`}
+    >
       <span className="budget-track" aria-hidden="true">
         <span className="budget-fill" style={{ width: `${clamped * 100}%` }} />
       </span>
-      <span className="budget-text">{formatPercent(value, value < 0.1 && value > -0.1 ? 1 : 0)}</span>
+      <span className="budget-text">
+        {formatPercent(value, value < 0.1 && value > -0.1 ? 1 : 0)}
+      </span>
     </span>
   );
 }
@@ -27,7 +32,10 @@ export function formatBurn(v: number | null | undefined): string {
 export function BurnCell({ value, threshold }: { value: number | null; threshold?: number }) {
   const over = value !== null && threshold !== undefined && value >= threshold;
   return (
-    <span className={`burn ${over ? 'burn-over' : value !== null && value > 1 ? 'burn-warn' : ''}`} title={threshold ? `alerts at ${threshold}×` : undefined}>
+    <span
+      className={`burn ${over ? 'burn-over' : value !== null && value > 1 ? 'burn-warn' : ''}`}
+      title={threshold ? `alerts at ${threshold}×` : undefined}
+    >
       {formatBurn(value)}
     </span>
   );
