@@ -46,7 +46,8 @@ interface PairRow {
 const DEFAULT_WINDOW_MS = 5 * 60_000;
 
 export async function pairEdges(pool: Pool, registry: Registry, partitions: Partitions, opts: PairingOptions = {}): Promise<PairingResult> {
-  const uptoMs = opts.uptoMs ?? Date.now() - 5000;
+  // Whole milliseconds: the cursor round-trips through Date, and a fractional bound would never be reached.
+  const uptoMs = Math.floor(opts.uptoMs ?? Date.now() - 5000);
   const sliceMs = opts.sliceMs ?? 10_000;
   // Start from the first arrival ever, not from 1970.
   await pool.query(
