@@ -59,6 +59,9 @@ const MAX_SLOPE = 0.005;
 /** E[min(Z², 16)] for standard normal Z, and the memory (points) of the residual calibration. */
 const WINSOR_4SD = 0.9987;
 const CALIBRATION_MEMORY = 256;
+/** Time scale of the calibration: sums decay by SPAN_DECAY per point (~16 points); SPAN_NORM turns their variance into a per-point one. */
+const SPAN_DECAY = 1 - 1 / 32;
+const SPAN_NORM = 1 - SPAN_DECAY * SPAN_DECAY;
 /** E[min(Z², 4)] for standard normal Z. */
 const WINSOR_2SD = 0.9211;
 /** Noise model memory (points). */
@@ -98,10 +101,9 @@ interface MetricState {
   sud: number;
   a: number;
   tau2: number;
-  // Calibration of standardised residuals: EWMA of z², of z·z(prev), the scale they imply.
+  // Calibration of standardised residuals: their decayed running sum, the EWMA of its square, the scale implied.
+  zsum: number;
   cm2: number;
-  cr1: number;
-  zprev: number;
   kappa: number;
   // Two-sided CUSUM and the start of each run (valid-point index).
   up: number;
@@ -165,11 +167,33 @@ export interface DetectorStateJSON {
 
 const NONE: StepChange[] = [];
 
+/**
+ * Scratch buffers for the tests (one set per thread; detection is
+ * synchronous, so detectors take turns). Slots: 0 tail threshold,
+ * 1 before/window values, 2 after values, 3 times, 4-5 sorted copies,
+ * 6-7 detrended values, 8-10 localisation sums, 11 medians.
+ */
+const SCRATCH: Float64Array[] = [];
+function scratch(slot: number, n: number): Float64Array {
+  let b = SCRATCH[slot];
+  if (!b || b.length < n) b = SCRATCH[slot] = new Float64Array(Math.max(n, 512));
+  return b.subarray(0, n);
+}
+function medianOf(a: Float64Array): number {
+  const n = a.length;
+  if (n === 0) return NaN;
+  const s = scratch(11, n);
+  s.set(a);
+  s.sort();
+  const h = n >> 1;
+  return n % 2 ? s[h]! : (s[h - 1]! + s[h]!) / 2;
+}
+
 function newMetricState(): MetricState {
   return {
     warm: 0, level: 0, slope: 0, lastT: 0, fed: 0,
     w: 0, su: 0, suu: 0, sd: 0, sud: 0, a: 0, tau2: 0,
-    cm2: 1, cr1: 0, zprev: 0, kappa: 1,
+    zsum: 0, cm2: 1 / SPAN_NORM, kappa: 1,
     up: 0, dn: 0, upStart: 0, dnStart: 0,
     thr: NO_THRESHOLD, thrAt: NEVER, pe: 0.1, p0: 0, lu1: 0, lu0: 0, ld1: 0, ld0: 0, eu: 0, ed: 0, euStart: 0, edStart: 0,
     alarm: 0, src: 0, tests: 0, onset: 0, nextTest: 0, regimeStart: 0,
@@ -299,7 +323,8 @@ export class StepDetector {
     s.suu = rho * s.suu + u * u;
     s.sd = rho * s.sd + d2;
     s.sud = rho * s.sud + u * d2;
-    this.solveNoise(s);
+    // The fit moves slowly (memory 128 points): refresh it every few points.
+    if ((vi & 7) === 0) this.solveNoise(s);
 
     // Forecast, standardise, clip, CUSUM.
     // The baseline runs BASELINE_LAG points behind and is extrapolated to now,
@@ -309,10 +334,12 @@ export class StepDetector {
     const sigma = Math.sqrt(s.tau2 + s.a / c + this.q2);
     const e = y - f;
     const cl = o.clip;
-    // Calibrate: the noise model misses forecast error and minute-to-minute
-    // correlation (load wanders), and a CUSUM of correlated scores alarms far
-    // more often than its threshold promises. Scale by the residuals' own
-    // second moment, inflated for lag-1 autocorrelation (long-run variance).
+    // Calibrate: the noise model misses the baseline's own error (shared by
+    // many consecutive forecasts) and minute-to-minute correlation (load
+    // wanders), and a CUSUM of correlated scores alarms far more often than
+    // its threshold promises. Scale by the long-run variance of the residuals
+    // at the CUSUM's time scale: the variance of their exponentially weighted
+    // sums over ~CALIBRATION_SPAN points, per point.
     const zr0 = e / sigma;
     const zr = zr0 > 4 ? 4 : zr0 < -4 ? -4 : zr0;
     let z = zr / s.kappa;
@@ -322,13 +349,10 @@ export class StepDetector {
     // where a CUSUM is merely building would leave out the large residuals.)
     if (s.alarm === 0) {
       const g = 1 / CALIBRATION_MEMORY;
-      s.cm2 += g * (zr * zr - s.cm2);
-      s.cr1 += g * (zr * s.zprev - s.cr1);
-      const rho = Math.min(0.8, Math.max(0, s.cr1 / s.cm2));
-      const k2 = (s.cm2 / WINSOR_4SD) * ((1 + rho) / (1 - rho));
-      s.kappa = Math.min(5, Math.max(0.8, Math.sqrt(k2)));
+      s.zsum = SPAN_DECAY * s.zsum + zr;
+      s.cm2 += g * (s.zsum * s.zsum - s.cm2);
+      if ((vi & 7) === 4) s.kappa = Math.min(5, Math.max(0.8, Math.sqrt((s.cm2 * SPAN_NORM) / WINSOR_4SD)));
     }
-    s.zprev = zr;
     const k = o.cusumK;
     if (s.up === 0) s.upStart = vi;
     s.up = Math.max(0, s.up + z - k);
@@ -420,7 +444,7 @@ export class StepDetector {
   private refreshThreshold(mi: number, vi: number): void {
     const s = this.ms[mi]!;
     const from = Math.max(s.regimeStart, vi - TAIL_WINDOW, vi - this.cap + 1);
-    const ys = this.rangeY(mi, from, vi - 1);
+    const ys = this.rangeY(mi, from, vi - 1, 0);
     s.thr = select(ys, Math.min(ys.length - 1, Math.floor(TAIL_QUANTILE * ys.length))) + this.logMin;
     s.thrAt = vi;
   }
@@ -455,8 +479,7 @@ export class StepDetector {
   /** Start a regime on points [from, to] (valid indices) already in the ring. */
   private initRegime(mi: number, from: number, to: number, keepSlope: number): void {
     const s = this.ms[mi]!;
-    const ys = this.rangeY(mi, from, to);
-    s.level = median(ys);
+    s.level = medianOf(this.rangeY(mi, from, to, 1));
     s.slope = keepSlope;
     s.lastT = this.rt[to % this.cap]!;
     s.fed = to;
@@ -513,21 +536,21 @@ export class StepDetector {
     return this.ry[mi]![pos]! + this.sigmaU * this.rz[mi]![pos]!;
   }
 
-  private rangeY(mi: number, from: number, to: number): Float64Array {
-    const out = new Float64Array(Math.max(0, to - from + 1));
+  private rangeY(mi: number, from: number, to: number, slot: number): Float64Array {
+    const out = scratch(slot, Math.max(0, to - from + 1));
     for (let v = from; v <= to; v++) out[v - from] = this.y(mi, v % this.cap);
     return out;
   }
 
-  private rangeRaw(mi: number, from: number, to: number): Float64Array {
-    const out = new Float64Array(Math.max(0, to - from + 1));
+  private rangeRaw(mi: number, from: number, to: number, slot: number): Float64Array {
+    const out = scratch(slot, Math.max(0, to - from + 1));
     const r = this.ry[mi]!;
     for (let v = from; v <= to; v++) out[v - from] = r[v % this.cap]!;
     return out;
   }
 
-  private rangeT(from: number, to: number): Float64Array {
-    const out = new Float64Array(Math.max(0, to - from + 1));
+  private rangeT(from: number, to: number, slot: number): Float64Array {
+    const out = scratch(slot, Math.max(0, to - from + 1));
     for (let v = from; v <= to; v++) out[v - from] = (this.rt[v % this.cap]! - this.rt[from % this.cap]!) / 60_000;
     return out;
   }
@@ -543,8 +566,8 @@ export class StepDetector {
     const nB = onset - from;
     const nA = now - onset + 1;
     if (nB < MIN_BEFORE || nA < MIN_AFTER) return { p: NaN, tail: false, theta: 0, onset };
-    const yB = this.rangeY(mi, from, onset - 1);
-    const yA = this.rangeY(mi, onset, now);
+    const yB = this.rangeY(mi, from, onset - 1, 1);
+    const yA = this.rangeY(mi, onset, now, 2);
     // H0: the after points exceed the before points by at most minRatio.
     // Shifting the after side by that margin makes the tests reject only
     // steps of at least minRatio.
@@ -555,11 +578,11 @@ export class StepDetector {
     if (detrend && nB >= 20 && raw.p < this.opts.alpha) {
       // A ramp (diurnal) must not pass for a step: the shift must survive
       // removing the robust trend of the history, extrapolated forwards.
-      const tAll = this.rangeT(from, now);
+      const tAll = this.rangeT(from, now, 3);
       const tB = tAll.subarray(0, nB);
       const { slope, intercept } = robustTrend(tB, yB);
-      const rB = new Float64Array(nB);
-      const rA = new Float64Array(nA);
+      const rB = scratch(6, nB);
+      const rA = scratch(7, nA);
       for (let i = 0; i < nB; i++) rB[i] = yB[i]! - (intercept + slope * tAll[i]!);
       for (let i = 0; i < nA; i++) rA[i] = yA[i]! - (intercept + slope * tAll[nB + i]!);
       out.p = Math.max(out.p, this.rankTests(dir, rA, rB).p);
@@ -575,8 +598,12 @@ export class StepDetector {
    * minutes) and, for regressions, over its top 2% (new extremes).
    */
   private rankTests(dir: number, yA: Float64Array, yB: Float64Array): { p: number; tail: boolean; theta: number } {
-    const sA = yA.slice().sort();
-    const sB = yB.slice().sort();
+    const sA = scratch(4, yA.length);
+    sA.set(yA);
+    sA.sort();
+    const sB = scratch(5, yB.length);
+    sB.set(yB);
+    sB.sort();
     const pmw = dir > 0 ? mannWhitneySorted(sA, sB) : mannWhitneySorted(sB, sA);
     const n = sB.length;
     const r1 = Math.max(1, Math.round(EXCEEDANCE_SHARE * n));
@@ -685,10 +712,12 @@ export class StepDetector {
     const onset = test.onset;
     const from = Math.max(s.regimeStart, onset - this.opts.beforePoints, now - this.cap + 1);
     const N = now - from + 1;
-    const ys = this.rangeY(mi, from, now);
+    const ys = this.rangeY(mi, from, now, 1);
     const nB = onset - from;
-    const cw = new Float64Array(N + 1);
-    const cx = new Float64Array(N + 1);
+    const cw = scratch(8, N + 1);
+    const cx = scratch(9, N + 1);
+    cw[0] = 0;
+    cx[0] = 0;
     if (test.tail) {
       for (let i = 0; i < N; i++) {
         const b = dir > 0 ? ys[i]! > test.theta : ys[i]! >= test.theta;
@@ -696,8 +725,8 @@ export class StepDetector {
         cx[i + 1] = cx[i]! + (b ? 1 : 0);
       }
     } else {
-      const mB = median(ys.subarray(0, nB));
-      const mA = median(ys.subarray(nB));
+      const mB = medianOf(ys.subarray(0, nB));
+      const mA = medianOf(ys.subarray(nB));
       const lo = Math.min(mB, mA);
       const hi = Math.max(mB, mA);
       const cl = this.opts.clip;
@@ -720,7 +749,7 @@ export class StepDetector {
     // Candidate splits: keep a few points on the left, and at least MIN_AFTER on the right.
     const first = Math.max(4, nB - 30, lowest - from);
     const last = N - MIN_AFTER;
-    const lr = new Float64Array(Math.max(0, last - first + 1));
+    const lr = scratch(10, Math.max(0, last - first + 1));
     let best = -Infinity;
     let bestK = nB;
     for (let k = first; k <= last; k++) {
@@ -790,8 +819,8 @@ export class StepDetector {
     for (let v = from; v <= to; v++) count += this.rc[v % this.cap]!;
     const floor = this.opts.floor;
     return {
-      p50: Math.max(0, Math.exp(median(this.rangeRaw(0, from, to))) - floor),
-      p99: Math.max(0, Math.exp(median(this.rangeRaw(1, from, to))) - floor),
+      p50: Math.max(0, Math.exp(medianOf(this.rangeRaw(0, from, to, 1))) - floor),
+      p99: Math.max(0, Math.exp(medianOf(this.rangeRaw(1, from, to, 1))) - floor),
       count,
       points: Math.max(0, to - from + 1),
     };

@@ -79,7 +79,7 @@ export const DEFAULT_DETECT_OPTIONS: ResolvedDetectOptions = {
   minRatio: 1.1,
   alpha: 1e-5,
   cusumK: 0.5,
-  cusumH: 6,
+  cusumH: 8,
   clip: 3,
   beforePoints: 120,
   maxAfterPoints: 120,
