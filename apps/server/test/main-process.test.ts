@@ -18,7 +18,7 @@ afterAll(async () => {
 
 /** Start Onset the way `npm start` does (embedded PostgreSQL, no DATABASE_URL), without the agent. */
 async function startMain(dataDir: string, port: number): Promise<{ proc: ChildProcess; output: () => string }> {
-  const env = { ...process.env, ONSET_DATA_DIR: dataDir, ONSET_PORT: String(port), ONSET_OTLP_PORT: '0', ONSET_LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = { ...process.env, ONSET_DATA_DIR: dataDir, ONSET_PORT: String(port), ONSET_OTLP_PORT: '0', ONSET_LOG_LEVEL: 'warn' };
   delete env.DATABASE_URL;
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

@@ -39,7 +39,8 @@ function body(spans: unknown[], service = 'bad-input') {
 }
 
 async function post(payload: Buffer | string, headers: Record<string, string>) {
-  const res = await fetch(`${server.otlpUrl}/v1/traces`, { method: 'POST', headers, body: payload });
+  const body = typeof payload === 'string' ? payload : new Uint8Array(payload);
+  const res = await fetch(`${server.otlpUrl}/v1/traces`, { method: 'POST', headers, body });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) };
 }

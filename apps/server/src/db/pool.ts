@@ -8,8 +8,9 @@ pg.types.setTypeParser(1700, (v) => Number(v));
 // NULLs, and JSON.parse is ~10x faster than the generic array parser, which
 // dominated long-range quantile queries.
 const parseIntArray = (v: string): number[] => JSON.parse(`[${v.slice(1, -1)}]`);
-pg.types.setTypeParser(1007, parseIntArray);
-pg.types.setTypeParser(1016, parseIntArray);
+// (OIDs 1007 int4[] and 1016 int8[]; pg's TypeId enum lists only scalar types.)
+pg.types.setTypeParser(1007 as never, parseIntArray);
+pg.types.setTypeParser(1016 as never, parseIntArray);
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
