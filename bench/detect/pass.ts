@@ -42,7 +42,6 @@ const MINUTE_HOURS = Math.min(Number(args['minute-hours']), DAYS * 24);
 const INCREMENTAL = Number(args.incremental);
 const MIN = 60_000;
 const HOUR = 60 * MIN;
-const PLANT_SHARE = 0.01;
 
 const log = (msg: string) => console.log(`bench/detect: ${msg}`);
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -54,7 +53,9 @@ const sample = () => {
 };
 const sampler = setInterval(sample, 50);
 sampler.unref();
-async function measured<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number; peakRssMb: number }> {
+async function measured<T>(
+  fn: () => Promise<T>,
+): Promise<{ value: T; ms: number; peakRssMb: number }> {
   sample();
   peakRss = process.memoryUsage().rss;
   const t = performance.now();
@@ -91,7 +92,10 @@ await pool.query(
    SELECT i, 'svc-' || (i / 20), 'request', 'server', 'GET /r/' || i, '' FROM generate_series(1, $1) i`,
   [SERIES],
 );
-await pool.query(`INSERT INTO series_resources (series_id, resource_id) SELECT i, i FROM generate_series(1, $1) i`, [SERIES]);
+await pool.query(
+  `INSERT INTO series_resources (series_id, resource_id) SELECT i, i FROM generate_series(1, $1) i`,
+  [SERIES],
+);
 // Planted steps: kind 1 = old (hourly screen), kind 2 = recent (minute window).
 await pool.query(
   `CREATE TABLE bench_series AS
@@ -135,11 +139,20 @@ let minuteCount = await minuteRows('true', end - MINUTE_HOURS * HOUR, end);
 // Kind-2 steps older than the generated minutes need their minutes too.
 minuteCount += await minuteRows('s.kind = 2', end - 13 * HOUR, end - MINUTE_HOURS * HOUR);
 // Minutes around the old planted steps (the screen re-reads them there).
-for (const { step_at } of (await pool.query<{ step_at: Date }>(`SELECT step_at FROM bench_series WHERE kind = 1 ORDER BY step_at`)).rows) {
+for (const { step_at } of (
+  await pool.query<{ step_at: Date }>(
+    `SELECT step_at FROM bench_series WHERE kind = 1 ORDER BY step_at`,
+  )
+).rows) {
   const at = step_at.getTime();
   const from = Math.max(start, at - 6 * HOUR);
   const to = Math.min(end - MINUTE_HOURS * HOUR, at + 6 * HOUR);
-  if (from < to) minuteCount += await minuteRows(`s.kind = 1 AND s.step_at = to_timestamp(${at / 1000})`, from, to);
+  if (from < to)
+    minuteCount += await minuteRows(
+      `s.kind = 1 AND s.step_at = to_timestamp(${at / 1000})`,
+      from,
+      to,
+    );
 }
 // Hourly rollups of the whole week: 60 minutes of the same shape, the hour of a step at its later level.
 const hourly = await pool.query(
@@ -155,7 +168,9 @@ const hourly = await pool.query(
   [Math.floor(start / HOUR) * HOUR, Math.floor(end / HOUR) * HOUR],
 );
 await pool.query('ANALYZE');
-const { rows: size } = await pool.query<{ mb: number }>(`SELECT (pg_database_size(current_database()) / 1048576)::int AS mb`);
+const { rows: size } = await pool.query<{ mb: number }>(
+  `SELECT (pg_database_size(current_database()) / 1048576)::int AS mb`,
+);
 log(
   `fixture: ${SERIES} series x ${DAYS} d; ${minuteCount.toLocaleString('en')} minute rows (last ${MINUTE_HOURS} h + around old steps), ` +
     `${(hourly.rowCount ?? 0).toLocaleString('en')} hourly rows, ${size[0]!.mb} MB, built in ${secs(performance.now() - t0)}`,
@@ -176,15 +191,15 @@ async function addMinute(minute: number): Promise<void> {
 
 const incremental: number[] = [];
 let incrementalPeak = 0;
-let last = cold.value;
 for (let i = 0; i < INCREMENTAL; i++) {
   const minute = end + i * MIN;
   await addMinute(minute);
   const r = await measured(() => runDetectionPass(pool, { uptoMs: minute + MIN }));
   incremental.push(r.ms);
   incrementalPeak = Math.max(incrementalPeak, r.peakRssMb);
-  last = r.value;
-  log(`incremental pass ${i + 1} (one new minute): ${secs(r.ms)}, peak RSS ${r.peakRssMb} MB — ${summary(r.value)}`);
+  log(
+    `incremental pass ${i + 1} (one new minute): ${secs(r.ms)}, peak RSS ${r.peakRssMb} MB — ${summary(r.value)}`,
+  );
 }
 
 // A second server process: no detectors in memory, it starts from the checkpoints in the database.
@@ -192,8 +207,9 @@ const other = createPool(url, 8);
 const next = end + INCREMENTAL * MIN;
 await addMinute(next);
 const fromCheckpoints = await measured(() => runDetectionPass(other, { uptoMs: next + MIN }));
-log(`incremental pass on a fresh process (states from checkpoints): ${secs(fromCheckpoints.ms)}, peak RSS ${fromCheckpoints.peakRssMb} MB — ${summary(fromCheckpoints.value)}`);
-void last;
+log(
+  `incremental pass on a fresh process (states from checkpoints): ${secs(fromCheckpoints.ms)}, peak RSS ${fromCheckpoints.peakRssMb} MB — ${summary(fromCheckpoints.value)}`,
+);
 
 // ---- what was found --------------------------------------------------------
 const { rows: found } = await pool.query<{ kind: number; n: number; near: number }>(
@@ -201,12 +217,18 @@ const { rows: found } = await pool.query<{ kind: number; n: number; near: number
           count(*) FILTER (WHERE abs(extract(epoch FROM r.onset - s.step_at)) <= 600)::int AS near
      FROM regressions r JOIN bench_series s ON s.id = r.series_id GROUP BY s.kind ORDER BY s.kind`,
 );
-const planted = await pool.query<{ kind: number; n: number }>(`SELECT kind, count(*)::int AS n FROM bench_series WHERE kind > 0 GROUP BY kind`);
+const planted = await pool.query<{ kind: number; n: number }>(
+  `SELECT kind, count(*)::int AS n FROM bench_series WHERE kind > 0 GROUP BY kind`,
+);
 const plantedOf = (k: number) => planted.rows.find((r) => r.kind === k)?.n ?? 0;
 const foundOf = (k: number) => found.find((r) => r.kind === k) ?? { n: 0, near: 0 };
 const detection = {
   old_steps: { planted: plantedOf(1), found: foundOf(1).n, onset_within_10_min: foundOf(1).near },
-  recent_steps: { planted: plantedOf(2), found: foundOf(2).n, onset_within_10_min: foundOf(2).near },
+  recent_steps: {
+    planted: plantedOf(2),
+    found: foundOf(2).n,
+    onset_within_10_min: foundOf(2).near,
+  },
   regressions_on_flat_series: foundOf(0).n,
 };
 log(`found: ${JSON.stringify(detection)}`);
@@ -215,7 +237,10 @@ const { rows: missed } = await pool.query<{ kind: number; ago: number }>(
     WHERE s.kind > 0 AND NOT EXISTS (SELECT 1 FROM regressions r WHERE r.series_id = s.id) ORDER BY 1, 2`,
   [end],
 );
-if (missed.length) log(`missed steps (kind: minutes before the cold pass): ${missed.map((m) => `${m.kind}:${m.ago}`).join(' ')}`);
+if (missed.length)
+  log(
+    `missed steps (kind: minutes before the cold pass): ${missed.map((m) => `${m.kind}:${m.ago}`).join(' ')}`,
+  );
 
 const result = {
   series: SERIES,
@@ -223,7 +248,13 @@ const result = {
   minute_rows: minuteCount,
   minute_hours_generated: MINUTE_HOURS,
   hourly_rows: hourly.rowCount ?? 0,
-  cold: { seconds: Number((cold.ms / 1000).toFixed(2)), peak_rss_mb: cold.peakRssMb, points: cold.value.series.points, screened: cold.value.screened, target_seconds: 60 },
+  cold: {
+    seconds: Number((cold.ms / 1000).toFixed(2)),
+    peak_rss_mb: cold.peakRssMb,
+    points: cold.value.series.points,
+    screened: cold.value.screened,
+    target_seconds: 60,
+  },
   incremental: {
     passes: incremental.length,
     median_seconds: Number((percentile(incremental, 0.5) / 1000).toFixed(2)),
@@ -231,16 +262,34 @@ const result = {
     peak_rss_mb: incrementalPeak,
     target_seconds: 5,
   },
-  incremental_from_checkpoints: { seconds: Number((fromCheckpoints.ms / 1000).toFixed(2)), peak_rss_mb: fromCheckpoints.peakRssMb },
-  process_peak_rss_mb: Math.round(Number(/VmHWM:\s+(\d+)/.exec(await (await import('node:fs/promises')).readFile('/proc/self/status', 'utf8'))?.[1] ?? 0) / 1024),
+  incremental_from_checkpoints: {
+    seconds: Number((fromCheckpoints.ms / 1000).toFixed(2)),
+    peak_rss_mb: fromCheckpoints.peakRssMb,
+  },
+  process_peak_rss_mb: Math.round(
+    Number(
+      /VmHWM:\s+(\d+)/.exec(
+        await (await import('node:fs/promises')).readFile('/proc/self/status', 'utf8'),
+      )?.[1] ?? 0,
+    ) / 1024,
+  ),
   rss_target_mb: 1024,
   detection,
 };
 console.table({
   cold: { seconds: result.cold.seconds, 'peak RSS MB': result.cold.peak_rss_mb },
-  'incremental (median)': { seconds: result.incremental.median_seconds, 'peak RSS MB': result.incremental.peak_rss_mb },
-  'incremental (max)': { seconds: result.incremental.max_seconds, 'peak RSS MB': result.incremental.peak_rss_mb },
-  'incremental, fresh process': { seconds: result.incremental_from_checkpoints.seconds, 'peak RSS MB': result.incremental_from_checkpoints.peak_rss_mb },
+  'incremental (median)': {
+    seconds: result.incremental.median_seconds,
+    'peak RSS MB': result.incremental.peak_rss_mb,
+  },
+  'incremental (max)': {
+    seconds: result.incremental.max_seconds,
+    'peak RSS MB': result.incremental.peak_rss_mb,
+  },
+  'incremental, fresh process': {
+    seconds: result.incremental_from_checkpoints.seconds,
+    'peak RSS MB': result.incremental_from_checkpoints.peak_rss_mb,
+  },
 });
 await other.end();
 await pool.end();

@@ -41,17 +41,28 @@ async function list(query = ''): Promise<Regression[]> {
 describe('a pass that crashes half-way', () => {
   it('commits what it finished, and the next pass completes the rest without duplicating anything', async () => {
     const times = incidentTimes();
-    const { markers } = await replayIncidents({ otlpUrl: server.otlpUrl, apiUrl: server.url, times, phase: 1 });
+    const { markers } = await replayIncidents({
+      otlpUrl: server.otlpUrl,
+      apiUrl: server.url,
+      times,
+      phase: 1,
+    });
     const pool = server.onset.pool;
     // The third batch of detector states fails to commit (a sequence is not rolled back, so it fails once).
     await pool.query(`CREATE SEQUENCE inject_failure`);
     await pool.query(`CREATE FUNCTION inject_failure() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF nextval('inject_failure') = 3 THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NULL; END $$`);
-    await pool.query(`CREATE TRIGGER inject_failure BEFORE INSERT ON regress_state FOR EACH STATEMENT EXECUTE FUNCTION inject_failure()`);
+    await pool.query(
+      `CREATE TRIGGER inject_failure BEFORE INSERT ON regress_state FOR EACH STATEMENT EXECUTE FUNCTION inject_failure()`,
+    );
     const deps = { pool, registry: new Registry(pool), partitions: new Partitions(pool) };
-    await expect(runDetect(deps, { uptoMs: times.endMs, batchSize: 4, pairUptoMs: Date.now() })).rejects.toThrow(/injected failure/);
+    await expect(
+      runDetect(deps, { uptoMs: times.endMs, batchSize: 4, pairUptoMs: Date.now() }),
+    ).rejects.toThrow(/injected failure/);
     const partial = await list();
-    const { rows: states } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM regress_state`);
+    const { rows: states } = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM regress_state`,
+    );
     expect(states[0]!.n).toBe(8); // two batches of four series committed
     expect(partial.length).toBeLessThan(6);
 
@@ -59,11 +70,25 @@ describe('a pass that crashes half-way', () => {
     expect(again.regressions.opened).toBe(6 - partial.length);
     const all = await list();
     expect(all.map((r) => `${r.service}/${r.view}`).sort()).toEqual(
-      ['builder/internal', 'checkout/client', 'checkout/gap', 'containerd/internal', 'pageserver/internal', 'postgres/internal'].sort(),
+      [
+        'builder/internal',
+        'checkout/client',
+        'checkout/gap',
+        'containerd/internal',
+        'pageserver/internal',
+        'postgres/internal',
+      ].sort(),
     );
-    const top = (service: string, view = 'internal') => all.find((r) => r.service === service && r.view === view)!.suspects[0]!.deploy_id;
+    const top = (service: string, view = 'internal') =>
+      all.find((r) => r.service === service && r.view === view)!.suspects[0]!.deploy_id;
     const m = markers as MarkerIds;
-    expect([top('pageserver'), top('builder'), top('postgres'), top('checkout', 'gap'), top('containerd')]).toEqual([
+    expect([
+      top('pageserver'),
+      top('builder'),
+      top('postgres'),
+      top('checkout', 'gap'),
+      top('containerd'),
+    ]).toEqual([
       m.pageserverRelease,
       m.builderSpawnConfig,
       m.postgresRelease,
@@ -71,7 +96,9 @@ describe('a pass that crashes half-way', () => {
       m.kernelRollout,
     ]);
     // And one more pass over the same minutes changes nothing.
-    expect((await runDetectionPass(pool, { uptoMs: times.endMs, batchSize: 4 })).regressions.opened).toBe(0);
+    expect(
+      (await runDetectionPass(pool, { uptoMs: times.endMs, batchSize: 4 })).regressions.opened,
+    ).toBe(0);
     await pool.query(`DROP TRIGGER inject_failure ON regress_state`);
   });
 });
@@ -81,14 +108,19 @@ describe('a first pass over old history', () => {
     const step = Math.floor((Date.now() - 30 * HOUR) / MIN) * MIN;
     const rand = (() => {
       let a = 99;
-      return () => ((a = (a * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+      return () => (a = (a * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     })();
     const spans: Array<{ id: number; host: string; startMs: number; ms: number }> = [];
     for (let m = step - 24 * HOUR; m < step + 8 * HOUR; m += MIN) {
       for (const host of ['ar-1', 'ar-2']) {
         for (let i = 0; i < 2; i++) {
           const base = m >= step ? 400 : 50;
-          spans.push({ id: spans.length + 1, host, startMs: m + i * 30_000 + rand() * 20_000, ms: base * Math.exp(0.25 * (rand() + rand() + rand() - 1.5)) });
+          spans.push({
+            id: spans.length + 1,
+            host,
+            startMs: m + i * 30_000 + rand() * 20_000,
+            ms: base * Math.exp(0.25 * (rand() + rand() + rand() - 1.5)),
+          });
         }
       }
     }
@@ -96,7 +128,12 @@ describe('a first pass over old history', () => {
     for (let i = 0; i < spans.length; i += 2000) {
       const chunk = spans.slice(i, i + 2000);
       const byHost = ['ar-1', 'ar-2'].map((host) => ({
-        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'archive' } }, { key: 'host.name', value: { stringValue: host } }] },
+        resource: {
+          attributes: [
+            { key: 'service.name', value: { stringValue: 'archive' } },
+            { key: 'host.name', value: { stringValue: host } },
+          ],
+        },
         scopeSpans: [
           {
             spans: chunk
@@ -113,13 +150,23 @@ describe('a first pass over old history', () => {
           },
         ],
       }));
-      const res = await fetch(`${server.otlpUrl}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resourceSpans: byHost }) });
+      const res = await fetch(`${server.otlpUrl}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ resourceSpans: byHost }),
+      });
       expect(res.status).toBe(200);
     }
     const deploy = await fetch(`${server.url}/api/v1/deploys`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ service: 'archive', kind: 'code', to_version: '4.0.0', description: 'sync every segment', at: new Date(step - 2 * MIN).toISOString() }),
+      body: JSON.stringify({
+        service: 'archive',
+        kind: 'code',
+        to_version: '4.0.0',
+        description: 'sync every segment',
+        at: new Date(step - 2 * MIN).toISOString(),
+      }),
     });
     const marker = ((await deploy.json()) as { id: string }).id;
     // Housekeeping compacts the minutes and builds the hourly rollups, as the scheduler would have by now.
@@ -146,14 +193,19 @@ describe('scopes', () => {
 
   it('reading needs read, running a pass or changing a regression needs admin', async () => {
     const call = (method: string, path: string, token?: string) =>
-      fetch(`${secured.url}${path}`, { method, headers: token ? { authorization: `Bearer ${token}` } : {} });
+      fetch(`${secured.url}${path}`, {
+        method,
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      });
     expect((await call('GET', '/api/v1/regressions')).status).toBe(401);
     expect((await call('GET', '/api/v1/regressions', 'tok-read')).status).toBe(200);
     expect((await call('POST', '/api/v1/detect', 'tok-read')).status).toBe(403);
     expect((await call('POST', '/api/v1/regressions/1/ack', 'tok-read')).status).toBe(403);
     const ok = await call('POST', '/api/v1/detect', 'tok-admin');
     expect(ok.status).toBe(200);
-    expect(((await ok.json()) as { detection: { through: string } }).detection.through).toMatch(/^\d{4}-/);
+    expect(((await ok.json()) as { detection: { through: string } }).detection.through).toMatch(
+      /^\d{4}-/,
+    );
     const last = await call('GET', '/api/v1/detect', 'tok-read');
     expect(((await last.json()) as { passes: number }).passes).toBe(1);
   });

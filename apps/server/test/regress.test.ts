@@ -31,7 +31,14 @@ interface Regression {
   after: Level;
   ratio_p50: number;
   ratio_p99: number;
-  suspects: Array<{ deploy_id: string; kind: string; service: string | null; component: string | null; score: number; reason: string }>;
+  suspects: Array<{
+    deploy_id: string;
+    kind: string;
+    service: string | null;
+    component: string | null;
+    score: number;
+    reason: string;
+  }>;
   cohort: { attribute: string; slow: string[]; fast: string[] } | null;
   status: string;
   resolved_at: string | null;
@@ -45,9 +52,20 @@ let markers: MarkerIds;
 let all: Regression[] = [];
 
 async function detect(server: TestServer, body: object = {}) {
-  const res = await fetch(`${server.url}/api/v1/detect`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${server.url}/api/v1/detect`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(200);
-  return (await res.json()) as { detection: { through: string; regressions: { opened: number; resolved: number }; series: { new: number; fed: number } }; pairing: { pairs: number } };
+  return (await res.json()) as {
+    detection: {
+      through: string;
+      regressions: { opened: number; resolved: number };
+      series: { new: number; fed: number };
+    };
+    pairing: { pairs: number };
+  };
 }
 
 async function regressions(server: TestServer, query = ''): Promise<Regression[]> {
@@ -62,7 +80,8 @@ const one = (service: string, view?: string) => {
   return found[0]!;
 };
 
-const nearOnset = (r: Regression) => expect(Math.abs(Date.parse(r.onset) - times.onsetMs)).toBeLessThanOrEqual(3 * MIN);
+const nearOnset = (r: Regression) =>
+  expect(Math.abs(Date.parse(r.onset) - times.onsetMs)).toBeLessThanOrEqual(3 * MIN);
 
 beforeAll(async () => {
   a = await startTestServer();
@@ -82,14 +101,25 @@ afterAll(async () => {
 describe('incident replays through POST /api/v1/detect', () => {
   it('1. spawn after an idle-shutdown release: postgres spawns go from ~180 ms to seconds, the release is the top suspect', () => {
     const r = one('pageserver');
-    expect(r).toMatchObject({ op: 'spawn', view: 'internal', name: 'postgres', peer: null, host: null, status: 'open' });
+    expect(r).toMatchObject({
+      op: 'spawn',
+      view: 'internal',
+      name: 'postgres',
+      peer: null,
+      host: null,
+      status: 'open',
+    });
     nearOnset(r);
     expect(r.before.p50_ms).toBeGreaterThan(140);
     expect(r.before.p50_ms).toBeLessThan(230);
     expect(r.after.p50_ms).toBeGreaterThan(1000);
     expect(r.after.p99_ms).toBeGreaterThan(3000);
     expect(r.ratio_p50).toBeGreaterThan(5);
-    expect(r.suspects[0]).toMatchObject({ deploy_id: markers.pageserverRelease, kind: 'code', service: 'pageserver' });
+    expect(r.suspects[0]).toMatchObject({
+      deploy_id: markers.pageserverRelease,
+      kind: 'code',
+      service: 'pageserver',
+    });
     expect(r.suspects[0]!.reason).toMatch(/0\.9\.13 → 0\.9\.14.*pageserver/);
     // The page-cache change an hour earlier is in scope but far from the onset; other services' markers are not suspects.
     const old = r.suspects.find((s) => s.deploy_id === markers.pageserverOldConfig);
@@ -101,7 +131,11 @@ describe('incident replays through POST /api/v1/detect', () => {
     const r = one('builder');
     expect(r).toMatchObject({ op: 'spawn', view: 'internal', name: 'cc' });
     nearOnset(r);
-    expect(r.cohort).toMatchObject({ attribute: 'onset.cohort.spawn_method', slow: ['fork'], fast: ['posix_spawn'] });
+    expect(r.cohort).toMatchObject({
+      attribute: 'onset.cohort.spawn_method',
+      slow: ['fork'],
+      fast: ['posix_spawn'],
+    });
     expect(r.after.p99_ms).toBeGreaterThan(5);
     expect(r.before.p99_ms).toBeLessThan(0.2);
     expect(r.suspects[0]).toMatchObject({ deploy_id: markers.builderSpawnConfig, kind: 'config' });
@@ -112,7 +146,11 @@ describe('incident replays through POST /api/v1/detect', () => {
 
   it('3. fsync per deleted file: the WAL cleanup goes from 0.81 s to 2.45 s after the release', () => {
     const r = one('postgres');
-    expect(r).toMatchObject({ op: 'fsync', view: 'internal', name: '/var/lib/postgresql/16/main/pg_wal' });
+    expect(r).toMatchObject({
+      op: 'fsync',
+      view: 'internal',
+      name: '/var/lib/postgresql/16/main/pg_wal',
+    });
     nearOnset(r);
     expect(r.before.p50_ms).toBeGreaterThan(810 * 0.93);
     expect(r.before.p50_ms).toBeLessThan(810 * 1.07);
@@ -120,7 +158,11 @@ describe('incident replays through POST /api/v1/detect', () => {
     expect(r.after.p50_ms).toBeLessThan(2450 * 1.07);
     expect(r.ratio_p50).toBeGreaterThan(2.7);
     expect(r.ratio_p50).toBeLessThan(3.4);
-    expect(r.suspects[0]).toMatchObject({ deploy_id: markers.postgresRelease, kind: 'code', service: 'postgres' });
+    expect(r.suspects[0]).toMatchObject({
+      deploy_id: markers.postgresRelease,
+      kind: 'code',
+      service: 'postgres',
+    });
   });
 
   it('4. a flat +40 ms only the caller sees: the gap and client views regress, no server view does, the callee’s hyper bump is the suspect', () => {
@@ -129,7 +171,12 @@ describe('incident replays through POST /api/v1/detect', () => {
     nearOnset(gap);
     expect(gap.after.p50_ms - gap.before.p50_ms).toBeGreaterThan(35);
     expect(gap.after.p50_ms - gap.before.p50_ms).toBeLessThan(45);
-    expect(gap.suspects[0]).toMatchObject({ deploy_id: markers.urliteHyper, kind: 'dependency', service: 'urlite', component: 'hyper' });
+    expect(gap.suspects[0]).toMatchObject({
+      deploy_id: markers.urliteHyper,
+      kind: 'dependency',
+      service: 'urlite',
+      component: 'hyper',
+    });
     expect(gap.suspects[0]!.reason).toMatch(/hyper 0\.12\.35 → 0\.13\.1.*callee/);
     // The caller's own config change 20 minutes earlier is in scope but loses.
     const own = gap.suspects.find((s) => s.deploy_id === markers.checkoutConfig);
@@ -144,9 +191,18 @@ describe('incident replays through POST /api/v1/detect', () => {
 
   it('5. slow unmounts after a kernel bump: the os.version cohort splits 4.15 from 4.4 and the kernel rollout is the suspect', () => {
     const r = one('containerd');
-    expect(r).toMatchObject({ op: 'unmount', view: 'internal', name: '/run/containerd/overlay/rootfs', host: null });
+    expect(r).toMatchObject({
+      op: 'unmount',
+      view: 'internal',
+      name: '/run/containerd/overlay/rootfs',
+      host: null,
+    });
     nearOnset(r);
-    expect(r.cohort).toMatchObject({ attribute: 'os.version', slow: ['4.15.0-36'], fast: ['4.4.0-138'] });
+    expect(r.cohort).toMatchObject({
+      attribute: 'os.version',
+      slow: ['4.15.0-36'],
+      fast: ['4.4.0-138'],
+    });
     expect(r.after.p99_ms).toBeGreaterThan(7000);
     expect(r.suspects[0]).toMatchObject({ deploy_id: markers.kernelRollout, kind: 'kernel' });
     // The NIC swap touched only a fast host; the service-wide config change is older and not confined.
@@ -159,20 +215,36 @@ describe('incident replays through POST /api/v1/detect', () => {
   it('nothing else regressed: the no-change replay (ledger) and every background series yield nothing', () => {
     expect(all.filter((r) => r.service === 'ledger')).toEqual([]);
     expect(all.map((r) => `${r.service}/${r.view}`).sort()).toEqual(
-      ['builder/internal', 'checkout/client', 'checkout/gap', 'containerd/internal', 'pageserver/internal', 'postgres/internal'].sort(),
+      [
+        'builder/internal',
+        'checkout/client',
+        'checkout/gap',
+        'containerd/internal',
+        'pageserver/internal',
+        'postgres/internal',
+      ].sort(),
     );
   });
 
   it('each new regression raised a firing alert naming it', async () => {
     const res = await fetch(`${a.url}/api/v1/alerts?type=regression&status=firing`);
-    const alerts = ((await res.json()) as { alerts: Array<{ regression_id: string; title: string }> }).alerts;
+    const alerts = (
+      (await res.json()) as { alerts: Array<{ regression_id: string; title: string }> }
+    ).alerts;
     expect(alerts.map((x) => x.regression_id).sort()).toEqual(all.map((r) => r.id).sort());
   });
 
   it('filters: service, op, view, status, since; one regression by id; bad input is a 400/404', async () => {
-    expect((await regressions(a, '?service=checkout&view=gap')).map((r) => r.id)).toEqual([one('checkout', 'gap').id]);
+    expect((await regressions(a, '?service=checkout&view=gap')).map((r) => r.id)).toEqual([
+      one('checkout', 'gap').id,
+    ]);
     expect((await regressions(a, '?op=unmount')).map((r) => r.service)).toEqual(['containerd']);
-    expect(await regressions(a, `?since=${encodeURIComponent(new Date(times.onsetMs + 10 * MIN).toISOString())}`)).toEqual([]);
+    expect(
+      await regressions(
+        a,
+        `?since=${encodeURIComponent(new Date(times.onsetMs + 10 * MIN).toISOString())}`,
+      ),
+    ).toEqual([]);
     expect((await regressions(a, '?status=open')).length).toBe(all.length);
     const r = one('postgres');
     const res = await fetch(`${a.url}/api/v1/regressions/${r.id}`);
@@ -183,6 +255,20 @@ describe('incident replays through POST /api/v1/detect', () => {
     const bad = await fetch(`${a.url}/api/v1/regressions?status=broken`);
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toBe('bad_request');
+  });
+
+  it('Grafana sees each regression as an annotation naming its suspect', async () => {
+    const { rows } = await a.onset.pool.query<{ id: string; text: string; tags: string }>(
+      `SELECT id::text, text, tags FROM grafana_regression_annotations ORDER BY id`,
+    );
+    expect(rows.map((r) => r.id).sort()).toEqual(all.map((r) => r.id).sort());
+    const gap = rows.find((r) => r.id === one('checkout', 'gap').id)!;
+    expect(gap.text).toMatch(
+      /checkout request "GET \/lookup" → urlite \(gap\).*suspect: Dependency bump hyper/,
+    );
+    expect(gap.tags).toBe('regression,checkout,request,gap');
+    const kernel = rows.find((r) => r.id === one('containerd').id)!;
+    expect(kernel.text).toMatch(/only os\.version = \["4\.15\.0-36"\]/);
   });
 
   it('a second pass finds the same regressions and adds none', async () => {
@@ -217,7 +303,12 @@ describe('as data arrives', () => {
     expect(pg.status).toBe('resolved');
     expect(Date.parse(pg.resolved_at!)).toBeGreaterThan(times.endMs);
     expect(Date.parse(pg.resolved_at!)).toBeLessThanOrEqual(times.phase2EndMs + MIN);
-    expect(later.filter((r) => r.status === 'open').map((r) => r.service).sort()).toEqual(['builder', 'checkout', 'checkout', 'containerd', 'pageserver']);
+    expect(
+      later
+        .filter((r) => r.status === 'open')
+        .map((r) => r.service)
+        .sort(),
+    ).toEqual(['builder', 'checkout', 'checkout', 'containerd', 'pageserver']);
     const res = await fetch(`${b!.url}/api/v1/alerts?regression_id=${pg.id}`);
     const alerts = ((await res.json()) as { alerts: Array<{ status: string }> }).alerts;
     expect(alerts.map((x) => x.status)).toEqual(['resolved']);
@@ -227,21 +318,37 @@ describe('as data arrives', () => {
   it('ack, resolve and reopen from the UI change the status and the alert', async () => {
     const r = later.find((x) => x.service === 'containerd')!;
     const post = (action: string, body: object = {}) =>
-      fetch(`${a.url}/api/v1/regressions/${r.id}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${a.url}/api/v1/regressions/${r.id}/${action}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     let res = await post('ack', { by: 'oncall@example.com' });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ status: 'acknowledged', acknowledged_by: 'oncall@example.com' });
+    expect(await res.json()).toMatchObject({
+      status: 'acknowledged',
+      acknowledged_by: 'oncall@example.com',
+    });
     expect((await regressions(a, '?status=open')).map((x) => x.id)).not.toContain(r.id);
     expect((await regressions(a, '?status=active')).map((x) => x.id)).toContain(r.id);
     const alert = async () =>
-      ((await (await fetch(`${a.url}/api/v1/alerts?regression_id=${r.id}`)).json()) as { alerts: Array<{ status: string; acknowledged: unknown }> }).alerts[0]!;
+      (
+        (await (await fetch(`${a.url}/api/v1/alerts?regression_id=${r.id}`)).json()) as {
+          alerts: Array<{ status: string; acknowledged: unknown }>;
+        }
+      ).alerts[0]!;
     expect((await alert()).acknowledged).not.toBeNull();
     res = await post('resolve', { comment: 'rolled back the kernel' });
-    expect(await res.json()).toMatchObject({ status: 'resolved', resolution: 'rolled back the kernel' });
+    expect(await res.json()).toMatchObject({
+      status: 'resolved',
+      resolution: 'rolled back the kernel',
+    });
     expect((await alert()).status).toBe('resolved');
     expect((await post('ack')).status).toBe(409);
     res = await post('reopen');
     expect(await res.json()).toMatchObject({ status: 'open', resolved_at: null });
-    expect((await fetch(`${a.url}/api/v1/regressions/424242/ack`, { method: 'POST' })).status).toBe(404);
+    expect((await fetch(`${a.url}/api/v1/regressions/424242/ack`, { method: 'POST' })).status).toBe(
+      404,
+    );
   });
 });

@@ -73,8 +73,14 @@ const MIN_SCORE = 0.02;
 const MAX_SUSPECTS = 5;
 
 /** The window of marker times worth loading for an onset. */
-export function markerWindow(onsetMs: number, uncertaintyMs: number): { fromMs: number; toMs: number } {
-  return { fromMs: onsetMs - LOOKBACK_MS, toMs: onsetMs + slackOf(uncertaintyMs) + 10 * AFTER_SCALE_MS };
+export function markerWindow(
+  onsetMs: number,
+  uncertaintyMs: number,
+): { fromMs: number; toMs: number } {
+  return {
+    fromMs: onsetMs - LOOKBACK_MS,
+    toMs: onsetMs + slackOf(uncertaintyMs) + 10 * AFTER_SCALE_MS,
+  };
 }
 
 function slackOf(uncertaintyMs: number): number {
@@ -101,14 +107,21 @@ function scopeOf(m: Marker, a: AttributionInput): Scope | null {
   if (m.service !== null && m.service === a.service) {
     // A deploy of this service to hosts that do not feed this series is a weaker fit.
     const elsewhere = m.hosts.length > 0 && a.hosts.length > 0 && overlap.length === 0;
-    return { score: elsewhere ? 0.4 : 1, text: `on ${m.service}${hostsText(elsewhere ? m.hosts : overlap)}${a.peer ? ', the caller' : ''}` };
+    return {
+      score: elsewhere ? 0.4 : 1,
+      text: `on ${m.service}${hostsText(elsewhere ? m.hosts : overlap)}${a.peer ? ', the caller' : ''}`,
+    };
   }
   // The callee's hosts need not feed the caller's own client series: no host check.
   if (m.service !== null && a.peer && m.service === a.peer)
     return { score: 1, text: `on ${m.service}${hostsText(m.hosts)}, the callee of this edge` };
   if (overlap.length) {
-    if (m.service === null) return { score: 0.9, text: `on ${listText(overlap)}, which feed this series` };
-    return { score: 0.3, text: `on ${m.service}, which shares ${listText(overlap)} with this series` };
+    if (m.service === null)
+      return { score: 0.9, text: `on ${listText(overlap)}, which feed this series` };
+    return {
+      score: 0.3,
+      text: `on ${m.service}, which shares ${listText(overlap)} with this series`,
+    };
   }
   return null;
 }
@@ -143,8 +156,10 @@ function cohortFit(m: Marker, c: Cohort | null): CohortFit {
   const a = c.attribute;
   if (a === 'os.version') sameAttribute = m.kind === 'kernel';
   else if (a === 'service.version') sameAttribute = m.kind === 'code';
-  else if (a.startsWith('dependency.')) sameAttribute = m.kind === 'dependency' && m.component === a.slice('dependency.'.length);
-  else if (a.startsWith('onset.cohort.')) sameAttribute = m.component === a.slice('onset.cohort.'.length);
+  else if (a.startsWith('dependency.'))
+    sameAttribute = m.kind === 'dependency' && m.component === a.slice('dependency.'.length);
+  else if (a.startsWith('onset.cohort.'))
+    sameAttribute = m.component === a.slice('onset.cohort.'.length);
   if (sameAttribute) {
     if (versionIn(slowValues)) return 'explains';
     if (versionIn(fastValues)) return 'contradicts';
@@ -181,7 +196,8 @@ function whenText(onsetMs: number, atMs: number): string {
   const d = onsetMs - atMs;
   const abs = Math.abs(d);
   if (abs < MIN) return 'at the onset';
-  const span = abs >= 90 * MIN ? `${(abs / 3_600_000).toFixed(1)} h` : `${Math.round(abs / MIN)} min`;
+  const span =
+    abs >= 90 * MIN ? `${(abs / 3_600_000).toFixed(1)} h` : `${Math.round(abs / MIN)} min`;
   return d > 0 ? `${span} before the onset` : `${span} after the onset`;
 }
 
@@ -209,23 +225,25 @@ function dropDuplicates(markers: readonly Marker[]): { kept: Marker[]; alsoInfer
   const alsoInferred = new Set<string>();
   const kept = markers.filter((m) => {
     if (m.source !== 'inferred') return true;
-    const twin = api.find(
-      (x) =>
-        x.kind === m.kind &&
-        (x.service ?? null) === (m.service ?? null) &&
-        (x.component ?? null) === (m.component ?? null) &&
-        x.to_version !== null &&
-        x.to_version === m.to_version &&
-        Math.abs(x.atMs - m.atMs) <= 30 * MIN,
-    ) ?? api.find(
-      (x) =>
-        x.kind === m.kind &&
-        x.service === null &&
-        m.service === null &&
-        x.to_version === m.to_version &&
-        m.hosts.every((h) => x.hosts.includes(h)) &&
-        Math.abs(x.atMs - m.atMs) <= 30 * MIN,
-    );
+    const twin =
+      api.find(
+        (x) =>
+          x.kind === m.kind &&
+          (x.service ?? null) === (m.service ?? null) &&
+          (x.component ?? null) === (m.component ?? null) &&
+          x.to_version !== null &&
+          x.to_version === m.to_version &&
+          Math.abs(x.atMs - m.atMs) <= 30 * MIN,
+      ) ??
+      api.find(
+        (x) =>
+          x.kind === m.kind &&
+          x.service === null &&
+          m.service === null &&
+          x.to_version === m.to_version &&
+          m.hosts.every((h) => x.hosts.includes(h)) &&
+          Math.abs(x.atMs - m.atMs) <= 30 * MIN,
+      );
     if (twin) alsoInferred.add(twin.id);
     return !twin;
   });
@@ -247,7 +265,12 @@ export function rankSuspects(markers: readonly Marker[], a: AttributionInput): S
     else if (fit === 'contradicts') score *= 0.2;
     else if (fit === 'service-wide') score *= 0.6;
     if (score < MIN_SCORE) continue;
-    const source = m.source === 'inferred' ? ' (inferred from telemetry)' : alsoInferred.has(m.id) ? ' (also seen in telemetry)' : '';
+    const source =
+      m.source === 'inferred'
+        ? ' (inferred from telemetry)'
+        : alsoInferred.has(m.id)
+          ? ' (also seen in telemetry)'
+          : '';
     const when = whenText(a.onsetMs, m.atMs);
     const suspect: Suspect = {
       deploy_id: m.id,
@@ -268,6 +291,11 @@ export function rankSuspects(markers: readonly Marker[], a: AttributionInput): S
     out.push({ suspect, raw: score });
   }
   // Best first; equal scores: the marker closer to the onset.
-  out.sort((x, y) => y.raw - x.raw || Math.abs(Date.parse(x.suspect.at) - a.onsetMs) - Math.abs(Date.parse(y.suspect.at) - a.onsetMs));
+  out.sort(
+    (x, y) =>
+      y.raw - x.raw ||
+      Math.abs(Date.parse(x.suspect.at) - a.onsetMs) -
+        Math.abs(Date.parse(y.suspect.at) - a.onsetMs),
+  );
   return out.slice(0, MAX_SUSPECTS).map((x) => x.suspect);
 }

@@ -81,13 +81,20 @@ export function findCohort(rows: readonly CohortRow[], opts: CohortOptions): Coh
       let groups = byKey.get(k);
       if (!groups) byKey.set(k, (groups = new Map()));
       let g = groups.get(v);
-      if (!g) groups.set(v, (g = { before: new Histogram(), after: new Histogram(), hosts: new Set() }));
+      if (!g)
+        groups.set(v, (g = { before: new Histogram(), after: new Histogram(), hosts: new Set() }));
       (r.after ? g.after : g.before).addSparse(r);
       if (r.after && r.host) g.hosts.add(r.host);
     }
   }
 
-  let best: { cohort: Cohort; separation: number; novel: boolean; isHost: boolean; values: number } | null = null;
+  let best: {
+    cohort: Cohort;
+    separation: number;
+    novel: boolean;
+    isHost: boolean;
+    values: number;
+  } | null = null;
   for (const [key, groups] of byKey) {
     const slow: Array<[string, Group, number]> = [];
     const fast: Array<[string, Group, number]> = [];

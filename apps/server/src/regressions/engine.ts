@@ -34,7 +34,11 @@ import {
 } from '@onset/core';
 import type { Pool, PoolClient } from '../db/pool.ts';
 import { raiseRegressionAlert, resolveRegressionAlert } from '../alerts/state.ts';
-import { detectionPassSeconds, detectionSeriesScanned, regressionsDetected } from '../observability/metrics.ts';
+import {
+  detectionPassSeconds,
+  detectionSeriesScanned,
+  regressionsDetected,
+} from '../observability/metrics.ts';
 import { markerWindow, rankSuspects, type Marker } from './attribution.ts';
 import { findCohort, type CohortRow } from './cohort.ts';
 import { readPoints } from './points.ts';
@@ -55,7 +59,12 @@ const GAP_FLOOR_US = 1000;
  * and a looser test (a step three hours before the minute window must still
  * pass): a candidate only costs a read of minutes, which decide.
  */
-const SCREEN_OPTIONS: DetectOptions = { beforePoints: 48, maxAfterPoints: 12, warmupPoints: 6, alpha: 1e-3 };
+const SCREEN_OPTIONS: DetectOptions = {
+  beforePoints: 48,
+  maxAfterPoints: 12,
+  warmupPoints: 6,
+  alpha: 1e-3,
+};
 /** Checkpoint a state at least this often (and on a per-series minute phase of CHECKPOINT_EVERY). */
 const CHECKPOINT_EVERY = 15;
 const CHECKPOINT_MAX_MS = 30 * MIN;
@@ -158,7 +167,14 @@ class Engine {
       `SELECT s.id, s.service, s.op, s.view, s.name, s.peer FROM series s
         WHERE NOT EXISTS (SELECT 1 FROM regress_state r WHERE r.series_id = s.id) ORDER BY s.id`,
     );
-    for (const r of freshRows) this.labels.set(Number(r.id), { service: r.service, op: r.op, view: r.view, name: r.name, peer: r.peer });
+    for (const r of freshRows)
+      this.labels.set(Number(r.id), {
+        service: r.service,
+        op: r.op,
+        view: r.view,
+        name: r.name,
+        peer: r.peer,
+      });
 
     // A state too far behind (the engine was off for a long time) starts over like a new series.
     const known: number[] = [];
@@ -194,7 +210,14 @@ class Engine {
     try {
       const unreadable: number[] = [];
       for (let i = 0; i < known.length; i += batchSize) {
-        const work = await this.feedKnown(reader, known.slice(i, i + batchSize), dbThrough, H, result, unreadable);
+        const work = await this.feedKnown(
+          reader,
+          known.slice(i, i + batchSize),
+          dbThrough,
+          H,
+          result,
+          unreadable,
+        );
         await commitLater(work);
       }
       if (unreadable.length) {
@@ -204,7 +227,15 @@ class Engine {
       }
       const coldFrom = H - coldWindow;
       const fetch = (batch: number[]) => {
-        const p = track(this.fetchFresh(reader, batch, coldFrom, H, lookback > coldWindow ? floorMinute(H - lookback) : null));
+        const p = track(
+          this.fetchFresh(
+            reader,
+            batch,
+            coldFrom,
+            H,
+            lookback > coldWindow ? floorMinute(H - lookback) : null,
+          ),
+        );
         p.catch(() => {});
         return p;
       };
@@ -212,7 +243,10 @@ class Engine {
       for (let i = 0; i < fresh.length; i += batchSize) {
         const batch = fresh.slice(i, i + batchSize);
         const data = await next!;
-        next = i + batchSize < fresh.length ? fetch(fresh.slice(i + batchSize, i + 2 * batchSize)) : null;
+        next =
+          i + batchSize < fresh.length
+            ? fetch(fresh.slice(i + batchSize, i + 2 * batchSize))
+            : null;
         const work = await this.computeFresh(reader, batch, data, H, coldFrom, result);
         await commitLater(work);
       }
@@ -240,7 +274,14 @@ class Engine {
       `SELECT id, service, op, view, name, peer FROM series WHERE id = ANY($1::bigint[])`,
       [missing],
     );
-    for (const r of rows) this.labels.set(Number(r.id), { service: r.service, op: r.op, view: r.view, name: r.name, peer: r.peer });
+    for (const r of rows)
+      this.labels.set(Number(r.id), {
+        service: r.service,
+        op: r.op,
+        view: r.view,
+        name: r.name,
+        peer: r.peer,
+      });
   }
 
   /** Series with a state: load what the cache lacks, feed the minutes since, collect steps. */
@@ -252,7 +293,9 @@ class Engine {
     result: PassResult,
     unreadable: number[],
   ): Promise<BatchWork> {
-    const stale = batch.filter((id) => (this.cache.get(id)?.through ?? -Infinity) < dbThrough.get(id)!);
+    const stale = batch.filter(
+      (id) => (this.cache.get(id)?.through ?? -Infinity) < dbThrough.get(id)!,
+    );
     if (stale.length) {
       const { rows } = await c.query<{ id: number; through: number; state: Buffer }>(
         `SELECT series_id AS id, (extract(epoch FROM through) * 1000)::float8 AS through, state
@@ -261,7 +304,10 @@ class Engine {
       );
       for (const r of rows) {
         try {
-          this.cache.set(Number(r.id), { det: StepDetector.fromJSON(decodeState(r.state)), through: Number(r.through) });
+          this.cache.set(Number(r.id), {
+            det: StepDetector.fromJSON(decodeState(r.state)),
+            through: Number(r.through),
+          });
         } catch {
           // A state this version cannot read (the detector changed): start the series over.
           this.cache.delete(Number(r.id));
@@ -280,7 +326,9 @@ class Engine {
         from = Math.min(from, t.through);
       }
     }
-    const points = due.length ? await readPoints(c, { seriesIds: due, fromMs: from, toMs: H, table: 'minute' }) : new Map<number, MinutePoint[]>();
+    const points = due.length
+      ? await readPoints(c, { seriesIds: due, fromMs: from, toMs: H, table: 'minute' })
+      : new Map<number, MinutePoint[]>();
     for (const id of due) {
       const t = this.cache.get(id)!;
       const ps = (points.get(id) ?? []).filter((p) => p.t >= t.through);
@@ -298,7 +346,12 @@ class Engine {
       if (!this.cache.has(id)) continue;
       const last = dbThrough.get(id)!;
       if (last >= H) continue;
-      if (withEvents.has(id) || H - last >= CHECKPOINT_MAX_MS || (phase + id) % CHECKPOINT_EVERY === 0) work.checkpoint.push(id);
+      if (
+        withEvents.has(id) ||
+        H - last >= CHECKPOINT_MAX_MS ||
+        (phase + id) % CHECKPOINT_EVERY === 0
+      )
+        work.checkpoint.push(id);
     }
     return work;
   }
@@ -312,8 +365,16 @@ class Engine {
     hoursFrom: number | null,
   ): Promise<{ minutes: Map<number, MinutePoint[]>; hours: Map<number, MinutePoint[]> }> {
     await this.loadLabels(reader, batch);
-    const minutes = await readPoints(reader, { seriesIds: batch, fromMs: coldFrom, toMs: H, table: 'minute' });
-    const hours = hoursFrom !== null ? await readPoints(reader, { seriesIds: batch, fromMs: hoursFrom, toMs: H, table: 'hour' }) : new Map<number, MinutePoint[]>();
+    const minutes = await readPoints(reader, {
+      seriesIds: batch,
+      fromMs: coldFrom,
+      toMs: H,
+      table: 'minute',
+    });
+    const hours =
+      hoursFrom !== null
+        ? await readPoints(reader, { seriesIds: batch, fromMs: hoursFrom, toMs: H, table: 'hour' })
+        : new Map<number, MinutePoint[]>();
     return { minutes, hours };
   }
 
@@ -353,7 +414,12 @@ class Engine {
         if (cand.direction !== 'regression' || cand.t >= coldFrom + HOUR) continue;
         result.screened++;
         const span = (cand.onsetUncertaintyPoints + 3) * HOUR;
-        const zoom = await readPoints(reader, { seriesIds: [id], fromMs: cand.t - span - 2 * HOUR, toMs: Math.min(H, cand.t + span), table: 'minute' });
+        const zoom = await readPoints(reader, {
+          seriesIds: [id],
+          fromMs: cand.t - span - 2 * HOUR,
+          toMs: Math.min(H, cand.t + span),
+          table: 'minute',
+        });
         for (const change of new StepDetector(opts).pushAll(zoom.get(id) ?? [])) {
           if (Math.abs(change.t - cand.t) <= span) work.events.push({ seriesId: id, change });
         }
@@ -363,7 +429,14 @@ class Engine {
   }
 
   /** Write one batch: new regressions, updated open ones, checkpoints — one transaction. */
-  private async commit(c: PoolClient, work: BatchWork, H: number, now: number, dbThrough: Map<number, number>, result: PassResult): Promise<void> {
+  private async commit(
+    c: PoolClient,
+    work: BatchWork,
+    H: number,
+    now: number,
+    dbThrough: Map<number, number>,
+    result: PassResult,
+  ): Promise<void> {
     await c.query('BEGIN');
     try {
       const touched = new Set<number>([...work.fed.keys()]);
@@ -371,7 +444,8 @@ class Engine {
       const pendingAlerts = new Set<string>();
       const opened = await this.openRegressions(c, work.events, H, now, result, pendingAlerts);
       for (const id of opened) touched.add(id);
-      if (touched.size) await this.updateOpen(c, [...touched], work.fed, H, now, result, pendingAlerts);
+      if (touched.size)
+        await this.updateOpen(c, [...touched], work.fed, H, now, result, pendingAlerts);
       // Buffers as individual parameters travel in binary; an array of them would be hex text.
       for (let i = 0; i < work.checkpoint.length; i += 500) {
         const ids = work.checkpoint.slice(i, i + 500);
@@ -417,7 +491,9 @@ class Engine {
       const ch = e.change;
       const unc = ch.onsetUncertaintyPoints * MIN;
       const dup = existing.find(
-        (r) => Number(r.series_id) === e.seriesId && Math.abs(r.onset.getTime() - ch.t) <= Math.max(10 * MIN, 3 * Math.max(unc, r.unc)),
+        (r) =>
+          Number(r.series_id) === e.seriesId &&
+          Math.abs(r.onset.getTime() - ch.t) <= Math.max(10 * MIN, 3 * Math.max(unc, r.unc)),
       );
       if (dup) continue;
       const labels = this.labels.get(e.seriesId)!;
@@ -435,11 +511,23 @@ class Engine {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15, $16, $17)
          RETURNING ${REGRESSION_COLUMNS}`,
         [
-          e.seriesId, labels.service, labels.op, labels.view, labels.name, labels.peer,
-          new Date(ch.t), unc, new Date(now), ch.metric, round(ch.confidence, 6),
-          JSON.stringify(before), JSON.stringify(after),
-          ratio(before.p50_ms, after.p50_ms, floor / 1000), ratio(before.p99_ms, after.p99_ms, floor / 1000),
-          JSON.stringify(ch), new Date(H),
+          e.seriesId,
+          labels.service,
+          labels.op,
+          labels.view,
+          labels.name,
+          labels.peer,
+          new Date(ch.t),
+          unc,
+          new Date(now),
+          ch.metric,
+          round(ch.confidence, 6),
+          JSON.stringify(before),
+          JSON.stringify(after),
+          ratio(before.p50_ms, after.p50_ms, floor / 1000),
+          ratio(before.p99_ms, after.p99_ms, floor / 1000),
+          JSON.stringify(ch),
+          new Date(H),
         ],
       );
       const row = rows[0]!;
@@ -479,7 +567,10 @@ class Engine {
       const floor = tracked.det.opts.floor;
       const since = r.onset.getTime() + r.onset_uncertainty_ms;
       const pts = ringPoints(tracked.det, floor).filter((p) => p.t >= since);
-      const newCount = (fed.get(sid) ?? []).reduce((n, p) => (p.t >= r.after_through.getTime() ? n + p.count : n), 0);
+      const newCount = (fed.get(sid) ?? []).reduce(
+        (n, p) => (p.t >= r.after_through.getTime() ? n + p.count : n),
+        0,
+      );
       const after: Level = { ...r.after, count: r.after.count + newCount };
       if (pts.length) {
         const last = pts.slice(-AFTER_POINTS);
@@ -497,20 +588,34 @@ class Engine {
                 resolution = CASE WHEN $7 THEN $9 ELSE resolution END
           WHERE id = $1 AND status <> 'resolved'`,
         [
-          r.id, JSON.stringify(after),
-          ratio(r.before.p50_ms, after.p50_ms, floor / 1000), ratio(r.before.p99_ms, after.p99_ms, floor / 1000),
-          new Date(H), new Date(now), resolved, resolvedAt,
-          resolved ? `latency returned to the before level (${r.metric} ${fmtMs(recovery.level / 1000)} ms)` : null,
+          r.id,
+          JSON.stringify(after),
+          ratio(r.before.p50_ms, after.p50_ms, floor / 1000),
+          ratio(r.before.p99_ms, after.p99_ms, floor / 1000),
+          new Date(H),
+          new Date(now),
+          resolved,
+          resolvedAt,
+          resolved
+            ? `latency returned to the before level (${r.metric} ${fmtMs(recovery.level / 1000)} ms)`
+            : null,
         ],
       );
       const wasPending = pendingAlerts.delete(r.id);
       if (resolved) {
         result.regressions.resolved++;
-        if (!wasPending) await resolveRegressionAlert(c, r.id, { now, reason: 'latency returned to the before level' });
+        if (!wasPending)
+          await resolveRegressionAlert(c, r.id, {
+            now,
+            reason: 'latency returned to the before level',
+          });
       } else {
         if (!wasPending) result.regressions.updated++;
         if (wasPending) {
-          const fresh = await c.query<RegressionRow>(`SELECT ${REGRESSION_COLUMNS} FROM regressions WHERE id = $1`, [r.id]);
+          const fresh = await c.query<RegressionRow>(
+            `SELECT ${REGRESSION_COLUMNS} FROM regressions WHERE id = $1`,
+            [r.id],
+          );
           await raiseRegressionAlert(c, regressionJson(fresh.rows[0]!), { now });
         }
       }
@@ -518,13 +623,21 @@ class Engine {
     // Opened on a series without new points in this pass (a zoomed old step): alert as is.
     for (const id of [...pendingAlerts]) {
       pendingAlerts.delete(id);
-      const fresh = await c.query<RegressionRow>(`SELECT ${REGRESSION_COLUMNS} FROM regressions WHERE id = $1 AND status <> 'resolved'`, [id]);
+      const fresh = await c.query<RegressionRow>(
+        `SELECT ${REGRESSION_COLUMNS} FROM regressions WHERE id = $1 AND status <> 'resolved'`,
+        [id],
+      );
       if (fresh.rows[0]) await raiseRegressionAlert(c, regressionJson(fresh.rows[0]), { now });
     }
   }
 
   /** Young regressions: markers posted late and more data after the onset can change suspects and cohort. */
-  private async reattribute(c: PoolClient, H: number, now: number, _result: PassResult): Promise<void> {
+  private async reattribute(
+    c: PoolClient,
+    H: number,
+    now: number,
+    _result: PassResult,
+  ): Promise<void> {
     const { rows } = await c.query<RegressionRow>(
       `SELECT ${REGRESSION_COLUMNS} FROM regressions
         WHERE status <> 'resolved' AND detected_at > $1 AND (attributed_at IS NULL OR attributed_at < $2)`,
@@ -562,7 +675,13 @@ function ringPoints(det: StepDetector, floor: number): MinutePoint[] {
  * Cohort split and ranked suspects for one regression, written to its row.
  * With `alert`, a changed top suspect or cohort refreshes the firing alert.
  */
-export async function attribute(c: PoolClient, r: RegressionRow, H: number, now: number, opts: { alert: boolean }): Promise<void> {
+export async function attribute(
+  c: PoolClient,
+  r: RegressionRow,
+  H: number,
+  now: number,
+  opts: { alert: boolean },
+): Promise<void> {
   const onset = r.onset.getTime();
   const unc = r.onset_uncertainty_ms;
   const floorUs = detectOptionsFor(r.view).floor ?? 0;
@@ -603,16 +722,23 @@ export async function attribute(c: PoolClient, r: RegressionRow, H: number, now:
     hosts,
     cohort,
   });
-  const host = cohort && cohort.slow_hosts.length === 1 && cohort.fast_hosts.length > 0 ? cohort.slow_hosts[0]! : null;
+  const host =
+    cohort && cohort.slow_hosts.length === 1 && cohort.fast_hosts.length > 0
+      ? cohort.slow_hosts[0]!
+      : null;
   const changed =
-    JSON.stringify(suspects[0]?.deploy_id ?? null) !== JSON.stringify(r.suspects[0]?.deploy_id ?? null) ||
+    JSON.stringify(suspects[0]?.deploy_id ?? null) !==
+      JSON.stringify(r.suspects[0]?.deploy_id ?? null) ||
     JSON.stringify(cohort) !== JSON.stringify(r.cohort);
   const { rows } = await c.query<RegressionRow>(
     `UPDATE regressions SET suspects = $2, cohort = $3, host = $4, attributed_at = $5 WHERE id = $1 RETURNING ${REGRESSION_COLUMNS}`,
     [r.id, JSON.stringify(suspects), cohort ? JSON.stringify(cohort) : null, host, new Date(now)],
   );
   if (opts.alert && changed && rows[0] && rows[0].status !== 'resolved') {
-    const firing = await c.query(`SELECT 1 FROM alerts WHERE alert_key = $1 AND status = 'firing'`, [`regression:${r.id}`]);
+    const firing = await c.query(
+      `SELECT 1 FROM alerts WHERE alert_key = $1 AND status = 'firing'`,
+      [`regression:${r.id}`],
+    );
     if (firing.rows.length) await raiseRegressionAlert(c, regressionJson(rows[0]), { now });
   }
 }
@@ -648,18 +774,31 @@ function engineFor(pool: Pool): Engine {
  * `{skipped: true}` at once when another pass holds the lock; otherwise wait
  * for it (POST /api/v1/detect must answer with all data examined).
  */
-export async function runDetectionPass(pool: Pool, opts: PassOptions & { wait?: boolean } = {}): Promise<PassResult> {
+export async function runDetectionPass(
+  pool: Pool,
+  opts: PassOptions & { wait?: boolean } = {},
+): Promise<PassResult> {
   const engine = engineFor(pool);
   const end = detectionPassSeconds.startTimer();
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
     if (opts.wait === false) {
-      const { rows } = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock($1) AS ok`, [LOCK_KEY]);
+      const { rows } = await client.query<{ ok: boolean }>(
+        `SELECT pg_try_advisory_lock($1) AS ok`,
+        [LOCK_KEY],
+      );
       if (!rows[0]!.ok) {
         end({ result: 'ok' });
         const H = floorMinute(opts.uptoMs ?? (opts.now ?? Date.now()) - (opts.lagMs ?? MIN));
-        return { skipped: true, through: new Date(H).toISOString(), duration_ms: 0, series: { total: 0, new: 0, fed: 0, points: 0 }, screened: 0, regressions: { opened: 0, resolved: 0, updated: 0 } };
+        return {
+          skipped: true,
+          through: new Date(H).toISOString(),
+          duration_ms: 0,
+          series: { total: 0, new: 0, fed: 0, points: 0 },
+          screened: 0,
+          regressions: { opened: 0, resolved: 0, updated: 0 },
+        };
       }
     } else {
       await client.query(`SELECT pg_advisory_lock($1)`, [LOCK_KEY]);

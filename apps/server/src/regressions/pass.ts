@@ -37,7 +37,12 @@ export async function runDetect(
   opts: PassOptions & { wait?: boolean; pairUptoMs?: number } = {},
 ): Promise<DetectRunResult> {
   const { pool, registry, partitions } = deps;
-  const pairing = await pairEdges(pool, registry, partitions, opts.pairUptoMs !== undefined ? { uptoMs: opts.pairUptoMs } : {});
+  const pairing = await pairEdges(
+    pool,
+    registry,
+    partitions,
+    opts.pairUptoMs !== undefined ? { uptoMs: opts.pairUptoMs } : {},
+  );
   const inference = await inferMarkers(pool);
   const detection = await runDetectionPass(pool, opts);
   return { pairing, inference, detection };

@@ -67,7 +67,8 @@ class CopyParser {
         this.rest = buf;
         return;
       }
-      if (!buf.subarray(0, 11).equals(SIGNATURE)) throw new Error('unexpected COPY binary signature');
+      if (!buf.subarray(0, 11).equals(SIGNATURE))
+        throw new Error('unexpected COPY binary signature');
       const ext = buf.readInt32BE(15);
       if (buf.length < 19 + ext) {
         this.rest = buf;
@@ -154,7 +155,14 @@ function arrayLength(buf: Buffer, at: number): number {
 }
 
 /** Quantile point of rows [from, to) of one series (all of the same minute). */
-function pointOf(rows: SeriesRows, order: number[], from: number, to: number, d: Int32Array, t: number): MinutePoint {
+function pointOf(
+  rows: SeriesRows,
+  order: number[],
+  from: number,
+  to: number,
+  d: Int32Array,
+  t: number,
+): MinutePoint {
   let total = 0;
   for (let r = from; r < to; r++) {
     const k = order[r]!;
@@ -242,10 +250,15 @@ const ts = (ms: number) => `to_timestamp(${Math.round(ms)}::float8 / 1000)`;
  * hourly rollups, which only hold compacted minutes). Series without data
  * are absent from the result.
  */
-export async function readPoints(client: PoolClient, q: PointQuery): Promise<Map<number, MinutePoint[]>> {
+export async function readPoints(
+  client: PoolClient,
+  q: PointQuery,
+): Promise<Map<number, MinutePoint[]>> {
   if (!q.seriesIds.length || q.toMs <= q.fromMs) return new Map();
-  for (const id of q.seriesIds) if (!Number.isSafeInteger(id)) throw new Error(`bad series id ${id}`);
-  const [table, col] = q.table === 'minute' ? ['histograms', 'minute'] : ['histograms_hourly', 'hour'];
+  for (const id of q.seriesIds)
+    if (!Number.isSafeInteger(id)) throw new Error(`bad series id ${id}`);
+  const [table, col] =
+    q.table === 'minute' ? ['histograms', 'minute'] : ['histograms_hourly', 'hour'];
   const sql =
     `COPY (SELECT series_id, (extract(epoch FROM ${col}) / 60)::int4, idx, cnt FROM ${table}` +
     ` WHERE series_id = ANY('{${q.seriesIds.join(',')}}'::bigint[])` +

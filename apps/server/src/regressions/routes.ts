@@ -44,7 +44,9 @@ const SuspectSchema = Type.Object({
 
 const CohortSchema = Type.Union([
   Type.Object({
-    attribute: Type.String({ description: 'e.g. os.version, dependency.hyper, onset.cohort.spawn_method, or host.name' }),
+    attribute: Type.String({
+      description: 'e.g. os.version, dependency.hyper, onset.cohort.spawn_method, or host.name',
+    }),
     slow: Type.Array(Type.String()),
     fast: Type.Array(Type.String()),
     slow_hosts: Type.Array(Type.String()),
@@ -61,7 +63,9 @@ const RegressionSchema = Type.Object({
   view: Type.String(),
   name: Type.String(),
   peer: NStr,
-  host: Type.Union([Type.String(), Type.Null()], { description: 'set only when the step is confined to one host of several' }),
+  host: Type.Union([Type.String(), Type.Null()], {
+    description: 'set only when the step is confined to one host of several',
+  }),
   onset: Type.String(),
   onset_uncertainty_ms: Type.Number(),
   detected_at: Type.String(),
@@ -94,10 +98,13 @@ const ListQuery = Type.Object({
   status: Type.Optional(
     Type.String({
       maxLength: 64,
-      description: 'open, acknowledged, resolved, active (= open,acknowledged) or all; comma-separated. Default all.',
+      description:
+        'open, acknowledged, resolved, active (= open,acknowledged) or all; comma-separated. Default all.',
     }),
   ),
-  since: Type.Optional(Type.String({ maxLength: 64, description: 'onset at or after: RFC 3339, epoch ms, or now-6h' })),
+  since: Type.Optional(
+    Type.String({ maxLength: 64, description: 'onset at or after: RFC 3339, epoch ms, or now-6h' }),
+  ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 });
 
@@ -114,7 +121,8 @@ const DetectBody = Type.Union([
     upto: Type.Optional(
       Type.String({
         maxLength: 64,
-        description: 'examine minutes before this time only (backfills replaying history in order); default: a minute ago',
+        description:
+          'examine minutes before this time only (backfills replaying history in order); default: a minute ago',
       }),
     ),
   }),
@@ -125,21 +133,36 @@ const PassSchema = Type.Object({
   skipped: Type.Optional(Type.Boolean()),
   through: Type.String({ description: 'minutes before this instant were examined' }),
   duration_ms: Type.Number(),
-  series: Type.Object({ total: Type.Number(), new: Type.Number(), fed: Type.Number(), points: Type.Number() }),
+  series: Type.Object({
+    total: Type.Number(),
+    new: Type.Number(),
+    fed: Type.Number(),
+    points: Type.Number(),
+  }),
   screened: Type.Number(),
-  regressions: Type.Object({ opened: Type.Number(), resolved: Type.Number(), updated: Type.Number() }),
+  regressions: Type.Object({
+    opened: Type.Number(),
+    resolved: Type.Number(),
+    updated: Type.Number(),
+  }),
 });
 
 function parseStatuses(text: string | undefined): RegressionStatus[] | undefined {
   if (text === undefined || text === '') return undefined;
   const out = new Set<RegressionStatus>();
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (part === 'all') return undefined;
     if (part === 'active') {
       out.add('open');
       out.add('acknowledged');
     } else if ((STATUSES as readonly string[]).includes(part)) out.add(part as RegressionStatus);
-    else throw badRequest(`status: "${part}" is not one of ${[...STATUSES, 'active', 'all'].join(', ')}`);
+    else
+      throw badRequest(
+        `status: "${part}" is not one of ${[...STATUSES, 'active', 'all'].join(', ')}`,
+      );
   }
   return [...out];
 }
@@ -161,7 +184,8 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
       schema: {
         tags,
         summary: 'Regressions, newest onset first',
-        description: 'Step changes found by detection, with before/after levels, ranked suspect deploys and the cohort split.',
+        description:
+          'Step changes found by detection, with before/after levels, ranked suspect deploys and the cohort split.',
         querystring: ListQuery,
         response: { 200: Type.Object({ regressions: Type.Array(RegressionSchema) }), ...errors },
       },
@@ -187,7 +211,12 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
     '/api/v1/regressions/:id',
     {
       preHandler: guard('read'),
-      schema: { tags, summary: 'One regression', params: IdParams, response: { 200: RegressionSchema, ...errors } },
+      schema: {
+        tags,
+        summary: 'One regression',
+        params: IdParams,
+        response: { 200: RegressionSchema, ...errors },
+      },
     },
     async (req) => {
       const r = await getRegression(pool, parseId(req.params.id));
@@ -199,13 +228,23 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
   const action = (
     path: string,
     summary: string,
-    apply: (c: import('../db/pool.ts').PoolClient, r: RegressionRow, body: { by?: string; comment?: string }) => Promise<RegressionRow>,
+    apply: (
+      c: import('../db/pool.ts').PoolClient,
+      r: RegressionRow,
+      body: { by?: string; comment?: string },
+    ) => Promise<RegressionRow>,
   ) =>
     app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ActionBody> }>(
       `/api/v1/regressions/:id/${path}`,
       {
         preHandler: guard('admin'),
-        schema: { tags, summary, params: IdParams, body: ActionBody, response: { 200: RegressionSchema, ...errors } },
+        schema: {
+          tags,
+          summary,
+          params: IdParams,
+          body: ActionBody,
+          response: { 200: RegressionSchema, ...errors },
+        },
       },
       async (req) => {
         const id = parseId(req.params.id);
@@ -219,7 +258,8 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
     );
 
   action('ack', 'Acknowledge a regression (and its alert)', async (c, r, body) => {
-    if (r.status === 'resolved') throw new HttpError(409, 'conflict', `regression ${r.id} is resolved; reopen it first`);
+    if (r.status === 'resolved')
+      throw new HttpError(409, 'conflict', `regression ${r.id} is resolved; reopen it first`);
     const { rows } = await c.query<RegressionRow>(
       `UPDATE regressions SET status = 'acknowledged', acknowledged_at = coalesce(acknowledged_at, now()),
               acknowledged_by = coalesce($2, acknowledged_by), updated_at = now()
@@ -230,20 +270,25 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
       `SELECT id::text FROM alerts WHERE alert_key = $1 AND status = 'firing' AND acknowledged_at IS NULL`,
       [`regression:${r.id}`],
     );
-    if (alert.rows[0]) await acknowledgeAlert(c, alert.rows[0].id, body.by ?? null, body.comment ?? null);
+    if (alert.rows[0])
+      await acknowledgeAlert(c, alert.rows[0].id, body.by ?? null, body.comment ?? null);
     return rows[0]!;
   });
 
-  action('resolve', 'Mark a regression resolved (fixed, or not worth tracking); resolves its alert', async (c, r, body) => {
-    if (r.status === 'resolved') return r;
-    const { rows } = await c.query<RegressionRow>(
-      `UPDATE regressions SET status = 'resolved', resolved_at = now(), resolved_by = $2, resolution = $3, updated_at = now()
+  action(
+    'resolve',
+    'Mark a regression resolved (fixed, or not worth tracking); resolves its alert',
+    async (c, r, body) => {
+      if (r.status === 'resolved') return r;
+      const { rows } = await c.query<RegressionRow>(
+        `UPDATE regressions SET status = 'resolved', resolved_at = now(), resolved_by = $2, resolution = $3, updated_at = now()
         WHERE id = $1 RETURNING ${REGRESSION_COLUMNS}`,
-      [r.id, body.by ?? 'user', body.comment ?? 'marked resolved'],
-    );
-    await resolveRegressionAlert(c, r.id, { reason: 'regression marked resolved' });
-    return rows[0]!;
-  });
+        [r.id, body.by ?? 'user', body.comment ?? 'marked resolved'],
+      );
+      await resolveRegressionAlert(c, r.id, { reason: 'regression marked resolved' });
+      return rows[0]!;
+    },
+  );
 
   action('reopen', 'Reopen a resolved or acknowledged regression', async (c, r) => {
     const { rows } = await c.query<RegressionRow>(
@@ -269,7 +314,12 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
         response: {
           200: Type.Object({
             pairing: Type.Object({ pairs: Type.Number(), edges: Type.Number() }),
-            inference: Type.Object({ resources: Type.Number(), changes: Type.Number(), created: Type.Number(), extended: Type.Number() }),
+            inference: Type.Object({
+              resources: Type.Number(),
+              changes: Type.Number(),
+              created: Type.Number(),
+              extended: Type.Number(),
+            }),
             detection: PassSchema,
           }),
           ...errors,
@@ -296,19 +346,27 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
         response: {
           200: Type.Object({
             passes: Type.Number(),
-            last: Type.Union([Type.Intersect([PassSchema, Type.Object({ started_at: Type.String() })]), Type.Null()]),
+            last: Type.Union([
+              Type.Intersect([PassSchema, Type.Object({ started_at: Type.String() })]),
+              Type.Null(),
+            ]),
           }),
         },
       },
     },
     async () => {
-      const { rows } = await pool.query<{ passes: number; started_at: Date | null; result: Static<typeof PassSchema> | null }>(
-        `SELECT passes, started_at, result FROM regress_pass`,
-      );
+      const { rows } = await pool.query<{
+        passes: number;
+        started_at: Date | null;
+        result: Static<typeof PassSchema> | null;
+      }>(`SELECT passes, started_at, result FROM regress_pass`);
       const r = rows[0];
       return {
         passes: Number(r?.passes ?? 0),
-        last: r?.result && r.started_at ? { ...r.result, started_at: r.started_at.toISOString() } : null,
+        last:
+          r?.result && r.started_at
+            ? { ...r.result, started_at: r.started_at.toISOString() }
+            : null,
       };
     },
   );

@@ -21,7 +21,8 @@ function replacer(_key: string, value: unknown): unknown {
 }
 
 function reviver(_key: string, value: unknown): unknown {
-  if (value && typeof value === 'object' && '$n' in value && Object.keys(value).length === 1) return Number((value as { $n: string }).$n);
+  if (value && typeof value === 'object' && '$n' in value && Object.keys(value).length === 1)
+    return Number((value as { $n: string }).$n);
   return value;
 }
 
@@ -53,21 +54,32 @@ export function encodeState(state: DetectorStateJSON): Buffer {
     if (flags & G_INT32) p = buf.writeInt32LE(ring.g[i]!, p);
     else p = buf.writeDoubleLE(ring.g[i]!, p);
   }
-  for (const arr of [ring.c, ring.y50, ring.y99]) for (let i = 0; i < k; i++) p = buf.writeDoubleLE(arr[i]!, p);
+  for (const arr of [ring.c, ring.y50, ring.y99])
+    for (let i = 0; i < k; i++) p = buf.writeDoubleLE(arr[i]!, p);
   return buf;
 }
 
 export function decodeState(buf: Buffer): DetectorStateJSON {
-  if (buf[0] !== MAGIC || buf[1] !== VERSION) throw new Error('unsupported detector state encoding');
+  if (buf[0] !== MAGIC || buf[1] !== VERSION)
+    throw new Error('unsupported detector state encoding');
   const flags = buf[2]!;
   let p = 3;
   const hl = buf.readUInt32LE(p);
   p += 4;
-  const rest = JSON.parse(buf.toString('utf8', p, p + hl), reviver) as Omit<DetectorStateJSON, 'ring'>;
+  const rest = JSON.parse(buf.toString('utf8', p, p + hl), reviver) as Omit<
+    DetectorStateJSON,
+    'ring'
+  >;
   p += hl;
   const k = buf.readUInt32LE(p);
   p += 4;
-  const ring: Ring = { t: new Array(k), c: new Array(k), g: new Array(k), y50: new Array(k), y99: new Array(k) };
+  const ring: Ring = {
+    t: new Array(k),
+    c: new Array(k),
+    g: new Array(k),
+    y50: new Array(k),
+    y99: new Array(k),
+  };
   for (let i = 0; i < k; i++) {
     if (flags & T_MINUTES) {
       ring.t[i] = buf.readInt32LE(p) * 60_000;

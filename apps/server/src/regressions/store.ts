@@ -143,7 +143,11 @@ export async function listRegressions(pool: Pool, f: RegressionFilter): Promise<
   return rows;
 }
 
-export async function getRegression(db: Queryable, id: string, forUpdate = false): Promise<RegressionRow | null> {
+export async function getRegression(
+  db: Queryable,
+  id: string,
+  forUpdate = false,
+): Promise<RegressionRow | null> {
   if (!/^\d{1,18}$/.test(id)) return null;
   const { rows } = await db.query<RegressionRow>(
     `SELECT ${REGRESSION_COLUMNS} FROM regressions WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,

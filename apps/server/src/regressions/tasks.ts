@@ -12,7 +12,12 @@ import { runDetect } from './pass.ts';
  * markers they imply. A pass still running elsewhere (a long backfill, a
  * POST /api/v1/detect) makes this one a no-op instead of a queue.
  */
-export function regressionTasks(deps: { pool: Pool; registry: Registry; partitions: Partitions; log: FastifyBaseLogger }): {
+export function regressionTasks(deps: {
+  pool: Pool;
+  registry: Registry;
+  partitions: Partitions;
+  log: FastifyBaseLogger;
+}): {
   tasks: TaskList;
   crontab: string[];
 } {
@@ -22,8 +27,13 @@ export function regressionTasks(deps: { pool: Pool; registry: Registry; partitio
       detect_regressions: async () => {
         const r = await runDetect(deps, { wait: false });
         const d = r.detection;
-        if (d.regressions.opened || d.regressions.resolved) log.info({ through: d.through, ...d.regressions, ms: d.duration_ms }, 'regressions');
-        else log.debug({ through: d.through, ms: d.duration_ms, skipped: d.skipped ?? false }, 'detection pass');
+        if (d.regressions.opened || d.regressions.resolved)
+          log.info({ through: d.through, ...d.regressions, ms: d.duration_ms }, 'regressions');
+        else
+          log.debug(
+            { through: d.through, ms: d.duration_ms, skipped: d.skipped ?? false },
+            'detection pass',
+          );
       },
     },
     crontab: ['* * * * * detect_regressions ?max=1&jobKey=detect_regressions'],
