@@ -78,6 +78,9 @@ const TAIL_REFRESH = 32;
 /** An unconfirmed alarm is retested after waited/RETEST_GROWTH more points (a geometric schedule). */
 const RETEST_GROWTH = 2;
 const TAIL_H = 6;
+/** The slow level CUSUM: clip and threshold (its reference is cusumK / 2). */
+const SLOW_CLIP = 2;
+const SLOW_H = 12;
 /** Finite sentinels keep the state plain JSON (JSON has no Infinity). */
 const NO_THRESHOLD = Number.MAX_VALUE;
 const NEVER = -1e9;
@@ -110,6 +113,10 @@ interface MetricState {
   dn: number;
   upStart: number;
   dnStart: number;
+  us: number;
+  ds: number;
+  usStart: number;
+  dsStart: number;
   // Tail-share CUSUMs: is the share of points above the regime's upper
   // quantile (thr) growing or shrinking? A tail that moved in only some
   // minutes (sparse p99) shows up here long before it moves the level.
@@ -194,7 +201,7 @@ function newMetricState(): MetricState {
     warm: 0, level: 0, slope: 0, lastT: 0, fed: 0,
     w: 0, su: 0, suu: 0, sd: 0, sud: 0, a: 0, tau2: 0,
     zsum: 0, cm2: 1 / SPAN_NORM, kappa: 1,
-    up: 0, dn: 0, upStart: 0, dnStart: 0,
+    up: 0, dn: 0, upStart: 0, dnStart: 0, us: 0, ds: 0, usStart: 0, dsStart: 0,
     thr: NO_THRESHOLD, thrAt: NEVER, pe: 0.1, p0: 0, lu1: 0, lu0: 0, ld1: 0, ld0: 0, eu: 0, ed: 0, euStart: 0, edStart: 0,
     alarm: 0, src: 0, tests: 0, onset: 0, nextTest: 0, regimeStart: 0,
   };
@@ -358,6 +365,12 @@ export class StepDetector {
     s.up = Math.max(0, s.up + z - k);
     if (s.dn === 0) s.dnStart = vi;
     s.dn = Math.max(0, s.dn - z - k);
+    // A slower pair for small shifts (half the reference, tighter clip, higher threshold).
+    const zs = z > SLOW_CLIP ? SLOW_CLIP : z < -SLOW_CLIP ? -SLOW_CLIP : z;
+    if (s.us === 0) s.usStart = vi;
+    s.us = Math.max(0, s.us + zs - k / 2);
+    if (s.ds === 0) s.dsStart = vi;
+    s.ds = Math.max(0, s.ds - zs - k / 2);
 
     // Feed the baseline the point BASELINE_LAG back, unless it belongs to a
     // CUSUM run that is building up or to a pending alarm (a suspected step).
@@ -366,7 +379,11 @@ export class StepDetector {
     if (j > s.fed) {
       s.fed = j;
       const suspect =
-        (s.alarm !== 0 && j >= s.onset) || (s.up > SUSPECT * o.cusumH && j >= s.upStart) || (s.dn > SUSPECT * o.cusumH && j >= s.dnStart);
+        (s.alarm !== 0 && j >= s.onset) ||
+        (s.up > SUSPECT * o.cusumH && j >= s.upStart) ||
+        (s.dn > SUSPECT * o.cusumH && j >= s.dnStart) ||
+        (s.us > SUSPECT * SLOW_H && j >= s.usStart) ||
+        (s.ds > SUSPECT * SLOW_H && j >= s.dsStart);
       if (!suspect) this.feedBaseline(s, mi, j);
     }
 
@@ -386,7 +403,7 @@ export class StepDetector {
 
     // Alarm bookkeeping.
     if (s.alarm !== 0) {
-      const run = s.src === 0 ? (s.alarm > 0 ? s.up : s.dn) : s.alarm > 0 ? s.eu : s.ed;
+      const run = s.src === 0 ? (s.alarm > 0 ? s.up : s.dn) : s.src === 1 ? (s.alarm > 0 ? s.eu : s.ed) : s.alarm > 0 ? s.us : s.ds;
       if (run === 0) s.alarm = 0; // it was a blip
     }
     // Evidence the other way while an alarm is pending: that alarm was drift
@@ -401,6 +418,10 @@ export class StepDetector {
         s.alarm = s.eu > TAIL_H ? 1 : -1;
         s.src = 1;
         s.onset = s.alarm > 0 ? s.euStart : s.edStart;
+      } else if (s.us > SLOW_H || s.ds > SLOW_H) {
+        s.alarm = s.us > SLOW_H ? 1 : -1;
+        s.src = 2;
+        s.onset = s.alarm > 0 ? s.usStart : s.dsStart;
       }
       if (s.alarm !== 0) {
         s.onset = Math.max(s.onset, s.regimeStart + MIN_BEFORE);
@@ -484,8 +505,8 @@ export class StepDetector {
     s.lastT = this.rt[to % this.cap]!;
     s.fed = to;
     s.regimeStart = from;
-    s.up = s.dn = 0;
-    s.upStart = s.dnStart = to + 1;
+    s.up = s.dn = s.us = s.ds = 0;
+    s.upStart = s.dnStart = s.usStart = s.dsStart = to + 1;
     s.eu = s.ed = 0;
     s.euStart = s.edStart = to + 1;
     s.thr = NO_THRESHOLD;
@@ -624,7 +645,7 @@ export class StepDetector {
     const tailHalf = TAIL_H / 2;
     const levelHalf = o.cusumH / 2;
     const otherRun =
-      s.src === 0
+      s.src !== 1
         ? dir > 0 ? (s.eu > tailHalf ? s.euStart : -1) : s.ed > tailHalf ? s.edStart : -1
         : dir > 0 ? (s.up > levelHalf ? s.upStart : -1) : s.dn > levelHalf ? s.dnStart : -1;
     // A long-pending alarm (a slow drift the baseline stopped following) may
