@@ -49,7 +49,7 @@ const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 // ---- memory sampling ------------------------------------------------------
 let peakRss = 0;
 const sample = () => {
-  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  peakRss = Math.max(peakRss, process.memoryUsage.rss());
 };
 const sampler = setInterval(sample, 50);
 sampler.unref();
@@ -57,7 +57,7 @@ async function measured<T>(
   fn: () => Promise<T>,
 ): Promise<{ value: T; ms: number; peakRssMb: number }> {
   sample();
-  peakRss = process.memoryUsage().rss;
+  peakRss = process.memoryUsage.rss();
   const t = performance.now();
   const value = await fn();
   const ms = performance.now() - t;

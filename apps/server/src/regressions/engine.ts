@@ -41,8 +41,8 @@ import {
 } from '../observability/metrics.ts';
 import { markerWindow, rankSuspects, type Marker } from './attribution.ts';
 import { findCohort, type CohortRow } from './cohort.ts';
-import { readPoints } from './points.ts';
-import { decodeState, encodeState } from './state.ts';
+import { readPointWindows, readPoints } from './points.ts';
+import { decodeState, encodeState, readStates } from './state.ts';
 import { REGRESSION_COLUMNS, regressionJson, type Level, type RegressionRow } from './store.ts';
 
 const MIN = 60_000;
@@ -124,9 +124,8 @@ interface BatchWork {
   events: Event[];
   /** Points fed in this pass, per series. */
   fed: Map<number, MinutePoint[]>;
-  /** States to write (series id -> its `through`). */
+  /** Series whose state is written (with `through` = the horizon). */
   checkpoint: number[];
-  fresh: boolean;
 }
 
 const floorMinute = (ms: number) => Math.floor(ms / MIN) * MIN;
@@ -192,6 +191,7 @@ class Engine {
     // next batch while this process runs the detectors, and the previous
     // batch commits meanwhile on the pass's own connection.
     const reader = await pool.connect();
+    let zoomer: PoolClient | null = null;
     const inflight = new Set<Promise<unknown>>();
     const track = <T>(p: Promise<T>): Promise<T> => {
       const settled: Promise<unknown> = p.then(
@@ -247,7 +247,8 @@ class Engine {
           i + batchSize < fresh.length
             ? fetch(fresh.slice(i + batchSize, i + 2 * batchSize))
             : null;
-        const work = await this.computeFresh(reader, batch, data, H, coldFrom, result);
+        zoomer ??= await pool.connect();
+        const work = await this.computeFresh(zoomer, batch, data, H, coldFrom, result);
         await commitLater(work);
       }
       if (pending) await pending;
@@ -255,6 +256,7 @@ class Engine {
       // Never hand a connection back with a COPY or a transaction still running on it.
       await Promise.all([...inflight]);
       reader.release();
+      zoomer?.release();
     }
     await this.reattribute(c, H, now, result);
 
@@ -297,11 +299,8 @@ class Engine {
       (id) => (this.cache.get(id)?.through ?? -Infinity) < dbThrough.get(id)!,
     );
     if (stale.length) {
-      const { rows } = await c.query<{ id: number; through: number; state: Buffer }>(
-        `SELECT series_id AS id, (extract(epoch FROM through) * 1000)::float8 AS through, state
-           FROM regress_state WHERE series_id = ANY($1::bigint[])`,
-        [stale],
-      );
+      const stored = await readStates(c, stale);
+      const rows = [...stored].map(([id, r]) => ({ id, ...r }));
       for (const r of rows) {
         try {
           this.cache.set(Number(r.id), {
@@ -315,7 +314,7 @@ class Engine {
         }
       }
     }
-    const work: BatchWork = { events: [], fed: new Map(), checkpoint: [], fresh: false };
+    const work: BatchWork = { events: [], fed: new Map(), checkpoint: [] };
     let from = Infinity;
     const due: number[] = [];
     for (const id of batch) {
@@ -380,14 +379,15 @@ class Engine {
 
   /** Series seen for the first time: minute detector over the cold window, hourly screen before it. */
   private async computeFresh(
-    reader: PoolClient,
+    zoomer: PoolClient,
     batch: number[],
     data: { minutes: Map<number, MinutePoint[]>; hours: Map<number, MinutePoint[]> },
     H: number,
     coldFrom: number,
     result: PassResult,
   ): Promise<BatchWork> {
-    const work: BatchWork = { events: [], fed: new Map(), checkpoint: [], fresh: true };
+    const work: BatchWork = { events: [], fed: new Map(), checkpoint: [] };
+    const candidates: Array<{ id: number; opts: DetectOptions; t: number; span: number }> = [];
     for (let k = 0; k < batch.length; k++) {
       // Let the reader's stream (the next batch) flow while the detectors run.
       if (k % 32 === 31) await new Promise((resolve) => setImmediate(resolve));
@@ -408,20 +408,34 @@ class Engine {
 
       // Steps older than the minute window: find them on hourly points, then place them on minutes.
       const hp = data.hours.get(id);
-      if (!hp || hp.length < 12) continue;
-      const screen = new StepDetector({ ...opts, ...SCREEN_OPTIONS }).pushAll(hp);
-      for (const cand of screen) {
+      if (!hp || hp.length < 12 || !levelsMove(hp, opts.floor ?? 0)) continue;
+      for (const cand of new StepDetector({ ...opts, ...SCREEN_OPTIONS }).pushAll(hp)) {
         if (cand.direction !== 'regression' || cand.t >= coldFrom + HOUR) continue;
         result.screened++;
         const span = (cand.onsetUncertaintyPoints + 3) * HOUR;
-        const zoom = await readPoints(reader, {
-          seriesIds: [id],
-          fromMs: cand.t - span - 2 * HOUR,
-          toMs: Math.min(H, cand.t + span),
-          table: 'minute',
-        });
-        for (const change of new StepDetector(opts).pushAll(zoom.get(id) ?? [])) {
-          if (Math.abs(change.t - cand.t) <= span) work.events.push({ seriesId: id, change });
+        candidates.push({ id, opts, t: cand.t, span });
+      }
+    }
+    if (candidates.length) {
+      // One read for every candidate of the batch, on its own connection (the reader is busy with the next batch).
+      const windows = new Map<number, { seriesId: number; fromMs: number; toMs: number }>();
+      for (const k of candidates) {
+        const from = k.t - k.span - 2 * HOUR;
+        const to = Math.min(H, k.t + k.span);
+        const w = windows.get(k.id);
+        if (w) {
+          w.fromMs = Math.min(w.fromMs, from);
+          w.toMs = Math.max(w.toMs, to);
+        } else windows.set(k.id, { seriesId: k.id, fromMs: from, toMs: to });
+      }
+      const zoom = await readPointWindows(zoomer, [...windows.values()]);
+      for (const k of candidates) {
+        const w = windows.get(k.id)!;
+        const ps = (zoom.get(k.id) ?? []).filter(
+          (p) => p.t >= k.t - k.span - 2 * HOUR && p.t < w.toMs && p.t < k.t + k.span,
+        );
+        for (const change of new StepDetector(k.opts).pushAll(ps)) {
+          if (Math.abs(change.t - k.t) <= k.span) work.events.push({ seriesId: k.id, change });
         }
       }
     }
@@ -654,6 +668,31 @@ class Engine {
       }
     }
   }
+}
+
+/**
+ * Can these hourly points hold a step the screen would report? The screen
+ * needs about five hours after a step, so a step of at least MIN_RATIO shows
+ * as that much difference between the medians of two 4-hour blocks. When the
+ * block medians of p50 and p99 all sit within a tenth of each other all week
+ * (a steady series, the common case), there is nothing to screen.
+ */
+function levelsMove(hp: readonly MinutePoint[], floor: number): boolean {
+  const limit = Math.log(1 + (MIN_RATIO - 1) / 2);
+  for (const key of ['p50', 'p99'] as const) {
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (let i = 0; i + 4 <= hp.length; i += 4) {
+      const block = [hp[i]![key], hp[i + 1]![key], hp[i + 2]![key], hp[i + 3]![key]].sort(
+        (a, b) => a - b,
+      );
+      const m = Math.log((block[1]! + block[2]!) / 2 + floor);
+      if (m < lo) lo = m;
+      if (m > hi) hi = m;
+    }
+    if (hi - lo >= limit) return true;
+  }
+  return false;
 }
 
 /** The detector's recent points, back in the series' unit (µs). */

@@ -49,15 +49,15 @@ class PairBuffer {
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
 /**
- * Incremental parser of a binary COPY stream of (series_id int8, minute int4,
- * idx int4[], cnt int4[]) tuples. Chunks may split tuples anywhere.
+ * Framing of a binary COPY stream: hands each complete tuple (its start
+ * offset in a buffer that holds all of it) to `onTuple`. Chunks may split
+ * tuples anywhere.
  */
-class CopyParser {
+export class CopyFraming {
   private rest: Buffer = Buffer.alloc(0);
   private headerDone = false;
-  readonly bySeries = new Map<number, SeriesRows>();
-  readonly pairs = new PairBuffer();
-  rows = 0;
+
+  constructor(private readonly onTuple: (buf: Buffer, pos: number) => void) {}
 
   push(chunk: Buffer): void {
     const buf = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
@@ -78,34 +78,52 @@ class CopyParser {
       this.headerDone = true;
     }
     for (;;) {
-      const end = this.tupleEnd(buf, pos);
+      const end = tupleEnd(buf, pos);
       if (end < 0) break;
       if (end === pos + 2) {
         pos = end; // trailer
         break;
       }
-      this.readTuple(buf, pos);
+      this.onTuple(buf, pos);
       pos = end;
     }
     this.rest = pos < buf.length ? Buffer.from(buf.subarray(pos)) : Buffer.alloc(0);
   }
+}
 
-  /** End offset of the tuple at `pos`, or -1 if it is not complete yet. */
-  private tupleEnd(buf: Buffer, pos: number): number {
-    if (pos + 2 > buf.length) return -1;
-    const n = buf.readInt16BE(pos);
-    if (n === -1) return pos + 2;
-    let p = pos + 2;
-    for (let f = 0; f < n; f++) {
-      if (p + 4 > buf.length) return -1;
-      const len = buf.readInt32BE(p);
-      p += 4 + (len > 0 ? len : 0);
-      if (p > buf.length) return -1;
-    }
-    return p;
+/** End offset of the tuple at `pos`, or -1 if it is not complete yet. */
+function tupleEnd(buf: Buffer, pos: number): number {
+  if (pos + 2 > buf.length) return -1;
+  const n = buf.readInt16BE(pos);
+  if (n === -1) return pos + 2;
+  let p = pos + 2;
+  for (let f = 0; f < n; f++) {
+    if (p + 4 > buf.length) return -1;
+    const len = buf.readInt32BE(p);
+    p += 4 + (len > 0 ? len : 0);
+    if (p > buf.length) return -1;
   }
+  return p;
+}
 
-  private readTuple(buf: Buffer, pos: number): void {
+/** Run a `COPY ... TO STDOUT (FORMAT binary)` and hand every tuple to `onTuple`. */
+export async function copyTuples(
+  client: PoolClient,
+  sql: string,
+  onTuple: (buf: Buffer, pos: number) => void,
+): Promise<void> {
+  const framing = new CopyFraming(onTuple);
+  const stream = client.query(copyStreams.to(sql));
+  for await (const chunk of stream) framing.push(chunk as Buffer);
+}
+
+/** Rows of (series_id int8, minute int4, idx int4[], cnt int4[]), collected per series. */
+class PointRows {
+  readonly bySeries = new Map<number, SeriesRows>();
+  readonly pairs = new PairBuffer();
+  rows = 0;
+
+  readTuple(buf: Buffer, pos: number): void {
     let p = pos + 2;
     // series_id int8
     p += 4;
@@ -221,11 +239,16 @@ function pointOf(
 }
 
 /** Turn the parsed rows into time-ordered points per series. */
-function toPoints(parser: CopyParser): Map<number, MinutePoint[]> {
+function toPoints(parser: PointRows): Map<number, MinutePoint[]> {
   const out = new Map<number, MinutePoint[]>();
   const d = parser.pairs.data;
   for (const [series, rows] of parser.bySeries) {
-    const order = rows.minutes.map((_, i) => i).sort((a, b) => rows.minutes[a]! - rows.minutes[b]!);
+    const order = rows.minutes.map((_, i) => i);
+    // Rows usually come in time order (the heap is filled in time order); sort only when not.
+    let sorted = true;
+    for (let i = 1; i < rows.minutes.length && sorted; i++)
+      sorted = rows.minutes[i - 1]! <= rows.minutes[i]!;
+    if (!sorted) order.sort((a, b) => rows.minutes[a]! - rows.minutes[b]!);
     const points: MinutePoint[] = [];
     let from = 0;
     while (from < order.length) {
@@ -239,6 +262,32 @@ function toPoints(parser: CopyParser): Map<number, MinutePoint[]> {
     out.set(series, points);
   }
   return out;
+}
+
+/**
+ * Minute points of several (series, time window) pairs in one statement; one
+ * window per series (the caller merges them).
+ */
+export async function readPointWindows(
+  client: PoolClient,
+  windows: ReadonlyArray<{ seriesId: number; fromMs: number; toMs: number }>,
+): Promise<Map<number, MinutePoint[]>> {
+  const w = windows.filter((x) => x.toMs > x.fromMs);
+  if (!w.length) return new Map();
+  for (const x of w)
+    if (!Number.isSafeInteger(x.seriesId)) throw new Error(`bad series id ${x.seriesId}`);
+  const cond = w
+    .map(
+      (x) => `(series_id = ${x.seriesId} AND minute >= ${ts(x.fromMs)} AND minute < ${ts(x.toMs)})`,
+    )
+    .join(' OR ');
+  const rows = new PointRows();
+  await copyTuples(
+    client,
+    `COPY (SELECT series_id, (extract(epoch FROM minute) / 60)::int4, idx, cnt FROM histograms WHERE ${cond}) TO STDOUT (FORMAT binary)`,
+    (buf, pos) => rows.readTuple(buf, pos),
+  );
+  return toPoints(rows);
 }
 
 /** SQL timestamp literal for epoch milliseconds (COPY takes no parameters). */
@@ -263,8 +312,7 @@ export async function readPoints(
     `COPY (SELECT series_id, (extract(epoch FROM ${col}) / 60)::int4, idx, cnt FROM ${table}` +
     ` WHERE series_id = ANY('{${q.seriesIds.join(',')}}'::bigint[])` +
     ` AND ${col} >= ${ts(q.fromMs)} AND ${col} < ${ts(q.toMs)}) TO STDOUT (FORMAT binary)`;
-  const parser = new CopyParser();
-  const stream = client.query(copyStreams.to(sql));
-  for await (const chunk of stream) parser.push(chunk as Buffer);
-  return toPoints(parser);
+  const rows = new PointRows();
+  await copyTuples(client, sql, (buf, pos) => rows.readTuple(buf, pos));
+  return toPoints(rows);
 }
