@@ -1,26 +1,28 @@
 /**
- * Online step-change detector for one series (see docs/detection.md).
+ * Online step-change detector for one series (method and evaluation:
+ * docs/detection.md).
  *
- * Per quantile (p50, p99), on y = log(value + floor):
- *  1. a robust Holt baseline (level + slope, so diurnal ramps do not lag)
- *     forecasts each point;
+ * Per quantile (p50, p99), on y = log(value + floor), corrected for the
+ * order-statistic bias of small counts:
+ *  1. a robust Holt baseline (level + slope, so diurnal ramps do not lag),
+ *     fed 16 points late and extrapolated, forecasts each point;
  *  2. the residual is standardised by a count-aware noise model
- *     σ² = τ² + A/count + resolution², fitted online from first differences
- *     (so level shifts and drifts do not inflate it), and clipped;
- *  3. a two-sided CUSUM of the clipped scores raises an alarm, with the start
- *     of its run as the provisional onset;
- *  4. the alarm is confirmed by a one-sided Mann-Whitney test of the points
- *     since the onset against up to `beforePoints` earlier points, twice: on
- *     the raw values and after removing the robust trend of the history, and
- *     the shift must exceed `minRatio` both ways (a ramp is not a step);
- *  5. the onset is then localised by a maximum-likelihood split on
- *     winsorised, precision-weighted values, with its uncertainty interval.
- * An unconfirmed alarm is retested as points arrive and written off (the
- * baseline re-anchored) after `maxAfterPoints`.
+ *     σ² = τ² + A/count + resolution² fitted on first differences, then
+ *     calibrated by the long-run variance of the scores themselves;
+ *  3. CUSUMs raise alarms: a fast and a slow pair on the clipped scores, and
+ *     a pair on the share of minutes above the regime's upper quantile (a
+ *     tail that moved in only some minutes); the start of the alarming run is
+ *     the provisional onset;
+ *  4. an alarm is confirmed by rank tests (Mann-Whitney, exceedances) of the
+ *     points since the onset against up to `beforePoints` earlier ones,
+ *     shifted by `minRatio`, raw and detrended, Bonferroni over tests,
+ *     candidate onsets and retests; or written off as drift;
+ *  5. the onset is localised by a maximum-likelihood split, with its
+ *     uncertainty interval; the other quantile joins if it moved too.
  *
- * Work per point is O(1); tests run only on alarms. State is a few numbers
- * per quantile plus a ring of the last beforePoints+maxAfterPoints points, and
- * round-trips through JSON, so a pass only processes new points.
+ * Work per point is O(1); tests run only on alarms. The state is a few
+ * numbers per quantile plus a ring of the last beforePoints+maxAfterPoints
+ * points and round-trips through JSON, so a pass only processes new points.
  */
 import { exceedanceSorted, mannWhitneySorted, median, normalQuantile, orderStatisticZ, robustTrend, select } from './stats.ts';
 import {
