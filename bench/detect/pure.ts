@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { StepDetector, type MinutePoint } from '../../packages/core/src/detect/index.ts';
-import { normalQuantile, orderStatisticZ } from '../../packages/core/src/detect/stats.ts';
+import { orderStatisticZ } from '../../packages/core/src/detect/stats.ts';
 
 const MINUTE = 60_000;
 const T0 = Date.UTC(2026, 10, 1);
@@ -74,7 +74,6 @@ function mulberry(seed: number) {
   return { next, normal };
 }
 
-const Z99 = normalQuantile(0.99);
 const zTable = { p50: new Float64Array(1001), p99: new Float64Array(1001) };
 for (let n = 1; n <= 1000; n++) {
   zTable.p50[n] = orderStatisticZ(0.5, n);
@@ -90,7 +89,13 @@ function seriesModel(id: number, seed: number) {
   const diurnal = r.next() < 0.5 ? 0.05 + 0.3 * r.next() : 0;
   const swing = diurnal ? 0.3 + 0.5 * r.next() : 0;
   const phase = r.next() * 1440;
-  const step = r.next() < 0.3 ? { at: Math.floor(r.next() * 10_000), factor: Math.exp((r.next() < 0.5 ? -1 : 1) * (0.2 + 3 * r.next())) } : null;
+  const step =
+    r.next() < 0.3
+      ? {
+          at: Math.floor(r.next() * 10_000),
+          factor: Math.exp((r.next() < 0.5 ? -1 : 1) * (0.2 + 3 * r.next())),
+        }
+      : null;
   const noise = mulberry(seed * 31 + id);
   return (i: number, p: MinutePoint): boolean => {
     const angle = (2 * Math.PI * (i + phase)) / 1440;
@@ -99,11 +104,17 @@ function seriesModel(id: number, seed: number) {
     const gap = noise.next() < 0.01;
     if (n === 0 || gap) return false;
     const nn = Math.min(n, 1000);
-    let level = Math.log(median) + diurnal * Math.sin(angle) + (step && i >= step.at ? Math.log(step.factor) : 0);
+    let level =
+      Math.log(median) +
+      diurnal * Math.sin(angle) +
+      (step && i >= step.at ? Math.log(step.factor) : 0);
     if (noise.next() < 0.003) level += Math.log(3 + 27 * noise.next()); // spike minute
     // Sample quantiles of n lognormal events: centred on their order-statistic levels, noisier when n is small.
     const y50 = level + sigma * (zTable.p50[nn]! + (1.25 / Math.sqrt(n)) * noise.normal());
-    const y99 = Math.max(y50, level + sigma * (zTable.p99[nn]! + (Math.min(2.5, 3 / Math.sqrt(n)) + 0.1) * noise.normal()));
+    const y99 = Math.max(
+      y50,
+      level + sigma * (zTable.p99[nn]! + (Math.min(2.5, 3 / Math.sqrt(n)) + 0.1) * noise.normal()),
+    );
     p.t = T0 + i * MINUTE;
     p.count = n;
     p.p50 = Math.exp(y50) * 1000; // µs
@@ -118,7 +129,12 @@ async function worker(job: Job): Promise<void> {
   const detectors: StepDetector[] = new Array(n);
   const states: string[] = new Array(n);
   const models = Array.from({ length: n }, (_, k) => seriesModel(job.from + k, job.seed));
-  const buf: MinutePoint[] = Array.from({ length: job.minutes }, () => ({ t: 0, count: 0, p50: 0, p99: 0 }));
+  const buf: MinutePoint[] = Array.from({ length: job.minutes }, () => ({
+    t: 0,
+    count: 0,
+    p50: 0,
+    p99: 0,
+  }));
 
   // Cold: each series from an empty detector over all its minutes.
   const cold: ColdResult = { ms: 0, points: 0, changes: 0, stateBytes: 0, checkpointMs: 0 };
@@ -180,7 +196,9 @@ async function main(): Promise<void> {
   const minutes = Math.round(Number(values.days) * 1440);
   const workers = Math.max(1, Math.min(Number(values.workers), series));
   const seed = Number(values.seed);
-  console.log(`pure detector bench: ${series} series × ${minutes} minutes, ${workers} worker thread(s), node ${process.version}, ${os.cpus().length} cpus`);
+  console.log(
+    `pure detector bench: ${series} series × ${minutes} minutes, ${workers} worker thread(s), node ${process.version}, ${os.cpus().length} cpus`,
+  );
 
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);

@@ -36,7 +36,11 @@ const { values: args } = parseArgs({
 });
 
 const detectOpts = JSON.parse(args.detect!) as DetectOptions;
-const opts = { series: Number(args.series), minutes: Number(args.minutes), seed: Number(args.seed) };
+const opts = {
+  series: Number(args.series),
+  minutes: Number(args.minutes),
+  seed: Number(args.seed),
+};
 const log = (s: string) => {
   if (!args.quiet) process.stderr.write(s + '\n');
 };
@@ -46,7 +50,9 @@ let t = performance.now();
 const corpus = generateCorpus(opts);
 const totalPoints = corpus.reduce((a, s) => a + s.points.length, 0);
 const totalChanges = corpus.reduce((a, s) => a + s.truth.length, 0);
-log(`  ${totalPoints} points, ${totalChanges} labelled changes, ${corpus.filter((s) => !s.truth.length).length} controls (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+log(
+  `  ${totalPoints} points, ${totalChanges} labelled changes, ${corpus.filter((s) => !s.truth.length).length} controls (${((performance.now() - t) / 1000).toFixed(1)} s)`,
+);
 
 // ---- Onset ----
 t = performance.now();
@@ -65,8 +71,18 @@ log(`onset: ${onsetSeconds.toFixed(2)} s`);
 const otava = args['no-otava'] ? unavailable('skipped (--no-otava)') : await runOtava(corpus);
 
 // ---- Score and print ----
-const results = [onset, otava].map((run) => ({ run, ...(run.available ? scoreMethod(corpus, run) : { rows: [] as Row[], outcomes: [] }) }));
-const table = printTable(results.map((r) => ({ name: r.run.name, available: r.run.available, note: r.run.note, rows: r.rows })));
+const results = [onset, otava].map((run) => ({
+  run,
+  ...(run.available ? scoreMethod(corpus, run) : { rows: [] as Row[], outcomes: [] }),
+}));
+const table = printTable(
+  results.map((r) => ({
+    name: r.run.name,
+    available: r.run.available,
+    note: r.run.note,
+    rows: r.rows,
+  })),
+);
 process.stdout.write(table + '\n');
 const bars = checkBars(results[0]!.rows, results[1]!.run.available ? results[1]!.rows : null);
 process.stdout.write(bars.text + '\n');
@@ -74,7 +90,12 @@ process.stdout.write(bars.text + '\n');
 const file = await writeResult('eval-detect', {
   params: { ...opts, margin: MARGIN, assoc: ASSOC, points: totalPoints, changes: totalChanges },
   onsetSeconds,
-  methods: results.map((r) => ({ name: r.run.name, available: r.run.available, note: r.run.note ?? null, rows: r.rows })),
+  methods: results.map((r) => ({
+    name: r.run.name,
+    available: r.run.available,
+    note: r.run.note ?? null,
+    rows: r.rows,
+  })),
   bars: bars.items,
 });
 log(`wrote ${path.relative(process.cwd(), file)}`);
@@ -97,16 +118,27 @@ function python(): string | null {
 async function runOtava(corpus: SynthSeries[]): Promise<MethodRun> {
   const py = python();
   if (!py) return unavailable('no python3 found');
-  const probe = () => spawnSync(py, ['-c', 'import otava.analysis'], { encoding: 'utf8' }).status === 0;
+  const probe = () =>
+    spawnSync(py, ['-c', 'import otava.analysis'], { encoding: 'utf8' }).status === 0;
   if (!probe()) {
-    log('otava: the Python package apache-otava is missing; installing it with pip (pip install apache-otava)…');
-    const r = spawnSync(py, ['-m', 'pip', 'install', '--quiet', 'apache-otava'], { stdio: ['ignore', 'inherit', 'inherit'] });
+    log(
+      'otava: the Python package apache-otava is missing; installing it with pip (pip install apache-otava)…',
+    );
+    const r = spawnSync(py, ['-m', 'pip', 'install', '--quiet', 'apache-otava'], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     if (r.status !== 0 || !probe()) {
-      log('otava: could not install apache-otava; its row is printed as unavailable. Install it by hand: pip install apache-otava');
+      log(
+        'otava: could not install apache-otava; its row is printed as unavailable. Install it by hand: pip install apache-otava',
+      );
       return unavailable('apache-otava not installed (pip install apache-otava failed)');
     }
   }
-  const version = spawnSync(py, ['-c', 'import importlib.metadata as m; print(m.version("apache-otava"))'], { encoding: 'utf8' }).stdout.trim();
+  const version = spawnSync(
+    py,
+    ['-c', 'import importlib.metadata as m; print(m.version("apache-otava"))'],
+    { encoding: 'utf8' },
+  ).stdout.trim();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'onset-eval-otava-'));
   try {
     const input = path.join(dir, 'in.jsonl');
@@ -122,7 +154,12 @@ async function runOtava(corpus: SynthSeries[]): Promise<MethodRun> {
     const body = lines.join('\n') + '\n';
     await writeFile(input, body);
     // Otava takes minutes; keep its answers for identical inputs (same corpus, runner and version).
-    const key = createHash('sha256').update(body).update(await readFile(path.join(HERE, 'otava_runner.py'))).update(version).digest('hex').slice(0, 16);
+    const key = createHash('sha256')
+      .update(body)
+      .update(await readFile(path.join(HERE, 'otava_runner.py')))
+      .update(version)
+      .digest('hex')
+      .slice(0, 16);
     const cache = path.join(os.tmpdir(), `onset-eval-otava-${key}.jsonl`);
     if (!args['no-cache'] && (await stat(cache).catch(() => null))) {
       log(`otava ${version}: cached answers (${cache})`);
@@ -131,7 +168,9 @@ async function runOtava(corpus: SynthSeries[]): Promise<MethodRun> {
     log(`otava ${version}: running (defaults: window 50, p ≤ 0.001) on ${corpus.length} series…`);
     const t0 = performance.now();
     const workers = args.workers ?? String(Math.max(1, os.availableParallelism()));
-    const r = spawnSync(py, [path.join(HERE, 'otava_runner.py'), input, output, workers], { stdio: ['ignore', 'inherit', 'inherit'] });
+    const r = spawnSync(py, [path.join(HERE, 'otava_runner.py'), input, output, workers], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     if (r.status !== 0) return unavailable(`otava runner failed (exit ${r.status})`);
     log(`otava: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     await copyFile(output, cache);
@@ -142,12 +181,20 @@ async function runOtava(corpus: SynthSeries[]): Promise<MethodRun> {
 }
 
 async function readOtava(file: string, version: string, corpus: SynthSeries[]): Promise<MethodRun> {
-  const run: MethodRun = { name: `otava ${version}`, available: true, detections: new Map(), delays: new Map() };
+  const run: MethodRun = {
+    name: `otava ${version}`,
+    available: true,
+    detections: new Map(),
+    delays: new Map(),
+  };
   const bySeries = new Map(corpus.map((s) => [s.id, s]));
   for (const line of (await readFile(file, 'utf8')).split('\n')) {
     if (!line.trim()) continue;
     const o = JSON.parse(line) as { id: number; cps: number[]; delays: (number | null)[] };
-    run.detections.set(o.id, o.cps.map((index): Detection => ({ index, detectedIndex: null })));
+    run.detections.set(
+      o.id,
+      o.cps.map((index): Detection => ({ index, detectedIndex: null })),
+    );
     const s = bySeries.get(o.id)!;
     s.truth.forEach((c, i) => run.delays!.set(`${o.id}:${c.index}`, o.delays[i] ?? null));
   }
@@ -162,8 +209,21 @@ function fmt(v: number | null, kind: 'pct' | 'num' | 'rate' | 'int'): string {
   return Number.isInteger(v) ? String(v) : v.toFixed(1);
 }
 
-function printTable(methods: { name: string; available: boolean; note?: string; rows: Row[] }[]): string {
-  const header = ['row', 'method', 'changes', 'precision', 'recall', 'F1', 'delay (med)', '|loc err| (med)', 'loc ≤±5', 'FA/1k pts'];
+function printTable(
+  methods: { name: string; available: boolean; note?: string; rows: Row[] }[],
+): string {
+  const header = [
+    'row',
+    'method',
+    'changes',
+    'precision',
+    'recall',
+    'F1',
+    'delay (med)',
+    'loc error (med)',
+    'loc ≤±5',
+    'FA/1k pts',
+  ];
   const lines: string[][] = [header];
   const labels = methods.find((m) => m.available)!.rows.map((r) => r.label);
   labels.forEach((label, i) => {
@@ -188,7 +248,8 @@ function printTable(methods: { name: string; available: boolean; note?: string; 
     }
   });
   const widths = header.map((_, c) => Math.max(...lines.map((l) => l[c]!.length)));
-  const render = (l: string[]) => '| ' + l.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ') + ' |';
+  const render = (l: string[]) =>
+    '| ' + l.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ') + ' |';
   const sep = '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|';
   return [render(lines[0]!), sep, ...lines.slice(1).map(render)].join('\n');
 }
@@ -204,11 +265,31 @@ function checkBars(rows: Row[], otava: Row[] | null): { text: string; items: Bar
   const row = (label: string) => rows.find((r) => r.label === label)!;
   const all = row('all series');
   const items: Bar[] = [
-    { name: 'false alarms per 1,000 change-free points', value: all.falseAlarmsPer1k, target: '≤ 0.05', pass: (all.falseAlarmsPer1k ?? 1) <= 0.05 },
-    { name: 'recall, steps ≥1.5× with ≥20 events/min', value: row('>=1.5x, >=20 ev/min').recall, target: '≥ 95%', pass: row('>=1.5x, >=20 ev/min').recall >= 0.95 },
+    {
+      name: 'false alarms per 1,000 change-free points',
+      value: all.falseAlarmsPer1k,
+      target: '≤ 0.05',
+      pass: (all.falseAlarmsPer1k ?? 1) <= 0.05,
+    },
+    {
+      name: 'recall, steps ≥1.5× with ≥20 events/min',
+      value: row('>=1.5x, >=20 ev/min').recall,
+      target: '≥ 95%',
+      pass: row('>=1.5x, >=20 ev/min').recall >= 0.95,
+    },
     { name: 'F1 overall', value: all.f1, target: '≥ 0.90', pass: (all.f1 ?? 0) >= 0.9 },
-    { name: 'median delay, large steps (≥2×), points', value: row('large >=2x').medianDelay, target: '≤ 5', pass: (row('large >=2x').medianDelay ?? Infinity) <= 5 },
-    { name: 'onsets within ±5 points', value: all.within5, target: '≥ 90%', pass: (all.within5 ?? 0) >= 0.9 },
+    {
+      name: 'median delay, large steps (≥2×), points',
+      value: row('large >=2x').medianDelay,
+      target: '≤ 5',
+      pass: (row('large >=2x').medianDelay ?? Infinity) <= 5,
+    },
+    {
+      name: 'onsets within ±5 points',
+      value: all.within5,
+      target: '≥ 90%',
+      pass: (all.within5 ?? 0) >= 0.9,
+    },
   ];
   if (otava) {
     // Per row, the row's headline: F1 for series rows (false-alarm rate for the controls), recall for change rows.
@@ -217,15 +298,29 @@ function checkBars(rows: Row[], otava: Row[] | null): { text: string; items: Bar
     rows.forEach((r, i) => {
       const o = otava[i]!;
       let ok: boolean;
-      if (r.level === 'series' && r.changes === 0) ok = (r.falseAlarmsPer1k ?? 0) <= (o.falseAlarmsPer1k ?? 0);
-      else if (r.level === 'series') ok = (r.f1 ?? 0) >= (o.f1 ?? 0) && (r.falseAlarmsPer1k ?? 0) <= (o.falseAlarmsPer1k ?? 0);
+      if (r.level === 'series' && r.changes === 0)
+        ok = (r.falseAlarmsPer1k ?? 0) <= (o.falseAlarmsPer1k ?? 0);
+      else if (r.level === 'series')
+        ok = (r.f1 ?? 0) >= (o.f1 ?? 0) && (r.falseAlarmsPer1k ?? 0) <= (o.falseAlarmsPer1k ?? 0);
       else ok = r.recall >= o.recall;
       if (ok) better++;
       else worse.push(r.label);
     });
-    items.push({ name: 'at least as good as Otava on every row', value: better / rows.length, target: `${rows.length}/${rows.length} rows`, pass: worse.length === 0 });
+    items.push({
+      name: 'at least as good as Otava on every row',
+      value: better / rows.length,
+      target: `${rows.length}/${rows.length} rows`,
+      pass: worse.length === 0,
+    });
     if (worse.length) items[items.length - 1]!.name += ` (not on: ${worse.join('; ')})`;
   }
-  const text = ['', 'First bar (issue #5):', ...items.map((b) => `  ${b.pass ? 'PASS' : 'FAIL'}  ${b.name}: ${b.value === null ? '–' : +b.value.toFixed(3)} (target ${b.target})`)].join('\n');
+  const text = [
+    '',
+    'First bar (issue #5):',
+    ...items.map(
+      (b) =>
+        `  ${b.pass ? 'PASS' : 'FAIL'}  ${b.name}: ${b.value === null ? '–' : +b.value.toFixed(3)} (target ${b.target})`,
+    ),
+  ].join('\n');
   return { text, items };
 }

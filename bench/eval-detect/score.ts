@@ -51,7 +51,11 @@ export interface SeriesOutcome {
   changes: ChangeOutcome[];
 }
 
-export function scoreSeries(series: SynthSeries, dets: Detection[], delays?: Map<string, number | null>): SeriesOutcome {
+export function scoreSeries(
+  series: SynthSeries,
+  dets: Detection[],
+  delays?: Map<string, number | null>,
+): SeriesOutcome {
   const truth = series.truth;
   const sorted = [...dets].sort((a, b) => a.index - b.index);
   const used = new Set<number>();
@@ -81,7 +85,8 @@ export function scoreSeries(series: SynthSeries, dets: Detection[], delays?: Map
     else falseAlarms++;
   }
   let changeFreePoints = 0;
-  for (let i = 0; i < series.points.length; i++) if (truth.every((t) => Math.abs(i - t.index) > ASSOC)) changeFreePoints++;
+  for (let i = 0; i < series.points.length; i++)
+    if (truth.every((t) => Math.abs(i - t.index) > ASSOC)) changeFreePoints++;
   return {
     series,
     detections: sorted.length,
@@ -171,8 +176,14 @@ export function aggregate(outcomes: SeriesOutcome[], spec: RowSpec): Row {
       tp,
       precision,
       recall,
-      f1: changes.length ? (precision + recall > 0 ? (2 * precision * recall) / (precision + recall) : 0) : null,
-      medianDelay: median(changes.filter((c) => c.matched && c.delay !== null).map((c) => c.delay!)),
+      f1: changes.length
+        ? precision + recall > 0
+          ? (2 * precision * recall) / (precision + recall)
+          : 0
+        : null,
+      medianDelay: median(
+        changes.filter((c) => c.matched && c.delay !== null).map((c) => c.delay!),
+      ),
       medianLocError: median(loc),
       within5: loc.length ? loc.filter((e) => e <= MARGIN).length / loc.length : null,
       falseAlarmsPer1k: cfp ? (1000 * fa) / cfp : null,
@@ -200,7 +211,10 @@ export function aggregate(outcomes: SeriesOutcome[], spec: RowSpec): Row {
   };
 }
 
-export function scoreMethod(corpus: SynthSeries[], run: MethodRun): { outcomes: SeriesOutcome[]; rows: Row[] } {
+export function scoreMethod(
+  corpus: SynthSeries[],
+  run: MethodRun,
+): { outcomes: SeriesOutcome[]; rows: Row[] } {
   const outcomes = corpus.map((s) => scoreSeries(s, run.detections.get(s.id) ?? [], run.delays));
   return { outcomes, rows: ROWS.map((spec) => aggregate(outcomes, spec)) };
 }

@@ -89,7 +89,8 @@ interface LevelState {
 
 export function generateCorpus(opts: SynthOptions): SynthSeries[] {
   const out: SynthSeries[] = [];
-  for (let i = 0; i < opts.series; i++) out.push(generateSeries(i, opts.minutes, opts.seed * 1_000_003 + i));
+  for (let i = 0; i < opts.series; i++)
+    out.push(generateSeries(i, opts.minutes, opts.seed * 1_000_003 + i));
   return out;
 }
 
@@ -134,9 +135,15 @@ export function generateSeries(id: number, minutes: number, seed: number): Synth
     for (let attempt = 0; attempt < 200 && planned.length < k; attempt++) {
       const minute = rng.int(240, minutes - 180);
       if (planned.every((c) => Math.abs(c.minute - minute) >= 300)) {
-        const kind: ChangeKind = view === 'gap' ? 'gap' : rng.next() < 0.4 ? 'p50' : rng.next() < 0.5 ? 'p99' : 'flat';
+        const kind: ChangeKind =
+          view === 'gap' ? 'gap' : rng.next() < 0.4 ? 'p50' : rng.next() < 0.5 ? 'p99' : 'flat';
         const [lo, hi] = rng.pick(RATIO_BUCKETS);
-        planned.push({ minute, kind, improvement: rng.chance(0.3), target: rng.logUniform(lo, hi) });
+        planned.push({
+          minute,
+          kind,
+          improvement: rng.chance(0.3),
+          target: rng.logUniform(lo, hi),
+        });
       }
     }
     planned.sort((a, b) => a.minute - b.minute);
@@ -151,7 +158,10 @@ export function generateSeries(id: number, minutes: number, seed: number): Synth
   const q99 = Q(0.99);
   const p50Of = (s: LevelState) => q50 * s.p + s.n + floor;
   const p99Of = (s: LevelState) => (q99 > q95 ? q99 * s.m : q99) * s.p + s.n + floor;
-  const simulate = (n0: number, m0: number): { states: LevelState[]; ok: boolean; nOk: boolean } => {
+  const simulate = (
+    n0: number,
+    m0: number,
+  ): { states: LevelState[]; ok: boolean; nOk: boolean } => {
     let st: LevelState = { p: 1, m: m0, n: n0 };
     const out = [st];
     let ok = true;
@@ -216,7 +226,8 @@ export function generateSeries(id: number, minutes: number, seed: number): Synth
       const x = Q(u);
       return quantise((x > q95 ? x * s.m : x) * level + s.n);
     };
-    for (let j = 0; j < planned.length; j++) if (firstIndexAt[j] === -1 && i >= planned[j]!.minute) firstIndexAt[j] = points.length;
+    for (let j = 0; j < planned.length; j++)
+      if (firstIndexAt[j] === -1 && i >= planned[j]!.minute) firstIndexAt[j] = points.length;
     points.push({ t: T0 + i * 60_000, count: n, p50: value(u50), p99: value(u99) });
   }
 
@@ -240,7 +251,13 @@ export function generateSeries(id: number, minutes: number, seed: number): Synth
 }
 
 /** Quantile function of the event distribution, tabulated from a sorted sample. */
-function quantileTable(rng: Rng, median: number, sigma: number, heavyShare: number, alpha: number): (u: number) => number {
+function quantileTable(
+  rng: Rng,
+  median: number,
+  sigma: number,
+  heavyShare: number,
+  alpha: number,
+): (u: number) => number {
   const K = 20_000;
   const xs = new Float64Array(K);
   for (let i = 0; i < K; i++) {

@@ -44,20 +44,25 @@ function seeded(seed: number): () => number {
 describe('exact Mann-Whitney tail', () => {
   it('equals the share of arrangements with U at least mn - deficit (brute force)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 7 }), fc.integer({ min: 0, max: 40 }), (m, n, deficit) => {
-        const d = Math.min(deficit, m * n);
-        let hits = 0;
-        let total = 0;
-        for (const ranks of arrangements(m, n)) {
-          // U = pairs (hi, lo) with hi above lo; ranks are positions in ascending order.
-          let u = 0;
-          const set = new Set(ranks);
-          for (const r of ranks) for (let q = 0; q < r; q++) if (!set.has(q)) u++;
-          total++;
-          if (u >= m * n - d) hits++;
-        }
-        expect(exactUpperTail(Math.min(m, n), Math.max(m, n), d)).toBeCloseTo(hits / total, 12);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 7 }),
+        fc.integer({ min: 0, max: 40 }),
+        (m, n, deficit) => {
+          const d = Math.min(deficit, m * n);
+          let hits = 0;
+          let total = 0;
+          for (const ranks of arrangements(m, n)) {
+            // U = pairs (hi, lo) with hi above lo; ranks are positions in ascending order.
+            let u = 0;
+            const set = new Set(ranks);
+            for (const r of ranks) for (let q = 0; q < r; q++) if (!set.has(q)) u++;
+            total++;
+            if (u >= m * n - d) hits++;
+          }
+          expect(exactUpperTail(Math.min(m, n), Math.max(m, n), d)).toBeCloseTo(hits / total, 12);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -90,30 +95,36 @@ describe('exact Mann-Whitney tail', () => {
 describe('exceedance test', () => {
   it('matches brute force over all arrangements', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 7 }), fc.integer({ min: 1, max: 7 }), fc.boolean(), (m, n, r0, up) => {
-        const r = Math.min(r0, n);
-        const N = m + n;
-        // For each arrangement, count "after" points above the r-th largest "before" point.
-        const counts = new Map<number, number>();
-        let total = 0;
-        for (const ranks of arrangements(m, n)) {
-          const set = new Set(ranks);
-          const before = [...Array(N).keys()].filter((i) => !set.has(i));
-          const theta = before[n - r]!;
-          const x = ranks.filter((i) => i > theta).length;
-          counts.set(x, (counts.get(x) ?? 0) + 1);
-          total++;
-        }
-        for (let x = 0; x <= m; x++) {
-          // Build data with exactly x after-points above the threshold.
-          const before = Array.from({ length: n }, (_, i) => i * 10);
-          const theta = before[n - r]!;
-          const after = Array.from({ length: m }, (_, i) => (i < x ? theta + 1 + i : -1 - i));
-          let tail = 0;
-          for (const [k, c] of counts) if (up ? k >= x : k <= x) tail += c;
-          expect(exceedanceTest(after, before, r, up ? 1 : -1)).toBeCloseTo(tail / total, 12);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 7 }),
+        fc.integer({ min: 1, max: 7 }),
+        fc.boolean(),
+        (m, n, r0, up) => {
+          const r = Math.min(r0, n);
+          const N = m + n;
+          // For each arrangement, count "after" points above the r-th largest "before" point.
+          const counts = new Map<number, number>();
+          let total = 0;
+          for (const ranks of arrangements(m, n)) {
+            const set = new Set(ranks);
+            const before = [...Array(N).keys()].filter((i) => !set.has(i));
+            const theta = before[n - r]!;
+            const x = ranks.filter((i) => i > theta).length;
+            counts.set(x, (counts.get(x) ?? 0) + 1);
+            total++;
+          }
+          for (let x = 0; x <= m; x++) {
+            // Build data with exactly x after-points above the threshold.
+            const before = Array.from({ length: n }, (_, i) => i * 10);
+            const theta = before[n - r]!;
+            const after = Array.from({ length: m }, (_, i) => (i < x ? theta + 1 + i : -1 - i));
+            let tail = 0;
+            for (const [k, c] of counts) if (up ? k >= x : k <= x) tail += c;
+            expect(exceedanceTest(after, before, r, up ? 1 : -1)).toBeCloseTo(tail / total, 12);
+          }
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -138,13 +149,17 @@ describe('helpers', () => {
 
   it('robustTrend recovers a ramp despite one point in eight being wild', () => {
     fc.assert(
-      fc.property(fc.double({ min: -0.01, max: 0.01, noNaN: true }), fc.integer({ min: 1, max: 1_000_000 }), (slope, seed) => {
-        const rnd = seeded(seed);
-        const x = Array.from({ length: 80 }, (_, i) => i);
-        const y = x.map((xi) => 2 + slope * xi + (rnd() - 0.5) * 0.01 + (rnd() < 0.125 ? 3 : 0));
-        const fit = robustTrend(x, y);
-        expect(Math.abs(fit.slope - slope)).toBeLessThan(0.0025);
-      }),
+      fc.property(
+        fc.double({ min: -0.01, max: 0.01, noNaN: true }),
+        fc.integer({ min: 1, max: 1_000_000 }),
+        (slope, seed) => {
+          const rnd = seeded(seed);
+          const x = Array.from({ length: 80 }, (_, i) => i);
+          const y = x.map((xi) => 2 + slope * xi + (rnd() - 0.5) * 0.01 + (rnd() < 0.125 ? 3 : 0));
+          const fit = robustTrend(x, y);
+          expect(Math.abs(fit.slope - slope)).toBeLessThan(0.0025);
+        },
+      ),
       { numRuns: 50 },
     );
   });

@@ -76,7 +76,8 @@ function series(spec: SeriesSpec): MinutePoint[] {
     const spike = r.next() < (spec.spikes ?? 0) ? 3 + 27 * r.next() : 1;
     if (r.next() < (spec.missing ?? 0) || n === 0) continue;
     const stepped = spec.stepAt !== undefined && i >= spec.stepAt;
-    const level = Math.exp((spec.diurnal ?? 0) * Math.sin(angle)) * spike * (stepped ? (spec.factor ?? 1) : 1);
+    const level =
+      Math.exp((spec.diurnal ?? 0) * Math.sin(angle)) * spike * (stepped ? (spec.factor ?? 1) : 1);
     const add = stepped ? (spec.shift ?? 0) : 0;
     const ev: number[] = [];
     for (let k = 0; k < n; k++) {
@@ -91,7 +92,8 @@ function series(spec: SeriesSpec): MinutePoint[] {
   return out;
 }
 
-const firstIndexAtOrAfter = (points: MinutePoint[], minute: number) => points.findIndex((p) => p.t >= Date.UTC(2026, 0, 1) + minute * 60_000);
+const firstIndexAtOrAfter = (points: MinutePoint[], minute: number) =>
+  points.findIndex((p) => p.t >= Date.UTC(2026, 0, 1) + minute * 60_000);
 
 describe('detectSteps: steps are found, located and sized', () => {
   it('finds a large step in p50 (≥2×, ≥20 events/min) within ±5 points and within a few points of delay', () => {
@@ -104,7 +106,17 @@ describe('detectSteps: steps are found, located and sized', () => {
         fc.integer({ min: 300, max: 700 }),
         (seed, logRatio, up, rate, stepAt) => {
           const factor = Math.exp(up ? logRatio : -logRatio);
-          const points = series({ seed, minutes: 900, rate, median: 5, sigma: 0.6, stepAt, factor, spikes: 0.003, heavy: 0.005 });
+          const points = series({
+            seed,
+            minutes: 900,
+            rate,
+            median: 5,
+            sigma: 0.6,
+            stepAt,
+            factor,
+            spikes: 0.003,
+            heavy: 0.005,
+          });
           const truth = firstIndexAtOrAfter(points, stepAt);
           const changes = detectSteps(points);
           const hit = changes.filter((c) => Math.abs(c.index - truth) <= 5);
@@ -114,7 +126,9 @@ describe('detectSteps: steps are found, located and sized', () => {
           // Delay: points from the true onset up to confirmation, inclusive.
           expect(c.detectedIndex - truth + 1).toBeLessThanOrEqual(15);
           // The reported size is the step's (within 25% in log terms).
-          expect(Math.abs(Math.log(c.ratios.p50) - Math.log(factor))).toBeLessThan(0.25 * Math.abs(Math.log(factor)) + 0.1);
+          expect(Math.abs(Math.log(c.ratios.p50) - Math.log(factor))).toBeLessThan(
+            0.25 * Math.abs(Math.log(factor)) + 0.1,
+          );
           // Nothing else in a series with a single step.
           expect(changes.filter((x) => Math.abs(x.index - truth) > 5)).toHaveLength(0);
         },
@@ -130,7 +144,16 @@ describe('detectSteps: steps are found, located and sized', () => {
       const r = rng(1000 + k);
       const logRatio = Math.log(2) + r.next() * (Math.log(1000) - Math.log(2));
       const factor = Math.exp(r.next() < 0.3 ? -logRatio : logRatio);
-      const points = series({ seed: 2000 + k, minutes: 500, rate: 20 + 180 * r.next(), median: 5, sigma: 0.6, stepAt: 400, factor, spikes: 0.003 });
+      const points = series({
+        seed: 2000 + k,
+        minutes: 500,
+        rate: 20 + 180 * r.next(),
+        median: 5,
+        sigma: 0.6,
+        stepAt: 400,
+        factor,
+        spikes: 0.003,
+      });
       const truth = firstIndexAtOrAfter(points, 400);
       const c = detectSteps(points).find((x) => Math.abs(x.index - truth) <= 5);
       expect(c).toBeDefined();
@@ -143,7 +166,15 @@ describe('detectSteps: steps are found, located and sized', () => {
   });
 
   it('finds a flat +40 ms on a 1 ms call (the Nagle incident) in both quantiles', () => {
-    const points = series({ seed: 42, minutes: 600, rate: 60, median: 1, sigma: 0.3, stepAt: 400, shift: 40 });
+    const points = series({
+      seed: 42,
+      minutes: 600,
+      rate: 60,
+      median: 1,
+      sigma: 0.3,
+      stepAt: 400,
+      shift: 40,
+    });
     const [c, ...rest] = detectSteps(points);
     expect(rest).toHaveLength(0);
     expect(c).toBeDefined();
@@ -158,9 +189,24 @@ describe('detectSteps: steps are found, located and sized', () => {
   });
 
   it('handles the gap view near zero with a floor: no alarms on noise around 0.1 ms, a clear +40 ms jump', () => {
-    const quiet = series({ seed: 3, minutes: 1500, rate: 30, median: 0.1, sigma: 0.9, spikes: 0.003 });
+    const quiet = series({
+      seed: 3,
+      minutes: 1500,
+      rate: 30,
+      median: 0.1,
+      sigma: 0.9,
+      spikes: 0.003,
+    });
     expect(detectSteps(quiet, { floor: 1 })).toHaveLength(0);
-    const jump = series({ seed: 4, minutes: 800, rate: 30, median: 0.1, sigma: 0.9, stepAt: 500, shift: 40 });
+    const jump = series({
+      seed: 4,
+      minutes: 800,
+      rate: 30,
+      median: 0.1,
+      sigma: 0.9,
+      stepAt: 500,
+      shift: 40,
+    });
     const changes = detectSteps(jump, { floor: 1 });
     expect(changes).toHaveLength(1);
     expect(changes[0]!.direction).toBe('regression');
@@ -172,7 +218,9 @@ describe('detectSteps: steps are found, located and sized', () => {
     // 10% of events become 20× slower: p50 barely moves, p99 jumps.
     const base = series({ seed: 9, minutes: 700, rate: 200, median: 200, sigma: 0.4 });
     const r = rng(10);
-    const points = base.map((p, i) => (i >= 450 ? { ...p, p99: p.p99 * 20 * (0.8 + 0.4 * r.next()) } : p));
+    const points = base.map((p, i) =>
+      i >= 450 ? { ...p, p99: p.p99 * 20 * (0.8 + 0.4 * r.next()) } : p,
+    );
     const changes = detectSteps(points);
     expect(changes).toHaveLength(1);
     expect(changes[0]!.metric).toBe('p99');
@@ -181,7 +229,15 @@ describe('detectSteps: steps are found, located and sized', () => {
   });
 
   it('finds a 10× step in a sparse series (2 events per minute), later but on the right minute', () => {
-    const points = series({ seed: 5, minutes: 1000, rate: 2, median: 50, sigma: 0.7, stepAt: 600, factor: 10 });
+    const points = series({
+      seed: 5,
+      minutes: 1000,
+      rate: 2,
+      median: 50,
+      sigma: 0.7,
+      stepAt: 600,
+      factor: 10,
+    });
     const truth = firstIndexAtOrAfter(points, 600);
     const changes = detectSteps(points);
     expect(changes).toHaveLength(1);
@@ -190,7 +246,15 @@ describe('detectSteps: steps are found, located and sized', () => {
   });
 
   it('indexes into the array given, counting minutes without data', () => {
-    const points = series({ seed: 11, minutes: 700, rate: 50, median: 5, sigma: 0.5, stepAt: 500, factor: 5 });
+    const points = series({
+      seed: 11,
+      minutes: 700,
+      rate: 50,
+      median: 5,
+      sigma: 0.5,
+      stepAt: 500,
+      factor: 5,
+    });
     const truth = firstIndexAtOrAfter(points, 500);
     // Interleave empty minutes (count 0) and a non-finite one: they keep their index but carry no data.
     const padded: MinutePoint[] = [];
@@ -252,7 +316,18 @@ describe('incremental detection', () => {
         fc.integer({ min: 1, max: 2 ** 30 }),
         fc.array(fc.integer({ min: 1, max: 400 }), { minLength: 1, maxLength: 12 }),
         (seed, chunks) => {
-          const points = series({ seed, minutes: 1500, rate: 15, median: 8, sigma: 0.7, stepAt: 700, factor: 3, spikes: 0.004, diurnal: 0.2, trafficSwing: 0.5 });
+          const points = series({
+            seed,
+            minutes: 1500,
+            rate: 15,
+            median: 8,
+            sigma: 0.7,
+            stepAt: 700,
+            factor: 3,
+            spikes: 0.004,
+            diurnal: 0.2,
+            trafficSwing: 0.5,
+          });
           const once = detectSteps(points);
           const got: StepChange[] = [];
           let state: DetectorStateJSON | undefined;
@@ -295,7 +370,15 @@ describe('incremental detection', () => {
 });
 
 describe('stepRecovery', () => {
-  const points = series({ seed: 31, minutes: 900, rate: 60, median: 10, sigma: 0.5, stepAt: 300, factor: 4 });
+  const points = series({
+    seed: 31,
+    minutes: 900,
+    rate: 60,
+    median: 10,
+    sigma: 0.5,
+    stepAt: 300,
+    factor: 4,
+  });
   const change = detectSteps(points.slice(0, 400))[0]!;
 
   it('is not resolved while latency stays up', () => {
@@ -317,7 +400,10 @@ describe('stepRecovery', () => {
   it('needs enough points and more than a quiet minute or two', () => {
     const back = series({ seed: 33, minutes: 5, rate: 60, median: 10, sigma: 0.5 });
     expect(stepRecovery(change, back).resolved).toBe(false);
-    const mixed = [...series({ seed: 34, minutes: 10, rate: 60, median: 10, sigma: 0.5 }), ...points.slice(380, 400)];
+    const mixed = [
+      ...series({ seed: 34, minutes: 10, rate: 60, median: 10, sigma: 0.5 }),
+      ...points.slice(380, 400),
+    ];
     expect(stepRecovery(change, mixed).resolved).toBe(false);
   });
 });

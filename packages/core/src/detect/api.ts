@@ -53,7 +53,11 @@ export interface Recovery {
  * undone by the median and at least 70% of the recent points sit on the
  * before side of the midpoint, so a few quiet minutes do not close a regression.
  */
-export function stepRecovery(change: StepChange, recent: readonly MinutePoint[], opts: RecoveryOptions = {}): Recovery {
+export function stepRecovery(
+  change: StepChange,
+  recent: readonly MinutePoint[],
+  opts: RecoveryOptions = {},
+): Recovery {
   const floor = opts.floor ?? 0;
   const minPoints = opts.minPoints ?? 15;
   const fraction = opts.fraction ?? 0.75;

@@ -24,7 +24,15 @@
  * numbers per quantile plus a ring of the last beforePoints+maxAfterPoints
  * points and round-trips through JSON, so a pass only processes new points.
  */
-import { exceedanceSorted, mannWhitneySorted, median, normalQuantile, orderStatisticZ, robustTrend, select } from './stats.ts';
+import {
+  exceedanceSorted,
+  mannWhitneySorted,
+  median,
+  normalQuantile,
+  orderStatisticZ,
+  robustTrend,
+  select,
+} from './stats.ts';
 import {
   resolveDetectOptions,
   type DetectOptions,
@@ -40,7 +48,10 @@ const Z99 = normalQuantile(0.99);
 /** Memory (points) of the spread estimate used by the small-count correction. */
 const SPREAD_MEMORY = 512;
 const Z_CACHE = 4096;
-const zCache: [Float64Array, Float64Array] = [new Float64Array(Z_CACHE + 1).fill(NaN), new Float64Array(Z_CACHE + 1).fill(NaN)];
+const zCache: [Float64Array, Float64Array] = [
+  new Float64Array(Z_CACHE + 1).fill(NaN),
+  new Float64Array(Z_CACHE + 1).fill(NaN),
+];
 /** orderStatisticZ for p50 (which 0) or p99 (which 1), cached for common counts. */
 function zAt(which: number, count: number): number {
   const n = Math.max(1, Math.round(count));
@@ -200,12 +211,47 @@ function medianOf(a: Float64Array): number {
 
 function newMetricState(): MetricState {
   return {
-    warm: 0, level: 0, slope: 0, lastT: 0, fed: 0,
-    w: 0, su: 0, suu: 0, sd: 0, sud: 0, a: 0, tau2: 0,
-    zsum: 0, cm2: 1 / SPAN_NORM, kappa: 1,
-    up: 0, dn: 0, upStart: 0, dnStart: 0, us: 0, ds: 0, usStart: 0, dsStart: 0,
-    thr: NO_THRESHOLD, thrAt: NEVER, pe: 0.1, p0: 0, lu1: 0, lu0: 0, ld1: 0, ld0: 0, eu: 0, ed: 0, euStart: 0, edStart: 0,
-    alarm: 0, src: 0, tests: 0, onset: 0, nextTest: 0, regimeStart: 0,
+    warm: 0,
+    level: 0,
+    slope: 0,
+    lastT: 0,
+    fed: 0,
+    w: 0,
+    su: 0,
+    suu: 0,
+    sd: 0,
+    sud: 0,
+    a: 0,
+    tau2: 0,
+    zsum: 0,
+    cm2: 1 / SPAN_NORM,
+    kappa: 1,
+    up: 0,
+    dn: 0,
+    upStart: 0,
+    dnStart: 0,
+    us: 0,
+    ds: 0,
+    usStart: 0,
+    dsStart: 0,
+    thr: NO_THRESHOLD,
+    thrAt: NEVER,
+    pe: 0.1,
+    p0: 0,
+    lu1: 0,
+    lu0: 0,
+    ld1: 0,
+    ld0: 0,
+    eu: 0,
+    ed: 0,
+    euStart: 0,
+    edStart: 0,
+    alarm: 0,
+    src: 0,
+    tests: 0,
+    onset: 0,
+    nextTest: 0,
+    regimeStart: 0,
   };
 }
 
@@ -360,7 +406,8 @@ export class StepDetector {
       const g = 1 / CALIBRATION_MEMORY;
       s.zsum = SPAN_DECAY * s.zsum + zr;
       s.cm2 += g * (s.zsum * s.zsum - s.cm2);
-      if ((vi & 7) === 4) s.kappa = Math.min(5, Math.max(0.8, Math.sqrt((s.cm2 * SPAN_NORM) / WINSOR_4SD)));
+      if ((vi & 7) === 4)
+        s.kappa = Math.min(5, Math.max(0.8, Math.sqrt((s.cm2 * SPAN_NORM) / WINSOR_4SD)));
     }
     const k = o.cusumK;
     if (s.up === 0) s.upStart = vi;
@@ -391,7 +438,8 @@ export class StepDetector {
 
     // Tail share: Bernoulli CUSUMs on "above the regime's upper quantile".
     const brewing = s.alarm !== 0 || s.eu > TAIL_H / 2 || s.ed > TAIL_H / 2;
-    if (!brewing && vi - s.thrAt >= TAIL_REFRESH && vi - s.regimeStart >= MIN_BEFORE) this.refreshThreshold(mi, vi);
+    if (!brewing && vi - s.thrAt >= TAIL_REFRESH && vi - s.regimeStart >= MIN_BEFORE)
+      this.refreshThreshold(mi, vi);
     if (s.thr !== NO_THRESHOLD) {
       const b = y > s.thr;
       const p0 = s.pe < 0.02 ? 0.02 : s.pe > 0.3 ? 0.3 : s.pe;
@@ -405,12 +453,24 @@ export class StepDetector {
 
     // Alarm bookkeeping.
     if (s.alarm !== 0) {
-      const run = s.src === 0 ? (s.alarm > 0 ? s.up : s.dn) : s.src === 1 ? (s.alarm > 0 ? s.eu : s.ed) : s.alarm > 0 ? s.us : s.ds;
+      const run =
+        s.src === 0
+          ? s.alarm > 0
+            ? s.up
+            : s.dn
+          : s.src === 1
+            ? s.alarm > 0
+              ? s.eu
+              : s.ed
+            : s.alarm > 0
+              ? s.us
+              : s.ds;
       if (run === 0) s.alarm = 0; // it was a blip
     }
     // Evidence the other way while an alarm is pending: that alarm was drift
     // (the baseline stopped following), the new one may be a step.
-    if (s.alarm !== 0 && (s.alarm > 0 ? s.dn > h || s.ed > TAIL_H : s.up > h || s.eu > TAIL_H)) s.alarm = 0;
+    if (s.alarm !== 0 && (s.alarm > 0 ? s.dn > h || s.ed > TAIL_H : s.up > h || s.eu > TAIL_H))
+      s.alarm = 0;
     if (s.alarm === 0) {
       if (s.up > h || s.dn > h) {
         s.alarm = s.up > h ? 1 : -1;
@@ -468,7 +528,8 @@ export class StepDetector {
     const s = this.ms[mi]!;
     const from = Math.max(s.regimeStart, vi - TAIL_WINDOW, vi - this.cap + 1);
     const ys = this.rangeY(mi, from, vi - 1, 0);
-    s.thr = select(ys, Math.min(ys.length - 1, Math.floor(TAIL_QUANTILE * ys.length))) + this.logMin;
+    s.thr =
+      select(ys, Math.min(ys.length - 1, Math.floor(TAIL_QUANTILE * ys.length))) + this.logMin;
     s.thrAt = vi;
   }
 
@@ -574,7 +635,8 @@ export class StepDetector {
 
   private rangeT(from: number, to: number, slot: number): Float64Array {
     const out = scratch(slot, Math.max(0, to - from + 1));
-    for (let v = from; v <= to; v++) out[v - from] = (this.rt[v % this.cap]! - this.rt[from % this.cap]!) / 60_000;
+    for (let v = from; v <= to; v++)
+      out[v - from] = (this.rt[v % this.cap]! - this.rt[from % this.cap]!) / 60_000;
     return out;
   }
 
@@ -583,7 +645,13 @@ export class StepDetector {
    * [onset, now] against up to `beforePoints` points before `onset`.
    * p is NaN when the split is not testable.
    */
-  private testSplit(mi: number, dir: number, onset: number, now: number, detrend: boolean): SplitTest {
+  private testSplit(
+    mi: number,
+    dir: number,
+    onset: number,
+    now: number,
+    detrend: boolean,
+  ): SplitTest {
     const s = this.ms[mi]!;
     const from = Math.max(s.regimeStart, onset - this.opts.beforePoints, now - this.cap + 1);
     const nB = onset - from;
@@ -620,7 +688,11 @@ export class StepDetector {
    * with 5 events a minute a slow 5% of events shows in a quarter of the
    * minutes) and, for regressions, over its top 2% (new extremes).
    */
-  private rankTests(dir: number, yA: Float64Array, yB: Float64Array): { p: number; tail: boolean; theta: number } {
+  private rankTests(
+    dir: number,
+    yA: Float64Array,
+    yB: Float64Array,
+  ): { p: number; tail: boolean; theta: number } {
     const sA = scratch(4, yA.length);
     sA.set(yA);
     sA.sort();
@@ -648,15 +720,33 @@ export class StepDetector {
     const levelHalf = o.cusumH / 2;
     const otherRun =
       s.src !== 1
-        ? dir > 0 ? (s.eu > tailHalf ? s.euStart : -1) : s.ed > tailHalf ? s.edStart : -1
-        : dir > 0 ? (s.up > levelHalf ? s.upStart : -1) : s.dn > levelHalf ? s.dnStart : -1;
+        ? dir > 0
+          ? s.eu > tailHalf
+            ? s.euStart
+            : -1
+          : s.ed > tailHalf
+            ? s.edStart
+            : -1
+        : dir > 0
+          ? s.up > levelHalf
+            ? s.upStart
+            : -1
+          : s.dn > levelHalf
+            ? s.dnStart
+            : -1;
     // A long-pending alarm (a slow drift the baseline stopped following) may
     // have a real step arrive inside it: also try the best split since the
     // alarm's onset.
     const candidates = [s.onset];
     if (otherRun >= 0) candidates.push(Math.max(otherRun, s.regimeStart + MIN_BEFORE));
     if (now - s.onset + 1 >= 12) {
-      const inner = this.localise(mi, dir, { p: 0, tail: false, theta: 0, onset: s.onset }, now, s.onset + 1).split;
+      const inner = this.localise(
+        mi,
+        dir,
+        { p: 0, tail: false, theta: 0, onset: s.onset },
+        now,
+        s.onset + 1,
+      ).split;
       candidates.push(inner);
     }
     let test: SplitTest | null = null;
@@ -693,7 +783,9 @@ export class StepDetector {
 
     const { split, unc } = this.localise(mi, dir, test, now);
     const other = 1 - mi;
-    const joined = this.ms[other]!.warm >= o.warmupPoints && this.testSplit(other, dir, split, now, false).p < JOIN_ALPHA;
+    const joined =
+      this.ms[other]!.warm >= o.warmupPoints &&
+      this.testSplit(other, dir, split, now, false).p < JOIN_ALPHA;
 
     // Re-anchor the quantile(s) that moved at the new level.
     this.initRegime(mi, split, now, s.slope);
@@ -730,7 +822,13 @@ export class StepDetector {
    * of points beyond the exceedance threshold (Bernoulli). The onset
    * interval holds the splits within ONSET_LR_DROP of the best 2·log-LR.
    */
-  private localise(mi: number, dir: number, test: SplitTest, now: number, lowest = -Infinity): { split: number; unc: number } {
+  private localise(
+    mi: number,
+    dir: number,
+    test: SplitTest,
+    now: number,
+    lowest = -Infinity,
+  ): { split: number; unc: number } {
     const s = this.ms[mi]!;
     const onset = test.onset;
     const from = Math.max(s.regimeStart, onset - this.opts.beforePoints, now - this.cap + 1);
@@ -767,7 +865,8 @@ export class StepDetector {
     }
     const W = cw[N]!;
     const X = cx[N]!;
-    const bern = (x: number, n: number) => (x > 0 && x < n ? x * Math.log(x / n) + (n - x) * Math.log(1 - x / n) : 0);
+    const bern = (x: number, n: number) =>
+      x > 0 && x < n ? x * Math.log(x / n) + (n - x) * Math.log(1 - x / n) : 0;
     const whole = test.tail ? bern(X, W) : 0;
     // Candidate splits: keep a few points on the left, and at least MIN_AFTER on the right.
     const first = Math.max(4, nB - 30, lowest - from);
@@ -783,7 +882,10 @@ export class StepDetector {
       const diff = m2 - m1;
       let v = 0;
       // Only shifts in the alarm's direction count.
-      if (dir * diff > 0) v = test.tail ? 2 * (bern(cx[k]!, w1) + bern(X - cx[k]!, w2) - whole) : (diff * diff * w1 * w2) / W;
+      if (dir * diff > 0)
+        v = test.tail
+          ? 2 * (bern(cx[k]!, w1) + bern(X - cx[k]!, w2) - whole)
+          : (diff * diff * w1 * w2) / W;
       lr[k - first] = v;
       if (v > best) {
         best = v;
@@ -797,9 +899,21 @@ export class StepDetector {
     return { split: from + bestK, unc };
   }
 
-  private describe(mi: number, dir: number, split: number, now: number, unc: number, p: number, joined: boolean): StepChange {
+  private describe(
+    mi: number,
+    dir: number,
+    split: number,
+    now: number,
+    unc: number,
+    p: number,
+    joined: boolean,
+  ): StepChange {
     const o = this.opts;
-    const beforeFrom = Math.max(split - o.beforePoints, now - this.cap + 1, this.prevRegimeFloor(split));
+    const beforeFrom = Math.max(
+      split - o.beforePoints,
+      now - this.cap + 1,
+      this.prevRegimeFloor(split),
+    );
     const before = this.summarise(beforeFrom, split - 1);
     const after = this.summarise(split, now);
     const ratios = {
@@ -810,7 +924,8 @@ export class StepDetector {
     const metrics: StepMetric[] = joined ? ['p50', 'p99'] : [metric];
     // Report the quantile that moved most, when both did.
     let chosen = metric;
-    if (joined) chosen = Math.abs(Math.log(ratios.p50)) >= Math.abs(Math.log(ratios.p99)) ? 'p50' : 'p99';
+    if (joined)
+      chosen = Math.abs(Math.log(ratios.p50)) >= Math.abs(Math.log(ratios.p99)) ? 'p50' : 'p99';
     const sp = split % this.cap;
     const np = now % this.cap;
     return {
@@ -860,8 +975,11 @@ export class StepDetector {
   toJSON(): DetectorStateJSON {
     const size = Math.min(this.nv, this.cap);
     const ring = {
-      t: [] as number[], c: [] as number[], g: [] as number[],
-      y50: [] as number[], y99: [] as number[],
+      t: [] as number[],
+      c: [] as number[],
+      g: [] as number[],
+      y50: [] as number[],
+      y99: [] as number[],
     };
     for (let v = this.nv - size; v < this.nv; v++) {
       const p = v % this.cap;

@@ -1,3 +1,9 @@
 export * from './types.ts';
 export { StepDetector, type DetectorStateJSON } from './detector.ts';
-export { detectSteps, detectStepsIncremental, stepRecovery, type Recovery, type RecoveryOptions } from './api.ts';
+export {
+  detectSteps,
+  detectStepsIncremental,
+  stepRecovery,
+  type Recovery,
+  type RecoveryOptions,
+} from './api.ts';

@@ -58,7 +58,15 @@ export function erfc(x: number): number {
           (1.00002368 +
             t *
               (0.37409196 +
-                t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+                t *
+                  (0.09678418 +
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 +
+                            t *
+                              (-1.13520398 +
+                                t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
     );
   return x >= 0 ? r : 2 - r;
 }
@@ -119,7 +127,8 @@ export function mannWhitneySorted(hi: Float64Array, lo: Float64Array): number {
   const deficit = m * n - strict;
   // The exact path is cheap only when the smaller sample and the deficit are
   // small; it matters only when the approximation says "maybe significant".
-  if (small <= 24 && deficit <= 4000 && approx < 0.01) return exactUpperTail(small, Math.max(m, n), deficit);
+  if (small <= 24 && deficit <= 4000 && approx < 0.01)
+    return exactUpperTail(small, Math.max(m, n), deficit);
   return approx;
 }
 
@@ -157,7 +166,10 @@ export function binomial(n: number, k: number): number {
  * Breakdown point 25%, O(n log n), good enough to tell a diurnal ramp from a
  * step over an hour of points.
  */
-export function robustTrend(x: ArrayLike<number>, y: ArrayLike<number>): { slope: number; intercept: number } {
+export function robustTrend(
+  x: ArrayLike<number>,
+  y: ArrayLike<number>,
+): { slope: number; intercept: number } {
   const n = x.length;
   if (n < 4) return { slope: 0, intercept: median(y) };
   const h = n >> 1;
@@ -189,12 +201,27 @@ function sliceOf(a: ArrayLike<number>, from: number, to: number): Float64Array {
  * C(n+m, m) (Gumbel & von Schelling). Ties are counted against the
  * alternative, so the p-value stays valid for bucketed data.
  */
-export function exceedanceTest(after: ArrayLike<number>, before: ArrayLike<number>, r: number, dir: number): number {
-  return exceedanceSorted(Float64Array.from(after).sort(), Float64Array.from(before).sort(), r, dir);
+export function exceedanceTest(
+  after: ArrayLike<number>,
+  before: ArrayLike<number>,
+  r: number,
+  dir: number,
+): number {
+  return exceedanceSorted(
+    Float64Array.from(after).sort(),
+    Float64Array.from(before).sort(),
+    r,
+    dir,
+  );
 }
 
 /** exceedanceTest for samples already sorted ascending. */
-export function exceedanceSorted(after: Float64Array, before: Float64Array, r: number, dir: number): number {
+export function exceedanceSorted(
+  after: Float64Array,
+  before: Float64Array,
+  r: number,
+  dir: number,
+): number {
   const m = after.length;
   const n = before.length;
   if (m === 0 || n === 0 || r < 1 || r > n) return 1;
@@ -222,19 +249,34 @@ export function exceedanceSorted(after: Float64Array, before: Float64Array, r: n
 /** Standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9 after one refinement-free pass). */
 export function normalQuantile(p: number): number {
   if (!(p > 0 && p < 1)) return p <= 0 ? -Infinity : Infinity;
-  const a = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1, 2.506628277459239];
-  const b = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
-  const c = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const a = [
+    -3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2,
+    -3.066479806614716e1, 2.506628277459239,
+  ];
+  const b = [
+    -5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1,
+    -1.328068155288572e1,
+  ];
+  const c = [
+    -7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734,
+    4.374664141464968, 2.938163982698783,
+  ];
   const d = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
   const lo = 0.02425;
   if (p < lo) {
     const q = Math.sqrt(-2 * Math.log(p));
-    return (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+    return (
+      (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) /
+      ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1)
+    );
   }
   if (p > 1 - lo) return -normalQuantile(1 - p);
   const q = p - 0.5;
   const r = q * q;
-  return ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) / (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
+  return (
+    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
+    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
+  );
 }
 
 /**

@@ -92,14 +92,16 @@ export function resolveDetectOptions(opts: DetectOptions = {}): ResolvedDetectOp
   for (const k of Object.keys(o) as (keyof ResolvedDetectOptions)[]) {
     const v = opts[k];
     if (v !== undefined) {
-      if (typeof v !== 'number' || !Number.isFinite(v)) throw new RangeError(`detect option ${k} must be a finite number`);
+      if (typeof v !== 'number' || !Number.isFinite(v))
+        throw new RangeError(`detect option ${k} must be a finite number`);
       o[k] = v;
     }
   }
   if (o.floor < 0) throw new RangeError('detect option floor must be ≥ 0');
   if (o.minRatio < 1) throw new RangeError('detect option minRatio must be ≥ 1');
   if (!(o.alpha > 0 && o.alpha < 1)) throw new RangeError('detect option alpha must be in (0, 1)');
-  if (o.beforePoints < 8 || o.maxAfterPoints < 4 || o.warmupPoints < 3) throw new RangeError('detect windows too small');
+  if (o.beforePoints < 8 || o.maxAfterPoints < 4 || o.warmupPoints < 3)
+    throw new RangeError('detect windows too small');
   o.beforePoints = Math.round(o.beforePoints);
   o.maxAfterPoints = Math.round(o.maxAfterPoints);
   o.warmupPoints = Math.round(o.warmupPoints);
