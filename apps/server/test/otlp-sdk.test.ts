@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -15,10 +19,21 @@ afterAll(async () => {
 });
 
 /** Export spans of known durations through a real OTel SDK pipeline. */
-async function exportSpans(exporter: SpanExporter, service: string, durationsMs: number[], baseMs: number): Promise<void> {
+async function exportSpans(
+  exporter: SpanExporter,
+  service: string,
+  durationsMs: number[],
+  baseMs: number,
+): Promise<void> {
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': service, 'host.name': 'node-1', 'os.version': '6.1.0-13-amd64' }),
-    spanProcessors: [new BatchSpanProcessor(exporter, { maxExportBatchSize: 200, maxQueueSize: 10_000 })],
+    resource: resourceFromAttributes({
+      'service.name': service,
+      'host.name': 'node-1',
+      'os.version': '6.1.0-13-amd64',
+    }),
+    spanProcessors: [
+      new BatchSpanProcessor(exporter, { maxExportBatchSize: 200, maxQueueSize: 10_000 }),
+    ],
   });
   const tracer = provider.getTracer('onset-test');
   durationsMs.forEach((d, i) => {
@@ -37,7 +52,9 @@ async function exportSpans(exporter: SpanExporter, service: string, durationsMs:
 async function seriesFor(service: string) {
   const res = await fetch(`${server.url}/api/v1/series?service=${service}`);
   expect(res.status).toBe(200);
-  const body = (await res.json()) as { series: Array<{ id: string; op: string; view: string; name: string; hosts: string[] }> };
+  const body = (await res.json()) as {
+    series: Array<{ id: string; op: string; view: string; name: string; hosts: string[] }>;
+  };
   return body.series;
 }
 
@@ -45,7 +62,9 @@ async function quantilesOf(id: string, from: number, to: number, q = '0.5,0.9,0.
   const url = `${server.url}/api/v1/series/${id}/quantiles?from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}&step=1h&q=${q}`;
   const res = await fetch(url);
   expect(res.status).toBe(200);
-  return (await res.json()) as { points: Array<{ t: string; count: number; q: Record<string, number> }> };
+  return (await res.json()) as {
+    points: Array<{ t: string; count: number; q: Record<string, number> }>;
+  };
 }
 
 function exact(sorted: number[], q: number): number {
@@ -64,7 +83,12 @@ describe('OTLP ingest from the official OpenTelemetry JS SDK', () => {
       const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000;
       await exportSpans(make(server.otlpUrl), service, durations, hour + 60_000);
       const [s] = await seriesFor(service);
-      expect(s).toMatchObject({ op: 'request', view: 'server', name: 'GET /lookup', hosts: ['node-1'] });
+      expect(s).toMatchObject({
+        op: 'request',
+        view: 'server',
+        name: 'GET /lookup',
+        hosts: ['node-1'],
+      });
       const { points } = await quantilesOf(s!.id, hour, hour + 3_600_000);
       expect(points).toHaveLength(1);
       expect(points[0]!.count).toBe(400);
@@ -98,12 +122,66 @@ describe('OTLP ingest from the official OpenTelemetry JS SDK', () => {
       ],
     };
     for (let i = 0; i < 3; i++) {
-      const res = await fetch(`${server.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${server.url}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       expect(res.status).toBe(200);
     }
     const [s] = await seriesFor('resend');
     expect(s!.op).toBe('fsync');
     const { points } = await quantilesOf(s!.id, hour, hour + 3_600_000);
     expect(points[0]!.count).toBe(3);
+  });
+});
+
+describe('GET /api/v1/series/{id}/quantiles?layout=columns', () => {
+  it('carries the same steps, counts and quantiles as the points layout, one array per field', async () => {
+    const base = Math.floor(Date.now() / 60_000) * 60_000 - 30 * 60_000;
+    // Three minutes with data and a hole between them: columns list only steps that have data, like points.
+    for (const [minute, ms] of [
+      [0, [1, 2, 3]],
+      [1, [10, 20]],
+      [5, [100]],
+    ] as const) {
+      await exportSpans(
+        new ProtoExporter({ url: `${server.otlpUrl}/v1/traces` }),
+        'columns',
+        [...ms],
+        base + minute * 60_000 + 1_000,
+      );
+    }
+    const [s] = await seriesFor('columns');
+    const qs = `from=${new Date(base).toISOString()}&to=${new Date(base + 10 * 60_000).toISOString()}&step=1m&q=0.5,0.99`;
+    const points = (await (
+      await fetch(`${server.url}/api/v1/series/${s!.id}/quantiles?${qs}`)
+    ).json()) as {
+      points: Array<{ t: string; count: number; q: Record<string, number> }>;
+    };
+    const res = await fetch(`${server.url}/api/v1/series/${s!.id}/quantiles?${qs}&layout=columns`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      step_ms: number;
+      columns: { t: number[]; count: number[]; q: Record<string, number[]> };
+      points?: unknown;
+    };
+    expect(body.points).toBeUndefined();
+    expect(body.step_ms).toBe(60_000);
+    expect(body.columns.t).toEqual([base, base + 60_000, base + 5 * 60_000]);
+    expect(body.columns.t.map((t) => new Date(t).toISOString())).toEqual(
+      points.points.map((p) => p.t),
+    );
+    expect(body.columns.count).toEqual([3, 2, 1]);
+    for (const q of ['0.5', '0.99'])
+      expect(body.columns.q[q]).toEqual(points.points.map((p) => p.q[q]));
+    expect(Math.abs(body.columns.q['0.5']![1]! - 10) / 10).toBeLessThanOrEqual(0.02);
+  });
+
+  it('refuses an unknown layout with a 400 that names the parameter', async () => {
+    const [s] = await seriesFor('columns');
+    const res = await fetch(`${server.url}/api/v1/series/${s!.id}/quantiles?layout=rows`);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toMatch(/layout/);
   });
 });

@@ -23,6 +23,7 @@ import {
 } from '../src/components/graphs/markerData.ts';
 import { edgeVerdict, median, shapeEdge } from '../src/components/graphs/edgeData.ts';
 import type { Deploy, QuantilesResponse } from '../src/api/types.ts';
+import { columnsOf } from './columns.ts';
 
 const T0 = Date.parse('2026-11-20T10:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -103,8 +104,10 @@ describe('quantile chart data', () => {
     from: iso(T0),
     to: iso(T0 + values.length * 60_000),
     step_ms: 60_000,
-    points: values.flatMap((v, i) =>
-      v ? [{ t: iso(T0 + i * 60_000), count: v[0], q: { '0.5': v[1], '0.99': v[2] } }] : [],
+    columns: columnsOf(
+      values.flatMap((v, i) =>
+        v ? [{ t: T0 + i * 60_000, count: v[0], q: { '0.5': v[1], '0.99': v[2] } }] : [],
+      ),
     ),
   });
 
@@ -127,7 +130,7 @@ describe('quantile chart data', () => {
     expect(f.lines[0]!.values).toEqual([1, null, 40]);
   });
 
-  it('takes times from the index when every step is there, and parses them when some are missing', () => {
+  it('tells a contiguous answer from one with a hole and an extra step of the same length and span', () => {
     const full = shapeQuantiles(
       resp([
         [1, 1, 2],
@@ -139,7 +142,9 @@ describe('quantile chart data', () => {
     // Same count of points and same span, but one hole and one extra: must not be taken for contiguous.
     const odd = shapeQuantiles({
       step_ms: 60_000,
-      points: [0, 90_000, 120_000].map((d) => ({ t: iso(T0 + d), count: 1, q: { '0.5': 1 } })),
+      columns: columnsOf(
+        [0, 90_000, 120_000].map((d) => ({ t: T0 + d, count: 1, q: { '0.5': 1 } })),
+      ),
     });
     expect(odd.x).toEqual([T0 / 1000, T0 / 1000 + 90, T0 / 1000 + 120]);
   });
@@ -156,13 +161,15 @@ describe('quantile chart data', () => {
   });
 
   it('shapes 43,200 points × 3 quantiles quickly', () => {
-    const points = Array.from({ length: 43_200 }, (_, i) => ({
-      t: iso(T0 + i * 60_000),
-      count: 100,
-      q: { '0.5': 1, '0.9': 2, '0.99': 3 },
-    }));
+    const columns = columnsOf(
+      Array.from({ length: 43_200 }, (_, i) => ({
+        t: T0 + i * 60_000,
+        count: 100,
+        q: { '0.5': 1, '0.9': 2, '0.99': 3 },
+      })),
+    );
     const t = performance.now();
-    const f = shapeQuantiles({ step_ms: 60_000, points });
+    const f = shapeQuantiles({ step_ms: 60_000, columns });
     const ms = performance.now() - t;
     expect(f.x).toHaveLength(43_200);
     expect(f.lines).toHaveLength(3);
@@ -389,11 +396,13 @@ describe('edge views', () => {
     from: iso(startMs),
     to: iso(startMs + values.length * 60_000),
     step_ms: 60_000,
-    points: values.map((v, i) => ({
-      t: iso(startMs + i * 60_000),
-      count: 1,
-      q: { '0.5': v, '0.99': v * 1.1 },
-    })),
+    columns: columnsOf(
+      values.map((v, i) => ({
+        t: startMs + i * 60_000,
+        count: 1,
+        q: { '0.5': v, '0.99': v * 1.1 },
+      })),
+    ),
   });
 
   it('overlays client, server and gap and tells that only callers see the change', () => {

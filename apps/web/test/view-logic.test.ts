@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bucketIndex } from '@onset/core';
 import type { Deploy, QuantilesResponse, Regression, Series, Slo } from '../src/api/types.ts';
+import { columnsOf } from './columns.ts';
 import {
   rankRegressions,
   regressionScore,
@@ -138,11 +139,9 @@ describe('cohort split', () => {
     from: iso(T0),
     to: iso(T0 + 3_600_000),
     step_ms: 60_000,
-    points: values.map(([m, v]) => ({
-      t: iso(T0 + m * 60_000),
-      count: 1,
-      q: { '0.5': v, '0.99': v },
-    })),
+    columns: columnsOf(
+      values.map(([m, v]) => ({ t: T0 + m * 60_000, count: 1, q: { '0.5': v, '0.99': v } })),
+    ),
   });
 
   it('flags the cohort that got slow, even one that only exists after the onset', () => {

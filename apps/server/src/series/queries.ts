@@ -33,7 +33,10 @@ export async function listSeries(pool: Pool, f: SeriesFilter, limit = 1000): Pro
   if (f.view) add('s.view = ?', f.view);
   if (f.name) add('s.name = ?', f.name);
   if (f.host)
-    add('EXISTS (SELECT 1 FROM series_resources sr JOIN resources r ON r.id = sr.resource_id WHERE sr.series_id = s.id AND r.host = ?)', f.host);
+    add(
+      'EXISTS (SELECT 1 FROM series_resources sr JOIN resources r ON r.id = sr.resource_id WHERE sr.series_id = s.id AND r.host = ?)',
+      f.host,
+    );
   args.push(limit);
   const { rows } = await pool.query(
     `SELECT s.id::text, s.service, s.op, s.view, s.name, NULLIF(s.peer, '') AS peer, s.first_seen, s.last_seen,
@@ -43,7 +46,11 @@ export async function listSeries(pool: Pool, f: SeriesFilter, limit = 1000): Pro
       ORDER BY s.service, s.op, s.view, s.name, s.peer LIMIT $${args.length}`,
     args,
   );
-  return rows.map((r) => ({ ...r, first_seen: r.first_seen.toISOString(), last_seen: r.last_seen.toISOString() }));
+  return rows.map((r) => ({
+    ...r,
+    first_seen: r.first_seen.toISOString(),
+    last_seen: r.last_seen.toISOString(),
+  }));
 }
 
 export async function getSeries(pool: Pool, id: string): Promise<SeriesRow | null> {
@@ -85,7 +92,10 @@ const HOUR_MS = 3_600_000;
  * minute rows not yet compacted into them; finer steps read minute rows.
  * Whole-hour steps align the window to step boundaries.
  */
-export async function stepHistograms(pool: Pool, q: HistogramQuery): Promise<Map<number, Histogram>> {
+export async function stepHistograms(
+  pool: Pool,
+  q: HistogramQuery,
+): Promise<Map<number, Histogram>> {
   const hourly = q.stepMs % HOUR_MS === 0;
   const fromMs = hourly ? Math.floor(q.fromMs / q.stepMs) * q.stepMs : q.fromMs;
   const toMs = hourly ? Math.ceil(q.toMs / q.stepMs) * q.stepMs : q.toMs;
@@ -117,7 +127,11 @@ export async function stepHistograms(pool: Pool, q: HistogramQuery): Promise<Map
   return new Map([...out.entries()].sort((a, b) => a[0] - b[0]));
 }
 
-export async function quantiles(pool: Pool, q: HistogramQuery, qs: number[]): Promise<QuantilePoint[]> {
+export async function quantiles(
+  pool: Pool,
+  q: HistogramQuery,
+  qs: number[],
+): Promise<QuantilePoint[]> {
   const steps = await stepHistograms(pool, q);
   const points: QuantilePoint[] = [];
   for (const [t, h] of steps) {
@@ -126,6 +140,29 @@ export async function quantiles(pool: Pool, q: HistogramQuery, qs: number[]): Pr
     points.push({ t: new Date(t).toISOString(), count: h.count, q: values });
   }
   return points;
+}
+
+/** The same numbers as `quantiles`, one array per field (`layout=columns`): t in epoch ms. */
+export interface QuantileColumns {
+  t: number[];
+  count: number[];
+  q: Record<string, number[]>;
+}
+
+export async function quantileColumns(
+  pool: Pool,
+  q: HistogramQuery,
+  qs: number[],
+): Promise<QuantileColumns> {
+  const steps = await stepHistograms(pool, q);
+  const out: QuantileColumns = { t: [], count: [], q: {} };
+  const cols = qs.map((x) => (out.q[String(x)] = [] as number[]));
+  for (const [t, h] of steps) {
+    out.t.push(t);
+    out.count.push(h.count);
+    for (let k = 0; k < qs.length; k++) cols[k]!.push(round(h.quantile(qs[k]!) / 1000));
+  }
+  return out;
 }
 
 function round(ms: number): number {

@@ -76,6 +76,7 @@ export function useQuantiles(id: string | null | undefined, o: SeriesQuery, enab
           host: o.host,
           attribute: o.attribute,
           q: o.q ?? '0.5,0.99',
+          layout: 'columns',
         }),
         { signal },
       ),

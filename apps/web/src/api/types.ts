@@ -22,12 +22,24 @@ export interface QuantilePoint {
   q: Record<string, number>;
 }
 
+/**
+ * `GET /api/v1/series/{id}/quantiles?layout=columns`: one array per field (what
+ * the charts draw), a third of the bytes of the points layout and several times
+ * faster to parse. `t` is the step start in epoch ms, ascending; steps without
+ * data are absent.
+ */
 export interface QuantilesResponse {
   series: Series;
   from: string;
   to: string;
   step_ms: number;
-  points: QuantilePoint[];
+  columns: QuantileColumns;
+}
+
+export interface QuantileColumns {
+  t: number[];
+  count: number[];
+  q: Record<string, Array<number | null>>;
 }
 
 export interface HeatmapPoint {

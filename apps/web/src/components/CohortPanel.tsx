@@ -87,6 +87,7 @@ export function CohortPanel({
             to: range.to,
             attribute: `${key}=${v}`,
             q: '0.5,0.99',
+            layout: 'columns',
           }),
           { signal },
         ),

@@ -5,6 +5,7 @@
  */
 import type { CohortsResponse, QuantilesResponse } from '../../api/types.ts';
 import { alignLines, type LatencyFrame, type LineColor } from './latencyFrame.ts';
+import { splitAt, timedValues } from './quantileData.ts';
 import { median } from './edgeData.ts';
 
 export const MAX_COHORT_LINES = 8;
@@ -50,7 +51,7 @@ export function shapeCohorts(
   opts: { onsetMs?: number; slow?: readonly string[]; dropNonPositive?: boolean } = {},
 ): { frame: LatencyFrame; summary: CohortSummary[] } {
   const present = inputs
-    .filter((i) => i.resp && i.resp.points.length > 0)
+    .filter((i) => i.resp && i.resp.columns.t.length > 0)
     .slice(0, MAX_COHORT_LINES);
   const stepMs = Math.min(...present.map((i) => i.resp!.step_ms), Infinity);
   const colored = present.map((i, k) => ({ ...i, color: `c${k}` as LineColor }));
@@ -60,27 +61,13 @@ export function shapeCohorts(
       label: i.value,
       color: i.color,
       width: 1.75,
-      points: i.resp!.points.map((p) => {
-        const v = p.q[q];
-        return {
-          tMs: Date.parse(p.t),
-          v: v === undefined || !Number.isFinite(v) || (opts.dropNonPositive && v <= 0) ? null : v,
-        };
-      }),
+      points: timedValues(i.resp!.columns, q, opts),
     })),
     Number.isFinite(stepMs) ? stepMs : 60_000,
   );
   const base = colored.map((i) => {
-    const pts = i.resp!.points.filter((p) => Number.isFinite(p.q[q]));
-    const before =
-      opts.onsetMs === undefined
-        ? []
-        : pts.filter((p) => Date.parse(p.t) < opts.onsetMs!).map((p) => p.q[q]!);
-    const after =
-      opts.onsetMs === undefined
-        ? pts.map((p) => p.q[q]!)
-        : pts.filter((p) => Date.parse(p.t) >= opts.onsetMs!).map((p) => p.q[q]!);
-    return { i, b: median(before), a: median(after), n: pts.length };
+    const { before, after, n } = splitAt(i.resp!.columns, q, opts.onsetMs);
+    return { i, b: median(before), a: median(after), n };
   });
   // A cohort that only exists after the onset (hosts that got a new kernel, a new version)
   // has no "before": compare it with the fastest other cohort, before or after.

@@ -6,6 +6,7 @@
  */
 import type { QuantilesResponse } from '../../api/types.ts';
 import { alignLines, type LatencyFrame, type LineColor } from './latencyFrame.ts';
+import { splitAt, timedValues } from './quantileData.ts';
 
 export type EdgeView = 'client' | 'server' | 'gap';
 export const EDGE_VIEWS: readonly EdgeView[] = ['client', 'server', 'gap'];
@@ -33,30 +34,17 @@ export function shapeEdge(
       color: v as LineColor,
       width: v === 'gap' ? 2 : 1.5,
       dash: v === 'server',
-      points: responses[v]!.points.map((p) => {
-        const val = p.q[q];
-        return {
-          tMs: Date.parse(p.t),
-          v:
-            val === undefined || !Number.isFinite(val) || (opts.dropNonPositive && val <= 0)
-              ? null
-              : val,
-        };
-      }),
+      points: timedValues(responses[v]!.columns, q, opts),
     })),
     Number.isFinite(stepMs) ? stepMs : 60_000,
   );
   const summary = present.map<EdgeSummary>((v) => {
-    const pts = responses[v]!.points.filter((p) => Number.isFinite(p.q[q]));
-    const at = (p: { t: string }) => Date.parse(p.t);
-    const vals = (sel: typeof pts) => sel.map((p) => p.q[q]!);
+    const { before, after } = splitAt(responses[v]!.columns, q, opts.onsetMs);
     return {
       view: v,
-      typicalMs: median(vals(pts)),
-      beforeMs:
-        opts.onsetMs === undefined ? null : median(vals(pts.filter((p) => at(p) < opts.onsetMs!))),
-      afterMs:
-        opts.onsetMs === undefined ? null : median(vals(pts.filter((p) => at(p) >= opts.onsetMs!))),
+      typicalMs: median([...before, ...after]),
+      beforeMs: opts.onsetMs === undefined ? null : median(before),
+      afterMs: opts.onsetMs === undefined ? null : median(after),
     };
   });
   return { frame, summary };

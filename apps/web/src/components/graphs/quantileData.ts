@@ -1,28 +1,40 @@
 /**
- * Shape a quantiles response (`{step_ms, points: [{t, count, q}]}`) into a
- * LatencyFrame: one line per quantile plus the count column. One pass, so a
- * 30-day, 1-minute series (43,200 points) shapes in a few milliseconds.
+ * Shape a quantiles response (columns layout: `{step_ms, columns: {t, count, q}}`)
+ * into a LatencyFrame: one line per quantile plus the count column. The
+ * columns are what uPlot draws, so a contiguous answer (the usual one) needs
+ * one pass to clean values and a 30-day, 1-minute series shapes in a few ms.
  */
-import type { QuantilePoint } from '../../api/types.ts';
-import { quantileColor, quantileLabel, type LatencyFrame } from './latencyFrame.ts';
+import type { QuantileColumns } from '../../api/types.ts';
+import {
+  quantileColor,
+  quantileLabel,
+  type LatencyFrame,
+  type TimedValue,
+} from './latencyFrame.ts';
 
 export interface QuantileShapeOptions {
-  /** Which quantiles to draw, as the API names them ("0.5", "0.99"). Default: all present in the first point. */
+  /** Which quantiles to draw, as the API names them ("0.5", "0.99"). Default: all in the answer. */
   quantiles?: string[];
   /** Log scales cannot draw ≤ 0 (a gap view may be 0): such values become null. */
   dropNonPositive?: boolean;
 }
 
+type Value = number | null | undefined;
+
+function cleaner(dropNonPositive: boolean) {
+  return (v: Value): number | null =>
+    v === undefined || v === null || !Number.isFinite(v) || (dropNonPositive && v <= 0) ? null : v;
+}
+
 export function shapeQuantiles(
-  resp: { step_ms: number; points: readonly QuantilePoint[] },
+  resp: { step_ms: number; columns: QuantileColumns },
   opts: QuantileShapeOptions = {},
 ): LatencyFrame {
-  const pts = resp.points;
-  const qs = opts.quantiles ?? Object.keys(pts[0]?.q ?? {}).sort((a, b) => Number(a) - Number(b));
+  const { t, count: counts, q: byQ } = resp.columns;
+  const qs = opts.quantiles ?? Object.keys(byQ).sort((a, b) => Number(a) - Number(b));
   const step = resp.step_ms;
-  const dropNonPositive = !!opts.dropNonPositive;
-  const clean = (v: number | undefined): number | null =>
-    v === undefined || v === null || !Number.isFinite(v) || (dropNonPositive && v <= 0) ? null : v;
+  const clean = cleaner(!!opts.dropNonPositive);
+  const src = qs.map((q) => byQ[q] ?? []);
   const lines = (cols: Array<Array<number | null>>) =>
     qs.map((q, k) => ({
       key: q,
@@ -32,47 +44,75 @@ export function shapeQuantiles(
       width: Number(q) >= 0.99 ? 2 : 1.5,
     }));
 
-  // The usual answer has a point every step: then times follow from the index and
-  // only the first and last need parsing (43,200 Date.parse calls cost more than the chart).
-  const n = pts.length;
-  const first = n ? Date.parse(pts[0]!.t) : NaN;
-  const contiguous =
-    n > 1 &&
-    Date.parse(pts[n - 1]!.t) - first === (n - 1) * step &&
-    sampledOnGrid(pts, first, step);
-  if (contiguous) {
+  // Steps are ascending and unique, so first + (n−1)·step = last means no holes.
+  // Then the answer's own arrays are drawn as they are (read-only from here on):
+  // a column is copied only when it holds a value the scale cannot draw.
+  const n = t.length;
+  if (n > 0 && t[n - 1]! - t[0]! === (n - 1) * step) {
     const x = new Array<number>(n);
-    const count = new Array<number | null>(n);
-    const cols = qs.map(() => new Array<number | null>(n));
-    for (let i = 0; i < n; i++) {
-      const p = pts[i]!;
-      x[i] = (first + i * step) / 1000;
-      count[i] = p.count;
-      const q = p.q;
-      for (let k = 0; k < qs.length; k++) cols[k]![i] = clean(q[qs[k]!]);
-    }
-    return { x, count, stepMs: step, lines: lines(cols) };
+    for (let i = 0; i < n; i++) x[i] = t[i]! / 1000;
+    const cols = src.map((col) =>
+      col.length === n && drawable(col, !!opts.dropNonPositive) ? col : col.map(clean),
+    );
+    for (const c of cols) while (c.length < n) c.push(null);
+    return { x, count: counts, stepMs: step, lines: lines(cols) };
   }
 
   const x: number[] = [];
   const count: Array<number | null> = [];
-  const cols: Array<Array<number | null>> = qs.map(() => []);
+  const cols: Array<Array<number | null>> = src.map(() => []);
   let prev = NaN;
   for (let i = 0; i < n; i++) {
-    const p = pts[i]!;
-    const t = Date.parse(p.t);
-    if (t - prev > step * 1.5) {
+    const ti = t[i]!;
+    if (ti - prev > step * 1.5) {
       // A hole in the data: break every line here rather than join across it.
       x.push((prev + step) / 1000);
       count.push(null);
       for (const c of cols) c.push(null);
     }
-    prev = t;
-    x.push(t / 1000);
-    count.push(p.count);
-    for (let k = 0; k < qs.length; k++) cols[k]!.push(clean(p.q[qs[k]!]));
+    prev = ti;
+    x.push(ti / 1000);
+    count.push(counts[i] ?? null);
+    for (let k = 0; k < src.length; k++) cols[k]!.push(clean(src[k]![i]));
   }
   return { x, count, stepMs: step, lines: lines(cols) };
+}
+
+/** Every value is a finite number (and > 0 for a log scale). */
+function drawable(col: ReadonlyArray<number | null>, positive: boolean): boolean {
+  for (let i = 0; i < col.length; i++) {
+    const v = col[i];
+    if (typeof v !== 'number' || !(positive ? v > 0 : Number.isFinite(v))) return false;
+  }
+  return true;
+}
+
+/** One quantile of an answer as timed values (for aligning several answers on one axis). */
+export function timedValues(
+  columns: QuantileColumns,
+  q: string,
+  opts: { dropNonPositive?: boolean } = {},
+): TimedValue[] {
+  const clean = cleaner(!!opts.dropNonPositive);
+  const vals = columns.q[q] ?? [];
+  return columns.t.map((tMs, i) => ({ tMs, v: clean(vals[i]) }));
+}
+
+/** The finite values of one quantile before and after an instant (all of them as `after` without one). */
+export function splitAt(
+  columns: QuantileColumns,
+  q: string,
+  atMs?: number,
+): { before: number[]; after: number[]; n: number } {
+  const vals = columns.q[q] ?? [];
+  const before: number[] = [];
+  const after: number[] = [];
+  columns.t.forEach((tMs, i) => {
+    const v = vals[i];
+    if (v === null || v === undefined || !Number.isFinite(v)) return;
+    (atMs !== undefined && tMs < atMs ? before : after).push(v);
+  });
+  return { before, after, n: before.length + after.length };
 }
 
 /** Summary of what the frame shows, for the accessible description and the legend. */
@@ -91,12 +131,4 @@ export function lineSummary(values: ReadonlyArray<number | null>): {
     if (max === null || v > max) max = v;
   }
   return { last, min, max };
-}
-
-/** Spot-check ~64 points (all of a short answer) against first + i·step. */
-function sampledOnGrid(pts: readonly QuantilePoint[], first: number, step: number): boolean {
-  const every = Math.max(1, Math.floor(pts.length / 64));
-  for (let i = 0; i < pts.length; i += every)
-    if (Date.parse(pts[i]!.t) !== first + i * step) return false;
-  return true;
 }
