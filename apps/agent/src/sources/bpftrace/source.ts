@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pageOutMappings } from '../../host/pageout.ts';
 import type { Logger } from '../../log.ts';
 import { FifoLineReader } from '../fifo.ts';
 import { onLines, stopChild } from '../lines.ts';
@@ -67,12 +68,15 @@ export class BpftraceSource implements TracingSource {
         // Room for long exec paths; event buffers (flush.bt) for 8192 events per 100 ms.
         BPFTRACE_STRLEN: '128',
         BPFTRACE_MAP_KEYS_MAX: '8192',
+        // One malloc arena: LLVM's compile-time heap is otherwise spread over several and
+        // ~8 MB more of it stays resident after compiling.
+        GLIBC_TUNABLES: 'glibc.malloc.arena_max=1',
       },
     });
     closeSync(writer); // bpftrace holds its own copy; EOF comes when it exits
     this.child = child;
     const stderr: string[] = [];
-    return new Promise<void>((resolve, reject) => {
+    const attached = new Promise<void>((resolve, reject) => {
       let settled = false;
       settle = (err?: Error) => {
         if (settled) return;
@@ -108,6 +112,18 @@ export class BpftraceSource implements TracingSource {
           );
       });
     });
+    return attached.then(() => void this.releaseCompiler(child.pid!));
+  }
+
+  /** Hand back the LLVM/clang pages bpftrace needed only to compile (see host/pageout.ts). */
+  private async releaseCompiler(pid: number): Promise<void> {
+    const r = await pageOutMappings(pid, String.raw`/lib(LLVM|clang)[-.]`);
+    if (this.stopping) return;
+    if (r.ok)
+      this.opts.log.info(
+        `bpftrace: compiled and attached; released ${((r.releasedBytes ?? 0) / 1048576).toFixed(0)} MB of LLVM/clang pages it no longer needs`,
+      );
+    else this.opts.log.debug(`bpftrace: could not release its compiler pages: ${r.reason}`);
   }
 
   private line(line: string, attached: () => void): void {
