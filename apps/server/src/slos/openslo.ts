@@ -12,13 +12,14 @@
  */
 import { parseAllDocuments, stringify } from 'yaml';
 import { badRequest } from '../http/errors.ts';
-import { tiersFrom, windowFrom, type SloSpec } from './spec.ts';
+import { SLO_OPS, SLO_VIEWS, tiersFrom, windowFrom, type SloSpec } from './spec.ts';
+import type { SloJson } from './store.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const OPS = new Set(['request', 'spawn', 'fsync', 'unmount', 'other']);
-const VIEWS = new Set(['server', 'client', 'internal', 'gap']);
+const OPS = new Set<string>(SLO_OPS);
+const VIEWS = new Set<string>(SLO_VIEWS);
 const UNIT_TO_MS: Record<string, number> = { us: 0.001, µs: 0.001, ms: 1, s: 1000 };
 
 function str(v: unknown, field: string, required = false): string | undefined {
@@ -192,23 +193,7 @@ function specsOf(d: Obj, slis: Map<string, Obj>, text: string): SloSpec[] {
 }
 
 /** An SLO as an OpenSLO v1 document (the inverse of parseOpenSlo for one objective). */
-export function toOpenSlo(slo: {
-  id: string;
-  name: string;
-  description: string | null;
-  service: string;
-  op: string | null;
-  view: string | null;
-  name_match: string | null;
-  peer: string | null;
-  series_id: string | null;
-  threshold_ms: number;
-  objective: number;
-  window: string;
-  calendar: boolean;
-  time_zone: string;
-  labels: Record<string, string>;
-}): string {
+export function toOpenSlo(slo: SloJson): string {
   const metricSpec: Record<string, string> = { service: slo.service, unit: 'ms' };
   if (slo.op) metricSpec.op = slo.op;
   if (slo.view) metricSpec.view = slo.view;

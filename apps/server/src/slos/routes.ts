@@ -4,7 +4,13 @@ import { parseDuration } from '@onset/core';
 import type { AppContext } from '../app.ts';
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
-import { SloInputSchema, escapeRegex, specFromJson, type SloInput, type SloSpec } from './spec.ts';
+import {
+  SloInputSchema,
+  selectorOfSeries,
+  specFromJson,
+  type SloInput,
+  type SloSpec,
+} from './spec.ts';
 import { parseOpenSlo, toOpenSlo } from './openslo.ts';
 import {
   createSlo,
@@ -137,14 +143,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     if (!spec.series_id) return spec;
     const s = await seriesLabels(pool, spec.series_id);
     if (!s) throw badRequest(`series ${spec.series_id} does not exist`);
-    return {
-      ...spec,
-      service: s.service,
-      op: s.op,
-      view: s.view,
-      name_match: `^${escapeRegex(s.name)}$`,
-      peer: s.peer ?? '',
-    };
+    return { ...spec, ...selectorOfSeries(s) };
   };
 
   const specsOf = async (req: FastifyRequest): Promise<SloSpec[]> => {

@@ -2,8 +2,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { TIER_NAMES, parseSloWindow, type SloWindow, type TierName } from '@onset/core';
 import { badRequest } from '../http/errors.ts';
 
-const OPS = ['request', 'spawn', 'fsync', 'unmount', 'other'] as const;
-const VIEWS = ['server', 'client', 'internal', 'gap'] as const;
+/** The op and view values an SLO selector may name (JSON schema and OpenSLO alike). */
+export const SLO_OPS = ['request', 'spawn', 'fsync', 'unmount', 'other'] as const;
+export const SLO_VIEWS = ['server', 'client', 'internal', 'gap'] as const;
 
 export const AlertTiersSchema = Type.Object(
   {
@@ -23,8 +24,8 @@ export const SloInputSchema = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
     service: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    op: Type.Optional(Type.Union(OPS.map((o) => Type.Literal(o)))),
-    view: Type.Optional(Type.Union(VIEWS.map((o) => Type.Literal(o)))),
+    op: Type.Optional(Type.Union(SLO_OPS.map((o) => Type.Literal(o)))),
+    view: Type.Optional(Type.Union(SLO_VIEWS.map((o) => Type.Literal(o)))),
     name_match: Type.Optional(
       Type.String({
         minLength: 1,
@@ -62,25 +63,50 @@ export const SloInputSchema = Type.Object(
 );
 export type SloInput = Static<typeof SloInputSchema>;
 
-/** A validated SLO spec, as stored. */
-export interface SloSpec {
-  name: string;
-  description: string | null;
+/** Which series an SLO watches; the same columns in a spec, a stored row and the API JSON. */
+export interface SloSelector {
   service: string;
   op: string | null;
   view: string | null;
   name_match: string | null;
   peer: string | null;
   series_id: string | null;
-  threshold_ms: number;
+}
+
+/** What a spec, a stored row and the API JSON of an SLO all hold, under the same names. */
+export interface SloCommon extends SloSelector {
+  name: string;
+  description: string | null;
   objective: number;
-  window: SloWindow;
-  alert_tiers: Record<TierName, boolean>;
   min_events: number;
   min_bad_events: number;
   labels: Record<string, string>;
+}
+
+/** A validated SLO spec, as stored. */
+export interface SloSpec extends SloCommon {
+  threshold_ms: number;
+  window: SloWindow;
+  alert_tiers: Record<TierName, boolean>;
   source: 'api' | 'openslo' | 'suggestion';
   openslo: string | null;
+}
+
+/** The labels of a series, as the selector of an SLO bound to exactly that series. */
+export function selectorOfSeries(series: {
+  service: string;
+  op: string;
+  view: string;
+  name: string;
+  peer: string | null;
+}): Omit<SloSelector, 'series_id'> {
+  return {
+    service: series.service,
+    op: series.op,
+    view: series.view,
+    name_match: `^${escapeRegex(series.name)}$`,
+    peer: series.peer ?? '',
+  };
 }
 
 export function tiersFrom(
@@ -112,21 +138,20 @@ export function specFromJson(
   series?: { service: string; op: string; view: string; name: string; peer: string | null } | null,
   suggestedThresholdMs?: number | null,
 ): SloSpec {
-  let service = input.service;
-  let op: string | null = input.op ?? null;
-  let view: string | null = input.view ?? null;
-  let nameMatch: string | null = input.name_match ?? null;
-  let peer: string | null = input.peer ?? null;
+  let selector: Omit<SloSelector, 'series_id' | 'service'> & { service: string | undefined } = {
+    service: input.service,
+    op: input.op ?? null,
+    view: input.view ?? null,
+    name_match: input.name_match ?? null,
+    peer: input.peer ?? null,
+  };
   if (input.series_id) {
     if (!series) throw badRequest(`series ${input.series_id} does not exist`);
     if (input.service && input.service !== series.service)
       throw badRequest('service does not match series_id');
-    service = series.service;
-    op = series.op;
-    view = series.view;
-    nameMatch = `^${escapeRegex(series.name)}$`;
-    peer = series.peer ?? '';
+    selector = selectorOfSeries(series);
   }
+  const { service } = selector;
   if (!service) throw badRequest('service is required (or series_id)');
   const threshold = input.threshold_ms ?? suggestedThresholdMs ?? undefined;
   if (threshold === undefined) {
@@ -148,11 +173,8 @@ export function specFromJson(
   return {
     name,
     description: input.description ?? null,
+    ...selector,
     service,
-    op,
-    view,
-    name_match: nameMatch,
-    peer,
     series_id: input.series_id ?? null,
     threshold_ms: threshold,
     objective,

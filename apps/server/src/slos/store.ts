@@ -1,7 +1,7 @@
 import { GAMMA, ZERO_BUCKET, type SloWindow } from '@onset/core';
 import type { Pool, PoolClient } from '../db/pool.ts';
 import { HttpError, badRequest } from '../http/errors.ts';
-import { thresholdUs, tiersFrom, type SloSpec } from './spec.ts';
+import { thresholdUs, tiersFrom, type SloCommon, type SloSpec } from './spec.ts';
 
 export type Queryable = Pool | PoolClient;
 
@@ -20,27 +20,15 @@ export const SETTLE_MS = 250;
 /** Longest calendar period (31 d) plus slack, for retention of hourly counters. */
 const CALENDAR_KEEP_MS = 33 * DAY_MS;
 
-export interface SloRow {
+export interface SloRow extends SloCommon {
   id: string;
-  name: string;
-  description: string | null;
-  service: string;
-  op: string | null;
-  view: string | null;
-  name_match: string | null;
-  peer: string | null;
-  series_id: string | null;
   threshold_us: number;
-  objective: number;
   window_text: string;
   window_kind: 'rolling' | 'calendar';
   window_ms: number | null;
   calendar_unit: 'day' | 'week' | 'month' | null;
   time_zone: string;
   tiers: Record<string, boolean>;
-  min_events: number;
-  min_bad_events: number;
-  labels: Record<string, string>;
   source: string;
   openslo: string | null;
   exact_since: Date | null;
@@ -64,25 +52,13 @@ export function windowOf(r: SloRow): SloWindow {
     : { kind: 'calendar', unit: r.calendar_unit!, timeZone: r.time_zone, text: r.window_text };
 }
 
-export interface SloJson {
+export interface SloJson extends SloCommon {
   id: string;
-  name: string;
-  description: string | null;
-  service: string;
-  op: string | null;
-  view: string | null;
-  name_match: string | null;
-  peer: string | null;
-  series_id: string | null;
   threshold_ms: number;
-  objective: number;
   window: string;
   calendar: boolean;
   time_zone: string;
   alert_tiers: Record<string, boolean>;
-  min_events: number;
-  min_bad_events: number;
-  labels: Record<string, string>;
   source: string;
   exact_since: string | null;
   created_at: string;
