@@ -1,12 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { parseDuration } from '@onset/core';
 import type { Pool } from '../db/pool.ts';
 import type { ScopeGuard } from '../auth/plugin.ts';
-import { badRequest, notFound } from '../http/errors.ts';
-import { parseTime } from '../http/time.ts';
+import { notFound } from '../http/errors.ts';
 import { getSeries, stepHistograms } from './queries.ts';
-import { autoStepMs } from './routes.ts';
+import { parseAttribute, parseStepRange, rangeQueryFields } from './range.ts';
 
 /**
  * Chart data for the web UI beyond plain quantiles:
@@ -16,19 +14,9 @@ import { autoStepMs } from './routes.ts';
  * - cohorts: the cohort attribute values (os.version, service.version,
  *   dependency.*, ...) of the resources feeding a series, for the cohort split.
  */
-const RangeQuery = Type.Object({
-  from: Type.Optional(
-    Type.String({ description: 'RFC 3339 or relative like now-6h; default now-6h' }),
-  ),
-  to: Type.Optional(Type.String({ description: 'RFC 3339 or now; default now' })),
-  step: Type.Optional(
-    Type.String({ description: 'e.g. 1m, 5m, 1h; default chosen for ~360 columns' }),
-  ),
-  host: Type.Optional(Type.String({ maxLength: 256 })),
-  attribute: Type.Optional(
-    Type.String({ description: 'cohort filter key=value, e.g. os.version=4.15.0-36' }),
-  ),
-});
+const RangeQuery = Type.Object(
+  rangeQueryFields('e.g. 1m, 5m, 1h; default chosen for ~360 columns'),
+);
 
 const HeatmapResponse = Type.Object({
   series_id: Type.String(),
@@ -88,19 +76,10 @@ export async function heatmapRoutes(
     async (req) => {
       const s = await getSeries(pool, req.params.id);
       if (!s) throw notFound(`series ${req.params.id} does not exist`);
-      const now = Date.now();
-      const toMs = parseTime(req.query.to ?? 'now', now, 'to');
-      const fromMs = parseTime(req.query.from ?? 'now-6h', now, 'from');
-      if (fromMs >= toMs) throw badRequest('"from" must be before "to"');
-      let stepMs: number;
-      try {
-        stepMs = req.query.step ? parseDuration(req.query.step) : autoStepMs(toMs - fromMs);
-      } catch (e) {
-        throw badRequest(`step: ${(e as Error).message}`);
-      }
-      if (stepMs < 60_000) throw badRequest('step must be at least 1m (histograms are per minute)');
-      if ((toMs - fromMs) / stepMs > MAX_COLUMNS)
-        throw badRequest(`too many columns (> ${MAX_COLUMNS}); use a larger step`);
+      const { fromMs, toMs, stepMs } = parseStepRange(req.query, {
+        steps: MAX_COLUMNS,
+        name: 'columns',
+      });
       const attribute = parseAttribute(req.query.attribute);
       const steps = await stepHistograms(pool, {
         seriesId: s.id,
@@ -170,11 +149,4 @@ export async function heatmapRoutes(
       return { series_id: s.id, attributes: [...byKey].map(([key, values]) => ({ key, values })) };
     },
   );
-}
-
-function parseAttribute(text: string | undefined): { key: string; value: string } | undefined {
-  if (!text) return undefined;
-  const eq = text.indexOf('=');
-  if (eq <= 0) throw badRequest('attribute must look like key=value');
-  return { key: text.slice(0, eq), value: text.slice(eq + 1) };
 }

@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { parseDuration } from '@onset/core';
 import type { Pool } from '../db/pool.ts';
 import type { ScopeGuard } from '../auth/plugin.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { getSeries, listSeries, quantileColumns, quantiles } from './queries.ts';
-import { parseTime } from '../http/time.ts';
+import { parseAttribute, parseStepRange, rangeQueryFields } from './range.ts';
 
 const SeriesSchema = Type.Object({
   id: Type.String(),
@@ -32,18 +31,8 @@ const ListQuery = Type.Object({
 });
 
 const QuantileQuery = Type.Object({
-  from: Type.Optional(
-    Type.String({ description: 'RFC 3339 or relative like now-6h; default now-6h' }),
-  ),
-  to: Type.Optional(Type.String({ description: 'RFC 3339 or now; default now' })),
-  step: Type.Optional(
-    Type.String({ description: 'e.g. 1m, 5m, 1h; default chosen for ~300 points' }),
-  ),
+  ...rangeQueryFields('e.g. 1m, 5m, 1h; default chosen for ~300 points'),
   q: Type.Optional(Type.String({ description: 'comma-separated quantiles, default 0.5,0.99' })),
-  host: Type.Optional(Type.String({ maxLength: 256 })),
-  attribute: Type.Optional(
-    Type.String({ description: 'cohort filter key=value, e.g. os.version=4.15.0-36' }),
-  ),
   layout: Type.Optional(
     Type.Union([Type.Literal('points'), Type.Literal('columns')], {
       description:
@@ -79,20 +68,6 @@ const ColumnsBody = Type.Object({
 });
 
 const MAX_POINTS = 50_000;
-
-export function autoStepMs(rangeMs: number): number {
-  const candidates = [
-    60_000,
-    300_000,
-    600_000,
-    1_800_000,
-    3_600_000,
-    3 * 3_600_000,
-    6 * 3_600_000,
-    86_400_000,
-  ];
-  return candidates.find((s) => rangeMs / s <= 360) ?? 86_400_000;
-}
 
 export async function seriesRoutes(
   app: FastifyInstance,
@@ -147,31 +122,14 @@ export async function seriesRoutes(
     async (req, reply) => {
       const s = await getSeries(pool, req.params.id);
       if (!s) throw notFound(`series ${req.params.id} does not exist`);
-      const now = Date.now();
-      const toMs = parseTime(req.query.to ?? 'now', now, 'to');
-      const fromMs = parseTime(req.query.from ?? 'now-6h', now, 'from');
-      if (fromMs >= toMs) throw badRequest('"from" must be before "to"');
-      let stepMs: number;
-      try {
-        stepMs = req.query.step ? parseDuration(req.query.step) : autoStepMs(toMs - fromMs);
-      } catch (e) {
-        throw badRequest(`step: ${(e as Error).message}`);
-      }
-      if (stepMs < 60_000) throw badRequest('step must be at least 1m (histograms are per minute)');
-      if ((toMs - fromMs) / stepMs > MAX_POINTS)
-        throw badRequest(`too many points (> ${MAX_POINTS}); use a larger step`);
+      const { fromMs, toMs, stepMs } = parseStepRange(req.query, {
+        steps: MAX_POINTS,
+        name: 'points',
+      });
       const qs = (req.query.q ?? '0.5,0.99').split(',').map((x) => Number(x.trim()));
       if (qs.some((x) => !(x >= 0 && x <= 1)) || qs.length > 10)
         throw badRequest('q must be up to 10 numbers between 0 and 1');
-      let attribute: { key: string; value: string } | undefined;
-      if (req.query.attribute) {
-        const eq = req.query.attribute.indexOf('=');
-        if (eq <= 0) throw badRequest('attribute must look like key=value');
-        attribute = {
-          key: req.query.attribute.slice(0, eq),
-          value: req.query.attribute.slice(eq + 1),
-        };
-      }
+      const attribute = parseAttribute(req.query.attribute);
       const hq = { seriesId: s.id, fromMs, toMs, stepMs, host: req.query.host, attribute };
       const head = {
         series: s,
