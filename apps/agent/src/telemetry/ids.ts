@@ -9,10 +9,12 @@ function randomHex(bytes: number): string {
     randomFillSync(pool);
     used = 0;
   }
+  let zero = true;
+  for (let i = used; i < used + bytes && zero; i++) zero = pool[i] === 0;
   const hex = pool.toString('hex', used, used + bytes);
   used += bytes;
   // All-zero ids are invalid in W3C trace context.
-  return /^0+$/.test(hex) ? randomHex(bytes) : hex;
+  return zero ? randomHex(bytes) : hex;
 }
 
 export const newTraceId = (): string => randomHex(16);

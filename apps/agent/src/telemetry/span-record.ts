@@ -3,7 +3,14 @@
  * objects, which are several times larger) and turns them into the
  * `ReadableSpan`s the official OTLP exporter encodes only when sending.
  */
-import { SpanKind, SpanStatusCode, type Attributes, type HrTime } from '@opentelemetry/api';
+import {
+  SpanKind,
+  SpanStatusCode,
+  type Attributes,
+  type HrTime,
+  type SpanContext,
+  type SpanStatus,
+} from '@opentelemetry/api';
 import type { InstrumentationScope } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -39,36 +46,76 @@ export function approximateBytes(r: SpanRecord): number {
   return bytes;
 }
 
+const NONE: never[] = [];
+const UNSET = { code: SpanStatusCode.UNSET };
+
+/**
+ * A queued record seen as the `ReadableSpan` the exporter serializes: one small object per span
+ * at export time, every field read through the prototype (the exporter reads each field twice,
+ * once to size the request and once to write it; what it computes is short-lived garbage).
+ */
+class ExportedSpan implements ReadableSpan {
+  constructor(
+    private readonly r: SpanRecord,
+    readonly resource: Resource,
+    readonly instrumentationScope: InstrumentationScope,
+  ) {}
+  get name(): string {
+    return this.r.name;
+  }
+  get kind(): SpanKind {
+    return this.r.kind;
+  }
+  spanContext(): SpanContext {
+    return { traceId: this.r.traceId, spanId: this.r.spanId, traceFlags: 1 };
+  }
+  get parentSpanContext(): SpanContext | undefined {
+    const r = this.r;
+    return r.parentSpanId
+      ? { traceId: r.traceId, spanId: r.parentSpanId, traceFlags: 1 }
+      : undefined;
+  }
+  get startTime(): HrTime {
+    return toHrTime(this.r.startNs);
+  }
+  get endTime(): HrTime {
+    return toHrTime(this.r.startNs + BigInt(Math.round(this.r.durationNs)));
+  }
+  get duration(): HrTime {
+    return toHrTime(BigInt(Math.round(this.r.durationNs)));
+  }
+  get status(): SpanStatus {
+    return this.r.error ? { code: SpanStatusCode.ERROR, message: this.r.error } : UNSET;
+  }
+  get attributes(): Attributes {
+    return this.r.attributes;
+  }
+  get links(): never[] {
+    return NONE;
+  }
+  get events(): never[] {
+    return NONE;
+  }
+  get ended(): boolean {
+    return true;
+  }
+  get droppedAttributesCount(): number {
+    return 0;
+  }
+  get droppedEventsCount(): number {
+    return 0;
+  }
+  get droppedLinksCount(): number {
+    return 0;
+  }
+}
+
 export function toReadableSpan(
   r: SpanRecord,
   resource: Resource,
   scope: InstrumentationScope,
 ): ReadableSpan {
-  const spanContext = { traceId: r.traceId, spanId: r.spanId, traceFlags: 1 };
-  const ns = BigInt(Math.round(r.durationNs));
-  return {
-    name: r.name,
-    kind: r.kind,
-    spanContext: () => spanContext,
-    parentSpanContext: r.parentSpanId
-      ? { traceId: r.traceId, spanId: r.parentSpanId, traceFlags: 1 }
-      : undefined,
-    startTime: toHrTime(r.startNs),
-    endTime: toHrTime(r.startNs + ns),
-    duration: toHrTime(ns),
-    status: r.error
-      ? { code: SpanStatusCode.ERROR, message: r.error }
-      : { code: SpanStatusCode.UNSET },
-    attributes: r.attributes,
-    links: [],
-    events: [],
-    ended: true,
-    resource,
-    instrumentationScope: scope,
-    droppedAttributesCount: 0,
-    droppedEventsCount: 0,
-    droppedLinksCount: 0,
-  };
+  return new ExportedSpan(r, resource, scope);
 }
 
 export { SpanKind };

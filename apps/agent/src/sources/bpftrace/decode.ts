@@ -2,7 +2,6 @@
  * bpftrace JSON tuples (see programs/*.bt for their fields) -> agent events.
  */
 import { constants } from 'node:os';
-import path from 'node:path';
 import type { EventSink, FsyncCall, SpawnMethod } from '../../events.ts';
 import { pathThroughMount, RecentMounts, type MountTable } from '../../host/mounts.ts';
 
@@ -11,6 +10,17 @@ const FSYNC_CALLS: (FsyncCall | undefined)[] = [undefined, 'fsync', 'fdatasync',
 const CLONE_VM = 0x100;
 const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, n]) => [n, name]));
 const MAX_DIRS = 20_000;
+/** Event slots printed by flush.bt, and the never-cleared kernel-side counters. */
+const BUFFER_KIND = new Map<string, 'fsync' | 'spawn'>(
+  [0, 1, 2].flatMap((i) => [
+    [`@fsync_b${i}`, 'fsync'],
+    [`@spawn_b${i}`, 'spawn'],
+  ]),
+);
+const COUNT_KIND = new Map<string, 'fsync' | 'spawn'>([
+  ['@fsync_count', 'fsync'],
+  ['@spawn_count', 'spawn'],
+]);
 
 export interface DecoderDeps {
   sink: EventSink;
@@ -51,7 +61,7 @@ export class BpftraceDecoder {
   private readonly unmountStarts = new Map<string, UnmountStart>();
   private readonly unmountEnds = new Map<string, UnmountEnd>();
   /** fsyncs read before the "dir" lines naming their directory (different CPUs' output can interleave) */
-  private pending: { t: unknown[]; at: number }[] = [];
+  private pending: { t: unknown[]; o: number; at: number }[] = [];
   /** Buffered events received, and missing ones found by comparing with the kernel's counts. */
   readonly received = { fsync: 0, spawn: 0 };
   readonly lost = { fsync: 0, spawn: 0 };
@@ -67,16 +77,21 @@ export class BpftraceDecoder {
    * or a kernel-side event count {"@fsync_count": n}.
    */
   handleBuffers(data: Record<string, unknown>): void {
-    for (const [name, value] of Object.entries(data)) {
-      const slot = /^@(fsync|spawn)_b[012]$/.exec(name)?.[1];
-      if (slot && value && typeof value === 'object') {
-        for (const fields of Object.values(value as Record<string, unknown>)) {
+    for (const name in data) {
+      const value = data[name];
+      const kind = BUFFER_KIND.get(name);
+      if (kind && value && typeof value === 'object') {
+        // Hot path (one entry per traced event): no per-entry arrays or closures.
+        const entries = value as Record<string, unknown>;
+        const emit = kind === 'fsync' ? this.fsync : this.spawn;
+        for (const key in entries) {
+          const fields = entries[key];
           if (!Array.isArray(fields)) continue;
-          this.received[slot as 'fsync' | 'spawn']++;
-          this.handle([slot, ...fields]);
+          this.received[kind]++;
+          emit.call(this, fields, 0);
         }
       }
-      const counted = /^@(fsync|spawn)_count$/.exec(name)?.[1] as 'fsync' | 'spawn' | undefined;
+      const counted = COUNT_KIND.get(name);
       if (counted && typeof value === 'number') this.checkCount(counted, value);
     }
     this.retryPending();
@@ -99,9 +114,9 @@ export class BpftraceDecoder {
       case 'dir':
         return this.dir(t);
       case 'fsync':
-        return this.fsync(t);
+        return this.fsync(t, 1);
       case 'spawn':
-        return this.spawn(t);
+        return this.spawn(t, 1);
       case 'umount_start':
         return this.unmountStart(t);
       case 'umount':
@@ -147,30 +162,20 @@ export class BpftraceDecoder {
     const waiting = this.pending;
     this.pending = [];
     for (const p of waiting) {
-      const key = p.t[8] as number;
-      if (this.dirs.has(key) || this.dirParts.has(key) || now - p.at > 1_000) this.fsync(p.t, true);
+      const key = p.t[p.o + 7] as number;
+      if (this.dirs.has(key) || this.dirParts.has(key) || now - p.at > 1_000)
+        this.fsync(p.t, p.o, true);
       else this.pending.push(p);
     }
   }
 
-  private fsync(t: unknown[], retry = false): void {
-    const [, callNo, pid, , comm, startMono, durationNs, ret, key, mntId, isDir, name] = t as [
-      string,
-      number,
-      number,
-      number,
-      string,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      string,
-    ];
-    const call = FSYNC_CALLS[callNo] ?? 'fsync';
-    if (key && !this.dirs.has(key) && !this.dirParts.has(key) && !retry) {
-      this.pending.push({ t, at: Date.now() });
+  /** An fsync tuple (see fsync.bt) starting at index `o` of `t`. */
+  private fsync(t: unknown[], o: number, retry = false): void {
+    const pid = t[o + 1] as number;
+    const key = t[o + 7] as number;
+    const call = FSYNC_CALLS[t[o] as number] ?? 'fsync';
+    if (key && !retry && !this.dirs.has(key) && !this.dirParts.has(key)) {
+      this.pending.push({ t, o, at: Date.now() });
       return;
     }
     let directory: string | undefined;
@@ -178,71 +183,49 @@ export class BpftraceDecoder {
     let mountPoint: string | undefined;
     const fsPath = key ? this.dirPath(key) : undefined;
     if (fsPath !== undefined) {
-      const mount = this.deps.mounts.byId(pid, mntId);
+      const mount = this.deps.mounts.byId(pid, t[o + 8] as number);
       directory = mount ? pathThroughMount(mount, fsPath) : fsPath;
-      if (!isDir && name) filePath = path.posix.join(directory, name);
+      const name = t[o + 10] as string;
+      // A dentry name is one path component: joining needs no normalisation.
+      if (!t[o + 9] && name) filePath = directory === '/' ? `/${name}` : `${directory}/${name}`;
       if (call === 'syncfs') mountPoint = mount?.mountPoint;
     }
     this.deps.sink({
       kind: 'fsync',
       source: 'bpftrace',
       call,
-      startNs: this.deps.toEpochNs(BigInt(startMono)),
-      durationNs,
+      startNs: this.deps.toEpochNs(BigInt(t[o + 4] as number)),
+      durationNs: t[o + 5] as number,
       directory,
       path: filePath,
       mountPoint,
       pid,
-      comm,
-      error: errorName(ret),
+      comm: t[o + 3] as string,
+      error: errorName(t[o + 6] as number),
     });
   }
 
-  private spawn(t: unknown[]): void {
-    const [
-      ,
-      pid,
-      ppid,
-      pcomm,
-      how,
-      flags,
-      startMono,
-      durationNs,
-      fds,
-      maxFds,
-      rssPages,
-      filename,
-      comm,
-    ] = t as [
-      string,
-      number,
-      number,
-      string,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      string,
-      string,
-    ];
+  /** A spawn tuple (see spawn.bt) starting at index `o` of `t`. */
+  private spawn(t: unknown[], o: number): void {
+    const flags = t[o + 4] as number;
+    const fds = t[o + 7] as number;
+    const maxFds = t[o + 8] as number;
+    const filename = t[o + 10] as string;
     this.deps.sink({
       kind: 'spawn',
       source: 'bpftrace',
-      startNs: this.deps.toEpochNs(BigInt(startMono)),
-      durationNs,
-      executable: filename || comm,
-      method: METHODS[how],
+      startNs: this.deps.toEpochNs(BigInt(t[o + 5] as number)),
+      durationNs: t[o + 6] as number,
+      executable: filename || (t[o + 11] as string),
+      method: METHODS[t[o + 3] as number],
       sharedMemory: (flags & CLONE_VM) !== 0,
       cloneFlags: flags,
-      pid,
-      parentPid: ppid,
-      parentComm: pcomm,
+      pid: t[o] as number,
+      parentPid: t[o + 1] as number,
+      parentComm: t[o + 2] as string,
       // The in-kernel count stops at 262,144 fds; beyond that the table size is the better figure.
       parentFdCount: maxFds > 262_144 && fds >= 262_144 ? maxFds : fds,
-      parentRssBytes: Math.max(0, rssPages) * this.deps.pageSize,
+      parentRssBytes: Math.max(0, t[o + 9] as number) * this.deps.pageSize,
     });
   }
 
