@@ -4,7 +4,6 @@ import { useQueries } from '@tanstack/react-query';
 import { useRefetchInterval } from '../api/queries.ts';
 import { apiFetch, apiPath } from '../api/client.ts';
 import type { CohortsResponse, QuantilesResponse } from '../api/types.ts';
-import type { RangeText } from '../state/timeRange.ts';
 import { useUrlState } from '../state/url.ts';
 import {
   MAX_COHORT_LINES,
@@ -12,36 +11,27 @@ import {
   shapeCohorts,
   splitCandidates,
 } from './graphs/cohortData.ts';
-import { LatencyChart } from './graphs/LatencyChart.tsx';
-import type { ChartMarker } from './graphs/markerData.ts';
+import {
+  BREAKDOWN_CHART_HEIGHT,
+  BreakdownChart,
+  type PageChartContext,
+} from './graphs/BreakdownChart.tsx';
 import { hostsText } from './graphs/markerData.ts';
 import { Empty, ErrorState, Loading } from './States.tsx';
-import { Select } from './Controls.tsx';
+import { QuantileToggle, Select } from './Controls.tsx';
 import { formatLatencyMs, formatRatio } from '../lib/format.ts';
-
-const HEIGHT = 280;
 
 export function CohortPanel({
   sources,
-  range,
-  resolved,
-  scale,
-  markers,
-  onsetMs,
   hint,
-  onZoom,
-}: {
+  ...page
+}: PageChartContext & {
   /** Series whose hosts can be split, e.g. the caller's client series and the edge's gap series (callee hosts). */
   sources: ReadonlyArray<{ id: string; label: string }>;
-  range: RangeText;
-  resolved: { fromMs: number; toMs: number };
-  scale: 'log' | 'linear';
-  markers: readonly ChartMarker[];
-  onsetMs?: number;
   /** The regression engine's cohort verdict, if any. */
   hint?: { attribute: string; slow: string[]; fast: string[] } | null;
-  onZoom?: (a: number, b: number) => void;
 }) {
+  const { range, scale, onsetMs } = page;
   const { get, set } = useUrlState();
   const interval = useRefetchInterval();
   const cohortQueries = useQueries({
@@ -126,7 +116,7 @@ export function CohortPanel({
         <code>os.version</code>, <code>service.version</code>, <code>dependency.*</code>).
       </Empty>
     ) : (
-      <Loading label="Loading cohorts…" height={HEIGHT} />
+      <Loading label="Loading cohorts…" height={BREAKDOWN_CHART_HEIGHT} />
     );
 
   return (
@@ -148,19 +138,11 @@ export function CohortPanel({
           onChange={(v) => set({ cohort: v })}
           id="cohort-key"
         />
-        <div className="segmented" role="group" aria-label="Quantile per cohort">
-          {(['0.5', '0.99'] as const).map((x) => (
-            <button
-              key={x}
-              type="button"
-              className={`btn ${q === x ? 'active' : ''}`}
-              aria-pressed={q === x}
-              onClick={() => set({ cq: x === '0.5' ? null : x })}
-            >
-              p{Number(x) * 100}
-            </button>
-          ))}
-        </div>
+        <QuantileToggle
+          label="Quantile per cohort"
+          value={q}
+          onChange={(x) => set({ cq: x === '0.5' ? null : x })}
+        />
       </div>
       {error ? <ErrorState error={error} what="cohort quantiles" /> : null}
       {shaped ? (
@@ -192,15 +174,9 @@ export function CohortPanel({
               </li>
             ))}
           </ul>
-          <LatencyChart
+          <BreakdownChart
+            page={page}
             frame={shaped.frame}
-            scale={scale}
-            range={resolved}
-            height={HEIGHT}
-            markers={markers}
-            onsetSec={onsetMs !== undefined ? onsetMs / 1000 : undefined}
-            onZoom={onZoom}
-            showCount={false}
             chartId="cohorts"
             title={`p${Number(q) * 100} latency per ${key}: ${shaped.summary.map((c) => `${c.value}${c.slow ? ' (slow)' : ''}`).join(', ')}`}
           />
@@ -210,7 +186,7 @@ export function CohortPanel({
           Hosts feeding this series do not report {key}.
         </Empty>
       ) : (
-        <Loading label="Loading cohorts…" height={HEIGHT + 60} />
+        <Loading label="Loading cohorts…" height={BREAKDOWN_CHART_HEIGHT + 60} />
       )}
     </div>
   );

@@ -1,22 +1,70 @@
 import type { ReactNode } from 'react';
 import type { Scale } from '../state/url.ts';
 
-/** Log (default) / linear switch for latency axes. */
-export function ScaleToggle({ scale, onChange }: { scale: Scale; onChange: (s: Scale) => void }) {
+/** A row of buttons of which one is pressed: picks one of a few values. */
+function SegmentedToggle<T extends string>({
+  label,
+  options,
+  value,
+  onChange,
+}: {
+  label: string;
+  options: ReadonlyArray<readonly [value: T, text: string]>;
+  value: T;
+  onChange: (v: T) => void;
+}) {
   return (
-    <div className="segmented" role="group" aria-label="Latency axis scale">
-      {(['log', 'linear'] as const).map((s) => (
+    <div className="segmented" role="group" aria-label={label}>
+      {options.map(([v, text]) => (
         <button
-          key={s}
+          key={v}
           type="button"
-          className={`btn ${scale === s ? 'active' : ''}`}
-          aria-pressed={scale === s}
-          onClick={() => onChange(s)}
+          className={`btn ${value === v ? 'active' : ''}`}
+          aria-pressed={value === v}
+          onClick={() => onChange(v)}
         >
-          {s === 'log' ? 'Log' : 'Linear'}
+          {text}
         </button>
       ))}
     </div>
+  );
+}
+
+const SCALES = [
+  ['log', 'Log'],
+  ['linear', 'Linear'],
+] as const;
+
+/** Log (default) / linear switch for latency axes. */
+export function ScaleToggle({ scale, onChange }: { scale: Scale; onChange: (s: Scale) => void }) {
+  return (
+    <SegmentedToggle
+      label="Latency axis scale"
+      options={SCALES}
+      value={scale}
+      onChange={onChange}
+    />
+  );
+}
+
+export type MedianOrTail = '0.5' | '0.99';
+const MEDIAN_OR_TAIL = [
+  ['0.5', 'p50'],
+  ['0.99', 'p99'],
+] as const;
+
+/** p50 / p99 buttons: which quantile a chart of several lines (cohorts, edge views) shows. */
+export function QuantileToggle({
+  value,
+  onChange,
+  label,
+}: {
+  value: MedianOrTail;
+  onChange: (q: MedianOrTail) => void;
+  label: string;
+}) {
+  return (
+    <SegmentedToggle label={label} options={MEDIAN_OR_TAIL} value={value} onChange={onChange} />
   );
 }
 

@@ -2,26 +2,22 @@
 import { useMemo, useState } from 'react';
 import { useQuantiles } from '../api/queries.ts';
 import type { Series } from '../api/types.ts';
-import type { RangeText } from '../state/timeRange.ts';
 import { EDGE_VIEWS, edgeVerdict, shapeEdge, type EdgeView } from './graphs/edgeData.ts';
-import { LatencyChart } from './graphs/LatencyChart.tsx';
-import type { ChartMarker } from './graphs/markerData.ts';
+import {
+  BREAKDOWN_CHART_HEIGHT,
+  BreakdownChart,
+  type PageChartContext,
+} from './graphs/BreakdownChart.tsx';
 import { ErrorState, Loading } from './States.tsx';
+import { QuantileToggle, type MedianOrTail } from './Controls.tsx';
 import { formatDelta, formatLatencyMs } from '../lib/format.ts';
 import type { LevelBand } from './graphs/ChartOverlay.tsx';
 
-const HEIGHT = 280;
-
 export function EdgePanel({
   edge,
-  range,
-  resolved,
-  scale,
-  markers,
-  onsetMs,
-  onZoom,
   bands,
-}: {
+  ...page
+}: PageChartContext & {
   edge: {
     client: Series | null;
     server: Series | null;
@@ -29,15 +25,10 @@ export function EdgePanel({
     caller: string | null;
     callee: string | null;
   };
-  range: RangeText;
-  resolved: { fromMs: number; toMs: number };
-  scale: 'log' | 'linear';
-  markers: readonly ChartMarker[];
-  onsetMs?: number;
-  onZoom?: (a: number, b: number) => void;
   bands?: readonly LevelBand[];
 }) {
-  const [q, setQ] = useState<'0.5' | '0.99'>('0.5');
+  const { range, scale, onsetMs } = page;
+  const [q, setQ] = useState<MedianOrTail>('0.5');
   const client = useQuantiles(edge.client?.id, { range, q: '0.5,0.99' });
   const server = useQuantiles(edge.server?.id, { range, q: '0.5,0.99' });
   const gap = useQuantiles(edge.gap?.id, { range, q: '0.5,0.99' });
@@ -67,19 +58,7 @@ export function EdgePanel({
           <b>{edge.caller ?? '?'}</b> → <b>{edge.callee ?? '?'}</b>: the caller's view (client), the
           callee's view (server) and the gap between them, per call.
         </p>
-        <div className="segmented" role="group" aria-label="Quantile shown">
-          {(['0.5', '0.99'] as const).map((x) => (
-            <button
-              key={x}
-              type="button"
-              className={`btn ${q === x ? 'active' : ''}`}
-              aria-pressed={q === x}
-              onClick={() => setQ(x)}
-            >
-              p{Number(x) * 100}
-            </button>
-          ))}
-        </div>
+        <QuantileToggle label="Quantile shown" value={q} onChange={setQ} />
       </div>
       {error ? <ErrorState error={error} what="edge views" /> : null}
       {shaped ? (
@@ -115,22 +94,16 @@ export function EdgePanel({
               {verdict}
             </p>
           ) : null}
-          <LatencyChart
+          <BreakdownChart
+            page={page}
             frame={shaped.frame}
-            scale={scale}
-            range={resolved}
-            height={HEIGHT}
-            markers={markers}
-            onsetSec={onsetMs !== undefined ? onsetMs / 1000 : undefined}
-            onZoom={onZoom}
             bands={bands}
-            showCount={false}
             chartId="edge"
             title={`Client, server and gap p${Number(q) * 100} of ${edge.caller} to ${edge.callee}`}
           />
         </>
       ) : pending ? (
-        <Loading label="Loading the edge views…" height={HEIGHT + 60} />
+        <Loading label="Loading the edge views…" height={BREAKDOWN_CHART_HEIGHT + 60} />
       ) : null}
     </div>
   );

@@ -124,3 +124,33 @@ export function QueryView<T>({
     </>
   );
 }
+
+/** Room a chart's legend takes under its plot; a loading state of a chart's height plus this does not jump. */
+const CHART_LEGEND_HEIGHT = 28;
+
+/**
+ * A chart in a panel: the chart once its data is shaped, else the query's error
+ * (with Retry) at the chart's height, else a spinner as tall as chart and legend.
+ */
+export function ChartOrState<T>({
+  data,
+  query,
+  what,
+  loadingLabel,
+  height,
+  children,
+}: {
+  data: T | null;
+  query: { error: unknown; refetch: () => unknown };
+  what: string;
+  loadingLabel: string;
+  height: number;
+  children: (data: T) => ReactNode;
+}) {
+  if (data) return <>{children(data)}</>;
+  if (query.error)
+    return (
+      <ErrorState error={query.error} what={what} height={height} onRetry={() => query.refetch()} />
+    );
+  return <Loading label={loadingLabel} height={height + CHART_LEGEND_HEIGHT} />;
+}

@@ -12,9 +12,9 @@ import {
 import { edgeSeries, relevantDeploys } from '../lib/series.ts';
 import { linkWithGlobals, useRange, useScale, useUrlState } from '../state/url.ts';
 import { resolveRange, zoomRange } from '../state/timeRange.ts';
-import { Empty, ErrorState, Loading } from '../components/States.tsx';
+import { ChartOrState, Empty, ErrorState, Loading } from '../components/States.tsx';
 import { Panel, ScaleToggle, Select } from '../components/Controls.tsx';
-import { LatencyChart } from '../components/graphs/LatencyChart.tsx';
+import { QuantilesChart } from '../components/QuantilesChart.tsx';
 import { HeatmapChart } from '../components/graphs/HeatmapChart.tsx';
 import { shapeQuantiles } from '../components/graphs/quantileData.ts';
 import { shapeHeatmap } from '../components/graphs/heatmapData.ts';
@@ -27,6 +27,13 @@ import { edgeLabel } from '../lib/format.ts';
 const QUANTILES = ['0.5', '0.9', '0.99', '0.999'];
 const STEPS = ['', '1m', '5m', '15m', '1h', '6h', '1d'];
 const QUANTILE_CHART_HEIGHT = 320;
+/** The pickers that narrow the series selection, in order (the peer picker shows only when it can matter). */
+const SELECTION_PICKERS = [
+  { field: 'service', label: 'Service', allLabel: 'Any service', options: 'services' },
+  { field: 'op', label: 'Operation', allLabel: 'Any op', options: 'ops' },
+  { field: 'view', label: 'View', allLabel: 'Any view', options: 'views' },
+  { field: 'name', label: 'Name', allLabel: 'Any name', options: 'names' },
+] as const;
 const HEATMAP_HEIGHT = 260;
 
 export default function ExplorerPage() {
@@ -76,34 +83,16 @@ export default function ExplorerPage() {
         <ScaleToggle scale={scale} onChange={setScale} />
       </div>
       <form className="pickers" onSubmit={(e) => e.preventDefault()} aria-label="Choose a series">
-        <Select
-          label="Service"
-          value={sel.service ?? ''}
-          options={opts.services}
-          allLabel="Any service"
-          onChange={(v) => pick('service', v)}
-        />
-        <Select
-          label="Operation"
-          value={sel.op ?? ''}
-          options={opts.ops}
-          allLabel="Any op"
-          onChange={(v) => pick('op', v)}
-        />
-        <Select
-          label="View"
-          value={sel.view ?? ''}
-          options={opts.views}
-          allLabel="Any view"
-          onChange={(v) => pick('view', v)}
-        />
-        <Select
-          label="Name"
-          value={sel.name ?? ''}
-          options={opts.names}
-          allLabel="Any name"
-          onChange={(v) => pick('name', v)}
-        />
+        {SELECTION_PICKERS.map((p) => (
+          <Select
+            key={p.field}
+            label={p.label}
+            value={sel[p.field] ?? ''}
+            options={opts[p.options]}
+            allLabel={p.allLabel}
+            onChange={(v) => pick(p.field, v)}
+          />
+        ))}
         {opts.peers.length > 1 || (sel.peer ?? '') !== '' ? (
           <Select
             label="Peer"
@@ -273,6 +262,8 @@ function SeriesCharts({
   const edge =
     found && [found.client, found.server, found.gap].filter(Boolean).length >= 2 ? found : null;
   const title = `${edgeLabel(series)} · ${series.op} · ${series.view} · ${series.name}`;
+  // The quantiles chart and the heatmap show the same window and markers, zoom alike and share the cursor.
+  const linked = { range: resolved, markers, onZoom, syncKey: 'explorer' };
 
   return (
     <>
@@ -295,51 +286,34 @@ function SeriesCharts({
           Drag across a chart to zoom in; the range goes into the URL. Markers: C code, D
           dependency, K kernel, F config, I infra.
         </p>
-        {frame ? (
-          <LatencyChart
-            frame={frame}
-            scale={scale}
-            range={resolved}
-            height={QUANTILE_CHART_HEIGHT}
-            markers={markers}
-            onZoom={onZoom}
-            syncKey="explorer"
-            chartId="quantiles"
-            title={`Latency quantiles of ${title}, ${scale} scale, with ${markers.length} deploy markers`}
-          />
-        ) : quantiles.error ? (
-          <ErrorState
-            error={quantiles.error}
-            what="quantiles"
-            height={QUANTILE_CHART_HEIGHT}
-            onRetry={() => quantiles.refetch()}
-          />
-        ) : (
-          <Loading label="Loading quantiles…" height={QUANTILE_CHART_HEIGHT + 28} />
-        )}
+        <QuantilesChart
+          {...linked}
+          frame={frame}
+          query={quantiles}
+          scale={scale}
+          height={QUANTILE_CHART_HEIGHT}
+          chartId="quantiles"
+          title={`Latency quantiles of ${title}, ${scale} scale, with ${markers.length} deploy markers`}
+        />
       </Panel>
       <Panel title="Latency heatmap (time × log latency)">
-        {heat ? (
-          <HeatmapChart
-            frame={heat}
-            range={resolved}
-            height={HEATMAP_HEIGHT}
-            markers={markers}
-            onZoom={onZoom}
-            syncKey="explorer"
-            chartId="heatmap"
-            title={`Latency heatmap of ${title}`}
-          />
-        ) : heatmap.error ? (
-          <ErrorState
-            error={heatmap.error}
-            what="the heatmap"
-            height={HEATMAP_HEIGHT}
-            onRetry={() => heatmap.refetch()}
-          />
-        ) : (
-          <Loading label="Loading heatmap…" height={HEATMAP_HEIGHT + 28} />
-        )}
+        <ChartOrState
+          data={heat}
+          query={heatmap}
+          what="the heatmap"
+          loadingLabel="Loading heatmap…"
+          height={HEATMAP_HEIGHT}
+        >
+          {(shaped) => (
+            <HeatmapChart
+              {...linked}
+              frame={shaped}
+              height={HEATMAP_HEIGHT}
+              chartId="heatmap"
+              title={`Latency heatmap of ${title}`}
+            />
+          )}
+        </ChartOrState>
       </Panel>
       {edge ? (
         <Panel title="Edge: client, server and gap">

@@ -10,7 +10,10 @@ import { Empty, ErrorState, Loading } from '../components/States.tsx';
 import { KindBadge, Panel } from '../components/Controls.tsx';
 import { DeployFeed } from '../components/DeployList.tsx';
 import { versionText } from '../components/graphs/markerData.ts';
-import { BudgetBar, BurnCell, sortSlosByBudget } from './slos/sloParts.tsx';
+import { SloNameCell, SloStatusCells, sortSlosByBudget } from './slos/sloParts.tsx';
+
+/** Burn windows the Overview's SLO table shows: the two that page. */
+const OVERVIEW_BURN_WINDOWS = ['1h', '6h'] as const;
 
 export default function OverviewPage() {
   const { params } = useUrlState();
@@ -220,28 +223,10 @@ function BurningSlos({ slos, params }: { slos: Slo[]; params: URLSearchParams })
       <tbody>
         {burning.slice(0, 8).map((s) => (
           <tr key={s.id}>
-            <td>
-              <Link to={linkWithGlobals(`/slos/${s.id}`, params)}>{s.name}</Link>
-              <div className="muted small">{s.service}</div>
-            </td>
-            <td>
-              <BudgetBar value={s.status?.budget_remaining ?? null} />
-            </td>
-            <td>
-              <BurnCell value={s.status?.burn_rates?.['1h'] ?? null} threshold={14.4} />
-            </td>
-            <td>
-              <BurnCell value={s.status?.burn_rates?.['6h'] ?? null} threshold={6} />
-            </td>
-            <td>
-              {s.status?.alert ? (
-                <span className={`alert-pill sev-${s.status.alert.severity}`}>
-                  {s.status.alert.severity}
-                </span>
-              ) : (
-                <span className="muted">–</span>
-              )}
-            </td>
+            <SloNameCell slo={s} params={params}>
+              {s.service}
+            </SloNameCell>
+            <SloStatusCells slo={s} windows={OVERVIEW_BURN_WINDOWS} />
           </tr>
         ))}
       </tbody>

@@ -35,16 +35,27 @@ import {
 } from '../lib/format.ts';
 import { ErrorState, Loading } from '../components/States.tsx';
 import { KindBadge, Panel, ScaleToggle } from '../components/Controls.tsx';
-import { LatencyChart } from '../components/graphs/LatencyChart.tsx';
+import { QuantilesChart } from '../components/QuantilesChart.tsx';
 import type { LevelBand } from '../components/graphs/ChartOverlay.tsx';
+import type { PageChartContext } from '../components/graphs/BreakdownChart.tsx';
 import { shapeQuantiles } from '../components/graphs/quantileData.ts';
 import { hostsText, toMarkers, versionText } from '../components/graphs/markerData.ts';
 import { EdgePanel } from '../components/EdgePanel.tsx';
 import { CohortPanel } from '../components/CohortPanel.tsx';
 import { DeployList } from '../components/DeployList.tsx';
-import { BudgetBar, BurnCell } from './slos/sloParts.tsx';
+import { BudgetBar, SloAlertPill, SloBurn } from './slos/sloParts.tsx';
 
 const MAIN_HEIGHT = 340;
+
+type StatusAction = 'ack' | 'resolve' | 'reopen';
+
+/** The status changes a regression in this status offers, as [action, button label], in button order. */
+function statusActions(status: Regression['status']): Array<[StatusAction, string]> {
+  const actions: Array<[StatusAction, string]> = [];
+  if (status !== 'acknowledged' && status !== 'resolved') actions.push(['ack', 'Acknowledge']);
+  actions.push(status !== 'resolved' ? ['resolve', 'Resolve'] : ['reopen', 'Reopen']);
+  return actions;
+}
 
 export default function RegressionPage() {
   const { id } = useParams();
@@ -145,6 +156,8 @@ function RegressionView({ r }: { r: Regression }) {
     [r.before, r.after, onsetMs, resolved],
   );
   const onZoom = useCallback((a: number, b: number) => setRange(zoomRange(a, b)), [setRange]);
+  // The edge and cohort charts line up with the main chart: same window, scale, markers and onset.
+  const breakdownCharts: PageChartContext = { range, resolved, scale, markers, onsetMs, onZoom };
   const isEdge = !!r.peer || r.view === 'gap' || r.view === 'client';
   const edge = isEdge
     ? edgeSeries(allSeries.data ?? [], {
@@ -179,35 +192,17 @@ function RegressionView({ r }: { r: Regression }) {
           <span className={`status-pill status-${r.status}`} data-testid="regression-status">
             {r.status}
           </span>
-          {r.status !== 'acknowledged' && r.status !== 'resolved' ? (
+          {statusActions(r.status).map(([act, label]) => (
             <button
+              key={act}
               type="button"
               className="btn"
               disabled={action.isPending}
-              onClick={() => action.mutate({ id: r.id, action: 'ack' })}
+              onClick={() => action.mutate({ id: r.id, action: act })}
             >
-              Acknowledge
+              {label}
             </button>
-          ) : null}
-          {r.status !== 'resolved' ? (
-            <button
-              type="button"
-              className="btn"
-              disabled={action.isPending}
-              onClick={() => action.mutate({ id: r.id, action: 'resolve' })}
-            >
-              Resolve
-            </button>
-          ) : (
-            <button
-              type="button"
-              className="btn"
-              disabled={action.isPending}
-              onClick={() => action.mutate({ id: r.id, action: 'reopen' })}
-            >
-              Reopen
-            </button>
-          )}
+          ))}
         </div>
       </div>
       {r.status === 'acknowledged' || r.status === 'resolved' ? (
@@ -301,13 +296,8 @@ function RegressionView({ r }: { r: Regression }) {
                   {s.name}
                 </Link>{' '}
                 <BudgetBar value={s.status?.budget_remaining ?? null} />{' '}
-                <span className="muted small">1h</span>{' '}
-                <BurnCell value={s.status?.burn_rates?.['1h'] ?? null} threshold={14.4} />
-                {s.status?.alert ? (
-                  <span className={`alert-pill sev-${s.status.alert.severity}`}>
-                    {s.status.alert.severity}
-                  </span>
-                ) : null}
+                <span className="muted small">1h</span> <SloBurn slo={s} window="1h" />
+                <SloAlertPill slo={s} />
               </div>
             ))
           ) : (
@@ -351,9 +341,10 @@ function RegressionView({ r }: { r: Regression }) {
           ) : (
             <Loading label="Finding the series…" height={MAIN_HEIGHT + 28} />
           )
-        ) : frame ? (
-          <LatencyChart
+        ) : (
+          <QuantilesChart
             frame={frame}
+            query={quantiles}
             scale={scale}
             range={resolved}
             height={MAIN_HEIGHT}
@@ -364,15 +355,6 @@ function RegressionView({ r }: { r: Regression }) {
             chartId="regression"
             title={`p50 and p99 of ${r.name} on ${where}, ${scale} scale: before ${formatLatencyMs(r.before.p50_ms)} p50, after ${formatLatencyMs(r.after.p50_ms)} p50; onset ${formatInstant(onsetMs)}; ${markers.length} deploy markers${top ? `, top suspect ${top.kind}` : ''}`}
           />
-        ) : quantiles.error ? (
-          <ErrorState
-            error={quantiles.error}
-            what="quantiles"
-            height={MAIN_HEIGHT}
-            onRetry={() => quantiles.refetch()}
-          />
-        ) : (
-          <Loading label="Loading quantiles…" height={MAIN_HEIGHT + 28} />
         )}
       </Panel>
 
@@ -386,30 +368,13 @@ function RegressionView({ r }: { r: Regression }) {
 
       {edge && (edge.client || edge.server || edge.gap) ? (
         <Panel title="Client, server and gap views of this edge">
-          <EdgePanel
-            edge={edge}
-            range={range}
-            resolved={resolved}
-            scale={scale}
-            markers={markers}
-            onsetMs={onsetMs}
-            onZoom={onZoom}
-          />
+          <EdgePanel edge={edge} {...breakdownCharts} />
         </Panel>
       ) : null}
 
       {series ? (
         <Panel title="Cohort split">
-          <CohortPanel
-            sources={cohortSources(series, edge)}
-            range={range}
-            resolved={resolved}
-            scale={scale}
-            markers={markers}
-            onsetMs={onsetMs}
-            hint={r.cohort}
-            onZoom={onZoom}
-          />
+          <CohortPanel sources={cohortSources(series, edge)} hint={r.cohort} {...breakdownCharts} />
         </Panel>
       ) : null}
 

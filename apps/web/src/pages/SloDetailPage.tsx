@@ -10,7 +10,7 @@ import { linkWithGlobals, useRange, useUrlState } from '../state/url.ts';
 import { extendBack, formatAgo, formatInstant, resolveRange } from '../state/timeRange.ts';
 import { ErrorState, Loading } from '../components/States.tsx';
 import { Panel } from '../components/Controls.tsx';
-import { BudgetBar, BurnCell, formatBurn } from './slos/sloParts.tsx';
+import { ALERT_BURN_RATE, BudgetBar, BurnCell, SloBurn, formatBurn } from './slos/sloParts.tsx';
 import {
   BURN_TIERS,
   budgetRemaining,
@@ -140,8 +140,8 @@ function SloView({ slo }: { slo: Slo }) {
         <div className="stat">
           <div className="stat-label">Burn rate 1 h / 6 h</div>
           <div className="stat-value">
-            <BurnCell value={burn1h} threshold={14.4} /> /{' '}
-            <BurnCell value={st?.burn_rates?.['6h'] ?? null} threshold={6} />
+            <BurnCell value={burn1h} threshold={ALERT_BURN_RATE['1h']} /> /{' '}
+            <SloBurn slo={slo} window="6h" />
           </div>
           <div className="muted small">1× spends the budget in exactly {slo.window}</div>
         </div>

@@ -1,14 +1,17 @@
 /** SLOs: all of them sorted by error budget left; create one from a series. */
 import { useEffect, useState } from 'react';
-import { Link, useNavigate } from 'react-router-dom';
+import { useNavigate } from 'react-router-dom';
 import { useCreateSlo, useSeriesList, useSloSuggestion, useSlos } from '../api/queries.ts';
 import type { Series } from '../api/types.ts';
 import { ApiError } from '../api/client.ts';
 import { linkWithGlobals, useUrlState } from '../state/url.ts';
 import { Empty, QueryView } from '../components/States.tsx';
 import { Panel } from '../components/Controls.tsx';
-import { BudgetBar, BurnCell, sortSlosByBudget } from './slos/sloParts.tsx';
+import { SloNameCell, SloStatusCells, sortSlosByBudget } from './slos/sloParts.tsx';
 import { edgeLabel, formatLatencyMs, formatPercent } from '../lib/format.ts';
+
+/** Burn windows the SLO table shows: one per alert tier's long window. */
+const BURN_WINDOWS = ['1h', '6h', '3d'] as const;
 
 export default function SlosPage() {
   const { params, get, set } = useUrlState();
@@ -64,40 +67,16 @@ export default function SlosPage() {
               <tbody>
                 {sortSlosByBudget(data).map((s) => (
                   <tr key={s.id} data-slo-id={s.id}>
-                    <td>
-                      <Link to={linkWithGlobals(`/slos/${s.id}`, params)}>{s.name}</Link>
-                      <div className="muted small">
-                        {[s.service, s.op, s.view, s.name_match].filter(Boolean).join(' · ')}
-                      </div>
-                    </td>
+                    <SloNameCell slo={s} params={params}>
+                      {[s.service, s.op, s.view, s.name_match].filter(Boolean).join(' · ')}
+                    </SloNameCell>
                     <td>
                       {formatPercent(s.objective, s.objective >= 0.999 ? 2 : 1)} under{' '}
                       {formatLatencyMs(s.threshold_ms)}
                       <div className="muted small">over {s.window}</div>
                     </td>
                     <td>{formatPercent(s.status?.sli ?? null, 3)}</td>
-                    <td>
-                      <BudgetBar value={s.status?.budget_remaining ?? null} />
-                    </td>
-                    <td>
-                      <BurnCell value={s.status?.burn_rates?.['1h'] ?? null} threshold={14.4} />
-                    </td>
-                    <td>
-                      <BurnCell value={s.status?.burn_rates?.['6h'] ?? null} threshold={6} />
-                    </td>
-                    <td>
-                      <BurnCell value={s.status?.burn_rates?.['3d'] ?? null} threshold={1} />
-                    </td>
-                    <td>
-                      {s.status?.alert ? (
-                        <span className={`alert-pill sev-${s.status.alert.severity}`}>
-                          {s.status.alert.severity}
-                          {s.status.alert.acknowledged ? ' · acked' : ''}
-                        </span>
-                      ) : (
-                        <span className="muted">–</span>
-                      )}
-                    </td>
+                    <SloStatusCells slo={s} windows={BURN_WINDOWS} showAcknowledged />
                   </tr>
                 ))}
               </tbody>

@@ -1,5 +1,9 @@
 /** Small SLO widgets shared by the Overview and the SLO pages. */
+import type { ReactNode } from 'react';
+import { Link } from 'react-router-dom';
+import type { Slo } from '../../api/types.ts';
 import { formatPercent } from '../../lib/format.ts';
+import { linkWithGlobals } from '../../state/url.ts';
 
 export { sortSlosByBudget } from '../../components/graphs/errorBudget.ts';
 
@@ -38,5 +42,87 @@ export function BurnCell({ value, threshold }: { value: number | null; threshold
     >
       {formatBurn(value)}
     </span>
+  );
+}
+
+/** The burn rate at which each window's alert fires (14.4× over 1 h pages); a BurnCell is red from there. */
+export const ALERT_BURN_RATE = { '1h': 14.4, '6h': 6, '3d': 1 } as const;
+
+/** An SLO's burn rate over one alert window. */
+export function SloBurn({ slo, window }: { slo: Slo; window: keyof typeof ALERT_BURN_RATE }) {
+  return (
+    <BurnCell
+      value={slo.status?.burn_rates?.[window] ?? null}
+      threshold={ALERT_BURN_RATE[window]}
+    />
+  );
+}
+
+/** An SLO's firing alert as a severity pill (with "· acked" if asked), else `none`. */
+export function SloAlertPill({
+  slo,
+  showAcknowledged = false,
+  none = null,
+}: {
+  slo: Slo;
+  showAcknowledged?: boolean;
+  none?: ReactNode;
+}) {
+  const alert = slo.status?.alert;
+  if (!alert) return <>{none}</>;
+  return (
+    <span className={`alert-pill sev-${alert.severity}`}>
+      {alert.severity}
+      {showAcknowledged && alert.acknowledged ? ' · acked' : ''}
+    </span>
+  );
+}
+
+/** The first cell of an SLO table row: the name, linked to the SLO's page, over a muted detail line. */
+export function SloNameCell({
+  slo,
+  params,
+  children,
+}: {
+  slo: Slo;
+  params: URLSearchParams;
+  children: ReactNode;
+}) {
+  return (
+    <td>
+      <Link to={linkWithGlobals(`/slos/${slo.id}`, params)}>{slo.name}</Link>
+      <div className="muted small">{children}</div>
+    </td>
+  );
+}
+
+/** The status cells that end an SLO table row: budget left, burn rate per alert window, alert. */
+export function SloStatusCells({
+  slo,
+  windows,
+  showAcknowledged = false,
+}: {
+  slo: Slo;
+  windows: ReadonlyArray<keyof typeof ALERT_BURN_RATE>;
+  showAcknowledged?: boolean;
+}) {
+  return (
+    <>
+      <td>
+        <BudgetBar value={slo.status?.budget_remaining ?? null} />
+      </td>
+      {windows.map((w) => (
+        <td key={w}>
+          <SloBurn slo={slo} window={w} />
+        </td>
+      ))}
+      <td>
+        <SloAlertPill
+          slo={slo}
+          showAcknowledged={showAcknowledged}
+          none={<span className="muted">–</span>}
+        />
+      </td>
+    </>
   );
 }
