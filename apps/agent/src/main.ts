@@ -22,6 +22,17 @@ function configOrExit(flags: CliFlags): AgentConfig {
   }
 }
 
+/** What the agent itself cost, logged at exit (the benchmark reads it too). */
+function processSummary(): string {
+  const m = process.memoryUsage();
+  const cpu = process.cpuUsage();
+  const mb = (b: number) => (b / 1048576).toFixed(1);
+  return (
+    `process: rss ${mb(m.rss)} MB, V8 heap ${mb(m.heapUsed)} MB used of ${mb(m.heapTotal)} MB, ` +
+    `external ${mb(m.external)} MB; CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s since start`
+  );
+}
+
 async function run(flags: CliFlags): Promise<void> {
   const config = configOrExit(flags);
   const log = createLogger(config.logLevel);
@@ -36,7 +47,10 @@ async function run(flags: CliFlags): Promise<void> {
   const shutdown = (signal: string) => {
     if (++signals > 1) process.exit(130); // a second Ctrl-C: do not wait for the flush
     log.info(`${signal}: stopping and sending what is queued`);
-    void agent.stop().then(() => process.exit(0));
+    void agent.stop().then(() => {
+      log.info(processSummary());
+      process.exit(0);
+    });
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));

@@ -42,8 +42,14 @@ interface BtfType {
   extra: number;
 }
 
+/**
+ * The kernel's BTF has ~100,000 types, of which the agent needs three structs: only where each
+ * type starts is kept (one typed array), types are decoded when looked at, and names are
+ * compared as bytes, so reading it leaves little garbage behind in a long-running agent.
+ */
 export class Btf {
-  private readonly types: (BtfType | undefined)[] = [undefined]; // type ids start at 1
+  /** Byte offset of each type's header, by type id (ids start at 1; slot 0 is unused). */
+  private readonly typeAt: Uint32Array;
   private readonly strOff: number;
   private readonly byName = new Map<string, number[]>();
 
@@ -53,35 +59,58 @@ export class Btf {
     const typeOff = hdrLen + buf.readUInt32LE(8);
     const typeLen = buf.readUInt32LE(12);
     this.strOff = hdrLen + buf.readUInt32LE(16);
+    // A type header is at least 12 bytes: an upper bound for the count.
+    const at = new Uint32Array(Math.floor(typeLen / 12) + 2);
+    let n = 1;
     let p = typeOff;
     const end = typeOff + typeLen;
     while (p < end) {
+      at[n++] = p;
       const info = buf.readUInt32LE(p + 4);
-      const t: BtfType = {
-        nameOff: buf.readUInt32LE(p),
-        kind: (info >>> 24) & 0x1f,
-        vlen: info & 0xffff,
-        kindFlag: info >>> 31 === 1,
-        sizeOrType: buf.readUInt32LE(p + 8),
-        extra: p + 12,
-      };
-      this.types.push(t);
-      p += 12 + extraBytes(t);
-      if (t.kind === KIND.STRUCT || t.kind === KIND.UNION) {
-        const name = this.str(t.nameOff);
-        if (name) this.byName.set(name, [...(this.byName.get(name) ?? []), this.types.length - 1]);
-      }
+      p += 12 + extraBytes((info >>> 24) & 0x1f, info & 0xffff);
     }
+    this.typeAt = at.slice(0, n);
   }
 
   static fromKernel(path = '/sys/kernel/btf/vmlinux'): Btf {
     return new Btf(readFileSync(path));
   }
 
+  private type(id: number): BtfType {
+    const p = this.typeAt[id]!;
+    const info = this.buf.readUInt32LE(p + 4);
+    return {
+      nameOff: this.buf.readUInt32LE(p),
+      kind: (info >>> 24) & 0x1f,
+      vlen: info & 0xffff,
+      kindFlag: info >>> 31 === 1,
+      sizeOrType: this.buf.readUInt32LE(p + 8),
+      extra: p + 12,
+    };
+  }
+
+  /** Ids of the structs and unions called `name`. */
+  private named(name: string): number[] {
+    let ids = this.byName.get(name);
+    if (!ids) {
+      ids = [];
+      const want = Buffer.from(`${name}\0`, 'latin1');
+      for (let id = 1; id < this.typeAt.length; id++) {
+        const p = this.typeAt[id]!;
+        const kind = (this.buf.readUInt32LE(p + 4) >>> 24) & 0x1f;
+        if (kind !== KIND.STRUCT && kind !== KIND.UNION) continue;
+        const s = this.strOff + this.buf.readUInt32LE(p);
+        if (this.buf.compare(want, 0, want.length, s, s + want.length) === 0) ids.push(id);
+      }
+      this.byName.set(name, ids);
+    }
+    return ids;
+  }
+
   /** Byte offset of `member` inside `struct name`, looking through anonymous unions/structs. */
   memberOffset(structName: string, member: string): number | undefined {
-    for (const id of this.byName.get(structName) ?? []) {
-      const t = this.types[id]!;
+    for (const id of this.named(structName)) {
+      const t = this.type(id);
       if (t.kind !== KIND.STRUCT || t.sizeOrType === 0) continue;
       const found = this.findMember(id, member, 0);
       if (found) return found.bitOffset / 8;
@@ -91,9 +120,9 @@ export class Btf {
 
   /** The BTF kind name of a struct member's type after typedef/const/volatile: 'array', 'struct', 'int', ... */
   memberKind(structName: string, member: string): string | undefined {
-    for (const id of this.byName.get(structName) ?? []) {
+    for (const id of this.named(structName)) {
       const found = this.findMember(id, member, 0);
-      if (found) return kindName(this.types[this.resolve(found.typeId)]!.kind);
+      if (found) return kindName(this.type(this.resolve(found.typeId)).kind);
     }
     return undefined;
   }
@@ -103,7 +132,7 @@ export class Btf {
     member: string,
     base: number,
   ): { bitOffset: number; typeId: number } | undefined {
-    const t = this.types[typeId]!;
+    const t = this.type(typeId);
     for (let i = 0; i < t.vlen; i++) {
       const m = t.extra + 12 * i;
       const name = this.str(this.buf.readUInt32LE(m));
@@ -113,7 +142,7 @@ export class Btf {
       if (name === member) return { bitOffset, typeId: memberType };
       if (name === '') {
         const inner = this.resolve(memberType);
-        const k = this.types[inner]!.kind;
+        const k = this.type(inner).kind;
         if (k === KIND.STRUCT || k === KIND.UNION) {
           const found = this.findMember(inner, member, bitOffset);
           if (found) return found;
@@ -126,7 +155,7 @@ export class Btf {
   private resolve(typeId: number): number {
     let id = typeId;
     for (let guard = 0; guard < 32; guard++) {
-      const t = this.types[id]!;
+      const t = this.type(id);
       if (
         t.kind === KIND.TYPEDEF ||
         t.kind === KIND.CONST ||
@@ -147,8 +176,8 @@ export class Btf {
   }
 }
 
-function extraBytes(t: BtfType): number {
-  switch (t.kind) {
+function extraBytes(kind: number, vlen: number): number {
+  switch (kind) {
     case KIND.INT:
     case KIND.VAR:
     case KIND.DECL_TAG:
@@ -159,10 +188,10 @@ function extraBytes(t: BtfType): number {
     case KIND.UNION:
     case KIND.DATASEC:
     case KIND.ENUM64:
-      return 12 * t.vlen;
+      return 12 * vlen;
     case KIND.ENUM:
     case KIND.FUNC_PROTO:
-      return 8 * t.vlen;
+      return 8 * vlen;
     case KIND.PTR:
     case KIND.FWD:
     case KIND.TYPEDEF:
@@ -175,7 +204,7 @@ function extraBytes(t: BtfType): number {
       return 0;
     default:
       // A kind newer than this reader: its size is unknown, so the rest cannot be walked.
-      throw new Error(`unknown BTF kind ${t.kind}`);
+      throw new Error(`unknown BTF kind ${kind}`);
   }
 }
 

@@ -10,6 +10,11 @@ const FSYNC_CALLS: (FsyncCall | undefined)[] = [undefined, 'fsync', 'fdatasync',
 const CLONE_VM = 0x100;
 const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, n]) => [n, name]));
 const MAX_DIRS = 20_000;
+/**
+ * How long an fsync waits for the "dir" lines naming its directory (printed by another CPU, so
+ * they can arrive after it) before it is sent without a path; generous, for a loaded machine.
+ */
+const DIR_WAIT_MS = 3_000;
 /** Event slots printed by flush.bt, and the never-cleared kernel-side counters. */
 const BUFFER_KIND = new Map<string, 'fsync' | 'spawn'>(
   [0, 1, 2].flatMap((i) => [
@@ -163,7 +168,7 @@ export class BpftraceDecoder {
     this.pending = [];
     for (const p of waiting) {
       const key = p.t[p.o + 7] as number;
-      if (this.dirs.has(key) || this.dirParts.has(key) || now - p.at > 1_000)
+      if (this.dirs.has(key) || this.dirParts.has(key) || now - p.at > DIR_WAIT_MS)
         this.fsync(p.t, p.o, true);
       else this.pending.push(p);
     }

@@ -64,9 +64,9 @@ function endBlock(text: string): string {
   const maps = [...new Set(text.match(/@[A-Za-z_][A-Za-z0-9_]*/g) ?? [])].sort();
   const printActive = (slot: number) => BUFFERED.map((k) => `print(@${k}_b${slot});`).join(' ');
   return [
-    '// Generated. On exit: print the slot still being written (the previous one',
-    '// was printed on the last tick, see flush.bt), then clear every map so',
-    '// bpftrace does not dump them all.',
+    '// Generated. On exit: print the slot still being written (the others were',
+    '// printed and cleared on earlier ticks, see flush.bt), then clear every map',
+    '// so bpftrace does not dump them all.',
     'END',
     '{',
     `  if (@epoch % 3 == 0) { ${printActive(0)} }`,

@@ -112,7 +112,9 @@ export class BpftraceSource implements TracingSource {
           );
       });
     });
-    return attached.then(() => void this.releaseCompiler(child.pid!));
+    // Released before the source counts as started, so the agent's footprint once it says it is
+    // running does not include the compiler.
+    return attached.then(() => this.releaseCompiler(child.pid!));
   }
 
   /** Hand back the LLVM/clang pages bpftrace needed only to compile (see host/pageout.ts). */
