@@ -21,6 +21,7 @@ import { startTestAgent, type TestAgent } from './helpers/agent.ts';
 import { waitForSeries } from './helpers/onset.ts';
 import { runHelper, startHelper } from './helpers/processes.ts';
 import { cgroup2Root } from '../src/sources/select.ts';
+import { normalizePath } from '../src/telemetry/normalize.ts';
 
 const SERVICE = 'agent-bpftrace-test';
 let server: TestServer;
@@ -115,7 +116,7 @@ describe('bpftrace source', () => {
     const fsync = await waitForSeries(
       server.url,
       { ...q, op: 'fsync' },
-      (s) => s.name === dataDir,
+      (s) => s.name === normalizePath(dataDir),
       25,
     );
     expect(fsync.p50).toBeGreaterThan(0.001);
@@ -128,7 +129,12 @@ describe('bpftrace source', () => {
     );
     expect(spawns.p50).toBeGreaterThan(0.01);
     expect(spawns.p50).toBeLessThan(5_000);
-    const um = await waitForSeries(server.url, { ...q, op: 'unmount' }, (s) => s.name === mnt, 1);
+    const um = await waitForSeries(
+      server.url,
+      { ...q, op: 'unmount' },
+      (s) => s.name === normalizePath(mnt),
+      1,
+    );
     expect(um.p50).toBeLessThan(5_000);
     expect(um.series.hosts.length).toBe(1);
   });

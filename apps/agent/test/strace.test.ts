@@ -11,6 +11,7 @@ import type { SpawnEvent, UnmountEvent } from '../src/events.ts';
 import { startTestAgent, type TestAgent } from './helpers/agent.ts';
 import { waitForSeries } from './helpers/onset.ts';
 import { startHelper, type Helper } from './helpers/processes.ts';
+import { normalizePath } from '../src/telemetry/normalize.ts';
 
 const SERVICE = 'agent-strace-test';
 let server: TestServer;
@@ -77,7 +78,7 @@ it('attaches to the given pid, says why bpftrace is not used, and traces the wor
   const fsync = await waitForSeries(
     server.url,
     { ...q, op: 'fsync' },
-    (s) => s.name === dataDir,
+    (s) => s.name === normalizePath(dataDir),
     25,
   );
   expect(fsync.p50).toBeGreaterThan(0.001);
@@ -90,5 +91,5 @@ it('attaches to the given pid, says why bpftrace is not used, and traces the wor
   );
   expect(spawns.p50).toBeGreaterThan(0.01);
   expect(spawns.p50).toBeLessThan(5_000);
-  await waitForSeries(server.url, { ...q, op: 'unmount' }, (s) => s.name === mnt, 1);
+  await waitForSeries(server.url, { ...q, op: 'unmount' }, (s) => s.name === normalizePath(mnt), 1);
 });

@@ -16,6 +16,7 @@ import { StraceParser, cloneFlags, fdPath, firstQuoted } from '../src/sources/st
 import { SpanBuffer } from '../src/telemetry/span-buffer.ts';
 import type { SpanRecord } from '../src/telemetry/span-record.ts';
 import { eventToSpan } from '../src/telemetry/spans.ts';
+import { normalizePath } from '../src/telemetry/normalize.ts';
 
 describe('strace output', () => {
   // Captured from `strace -f -q -ttt -T -y` on a Python workload (vfork + exec interleaved).
@@ -354,5 +355,73 @@ describe('spans', () => {
         'onset.server_timing.db.dur_ms': 2,
       },
     });
+  });
+});
+
+describe('series names of traced paths', () => {
+  it('fold generated path components and keep names people choose', () => {
+    expect(normalizePath('/tmp/tmp.Xk3Fa9')).toBe('/tmp/tmp.*');
+    expect(normalizePath('/var/tmp/onset-agent-bt-q8ZLmN/wl/data')).toBe(
+      '/var/tmp/onset-agent-bt-*/wl/data',
+    );
+    expect(normalizePath('/var/tmp/onset-agent-bt-AbCdEf/wl/data')).toBe(
+      '/var/tmp/onset-agent-bt-*/wl/data',
+    );
+    expect(normalizePath('/proc/4242/fd')).toBe('/proc/*/fd');
+    expect(normalizePath('/tmp/tmpk3j4h5_2')).toBe('/tmp/tmp*');
+    expect(
+      normalizePath(
+        '/var/lib/docker/overlay2/3f1c9e0a7b2d4c5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6/merged',
+      ),
+    ).toBe('/var/lib/docker/overlay2/*/merged');
+    // Numbers fold too: per-version and per-database directories become one series.
+    expect(normalizePath('/var/lib/postgresql/16/main/pg_wal')).toBe(
+      '/var/lib/postgresql/*/main/pg_wal',
+    );
+    for (const kept of [
+      '/usr/lib/python3.11/site-packages',
+      '/home/dev/my-Project/node_modules/.cache',
+      '/opt/node-v20.19.0/bin',
+      '/',
+    ])
+      expect(normalizePath(kept)).toBe(kept);
+  });
+
+  it('traced fsyncs and unmounts are named by the folded path and keep the real one', () => {
+    const fsync = eventToSpan({
+      kind: 'fsync',
+      source: 'bpftrace',
+      call: 'fsync',
+      startNs: 1n,
+      durationNs: 5,
+      directory: '/tmp/tmp.Xk3Fa9',
+      path: '/tmp/tmp.Xk3Fa9/f',
+    });
+    expect(fsync.attributes).toMatchObject({
+      'file.directory': '/tmp/tmp.*',
+      'onset.fsync.directory': '/tmp/tmp.Xk3Fa9',
+      'file.path': '/tmp/tmp.Xk3Fa9/f',
+    });
+    const um = eventToSpan({
+      kind: 'unmount',
+      source: 'strace',
+      startNs: 1n,
+      durationNs: 5,
+      mountPoint: '/run/user/1000',
+    });
+    expect(um.attributes).toMatchObject({
+      'fs.mountpoint': '/run/user/*',
+      'onset.unmount.path': '/run/user/1000',
+    });
+    // The probes' own directories are configured, not generated: never folded.
+    const probe = eventToSpan({
+      kind: 'fsync',
+      source: 'probe',
+      call: 'fsync',
+      startNs: 1n,
+      durationNs: 5,
+      directory: '/var/tmp/onset-agent-probes-q8ZLmN/wal',
+    });
+    expect(probe.attributes['file.directory']).toBe('/var/tmp/onset-agent-probes-q8ZLmN/wal');
   });
 });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Attributes } from '@opentelemetry/api';
 import type { AgentEvent, FsyncEvent, RequestEvent, SpawnEvent, UnmountEvent } from '../events.ts';
 import { newSpanId, newTraceId } from './ids.ts';
+import { normalizeComponent, normalizePath } from './normalize.ts';
 import { SpanKind, type SpanRecord } from './span-record.ts';
 
 function put(
@@ -31,9 +32,13 @@ function base(e: AgentEvent, op: string): Attributes {
   return attrs;
 }
 
+/** Traced events name series after host paths: fold the generated parts (see normalize.ts). */
+const traced = (e: AgentEvent) => e.source !== 'probe';
+
 function spawnSpan(e: SpawnEvent): SpanRecord {
   const attrs = base(e, 'spawn');
-  put(attrs, 'process.executable.name', e.label ?? path.basename(e.executable));
+  const exe = path.basename(e.executable);
+  put(attrs, 'process.executable.name', e.label ?? (traced(e) ? normalizeComponent(exe) : exe));
   put(attrs, 'process.executable.path', e.executable);
   put(attrs, 'onset.spawn.method', e.method);
   if (e.sharedMemory !== undefined) attrs['onset.spawn.shared_memory'] = e.sharedMemory;
@@ -56,8 +61,11 @@ function fsyncSpan(e: FsyncEvent): SpanRecord {
     // A batch (WAL removal): its own series, named by the label, so no file.directory.
     put(attrs, 'onset.fsync.directory', e.directory);
   } else {
-    put(attrs, 'fs.mountpoint', e.call === 'syncfs' ? e.mountPoint : undefined);
-    put(attrs, 'file.directory', e.directory);
+    const mp = e.call === 'syncfs' ? e.mountPoint : undefined;
+    put(attrs, 'fs.mountpoint', mp && traced(e) ? normalizePath(mp) : mp);
+    const dir = e.directory && traced(e) ? normalizePath(e.directory) : e.directory;
+    put(attrs, 'file.directory', dir);
+    if (dir !== e.directory) put(attrs, 'onset.fsync.directory', e.directory);
   }
   put(attrs, 'file.path', e.path);
   put(attrs, 'onset.fsync.operations', e.operations);
@@ -68,8 +76,9 @@ function fsyncSpan(e: FsyncEvent): SpanRecord {
 
 function unmountSpan(e: UnmountEvent): SpanRecord {
   const attrs = base(e, 'unmount');
-  put(attrs, 'fs.mountpoint', e.label ?? e.mountPoint);
-  put(attrs, 'onset.unmount.path', e.label ? e.mountPoint : undefined);
+  const mp = e.label ?? (traced(e) ? normalizePath(e.mountPoint) : e.mountPoint);
+  put(attrs, 'fs.mountpoint', mp);
+  put(attrs, 'onset.unmount.path', mp !== e.mountPoint ? e.mountPoint : undefined);
   put(attrs, 'fs.type', e.fsType);
   put(attrs, 'onset.unmount.dirty_bytes', e.dirtyBytes);
   put(attrs, 'onset.unmount.writeback_bytes', e.writebackBytes);
