@@ -14,7 +14,9 @@ import { startOnset, type RunningOnset } from './index.ts';
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** Set once a signal arrived: start-up errors after that are the shutdown's doing, not failures. */
 let stopping = false;
-const AGENT_MAIN = path.resolve(here, '../../agent/src/main.ts');
+// The agent's launcher: runs the agent built to plain JavaScript (rebuilding it when a source
+// changed), so the agent process carries no TypeScript loader.
+const AGENT_BIN = path.resolve(here, '../../agent/bin/onset-agent.js');
 
 async function main(): Promise<void> {
   const withAgent = process.argv.includes('--with-agent') && process.env.ONSET_AGENT !== 'off';
@@ -71,9 +73,9 @@ async function main(): Promise<void> {
   console.log(`onset: dashboard and API on ${onset.url}  (OpenAPI: ${onset.url}/docs/json)`);
   if (onset.otlpUrl) console.log(`onset: OTLP/HTTP on ${onset.otlpUrl}/v1/traces`);
 
-  if (withAgent && existsSync(AGENT_MAIN)) {
+  if (withAgent && existsSync(AGENT_BIN)) {
     const token = [...config.tokens.entries()].find(([, s]) => s.has('ingest'))?.[0];
-    agent = spawn(process.execPath, ['--import', 'tsx', AGENT_MAIN], {
+    agent = spawn(process.execPath, [AGENT_BIN], {
       stdio: 'inherit',
       env: {
         ...process.env,
