@@ -4,6 +4,7 @@ import {
   binomial,
   exactUpperTail,
   exceedanceTest,
+  gvsUpper,
   mannWhitneyGreater,
   median,
   normalQuantile,
@@ -127,6 +128,30 @@ describe('exceedance test', () => {
       ),
       { numRuns: 40 },
     );
+  });
+
+  it('gvsUpper (counts only, for a long history kept as its top values) agrees with the test on data', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 2, max: 300 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 0, max: 40 }),
+        (m, n, r0, x0) => {
+          const r = Math.min(r0, n);
+          const x = Math.min(x0, m);
+          const before = Array.from({ length: n }, (_, i) => i * 10);
+          const theta = before[n - r]!;
+          const after = Array.from({ length: m }, (_, i) => (i < x ? theta + 1 + i : -1 - i));
+          expect(gvsUpper(n, r, m, x)).toBeCloseTo(exceedanceTest(after, before, r, 1), 12);
+        },
+      ),
+      { numRuns: 200 },
+    );
+    // Five of 40 new minutes beyond the second largest of 700 are rare by
+    // chance (p ≈ 2e-6); beyond the second largest of 120, not (p ≈ 4e-3).
+    expect(gvsUpper(700, 2, 40, 5)).toBeLessThan(5e-6);
+    expect(gvsUpper(120, 2, 40, 5)).toBeGreaterThan(1e-3);
   });
 });
 

@@ -245,6 +245,59 @@ describe('detectSteps: steps are found, located and sized', () => {
     expect(changes[0]!.detectedIndex - truth).toBeLessThan(20);
   });
 
+  it('sees a slow tail in a sparse series (4 events a minute) that shows in only a sixth of the minutes', () => {
+    // A slower 5% of events (×300): with ~4 events a minute the minute's
+    // "p99" (its maximum) carries it in about one minute in six, and p50
+    // not at all. Without a step, the same series stay quiet.
+    const tailSeries = (seed: number, tail: number) => {
+      const r = rng(seed);
+      const out: MinutePoint[] = [];
+      let truth = -1;
+      for (let i = 0; i < 1400; i++) {
+        const n = r.poisson(4);
+        if (n === 0) continue;
+        if (i >= 800 && truth < 0) truth = out.length;
+        const ev: number[] = [];
+        for (let k = 0; k < n; k++) {
+          const x = 20 * Math.exp(0.6 * r.normal());
+          ev.push(i >= 800 && r.next() < 0.05 ? x * tail : x);
+        }
+        ev.sort((a, b) => a - b);
+        const q = (p: number) => ev[Math.max(1, Math.ceil(p * n)) - 1]!;
+        out.push({ t: Date.UTC(2026, 0, 1) + i * 60_000, count: n, p50: q(0.5), p99: q(0.99) });
+      }
+      return { points: out, truth };
+    };
+    let found = 0;
+    let near = 0;
+    for (let seed = 1; seed <= 12; seed++) {
+      const { points, truth } = tailSeries(seed, 300);
+      const changes = detectSteps(points);
+      expect(changes.length).toBeLessThanOrEqual(1);
+      expect(detectSteps(tailSeries(seed, 1).points)).toEqual([]);
+      if (!changes.length) continue;
+      const c = changes[0]!;
+      expect(c.metric).toBe('p99');
+      expect(c.direction).toBe('regression');
+      found++;
+      if (Math.abs(c.index - truth) <= 5) near++;
+      // The onset interval covers the step, and it is reported within ~80 minutes.
+      expect(Math.abs(c.index - truth)).toBeLessThanOrEqual(c.onsetUncertaintyPoints + 1);
+      expect(c.detectedIndex - truth).toBeLessThan(90);
+      // Incrementally, through JSON state, the same change.
+      let state: DetectorStateJSON | undefined;
+      const got: StepChange[] = [];
+      for (let at = 0; at < points.length; at += 97) {
+        const r = detectStepsIncremental(state, points.slice(at, at + 97));
+        state = JSON.parse(JSON.stringify(r.state)) as DetectorStateJSON;
+        got.push(...r.changes);
+      }
+      expect(got).toEqual(changes);
+    }
+    expect(found).toBeGreaterThanOrEqual(11);
+    expect(near).toBeGreaterThanOrEqual(9);
+  });
+
   it('indexes into the array given, counting minutes without data', () => {
     const points = series({
       seed: 11,

@@ -18,7 +18,12 @@
  *     shifted by `minRatio`, raw and detrended, Bonferroni over tests,
  *     candidate onsets and retests; or written off as drift;
  *  5. the onset is localised by a maximum-likelihood split, with its
- *     uncertainty interval; the other quantile joins if it moved too.
+ *     uncertainty interval; the other quantile joins if it moved too;
+ *  6. two slow paths for what the CUSUMs and a 120-point history cannot
+ *     confirm: in noisy series, an unshifted (no-margin) rank test with a
+ *     trend pooled from both sides (small steps), and a count of new
+ *     extremes against ~12 hours of history kept as block maxima (a slow
+ *     tail that shows in only some minutes of a sparse series).
  *
  * Work per point is O(1); tests run only on alarms. The state is a few
  * numbers per quantile plus a ring of the last beforePoints+maxAfterPoints
@@ -26,6 +31,7 @@
  */
 import {
   exceedanceSorted,
+  gvsUpper,
   mannWhitneySorted,
   median,
   normalQuantile,
@@ -88,6 +94,26 @@ const JOIN_ALPHA = 1e-3;
 const TAIL_QUANTILE = 0.95;
 const TAIL_WINDOW = 64;
 const TAIL_REFRESH = 32;
+/**
+ * New extremes (see extremes()): block size and number of blocks of the long
+ * history, window (points) of an episode, fewest exceedances for a test,
+ * fewest history points, noise gate (sd of a point, log units) and margin
+ * (log units) above the history's second largest value.
+ */
+const XBLK = 32;
+const XB = 22;
+const XW = 120;
+const XMINX = 3;
+const XMINN = 192;
+const XSD = 0.3;
+const XMARGIN = 1.4;
+/**
+ * Unshifted rank test (see unshiftedTest()): Bonferroni penalty, fewest
+ * after points, noise gate (sd of a point, log units).
+ */
+const NM_PENALTY = 10;
+const NM_MIN_AFTER = 8;
+const NM_SD = 0.4;
 /** An unconfirmed alarm is retested after waited/RETEST_GROWTH more points (a geometric schedule). */
 const RETEST_GROWTH = 2;
 const TAIL_H = 6;
@@ -154,6 +180,21 @@ interface MetricState {
   onset: number;
   nextTest: number;
   regimeStart: number;
+  // New extremes over a long history (see extremes()): closed blocks of
+  // XBLK points (start, points, top two values), the open block, the
+  // frozen threshold with its history size, and the exceedances since.
+  xs: number[];
+  xn: number[];
+  x1: number[];
+  x2: number[];
+  cs: number;
+  cn: number;
+  c1: number;
+  c2: number;
+  xt: number;
+  xN: number;
+  xe: number[];
+  xk: number;
 }
 
 interface SplitTest {
@@ -252,7 +293,30 @@ function newMetricState(): MetricState {
     onset: 0,
     nextTest: 0,
     regimeStart: 0,
+    xs: [],
+    xn: [],
+    x1: [],
+    x2: [],
+    cs: 0,
+    cn: 0,
+    c1: -NO_THRESHOLD,
+    c2: -NO_THRESHOLD,
+    xt: NO_THRESHOLD,
+    xN: 0,
+    xe: [],
+    xk: 0,
   };
+}
+
+/** The exceedance before j in the episode (or -1). */
+function previousExceedance(s: MetricState, j: number): number {
+  let prev = -1;
+  for (const e of s.xe) if (e < j) prev = e;
+  return prev;
+}
+
+function copyMetricState(m: MetricState): MetricState {
+  return { ...m, xs: [...m.xs], xn: [...m.xn], x1: [...m.x1], x2: [...m.x2], xe: [...m.xe] };
 }
 
 export class StepDetector {
@@ -491,8 +555,128 @@ export class StepDetector {
         s.tests = 0;
       }
     }
-    if (s.alarm !== 0 && vi >= s.nextTest) return this.tryConfirm(mi, vi);
+    if (s.alarm !== 0 && vi >= s.nextTest) {
+      const ch = this.tryConfirm(mi, vi);
+      if (ch) return ch;
+    }
+    return this.extremes(mi, vi, y);
+  }
+
+  /**
+   * New extremes: a slow tail that shows in only some minutes of a sparse
+   * series (a minute's "p99" of 3 events is their maximum, so a slower 5% of
+   * events shows in ~15% of the minutes) moves neither the level nor, within
+   * a 120-point history, any rank test far enough. Against a long history
+   * (up to XB blocks of XBLK points, kept as each block's top two values)
+   * a handful of minutes beyond its second largest value is significant: the
+   * number of m new points above the r-th largest of N exchangeable ones has
+   * the Gumbel-von Schelling distribution. The threshold (the history's
+   * second largest value plus XMARGIN, ×4: beyond what spikes and heavy tails
+   * did) is frozen from the first exceedance on; every new exceedance tests each
+   * earlier one as the onset, Bonferroni over onsets and rounds.
+   */
+  private extremes(mi: number, vi: number, y: number): StepChange | null {
+    const s = this.ms[mi]!;
+    const o = this.opts;
+    if (s.warm < o.warmupPoints) return null;
+    // Drop what belongs to an earlier regime.
+    if (s.cs < s.regimeStart) {
+      s.cs = vi;
+      s.cn = 0;
+      s.c1 = s.c2 = -NO_THRESHOLD;
+    }
+    while (s.xs.length && s.xs[0]! < s.regimeStart) {
+      s.xs.shift();
+      s.xn.shift();
+      s.x1.shift();
+      s.x2.shift();
+      s.xt = NO_THRESHOLD;
+    }
+    while (s.xe.length && (s.xe[0]! < s.regimeStart || s.xe[0]! <= vi - XW)) s.xe.shift();
+    if (!s.xe.length) s.xk = 0;
+    let out: StepChange | null = null;
+    if (s.xt !== NO_THRESHOLD && y > s.xt && s.xN >= XMINN) {
+      s.xe.push(vi);
+      if (s.xe.length >= XMINX && this.noiseSd(mi, vi) >= XSD) out = this.testExtremes(mi, vi);
+    }
+    if (out) return out;
+    // The open block.
+    if (y > s.c1) {
+      s.c2 = s.c1;
+      s.c1 = y;
+    } else if (y > s.c2) s.c2 = y;
+    if (++s.cn >= XBLK) {
+      s.xs.push(s.cs);
+      s.xn.push(s.cn);
+      // Rounded like the ring's values, so the state's JSON stays short.
+      s.x1.push(Math.round(s.c1 * 1e6) / 1e6);
+      s.x2.push(Math.round(s.c2 * 1e6) / 1e6);
+      if (s.xs.length > XB) {
+        s.xs.shift();
+        s.xn.shift();
+        s.x1.shift();
+        s.x2.shift();
+      }
+      s.cs = vi + 1;
+      s.cn = 0;
+      s.c1 = s.c2 = -NO_THRESHOLD;
+      if (!s.xe.length) this.extremeThreshold(s);
+    }
     return null;
+  }
+
+  /** The second largest value of the closed blocks (plus the margin) and their size. */
+  private extremeThreshold(s: MetricState): void {
+    let n = 0;
+    let t1 = -NO_THRESHOLD;
+    let t2 = -NO_THRESHOLD;
+    for (let b = 0; b < s.xs.length; b++) {
+      n += s.xn[b]!;
+      const v1 = s.x1[b]!;
+      const v2 = s.x2[b]!;
+      if (v1 > t1) {
+        t2 = Math.max(t1, v2);
+        t1 = v1;
+      } else if (v1 > t2) t2 = v1;
+    }
+    s.xN = n;
+    s.xt = n < XMINN ? NO_THRESHOLD : t2 + Math.max(this.logMin, XMARGIN);
+  }
+
+  private testExtremes(mi: number, now: number): StepChange | null {
+    const s = this.ms[mi]!;
+    const e = s.xe;
+    const K = e.length;
+    s.xk++;
+    let best = 1;
+    let bestJ = -1;
+    let bestQ = 0;
+    for (let k = 0; k <= K - XMINX; k++) {
+      const j = e[k]!;
+      // Points after the candidate onset and exceedances among them (the onset's own is the condition).
+      const m = now - j;
+      const x = K - 1 - k;
+      if (m < 1 || x < XMINX - 1) continue;
+      const p = gvsUpper(s.xN, 2, m, x);
+      if (p < best) {
+        best = p;
+        bestJ = j;
+        bestQ = (x + 1) / (m + 1);
+      }
+    }
+    const p = Math.min(1, best * K * s.xk);
+    if (!(p < this.opts.alpha) || bestJ < 0) return null;
+    // The first exceedance comes a geometric wait after the step (a share q
+    // of the new minutes exceed): the onset's posterior (flat prior) decays
+    // from it backwards as (1 - q)^d; report its median, and the 95% width.
+    const lq = Math.log(1 - Math.min(0.9, Math.max(0.02, bestQ)));
+    const back = Math.max(0, Math.ceil(Math.log(0.5) / lq) - 1);
+    const unc = Math.ceil(Math.log(0.05) / lq);
+    const prev = previousExceedance(s, bestJ);
+    const split = Math.max(bestJ - back, prev + 1, s.regimeStart + MIN_BEFORE, now - this.cap + 2);
+    s.xe = [];
+    s.xk = 0;
+    return this.report(mi, 1, split, now, unc, p);
   }
 
   /** Robust Holt update of the baseline with point j (valid index). */
@@ -663,22 +847,79 @@ export class StepDetector {
     // Shifting the after side by that margin makes the tests reject only
     // steps of at least minRatio.
     const shift = dir * this.logMin;
-    for (let i = 0; i < nA; i++) yA[i] = yA[i]! - shift;
-    const raw = this.rankTests(dir, yA, yB);
+    const yAs = scratch(12, nA);
+    for (let i = 0; i < nA; i++) yAs[i] = yA[i]! - shift;
+    const raw = this.rankTests(dir, yAs, yB);
     const out: SplitTest = { p: raw.p, tail: raw.tail, theta: raw.theta + shift, onset };
+    let tAll: Float64Array | null = null;
     if (detrend && nB >= 20 && raw.p < this.opts.alpha) {
       // A ramp (diurnal) must not pass for a step: the shift must survive
       // removing the robust trend of the history, extrapolated forwards.
-      const tAll = this.rangeT(from, now, 3);
-      const tB = tAll.subarray(0, nB);
-      const { slope, intercept } = robustTrend(tB, yB);
+      tAll = this.rangeT(from, now, 3);
+      const { slope, intercept } = robustTrend(tAll.subarray(0, nB), yB);
       const rB = scratch(6, nB);
       const rA = scratch(7, nA);
       for (let i = 0; i < nB; i++) rB[i] = yB[i]! - (intercept + slope * tAll[i]!);
-      for (let i = 0; i < nA; i++) rA[i] = yA[i]! - (intercept + slope * tAll[nB + i]!);
+      for (let i = 0; i < nA; i++) rA[i] = yA[i]! - (intercept + shift + slope * tAll[nB + i]!);
       out.p = Math.max(out.p, this.rankTests(dir, rA, rB).p);
     }
+    if (
+      out.p >= this.opts.alpha &&
+      nB >= 20 &&
+      nA >= NM_MIN_AFTER &&
+      this.noiseSd(mi, now) >= NM_SD &&
+      dir * (medianOf(yA) - medianOf(yB)) >= this.logMin
+    ) {
+      tAll ??= this.rangeT(from, now, 3);
+      const nm = this.unshiftedTest(dir, yA, yB, tAll);
+      if (nm.p < out.p) {
+        out.p = nm.p;
+        out.tail = nm.tail;
+        out.theta = nm.theta;
+      }
+    }
     return out;
+  }
+
+  /**
+   * The slow path for small steps in noisy (sparse) series: the margin test
+   * above needs a 1.3× step to clear 1.1× by a p < 1e-5 rank test, which
+   * 120 minutes of 3 events each cannot do. Here the step is tested against
+   * "no shift" instead (10× the Bonferroni penalty), raw and after removing
+   * a trend pooled from both sides (so a diurnal ramp seen on either side is
+   * not taken for a step), and both medians must still differ by at least
+   * minRatio. Only where a point's noise sd is at least NM_SD: there the
+   * minutes are dominated by independent sampling noise, while in dense
+   * series slow load drifts would make any unshifted test significant.
+   */
+  private unshiftedTest(
+    dir: number,
+    yA: Float64Array,
+    yB: Float64Array,
+    tAll: Float64Array,
+  ): { p: number; tail: boolean; theta: number } {
+    const nB = yB.length;
+    const nA = yA.length;
+    const r0 = this.rankTests(dir, yA, yB);
+    if (!(r0.p * NM_PENALTY < this.opts.alpha)) return { p: 1, tail: false, theta: 0 };
+    const tB = tAll.subarray(0, nB);
+    const tA = tAll.subarray(nB, nB + nA);
+    const sB = robustTrend(tB, yB).slope;
+    const wB = nB * nB * nB;
+    let slope = sB;
+    if (nA >= 20) {
+      const sA = robustTrend(tA, yA).slope;
+      const wA = nA * nA * nA;
+      slope = (wB * sB + wA * sA) / (wB + wA);
+    }
+    const rB = scratch(6, nB);
+    const rA = scratch(7, nA);
+    for (let i = 0; i < nB; i++) rB[i] = yB[i]! - slope * tB[i]!;
+    for (let i = 0; i < nA; i++) rA[i] = yA[i]! - slope * tA[i]!;
+    if (!(dir * (medianOf(rA) - medianOf(rB)) >= this.logMin))
+      return { p: 1, tail: false, theta: 0 };
+    const p1 = this.rankTests(dir, rA, rB).p;
+    return { p: Math.min(1, NM_PENALTY * Math.max(r0.p, p1)), tail: r0.tail, theta: r0.theta };
   }
 
   /**
@@ -782,6 +1023,20 @@ export class StepDetector {
     }
 
     const { split, unc } = this.localise(mi, dir, test, now);
+    return this.report(mi, dir, split, now, unc, test.p);
+  }
+
+  /** A confirmed step: the other quantile joins if it moved too, both re-anchor, duplicates are dropped. */
+  private report(
+    mi: number,
+    dir: number,
+    split: number,
+    now: number,
+    unc: number,
+    p: number,
+  ): StepChange | null {
+    const o = this.opts;
+    const s = this.ms[mi]!;
     const other = 1 - mi;
     const joined =
       this.ms[other]!.warm >= o.warmupPoints &&
@@ -797,7 +1052,14 @@ export class StepDetector {
     }
     this.recent.push({ onset: split, dir, unc });
     if (this.recent.length > 4) this.recent.shift();
-    return this.describe(mi, dir, split, now, unc, test.p, joined);
+    return this.describe(mi, dir, split, now, unc, p, joined);
+  }
+
+  /** The noise model's per-point sd at the count of point `now`. */
+  private noiseSd(mi: number, now: number): number {
+    const s = this.ms[mi]!;
+    const c = this.rc[now % this.cap]!;
+    return Math.sqrt(s.tau2 + s.a / c + this.q2);
   }
 
   /**
@@ -997,7 +1259,7 @@ export class StepDetector {
       lastT: Number.isFinite(this.lastT) ? this.lastT : null,
       ring,
       spread: [this.sxz, this.szz, this.sigmaU],
-      metrics: this.ms.map((m) => ({ ...m })),
+      metrics: this.ms.map(copyMetricState),
       recent: this.recent.map((r) => ({ ...r })),
     };
   }
@@ -1020,8 +1282,8 @@ export class StepDetector {
       d.ry[1][p] = state.ring.y99[i]!;
     }
     [d.sxz, d.szz, d.sigmaU] = state.spread;
-    Object.assign(d.ms[0], state.metrics[0]);
-    Object.assign(d.ms[1], state.metrics[1]);
+    for (let mi = 0; mi < 2; mi++)
+      Object.assign(d.ms[mi]!, copyMetricState({ ...newMetricState(), ...state.metrics[mi]! }));
     d.recent = state.recent.map((r) => ({ ...r }));
     return d;
   }

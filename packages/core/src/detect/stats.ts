@@ -289,3 +289,20 @@ export function orderStatisticZ(q: number, n: number): number {
   const k = Math.max(1, Math.ceil(q * n));
   return normalQuantile(k / (n + 1));
 }
+
+/**
+ * P(X ≥ x) for X the number of m new exchangeable points above the r-th
+ * largest of n earlier ones (Gumbel-von Schelling), by the ratio recurrence.
+ */
+export function gvsUpper(n: number, r: number, m: number, x: number): number {
+  if (x <= 0) return 1;
+  if (x > m) return 0;
+  const total = binomial(n + m, m);
+  let px = binomial(n - r + m, m) / total; // P(X = 0)
+  let cdf = 0;
+  for (let k = 0; k < x; k++) {
+    cdf += px;
+    px = (px * (r + k) * (m - k)) / ((k + 1) * (n - r + m - k));
+  }
+  return Math.max(0, Math.min(1, 1 - cdf));
+}
