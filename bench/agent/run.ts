@@ -244,7 +244,7 @@ async function runWithAgent(sinkUrl: string): Promise<AgentRun> {
   type Sample = { node: { ticks: number }; bpftrace: { ticks: number } };
   const window = (a: Sample, b: Sample, ms: number): CpuWindow => {
     const pct = (x: { ticks: number }, y: { ticks: number }) =>
-      ((y.ticks - x.ticks) / CLK_TCK / (ms / 1000)) * 100;
+      ms >= 1000 ? ((y.ticks - x.ticks) / CLK_TCK / (ms / 1000)) * 100 : 0;
     const node = pct(a.node, b.node);
     const bpftrace = pct(a.bpftrace, b.bpftrace);
     return { seconds: ms / 1000, node, bpftrace, total: node + bpftrace };
