@@ -38,6 +38,8 @@ export interface ChangeOutcome {
   truth: TruthChange;
   matched: boolean;
   delay: number | null;
+  /** Unmatched detections within ±ASSOC points whose nearest change this is (placed 6-60 points off). */
+  nearMisses: number;
 }
 
 export interface SeriesOutcome {
@@ -66,7 +68,7 @@ export function scoreSeries(
       const err = Math.abs(sorted[j]!.index - t.index);
       if (err <= MARGIN && (best < 0 || err < Math.abs(sorted[best]!.index - t.index))) best = j;
     }
-    if (best < 0) return { series, truth: t, matched: false, delay: null };
+    if (best < 0) return { series, truth: t, matched: false, delay: null, nearMisses: 0 };
     used.add(best);
     const d = sorted[best]!;
     const delay = delays
@@ -74,16 +76,25 @@ export function scoreSeries(
       : d.detectedIndex === null
         ? null
         : d.detectedIndex - t.index + 1;
-    return { series, truth: t, matched: true, delay };
+    return { series, truth: t, matched: true, delay, nearMisses: 0 };
   });
   let falseAlarms = 0;
   const locErrors: number[] = [];
-  for (const d of sorted) {
+  sorted.forEach((d, j) => {
     let nearest = Infinity;
-    for (const t of truth) nearest = Math.min(nearest, Math.abs(d.index - t.index));
-    if (nearest <= ASSOC) locErrors.push(nearest);
-    else falseAlarms++;
-  }
+    let which = -1;
+    truth.forEach((t, i) => {
+      const err = Math.abs(d.index - t.index);
+      if (err < nearest) {
+        nearest = err;
+        which = i;
+      }
+    });
+    if (nearest <= ASSOC) {
+      locErrors.push(nearest);
+      if (!used.has(j)) changes[which]!.nearMisses++;
+    } else falseAlarms++;
+  });
   let changeFreePoints = 0;
   for (let i = 0; i < series.points.length; i++)
     if (truth.every((t) => Math.abs(i - t.index) > ASSOC)) changeFreePoints++;
@@ -100,7 +111,13 @@ export function scoreSeries(
 
 export interface Row {
   label: string;
-  /** Series-level rows have precision, F1 and false-alarm rates; change-level rows only recall, delay, location. */
+  /**
+   * Series-level rows have precision, F1 and false-alarm rates; change-level
+   * rows have recall and delay, and a precision (and F1) near changes of
+   * their kind: matches over matches plus the detections placed 6-60 points
+   * off a change of the row (false alarms far from every change belong to no
+   * change and are counted in the series rows).
+   */
   level: 'series' | 'change';
   changes: number;
   detections: number | null;
@@ -193,15 +210,23 @@ export function aggregate(outcomes: SeriesOutcome[], spec: RowSpec): Row {
   }
   const changes = outcomes.flatMap((o) => o.changes.filter((c) => spec.change!(c.truth, o.series)));
   const tp = changes.filter((c) => c.matched).length;
+  const near = changes.reduce((a, c) => a + c.nearMisses, 0);
+  const recall = changes.length ? tp / changes.length : NaN;
+  const precision = tp + near ? tp / (tp + near) : null;
   return {
     label: spec.label,
     level: 'change',
     changes: changes.length,
-    detections: null,
+    detections: tp + near,
     tp,
-    precision: null,
-    recall: changes.length ? tp / changes.length : NaN,
-    f1: null,
+    precision,
+    recall,
+    f1:
+      precision === null || !changes.length
+        ? null
+        : precision + recall > 0
+          ? (2 * precision * recall) / (precision + recall)
+          : 0,
     medianDelay: median(changes.filter((c) => c.matched && c.delay !== null).map((c) => c.delay!)),
     medianLocError: null,
     within5: null,
