@@ -26,8 +26,8 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build:web
 
-# --- production dependencies only (the server and agent run TypeScript
-# through tsx, a runtime dependency). The embedded PostgreSQL binaries are
+# --- production dependencies only (the server runs TypeScript through tsx, a
+# runtime dependency; the agent is bundled with esbuild in its stage). The embedded PostgreSQL binaries are
 # dropped: in a container Onset always talks to DATABASE_URL.
 FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
@@ -48,6 +48,8 @@ WORKDIR /app
 COPY --from=prod-deps /app ./
 COPY packages ./packages
 COPY apps/agent ./apps/agent
+# The agent runs as one plain-JavaScript bundle (apps/agent/scripts/build.mjs, esbuild).
+RUN node apps/agent/scripts/build.mjs
 COPY deploy/agent/healthcheck.mjs /usr/local/lib/onset/agent-healthcheck.mjs
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s CMD ["node", "/usr/local/lib/onset/agent-healthcheck.mjs"]
 CMD ["node", "apps/agent/bin/onset-agent.js"]

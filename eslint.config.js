@@ -11,6 +11,8 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // A `let` assigned once but read earlier by a closure (e.g. a signal handler installed first) must stay `let`.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
   },
 );

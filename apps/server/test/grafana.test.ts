@@ -320,8 +320,14 @@ describe('what the dashboards show', () => {
     expect(cart.length).toBeGreaterThan(4);
     const before = cart.filter((r) => Number(r.time) * 1000 + 5 * MIN <= STEP_AT);
     const after = cart.filter((r) => Number(r.time) * 1000 >= STEP_AT);
-    for (const r of before) expect(r.p50).toBeGreaterThan(4.9), expect(r.p50).toBeLessThan(5.5);
-    for (const r of after) expect(r.p50).toBeGreaterThan(49), expect(r.p50).toBeLessThan(55);
+    for (const r of before) {
+      expect(r.p50).toBeGreaterThan(4.9);
+      expect(r.p50).toBeLessThan(5.5);
+    }
+    for (const r of after) {
+      expect(r.p50).toBeGreaterThan(49);
+      expect(r.p50).toBeLessThan(55);
+    }
 
     // The same numbers as GET /api/v1/series/{id}/quantiles for the same steps.
     const series = (await (await api('GET', '/api/v1/series?service=checkout&op=request')).json()) as { series: Array<{ id: string; name: string }> };
