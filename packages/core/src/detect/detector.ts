@@ -109,11 +109,13 @@ const XSD = 0.3;
 const XMARGIN = 1.4;
 /**
  * Unshifted rank test (see unshiftedTest()): Bonferroni penalty, fewest
- * after points, noise gate (sd of a point, log units).
+ * after points, noise gate (sd of a point, log units), and the margin test
+ * p-value under which it is tried.
  */
 const NM_PENALTY = 10;
 const NM_MIN_AFTER = 8;
 const NM_SD = 0.4;
+const NM_GATE = 0.05;
 /** An unconfirmed alarm is retested after waited/RETEST_GROWTH more points (a geometric schedule). */
 const RETEST_GROWTH = 2;
 const TAIL_H = 6;
@@ -863,8 +865,11 @@ export class StepDetector {
       for (let i = 0; i < nA; i++) rA[i] = yA[i]! - (intercept + shift + slope * tAll[nB + i]!);
       out.p = Math.max(out.p, this.rankTests(dir, rA, rB).p);
     }
+    // (Only worth trying when the margin test already leans that way: for a
+    // step the unshifted test can confirm, the margin test's p is < 0.05.)
     if (
       out.p >= this.opts.alpha &&
+      raw.p < NM_GATE &&
       nB >= 20 &&
       nA >= NM_MIN_AFTER &&
       this.noiseSd(mi, now) >= NM_SD &&
