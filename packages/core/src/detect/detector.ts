@@ -1027,7 +1027,7 @@ export class StepDetector {
       return null;
     }
 
-    const { split, unc } = this.localise(mi, dir, test, now);
+    const { split, unc } = this.localise(mi, dir, test, now, -Infinity, true);
     return this.report(mi, dir, split, now, unc, test.p);
   }
 
@@ -1088,6 +1088,8 @@ export class StepDetector {
    * with 2 events counts less than one with 2,000), or a change in the share
    * of points beyond the exceedance threshold (Bernoulli). The onset
    * interval holds the splits within ONSET_LR_DROP of the best 2·log-LR.
+   * For the reported onset (`posteriorMedian`), the posterior median of the
+   * split replaces the maximum.
    */
   private localise(
     mi: number,
@@ -1095,6 +1097,7 @@ export class StepDetector {
     test: SplitTest,
     now: number,
     lowest = -Infinity,
+    posteriorMedian = false,
   ): { split: number; unc: number } {
     const s = this.ms[mi]!;
     const onset = test.onset;
@@ -1157,6 +1160,22 @@ export class StepDetector {
       if (v > best) {
         best = v;
         bestK = k;
+      }
+    }
+    if (posteriorMedian) {
+      // The onset reported is the posterior median of the split (flat prior,
+      // exp(lr / 2) its likelihood ratio) rather than its mode: the same for
+      // a symmetric profile, and nearer on average for a skewed one, as when
+      // a sparse tail first shows a geometric wait after the step.
+      let tot = 0;
+      for (let k = first; k <= last; k++) tot += Math.exp((lr[k - first]! - best) / 2);
+      let acc = 0;
+      for (let k = first; k <= last; k++) {
+        acc += Math.exp((lr[k - first]! - best) / 2);
+        if (acc >= tot / 2) {
+          bestK = k;
+          break;
+        }
       }
     }
     let unc = 0;
