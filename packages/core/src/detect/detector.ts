@@ -17,17 +17,19 @@
  *     points since the onset against up to `beforePoints` earlier ones,
  *     shifted by `minRatio`, raw and detrended, Bonferroni over tests,
  *     candidate onsets and retests; or written off as drift;
- *  5. the onset is localised by a maximum-likelihood split, with its
- *     uncertainty interval; the other quantile joins if it moved too;
+ *  5. the onset is localised on the likelihood profile of the split (its
+ *     posterior median), with its uncertainty interval; the other quantile
+ *     joins if it moved too;
  *  6. two slow paths for what the CUSUMs and a 120-point history cannot
  *     confirm: in noisy series, an unshifted (no-margin) rank test with a
  *     trend pooled from both sides (small steps), and a count of new
  *     extremes against ~12 hours of history kept as block maxima (a slow
  *     tail that shows in only some minutes of a sparse series).
  *
- * Work per point is O(1); tests run only on alarms. The state is a few
- * numbers per quantile plus a ring of the last beforePoints+maxAfterPoints
- * points and round-trips through JSON, so a pass only processes new points.
+ * Work per point is O(1); tests run only on alarms and new extremes. The
+ * state is a few numbers per quantile, the block maxima of the long history
+ * and a ring of the last beforePoints+maxAfterPoints points, and
+ * round-trips through JSON, so a pass only processes new points.
  */
 import {
   exceedanceSorted,
