@@ -12,10 +12,16 @@ const heavyTailed = fc
   .tuple(
     fc.double({ min: 0, max: 22, noNaN: true }), // log-scale centre: e^0 µs .. e^22 µs (~1 h)
     fc.double({ min: 0.1, max: 3, noNaN: true }), // spread
-    fc.array(fc.tuple(fc.double({ min: 1e-9, max: 1, noNaN: true }), fc.double({ min: -1, max: 1, noNaN: true })), {
-      minLength: 50,
-      maxLength: 3000,
-    }),
+    fc.array(
+      fc.tuple(
+        fc.double({ min: 1e-9, max: 1, noNaN: true }),
+        fc.double({ min: -1, max: 1, noNaN: true }),
+      ),
+      {
+        minLength: 50,
+        maxLength: 3000,
+      },
+    ),
   )
   .map(([mu, sigma, draws]) =>
     draws.map(([u, z]) => {
@@ -76,6 +82,16 @@ describe('Histogram', () => {
     expect(bucketIndex(0)).toBe(ZERO_BUCKET);
     expect(bucketIndex(-5)).toBe(ZERO_BUCKET);
     expect(bucketValue(ZERO_BUCKET)).toBe(0);
+  });
+
+  it('gives every bucket the value 2γ^i/(γ+1), inside and past the precomputed range, within α of the bucket', () => {
+    const GAMMA = 1.01 / 0.99;
+    for (const i of [-5000, -1025, -1024, -349, -1, 0, 1, 700, 1215, 3071, 3072, 9000]) {
+      expect(bucketValue(i)).toBe((2 * Math.pow(GAMMA, i)) / (GAMMA + 1));
+    }
+    for (const us of [0.002, 1, 3.7, 1234.5, 3.6e10]) {
+      expect(Math.abs(bucketValue(bucketIndex(us)) - us) / us).toBeLessThanOrEqual(0.01 + 1e-12);
+    }
   });
 
   it('round-trips through the sparse form', () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Histogram } from '@onset/core';
 import type { Pool } from '../db/pool.ts';
 
@@ -116,7 +117,13 @@ export async function stepHistograms(
         WHERE series_id = $1 AND hour >= $2 AND hour < $3 ${filter}
        UNION ALL ${minuteSql}`
     : minuteSql;
-  const { rows } = await pool.query<{ t: number; idx: number[]; cnt: number[] }>(sql, args);
+  // Prepared (named) per variant of the SQL: a 30-day window covers ~60 daily partitions,
+  // and planning that union anew took longer than running it.
+  const { rows } = await pool.query<{ t: number; idx: number[]; cnt: number[] }>({
+    name: `step_histograms_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`,
+    text: sql,
+    values: args,
+  });
   const out = new Map<number, Histogram>();
   for (const r of rows) {
     const key = Math.floor(Number(r.t) / q.stepMs) * q.stepMs;
