@@ -11,6 +11,9 @@ import { Registry } from '../otlp/registry.ts';
 import { sloTasks } from '../slos/tasks.ts';
 import { regressionTasks } from '../regressions/tasks.ts';
 
+const DATABASE_GOING_AWAY =
+  /terminating connection due to administrator command|Client has encountered a connection error|Connection terminated/i;
+
 export interface Scheduler {
   stop: () => Promise<void>;
 }
@@ -60,7 +63,10 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
     ...regressions.crontab,
   ].join('\n');
   const logger = new Logger(() => (level, message) => {
-    if (level === 'error') log.error(message);
+    // PostgreSQL stopping (Ctrl-C reaches the embedded one too) or restarting is not a job
+    // failure: the runner reconnects or is being stopped, so these are warnings, not errors.
+    if (level === 'error' && DATABASE_GOING_AWAY.test(message)) log.warn(`scheduler: ${message}`);
+    else if (level === 'error') log.error(message);
     else if (level === 'warning') log.warn(message);
     else log.debug(message);
   });
@@ -71,7 +77,15 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
 
   const launch = async (): Promise<void> => {
     try {
-      runner = await run({ pgPool: pool as never, concurrency: 2, noHandleSignals: true, pollInterval: 1000, taskList, crontab, logger });
+      runner = await run({
+        pgPool: pool as never,
+        concurrency: 2,
+        noHandleSignals: true,
+        pollInterval: 1000,
+        taskList,
+        crontab,
+        logger,
+      });
       observeJobs(runner.events);
       runner.promise.catch((err: Error) => {
         log.warn({ err: err.message }, 'scheduler stopped; restarting when the database answers');
