@@ -263,47 +263,20 @@ async function renderTimes(): Promise<{
       return metrics.find((m) => m.name === 'ThreadTime')!.value * 1000;
     };
     const link = `${url}/explorer?series=1&from=${new Date(toMs - POINTS * MIN).toISOString()}&to=${new Date(toMs).toISOString()}&step=1m&q=0.5,0.9,0.99&refresh=off`;
-    for (let i = 0; i < RUNS + 1; i++) {
+    const paintCount = () =>
+      page.evaluate(() => performance.getEntriesByName('onset:painted:quantiles').length);
+    /**
+     * One measurement: `trigger` makes the page ask for the series; once everything else has
+     * rendered (`settleMs`), the answer is released and the paint that follows it is timed,
+     * with the renderer's CPU over the same interval.
+     */
+    const measure = async (trigger: () => Promise<unknown>, settleMs: number) => {
       gate = newGate();
-      await page.goto(link);
+      await trigger();
       await gate.requested;
-      await page.waitForTimeout(300); // everything else on the page has rendered
-      const cpu0 = await threadTime();
-      gate.release();
-      await page.waitForFunction(
-        () => performance.getEntriesByName('onset:painted:quantiles').length > 0,
-        undefined,
-        { timeout: 30_000, polling: 50 },
-      );
-      const cpu = (await threadTime()) - cpu0;
-      gate = null;
-      // Let a marker-less first paint (if any) be superseded; we want the paint after the data arrived.
-      const ms = await page.evaluate(() => {
-        const arrived = performance
-          .getEntriesByName('onset:arrived')
-          .filter((e) => String((e as PerformanceMark).detail).includes('/quantiles'));
-        const t0 = arrived[arrived.length - 1]!.startTime;
-        const painted = performance
-          .getEntriesByName('onset:painted:quantiles')
-          .find((e) => e.startTime >= t0);
-        return painted ? painted.startTime - t0 : NaN;
-      });
-      markersDrawn = await page.locator('[data-testid="chart-quantiles"] .marker-chip').count();
-      if (i > 0) {
-        // the first load warms the browser's caches
-        runs.push(ms);
-        cpuRuns.push(cpu);
-      }
-    }
-    // Warm: the same page fetches the series again (what auto-refresh and the refresh button do).
-    for (let i = 0; i < RUNS; i++) {
-      gate = newGate();
-      const before = await page.evaluate(
-        () => performance.getEntriesByName('onset:painted:quantiles').length,
-      );
-      await page.getByRole('button', { name: 'Refresh now' }).click();
-      await gate.requested;
-      await page.waitForTimeout(200);
+      await page.waitForTimeout(settleMs);
+      // Counted while the answer is held: 0 on a fresh load, the earlier paints on a refresh.
+      const before = await paintCount();
       const cpu0 = await threadTime();
       gate.release();
       await page.waitForFunction(
@@ -313,6 +286,7 @@ async function renderTimes(): Promise<{
       );
       const cpu = (await threadTime()) - cpu0;
       gate = null;
+      // The paint after the data arrived (a marker-less first paint, if any, comes before it).
       const ms = await page.evaluate(() => {
         const arrived = performance
           .getEntriesByName('onset:arrived')
@@ -323,6 +297,24 @@ async function renderTimes(): Promise<{
           .find((e) => e.startTime >= t0);
         return painted ? painted.startTime - t0 : NaN;
       });
+      return { ms, cpu };
+    };
+    // Cold: a fresh page load each time (goto resets the performance entries).
+    for (let i = 0; i < RUNS + 1; i++) {
+      const { ms, cpu } = await measure(() => page.goto(link), 300);
+      markersDrawn = await page.locator('[data-testid="chart-quantiles"] .marker-chip').count();
+      if (i > 0) {
+        // the first load warms the browser's caches
+        runs.push(ms);
+        cpuRuns.push(cpu);
+      }
+    }
+    // Warm: the same page fetches the series again (what auto-refresh and the refresh button do).
+    for (let i = 0; i < RUNS; i++) {
+      const { ms, cpu } = await measure(
+        () => page.getByRole('button', { name: 'Refresh now' }).click(),
+        200,
+      );
       warmRuns.push(ms);
       warmCpu.push(cpu);
     }

@@ -14,12 +14,9 @@ import { dirtyAndWriteback, kernelPageSize } from './host/proc.ts';
 import { CachedProcessProbe } from './host/process-stats.ts';
 import { ensureTracefs } from './host/tracefs.ts';
 import type { Logger } from './log.ts';
-import { HttpProbe } from './probes/http.ts';
-import { MountProbe } from './probes/mount.ts';
+import { configuredProbes } from './probes/configured.ts';
 import type { Probe } from './probes/probe.ts';
 import { ProbeScheduler } from './probes/scheduler.ts';
-import { SpawnProbe } from './probes/spawn.ts';
-import { WalProbe } from './probes/wal.ts';
 import { BpftraceDecoder } from './sources/bpftrace/decode.ts';
 import { buildProgram } from './sources/bpftrace/program.ts';
 import { BpftraceSource } from './sources/bpftrace/source.ts';
@@ -204,32 +201,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   let scheduler: ProbeScheduler | undefined;
   if (config.sources.probes) {
     const p = config.probes;
-    const candidates: Probe[] = [
-      ...(p.spawn.enabled
-        ? [
-            new SpawnProbe({
-              truePath: findExecutable(host, 'true'),
-              count: p.spawn.count,
-              extraFds: p.spawn.extraFds,
-            }),
-          ]
-        : []),
-      ...(p.wal.enabled ? [new WalProbe(p.dir, p.wal.files)] : []),
-      ...(p.mount.enabled
-        ? [
-            new MountProbe({
-              uid: host.uid,
-              mountPath: findExecutable(host, 'mount'),
-              umountPath: findExecutable(host, 'umount'),
-              baseDir: p.dir,
-              types: p.mount.types,
-              sizeMb: p.mount.sizeMb,
-              log,
-            }),
-          ]
-        : []),
-      new HttpProbe(p.http.targets),
-    ];
+    const candidates = configuredProbes(p, host, log);
     const probes: Probe[] = [];
     for (const probe of candidates) {
       const a = probe.check();

@@ -4,15 +4,11 @@
  */
 import type { AgentConfig } from './config/schema.ts';
 import { findExecutable, type HostFacts } from './host/facts.ts';
+import { configuredProbes } from './probes/configured.ts';
 import { MountTable } from './host/mounts.ts';
 import { kernelPageSize } from './host/proc.ts';
 import { ensureTracefs } from './host/tracefs.ts';
 import { createLogger } from './log.ts';
-import { HttpProbe } from './probes/http.ts';
-import { MountProbe } from './probes/mount.ts';
-import type { Probe } from './probes/probe.ts';
-import { SpawnProbe } from './probes/spawn.ts';
-import { WalProbe } from './probes/wal.ts';
 import { BpftraceDecoder } from './sources/bpftrace/decode.ts';
 import { buildProgram } from './sources/bpftrace/program.ts';
 import { BpftraceSource } from './sources/bpftrace/source.ts';
@@ -116,24 +112,7 @@ export async function runDoctor(config: AgentConfig, host: HostFacts): Promise<D
   lines.push(bt, checkStrace(config, host, bt.ok));
   const p = config.probes;
   const log = createLogger('error', () => {});
-  const probes: Probe[] = [
-    new SpawnProbe({
-      truePath: findExecutable(host, 'true'),
-      count: p.spawn.count,
-      extraFds: p.spawn.extraFds,
-    }),
-    new WalProbe(p.dir, p.wal.files),
-    new MountProbe({
-      uid: host.uid,
-      mountPath: findExecutable(host, 'mount'),
-      umountPath: findExecutable(host, 'umount'),
-      baseDir: p.dir,
-      types: p.mount.types,
-      sizeMb: p.mount.sizeMb,
-      log,
-    }),
-    new HttpProbe(p.http.targets),
-  ];
+  const probes = configuredProbes(p, host, log, { includeDisabled: true });
   for (const probe of probes) {
     const a = probe.check();
     lines.push({ ok: a.ok, what: `probe ${probe.name}`, detail: a.ok ? a.detail : a.reason });

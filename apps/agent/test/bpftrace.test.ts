@@ -18,10 +18,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { SpawnEvent } from '../src/events.ts';
 import { startTestAgent, type TestAgent } from './helpers/agent.ts';
-import { waitForSeries } from './helpers/onset.ts';
+import { expectWorkloadSeries, waitForSeries } from './helpers/onset.ts';
 import { runHelper, startHelper } from './helpers/processes.ts';
 import { cgroup2Root } from '../src/sources/select.ts';
-import { normalizePath } from '../src/telemetry/normalize.ts';
 
 const SERVICE = 'agent-bpftrace-test';
 let server: TestServer;
@@ -122,29 +121,7 @@ describe('bpftrace source', () => {
       expect(Number(nowNs - unmount.startNs) / 1e9).toBeLessThan(120);
 
       await ta.agent.flush();
-      const q = { service: SERVICE };
-      const fsync = await waitForSeries(
-        server.url,
-        { ...q, op: 'fsync' },
-        (s) => s.name === normalizePath(dataDir),
-        25,
-      );
-      expect(fsync.p50).toBeGreaterThan(0.001);
-      expect(fsync.p50).toBeLessThan(5_000);
-      const spawns = await waitForSeries(
-        server.url,
-        { ...q, op: 'spawn' },
-        (s) => s.name === 'true',
-        10,
-      );
-      expect(spawns.p50).toBeGreaterThan(0.01);
-      expect(spawns.p50).toBeLessThan(5_000);
-      const um = await waitForSeries(
-        server.url,
-        { ...q, op: 'unmount' },
-        (s) => s.name === normalizePath(mnt),
-        1,
-      );
+      const um = await expectWorkloadSeries(server.url, SERVICE, { dataDir, mnt });
       expect(um.p50).toBeLessThan(5_000);
       expect(um.series.hosts.length).toBe(1);
     },

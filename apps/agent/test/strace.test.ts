@@ -9,9 +9,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { SpawnEvent, UnmountEvent } from '../src/events.ts';
 import { startTestAgent, type TestAgent } from './helpers/agent.ts';
-import { waitForSeries } from './helpers/onset.ts';
+import { expectWorkloadSeries } from './helpers/onset.ts';
 import { startHelper, type Helper } from './helpers/processes.ts';
-import { normalizePath } from '../src/telemetry/normalize.ts';
 
 const SERVICE = 'agent-strace-test';
 let server: TestServer;
@@ -74,22 +73,5 @@ it('attaches to the given pid, says why bpftrace is not used, and traces the wor
   expect(unmount.dirtyBytes).toBeGreaterThanOrEqual(0);
 
   await ta.agent.flush();
-  const q = { service: SERVICE };
-  const fsync = await waitForSeries(
-    server.url,
-    { ...q, op: 'fsync' },
-    (s) => s.name === normalizePath(dataDir),
-    25,
-  );
-  expect(fsync.p50).toBeGreaterThan(0.001);
-  expect(fsync.p50).toBeLessThan(5_000);
-  const spawns = await waitForSeries(
-    server.url,
-    { ...q, op: 'spawn' },
-    (s) => s.name === 'true',
-    10,
-  );
-  expect(spawns.p50).toBeGreaterThan(0.01);
-  expect(spawns.p50).toBeLessThan(5_000);
-  await waitForSeries(server.url, { ...q, op: 'unmount' }, (s) => s.name === normalizePath(mnt), 1);
+  await expectWorkloadSeries(server.url, SERVICE, { dataDir, mnt });
 });

@@ -1,3 +1,6 @@
+import { expect } from 'vitest';
+import { normalizePath } from '../../src/telemetry/normalize.ts';
+
 /** Read what a user would see in Onset: series and their quantiles, over the public API. */
 export interface Series {
   id: string;
@@ -66,4 +69,34 @@ export async function waitForSeries(
     }
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+/**
+ * The test workload's fsyncs (≥ 25 in `dataDir`), spawns of `true` (≥ 10) and one unmount of
+ * `mnt` arrived at the server as series with plausible latencies. Returns the unmount series
+ * for source-specific checks.
+ */
+export async function expectWorkloadSeries(
+  baseUrl: string,
+  service: string,
+  paths: { dataDir: string; mnt: string },
+): Promise<{ series: Series; count: number; p50: number; p99: number }> {
+  const q = { service };
+  const fsync = await waitForSeries(
+    baseUrl,
+    { ...q, op: 'fsync' },
+    (s) => s.name === normalizePath(paths.dataDir),
+    25,
+  );
+  expect(fsync.p50).toBeGreaterThan(0.001);
+  expect(fsync.p50).toBeLessThan(5_000);
+  const spawns = await waitForSeries(baseUrl, { ...q, op: 'spawn' }, (s) => s.name === 'true', 10);
+  expect(spawns.p50).toBeGreaterThan(0.01);
+  expect(spawns.p50).toBeLessThan(5_000);
+  return waitForSeries(
+    baseUrl,
+    { ...q, op: 'unmount' },
+    (s) => s.name === normalizePath(paths.mnt),
+    1,
+  );
 }

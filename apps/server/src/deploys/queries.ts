@@ -1,20 +1,18 @@
 import type { Pool, PoolClient } from '../db/pool.ts';
 import { HttpError } from '../http/errors.ts';
-import { sameMarker, type DeployKind, type DeploySource, type NewMarker } from './validate.ts';
+import {
+  sameMarker,
+  type DeployKind,
+  type DeploySource,
+  type MarkerChange,
+  type NewMarker,
+} from './validate.ts';
 
 /** A marker as the API shows it (ids as strings, times as RFC 3339). */
-export interface MarkerRow {
+export interface MarkerRow extends MarkerChange {
   id: string;
-  service: string | null;
   environment: string | null;
-  hosts: string[];
   kind: DeployKind;
-  component: string | null;
-  from_version: string | null;
-  to_version: string | null;
-  commit: string | null;
-  url: string | null;
-  description: string | null;
   at: string;
   source: DeploySource;
   external_id: string | null;

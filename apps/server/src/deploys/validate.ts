@@ -43,18 +43,22 @@ export interface MarkerInput {
   external_id?: string | null;
 }
 
-/** A marker ready to store. */
-export interface NewMarker {
+/** What a marker says changed: the same fields in storage, the API and attribution. */
+export interface MarkerChange {
   service: string | null;
-  environment: string | null;
   hosts: string[];
-  kind: DeployKind;
   component: string | null;
   from_version: string | null;
   to_version: string | null;
   commit: string | null;
   url: string | null;
   description: string | null;
+}
+
+/** A marker ready to store. */
+export interface NewMarker extends MarkerChange {
+  environment: string | null;
+  kind: DeployKind;
   at: Date;
   external_id: string | null;
 }

@@ -45,34 +45,18 @@ export const REGRESSION_COLUMNS = `id::text, series_id::text, service, op, view,
   detected_at, updated_at, metric, confidence, before, after, ratio_p50, ratio_p99, suspects, cohort, status,
   acknowledged_at, acknowledged_by, resolved_at, resolved_by, resolution`;
 
-export interface RegressionJson {
-  id: string;
-  series_id: string;
-  service: string;
-  op: string;
-  view: string;
-  name: string;
+/** What the API shows: the row with times as RFC 3339 and an empty peer as null. */
+export type RegressionJson = Omit<
+  RegressionRow,
+  'peer' | 'onset' | 'detected_at' | 'updated_at' | 'acknowledged_at' | 'resolved_at'
+> & {
   peer: string | null;
-  host: string | null;
   onset: string;
-  onset_uncertainty_ms: number;
   detected_at: string;
   updated_at: string;
-  metric: 'p50' | 'p99';
-  confidence: number;
-  before: Level;
-  after: Level;
-  ratio_p50: number;
-  ratio_p99: number;
-  suspects: Suspect[];
-  cohort: Cohort | null;
-  status: RegressionStatus;
   acknowledged_at: string | null;
-  acknowledged_by: string | null;
   resolved_at: string | null;
-  resolved_by: string | null;
-  resolution: string | null;
-}
+};
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

@@ -87,6 +87,17 @@ export interface HistogramQuery {
 
 const HOUR_MS = 3_600_000;
 
+/** One prepared-statement name per SQL variant (at most 8: rollups or not × host × attribute). */
+const statementNames = new Map<string, string>();
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (!name) {
+    name = `step_histograms_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
+    statementNames.set(sql, name);
+  }
+  return name;
+}
+
 /**
  * Merge the histograms of a series into one histogram per step (keys: step
  * start, ms). Steps that are whole hours read the hourly rollups plus the
@@ -120,7 +131,7 @@ export async function stepHistograms(
   // Prepared (named) per variant of the SQL: a 30-day window covers ~60 daily partitions,
   // and planning that union anew took longer than running it.
   const { rows } = await pool.query<{ t: number; idx: number[]; cnt: number[] }>({
-    name: `step_histograms_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`,
+    name: statementName(sql),
     text: sql,
     values: args,
   });
