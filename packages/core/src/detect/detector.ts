@@ -116,7 +116,7 @@ const XMARGIN = 1.4;
  */
 const NM_PENALTY = 10;
 const NM_MIN_AFTER = 8;
-const NM_SD = 0.4;
+const NM_SD = 0.25;
 const NM_GATE = 0.05;
 /** An unconfirmed alarm is retested after waited/RETEST_GROWTH more points (a geometric schedule). */
 const RETEST_GROWTH = 2;
@@ -127,8 +127,17 @@ const SLOW_H = 12;
 /** Finite sentinels keep the state plain JSON (JSON has no Infinity). */
 const NO_THRESHOLD = Number.MAX_VALUE;
 const NEVER = -1e9;
-/** The exceedance test counts points above this upper share of the history. */
+/**
+ * The exceedance tests count points above these upper shares of the
+ * history: 15% both ways; then, for regressions, the top 2% (new extremes)
+ * and, for improvements, the top 30% (a slow tail that showed in up to a
+ * third of the minutes and is gone: the after points stop reaching it).
+ */
 const EXCEEDANCE_SHARE = 0.15;
+const TOP_SHARE = 0.02;
+const VANISHED_SHARE = 0.3;
+/** An alarm whose test is below this p-value is not written off before maxAfterPoints. */
+const PROMISING_P = 1e-2;
 /** Onset interval: splits whose log-likelihood ratio is within this of the best (≈95%). */
 const ONSET_LR_DROP = 4;
 
@@ -934,7 +943,10 @@ export class StepDetector {
    * test (the whole level moved), an exceedance test over the history's
    * upper 15% (a tail that moved in only some minutes, as a sparse p99 does:
    * with 5 events a minute a slow 5% of events shows in a quarter of the
-   * minutes) and, for regressions, over its top 2% (new extremes).
+   * minutes) and a third: for regressions over its top 2% (new extremes),
+   * for improvements over its top 30% (a tail that showed in many minutes
+   * and vanished: a rank sum sees only half of such a step, as the minutes
+   * without the tail are unchanged).
    */
   private rankTests(
     dir: number,
@@ -951,8 +963,8 @@ export class StepDetector {
     const n = sB.length;
     const r1 = Math.max(1, Math.round(EXCEEDANCE_SHARE * n));
     const pex = exceedanceSorted(sA, sB, r1, dir);
-    const r2 = Math.max(1, Math.round(0.02 * n));
-    const ptop = dir > 0 ? exceedanceSorted(sA, sB, r2, dir) : 1;
+    const r2 = Math.max(1, Math.round((dir > 0 ? TOP_SHARE : VANISHED_SHARE) * n));
+    const ptop = exceedanceSorted(sA, sB, r2, dir);
     const p = Math.min(1, 3 * Math.min(pmw, pex, ptop));
     if (pmw <= pex && pmw <= ptop) return { p, tail: false, theta: 0 };
     return { p, tail: true, theta: sB[n - (pex <= ptop ? r1 : r2)]! };
@@ -1017,7 +1029,9 @@ export class StepDetector {
     const waited = now - s.onset + 1;
     if (!(test.p < o.alpha)) {
       // No sign of a step at all after a while, or waited long enough: drift.
-      if (waited >= this.maxWait(mi, now) || (test.p > 0.9 && waited >= 24)) {
+      // Evidence still building (a quiet series' small or tail step): keep waiting up to a full window.
+      const promising = test.p < PROMISING_P && waited < o.maxAfterPoints;
+      if ((waited >= this.maxWait(mi, now) && !promising) || (test.p > 0.9 && waited >= 24)) {
         // Never confirmed: a drift or a shift too small to report. Re-anchor,
         // keeping the regime's history so later tests still see a full window.
         const regimeStart = s.regimeStart;
