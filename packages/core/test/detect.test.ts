@@ -298,6 +298,47 @@ describe('detectSteps: steps are found, located and sized', () => {
     expect(near).toBeGreaterThanOrEqual(9);
   });
 
+  it('sees a slow tail that showed in half the minutes go away (16 events a minute), as a p99 improvement on the right minute', () => {
+    // Before the fix a slower 5% of events (×100) shows in the "p99" (the
+    // maximum) of about half the minutes; after it, in none. The other
+    // minutes do not change, so a rank sum sees only half the step (the
+    // test of how few new minutes still reach the history's top 30% sees
+    // all of it). Without a fix, the same series stay quiet.
+    const vanishing = (seed: number, tail: number) => {
+      const r = rng(seed);
+      const out: MinutePoint[] = [];
+      let truth = -1;
+      for (let i = 0; i < 1400; i++) {
+        const n = r.poisson(16);
+        if (n === 0) continue;
+        if (i >= 800 && truth < 0) truth = out.length;
+        const ev: number[] = [];
+        for (let k = 0; k < n; k++) {
+          const x = 20 * Math.exp(0.5 * r.normal());
+          ev.push(i < 800 && r.next() < 0.05 ? x * tail : x);
+        }
+        ev.sort((a, b) => a - b);
+        const q = (p: number) => ev[Math.max(1, Math.ceil(p * n)) - 1]!;
+        out.push({ t: Date.UTC(2026, 0, 1) + i * 60_000, count: n, p50: q(0.5), p99: q(0.99) });
+      }
+      return { points: out, truth };
+    };
+    let near = 0;
+    for (let seed = 1; seed <= 12; seed++) {
+      const { points, truth } = vanishing(seed, 100);
+      expect(detectSteps(vanishing(seed, 1).points)).toEqual([]);
+      const changes = detectSteps(points);
+      expect(changes.length).toBeLessThanOrEqual(1);
+      if (!changes.length) continue;
+      const c = changes[0]!;
+      expect(c.metric).toBe('p99');
+      expect(c.direction).toBe('improvement');
+      expect(c.ratio).toBeLessThan(0.9);
+      if (Math.abs(c.index - truth) <= 5) near++;
+    }
+    expect(near).toBeGreaterThanOrEqual(9);
+  });
+
   it('indexes into the array given, counting minutes without data', () => {
     const points = series({
       seed: 11,
