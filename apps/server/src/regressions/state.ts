@@ -1,20 +1,26 @@
 /**
  * Compact binary form of the core detector's state (DetectorStateJSON), as
  * stored in regress_state.state: a small JSON header (options, counters,
- * per-quantile baselines; non-finite numbers kept) and the ring of recent
- * points as packed arrays. ~8 KB per series instead of ~14 KB of JSON, and
- * exact: a state read back continues bit for bit like the one written.
+ * per-quantile baselines; non-finite numbers kept), the ring of recent
+ * points and (version 2) the longer p50 history of the long scan, as packed
+ * arrays. ~12 KB for a day-old series instead of ~24 KB of JSON, and exact: a state
+ * read back continues bit for bit like the one written. Version 1 states
+ * (no long history) are still read.
  */
 import type { DetectorStateJSON } from '@onset/core';
 import type { PoolClient } from '../db/pool.ts';
 import { copyTuples } from './points.ts';
 
 const MAGIC = 0x52; // 'R'
-const VERSION = 1;
+const VERSION = 2;
 const T_MINUTES = 1;
 const G_INT32 = 2;
+/** Version 2: counts as integers, log values as integer micro-units (the detector rounds them to 1e-6). */
+const C_INT32 = 4;
+const Y_MICRO = 8;
 
 type Ring = DetectorStateJSON['ring'];
+type Long = NonNullable<DetectorStateJSON['long']>;
 
 /** JSON.stringify turns Infinity into null; the detector keeps ±Infinity in its thresholds. */
 function replacer(_key: string, value: unknown): unknown {
@@ -28,85 +34,112 @@ function reviver(_key: string, value: unknown): unknown {
   return value;
 }
 
+const inMinutes = (ts: number[]) =>
+  ts.every((t) => t % 60_000 === 0 && Math.abs(t / 60_000) < 2 ** 31);
+const int32 = (xs: number[]) => xs.every((x) => Number.isInteger(x) && Math.abs(x) < 2 ** 31);
+/** Values the detector rounded to 1e-6: kept as integers of micro-units when that reads back exactly. */
+const micro = (xs: number[]) =>
+  xs.every((x) => Math.abs(x) < 2000 && Math.round(x * 1e6) / 1e6 === x);
+
+/** A column codec: 4-byte integers of value / unit when exact, else doubles. */
+interface Column {
+  bytes: number;
+  write(buf: Buffer, p: number, x: number): number;
+  read(buf: Buffer, p: number): number;
+}
+const DOUBLE: Column = {
+  bytes: 8,
+  write: (buf, p, x) => buf.writeDoubleLE(x, p),
+  read: (buf, p) => buf.readDoubleLE(p),
+};
+const scaled = (unit: number): Column => ({
+  bytes: 4,
+  write: (buf, p, x) => buf.writeInt32LE(Math.round(x / unit), p),
+  read: (buf, p) => (unit === 1e-6 ? buf.readInt32LE(p) / 1e6 : buf.readInt32LE(p) * unit),
+});
+
+function columns(flags: number) {
+  return {
+    t: flags & T_MINUTES ? scaled(60_000) : DOUBLE,
+    g: flags & G_INT32 ? scaled(1) : DOUBLE,
+    c: flags & C_INT32 ? scaled(1) : DOUBLE,
+    y: flags & Y_MICRO ? scaled(1e-6) : DOUBLE,
+  };
+}
+
 export function encodeState(state: DetectorStateJSON): Buffer {
-  const { ring, ...rest } = state;
+  const { ring, long: longHistory, ...rest } = state;
+  const long: Long = longHistory ?? { t: [], c: [], y: [] };
   const header = Buffer.from(JSON.stringify(rest, replacer), 'utf8');
   const k = ring.t.length;
+  const kl = long.t.length;
   let flags = 0;
-  if (ring.t.every((t) => t % 60_000 === 0 && Math.abs(t / 60_000) < 2 ** 31)) flags |= T_MINUTES;
+  if (inMinutes(ring.t) && inMinutes(long.t)) flags |= T_MINUTES;
   if (ring.g.every((g) => Number.isInteger(g) && g >= 0 && g < 2 ** 31)) flags |= G_INT32;
-  const tBytes = flags & T_MINUTES ? 4 : 8;
-  const gBytes = flags & G_INT32 ? 4 : 8;
-  const buf = Buffer.allocUnsafe(1 + 1 + 1 + 4 + header.length + 4 + k * (tBytes + gBytes + 24));
+  if (int32(ring.c) && int32(long.c)) flags |= C_INT32;
+  if (micro(ring.y50) && micro(ring.y99) && micro(long.y)) flags |= Y_MICRO;
+  const col = columns(flags);
+  const size =
+    3 + 4 + header.length + 4 + k * (col.t.bytes + col.g.bytes + col.c.bytes + 2 * col.y.bytes);
+  const buf = Buffer.allocUnsafe(size + 4 + kl * (col.t.bytes + col.c.bytes + col.y.bytes));
   let p = 0;
   buf[p++] = MAGIC;
   buf[p++] = VERSION;
   buf[p++] = flags;
-  buf.writeUInt32LE(header.length, p);
-  p += 4;
-  header.copy(buf, p);
-  p += header.length;
-  buf.writeUInt32LE(k, p);
-  p += 4;
-  for (let i = 0; i < k; i++) {
-    if (flags & T_MINUTES) p = buf.writeInt32LE(ring.t[i]! / 60_000, p);
-    else p = buf.writeDoubleLE(ring.t[i]!, p);
-  }
-  for (let i = 0; i < k; i++) {
-    if (flags & G_INT32) p = buf.writeInt32LE(ring.g[i]!, p);
-    else p = buf.writeDoubleLE(ring.g[i]!, p);
-  }
-  for (const arr of [ring.c, ring.y50, ring.y99])
-    for (let i = 0; i < k; i++) p = buf.writeDoubleLE(arr[i]!, p);
+  p = buf.writeUInt32LE(header.length, p);
+  p += header.copy(buf, p);
+  p = buf.writeUInt32LE(k, p);
+  const put = (c: Column, xs: number[]) => {
+    for (let i = 0; i < xs.length; i++) p = c.write(buf, p, xs[i]!);
+  };
+  put(col.t, ring.t);
+  put(col.g, ring.g);
+  put(col.c, ring.c);
+  put(col.y, ring.y50);
+  put(col.y, ring.y99);
+  p = buf.writeUInt32LE(kl, p);
+  put(col.t, long.t);
+  put(col.c, long.c);
+  put(col.y, long.y);
   return buf;
 }
 
 export function decodeState(buf: Buffer): DetectorStateJSON {
-  if (buf[0] !== MAGIC || buf[1] !== VERSION)
+  const version = buf[1];
+  if (buf[0] !== MAGIC || (version !== 1 && version !== VERSION))
     throw new Error('unsupported detector state encoding');
   const flags = buf[2]!;
+  const col = columns(flags);
   let p = 3;
   const hl = buf.readUInt32LE(p);
   p += 4;
   const rest = JSON.parse(buf.toString('utf8', p, p + hl), reviver) as Omit<
     DetectorStateJSON,
-    'ring'
+    'ring' | 'long'
   >;
   p += hl;
+  const get = (c: Column, n: number): number[] => {
+    const out = new Array<number>(n);
+    for (let i = 0; i < n; i++) {
+      out[i] = c.read(buf, p);
+      p += c.bytes;
+    }
+    return out;
+  };
   const k = buf.readUInt32LE(p);
   p += 4;
   const ring: Ring = {
-    t: new Array(k),
-    c: new Array(k),
-    g: new Array(k),
-    y50: new Array(k),
-    y99: new Array(k),
+    t: get(col.t, k),
+    g: get(col.g, k),
+    c: get(col.c, k),
+    y50: get(col.y, k),
+    y99: get(col.y, k),
   };
-  for (let i = 0; i < k; i++) {
-    if (flags & T_MINUTES) {
-      ring.t[i] = buf.readInt32LE(p) * 60_000;
-      p += 4;
-    } else {
-      ring.t[i] = buf.readDoubleLE(p);
-      p += 8;
-    }
-  }
-  for (let i = 0; i < k; i++) {
-    if (flags & G_INT32) {
-      ring.g[i] = buf.readInt32LE(p);
-      p += 4;
-    } else {
-      ring.g[i] = buf.readDoubleLE(p);
-      p += 8;
-    }
-  }
-  for (const arr of [ring.c, ring.y50, ring.y99]) {
-    for (let i = 0; i < k; i++) {
-      arr[i] = buf.readDoubleLE(p);
-      p += 8;
-    }
-  }
-  return { ...rest, ring };
+  if (version === 1) return { ...rest, ring };
+  const kl = buf.readUInt32LE(p);
+  p += 4;
+  const long: Long = { t: get(col.t, kl), c: get(col.c, kl), y: get(col.y, kl) };
+  return { ...rest, ring, long };
 }
 
 export interface StoredState {

@@ -118,6 +118,30 @@ const NM_PENALTY = 10;
 const NM_MIN_AFTER = 8;
 const NM_SD = 0.25;
 const NM_GATE = 0.05;
+/**
+ * Long scan (see longScan()): points of history before and after a split
+ * (most, fewest), fewest before, how often it runs (points), and the
+ * Bonferroni factor for choosing the split (among up to ~500) and for
+ * repeating the scan.
+ */
+const LONG_BEFORE = 480;
+const LONG_MAX_AFTER = 180;
+const LONG_MIN_AFTER = 64;
+const LONG_MIN_BEFORE = 120;
+const LONG_EVERY = 32;
+const LONG_PENALTY = 200;
+const LONG_SCREEN = 4;
+/**
+ * Slow wander (see wander()): block size (points), blocks of differences
+ * kept, fewest lag-8 differences for a verdict, and the largest ratio of the
+ * lower third of |lag-8 differences| to the median |lag-1 difference| of
+ * block medians that still counts as calm (for stationary noise it is
+ * ~0.64; a daily cycle drives it to 1-40).
+ */
+const WANDER_BLOCK = 32;
+const WANDER_KEEP = 24;
+const WANDER_MIN = 12;
+const WANDER_RATIO = 0.8;
 /** An unconfirmed alarm is retested after waited/RETEST_GROWTH more points (a geometric schedule). */
 const RETEST_GROWTH = 2;
 const TAIL_H = 6;
@@ -208,6 +232,13 @@ interface MetricState {
   xN: number;
   xe: number[];
   xk: number;
+  // Slow wander (daily cycles) of this quantile: medians of the last 9
+  // blocks of WANDER_BLOCK points, the last |lag-1| and |lag-8| differences
+  // of them, and how many verdicts in a row found no wander beyond noise (the long scan needs one).
+  wm: number[];
+  w1: number[];
+  w8: number[];
+  calm: number;
 }
 
 interface SplitTest {
@@ -233,6 +264,8 @@ export interface DetectorStateJSON {
   lastT: number | null;
   /** Ring contents, oldest first. */
   ring: { t: number[]; c: number[]; g: number[]; y50: number[]; y99: number[] };
+  /** The p50 history just before the ring, oldest first, for the long scan (corrected log p50). Absent in older states. */
+  long?: { t: number[]; c: number[]; y: number[] };
   /** Decayed sums of the spread estimate. */
   spread: [number, number, number];
   metrics: MetricState[];
@@ -318,6 +351,10 @@ function newMetricState(): MetricState {
     xN: 0,
     xe: [],
     xk: 0,
+    wm: [],
+    w1: [],
+    w8: [],
+    calm: 0,
   };
 }
 
@@ -329,7 +366,17 @@ function previousExceedance(s: MetricState, j: number): number {
 }
 
 function copyMetricState(m: MetricState): MetricState {
-  return { ...m, xs: [...m.xs], xn: [...m.xn], x1: [...m.x1], x2: [...m.x2], xe: [...m.xe] };
+  return {
+    ...m,
+    xs: [...m.xs],
+    xn: [...m.xn],
+    x1: [...m.x1],
+    x2: [...m.x2],
+    xe: [...m.xe],
+    wm: [...m.wm],
+    w1: [...m.w1],
+    w8: [...m.w8],
+  };
 }
 
 export class StepDetector {
@@ -338,6 +385,11 @@ export class StepDetector {
   private nv = 0;
   private lastT = -Infinity;
   private readonly cap: number;
+  /** p50 history older than the ring, for the long scan: time, count, corrected log p50 (slot = valid index % longCap). */
+  private readonly longCap: number;
+  private readonly lt: Float64Array;
+  private readonly lc: Float64Array;
+  private readonly ly: Float64Array;
   private readonly rt: Float64Array;
   private readonly rc: Float64Array;
   private readonly rg: Float64Array;
@@ -357,6 +409,10 @@ export class StepDetector {
   constructor(opts: DetectOptions = {}) {
     this.opts = resolveDetectOptions(opts);
     this.cap = this.opts.beforePoints + this.opts.maxAfterPoints + 4;
+    this.longCap = Math.max(0, LONG_BEFORE + LONG_MAX_AFTER - this.cap);
+    this.lt = new Float64Array(this.longCap);
+    this.lc = new Float64Array(this.longCap);
+    this.ly = new Float64Array(this.longCap);
     this.rt = new Float64Array(this.cap);
     this.rc = new Float64Array(this.cap);
     this.rg = new Float64Array(this.cap);
@@ -398,6 +454,13 @@ export class StepDetector {
     this.lastT = p.t;
     const vi = this.nv++;
     const pos = vi % this.cap;
+    if (vi >= this.cap && this.longCap > 0) {
+      // The ring's oldest point moves to the long p50 history.
+      const lp = (vi - this.cap) % this.longCap;
+      this.lt[lp] = this.rt[pos]!;
+      this.lc[lp] = this.rc[pos]!;
+      this.ly[lp] = Math.round(this.y(0, pos) * 1e6) / 1e6;
+    }
     this.rt[pos] = p.t;
     this.rc[pos] = c;
     this.rz[0][pos] = -zAt(0, c);
@@ -421,6 +484,21 @@ export class StepDetector {
     for (let mi = 0; mi < 2; mi++) {
       const ch = this.stepMetric(mi, vi);
       if (ch) out = out === NONE ? [ch] : [...out, ch];
+    }
+    if (vi % WANDER_BLOCK === WANDER_BLOCK - 1 && vi >= WANDER_BLOCK) {
+      this.wander(this.ms[0], 0, vi);
+      this.wander(this.ms[1], 1, vi);
+    }
+    const m0 = this.ms[0];
+    if (
+      out === NONE &&
+      vi % LONG_EVERY === 0 &&
+      m0.calm > 0 &&
+      m0.alarm === 0 &&
+      m0.warm >= this.opts.warmupPoints
+    ) {
+      const ch = this.longScan(vi);
+      if (ch) out = [ch];
     }
     return out;
   }
@@ -573,6 +651,134 @@ export class StepDetector {
       if (ch) return ch;
     }
     return this.extremes(mi, vi, y);
+  }
+
+  /**
+   * Does this quantile wander more slowly than its noise, as a daily cycle
+   * does? Every WANDER_BLOCK points, the block's median joins the last
+   * nine; the |difference| with the previous one and with the one eight
+   * blocks back (~4 hours) join the last WANDER_KEEP of each. For noise
+   * (and a rare step, which touches one lag-1 and eight lag-8 differences
+   * of 24) the lower third of |lag-8| sits below the median |lag-1|; a
+   * daily cycle moves block medians 4 hours apart by up to 1.1× its
+   * amplitude and pushes it above. Calm series only get the long scan.
+   */
+  private wander(s: MetricState, mi: number, vi: number): void {
+    const m = Math.round(medianOf(this.rangeY(mi, vi - WANDER_BLOCK + 1, vi, 1)) * 1e6) / 1e6;
+    s.wm.push(m);
+    if (s.wm.length > 9) s.wm.shift();
+    const k = s.wm.length;
+    if (k >= 2) {
+      s.w1.push(Math.round(Math.abs(m - s.wm[k - 2]!) * 1e6) / 1e6);
+      if (s.w1.length > WANDER_KEEP) s.w1.shift();
+    }
+    if (k === 9) {
+      s.w8.push(Math.round(Math.abs(m - s.wm[0]!) * 1e6) / 1e6);
+      if (s.w8.length > WANDER_KEEP) s.w8.shift();
+    }
+    let calm = false;
+    if (s.w8.length >= WANDER_MIN) {
+      const a8 = scratch(1, s.w8.length);
+      a8.set(s.w8);
+      const a1 = scratch(3, s.w1.length);
+      a1.set(s.w1);
+      const lower8 = select(a8, Math.floor((a8.length - 1) / 3));
+      const med1 = select(a1, a1.length >> 1);
+      calm = lower8 <= WANDER_RATIO * med1;
+    }
+    s.calm = calm ? s.calm + 1 : 0;
+  }
+
+  /**
+   * The long scan, for small p50 steps in calm series. A 1.25× step at a
+   * per-minute sd of 0.4 (a few events a minute) is 0.55 sd: the margin
+   * test cannot confirm it, and the unshifted one needs more than 120
+   * points a side to reach α with its penalties, while the CUSUMs' baseline
+   * absorbs it within ~30 points. So every LONG_EVERY points the best
+   * mean-shift split with LONG_MIN_AFTER..LONG_MAX_AFTER points after it is
+   * found (weighted by the noise model, values winsorised around the
+   * baseline) against up to LONG_BEFORE points before it (in the regime),
+   * and tested unshifted as in unshiftedTest() (raw and detrended, medians
+   * at least minRatio apart), times LONG_PENALTY for the choice of split.
+   * Only where the p50 shows no slow wander (see wander()): over 8 hours a
+   * daily cycle is a ramp or a bend that no linear trend removes, and a
+   * rank test over it would call it a step.
+   */
+  private longScan(now: number): StepChange | null {
+    const s = this.ms[0]!;
+    const from = Math.max(
+      s.regimeStart,
+      now - LONG_BEFORE - LONG_MAX_AFTER + 1,
+      this.nv - this.cap - this.longCap,
+      0,
+    );
+    const N = now - from + 1;
+    const lo = Math.max(LONG_MIN_BEFORE, N - LONG_MAX_AFTER);
+    const hi = N - LONG_MIN_AFTER;
+    if (hi < lo) return null;
+    const ys = scratch(1, N);
+    const ts = scratch(3, N);
+    const cw = scratch(8, N + 1);
+    const cx = scratch(9, N + 1);
+    const ringFrom = this.nv - this.cap;
+    const t0 = from < ringFrom ? this.lt[from % this.longCap]! : this.rt[from % this.cap]!;
+    const centre = s.level;
+    const cl = this.opts.clip;
+    const cl2 = cl * cl;
+    cw[0] = 0;
+    cx[0] = 0;
+    for (let i = 0; i < N; i++) {
+      const v = from + i;
+      let y: number, t: number, c: number;
+      if (v < ringFrom) {
+        const q = v % this.longCap;
+        y = this.ly[q]!;
+        t = this.lt[q]!;
+        c = this.lc[q]!;
+      } else {
+        const q = v % this.cap;
+        y = this.y(0, q);
+        t = this.rt[q]!;
+        c = this.rc[q]!;
+      }
+      ys[i] = y;
+      ts[i] = (t - t0) / 60_000;
+      const v2 = s.tau2 + s.a / c + this.q2;
+      const e = y - centre;
+      // Winsorised at clip sd around the baseline (the square root only when it clips).
+      const x = e * e > cl2 * v2 ? centre + Math.sign(e) * cl * Math.sqrt(v2) : y;
+      const w = 1 / v2;
+      cw[i + 1] = cw[i]! + w;
+      cx[i + 1] = cx[i]! + x * w;
+    }
+    const W = cw[N]!;
+    const X = cx[N]!;
+    let best = -1;
+    let bestK = -1;
+    let bestDiff = 0;
+    for (let k = lo; k <= hi; k++) {
+      const w1 = cw[k]!;
+      const w2 = W - w1;
+      const diff = (X - cx[k]!) / w2 - cx[k]! / w1;
+      const v = (diff * diff * w1 * w2) / W;
+      if (v > best) {
+        best = v;
+        bestK = k;
+        bestDiff = diff;
+      }
+    }
+    // (The rank tests must reach p ≈ 2e-9 after their penalties, about 6 sd:
+    // a split whose weighted z is under LONG_SCREEN is not worth them.)
+    if (bestK < 0 || Math.abs(bestDiff) < this.logMin || best < LONG_SCREEN * LONG_SCREEN)
+      return null;
+    const dir = bestDiff > 0 ? 1 : -1;
+    const r = this.unshiftedTest(dir, ys.subarray(bestK), ys.subarray(0, bestK), ts);
+    const p = Math.min(1, r.p * LONG_PENALTY);
+    if (!(p < this.opts.alpha)) return null;
+    const split = from + bestK;
+    const test: SplitTest = { p, tail: false, theta: 0, onset: split };
+    const { split: at, unc } = this.localise(0, dir, test, now, -Infinity, true);
+    return this.report(0, dir, at, now, unc, p);
   }
 
   /**
@@ -1291,6 +1497,14 @@ export class StepDetector {
       ring.y50.push(this.ry[0][p]!);
       ring.y99.push(this.ry[1][p]!);
     }
+    const kept = Math.min(Math.max(0, this.nv - this.cap), this.longCap);
+    const long = { t: [] as number[], c: [] as number[], y: [] as number[] };
+    for (let v = this.nv - this.cap - kept; v < this.nv - this.cap; v++) {
+      const q = v % this.longCap;
+      long.t.push(this.lt[q]!);
+      long.c.push(this.lc[q]!);
+      long.y.push(this.ly[q]!);
+    }
     return {
       v: 1,
       opts: { ...this.opts },
@@ -1298,6 +1512,7 @@ export class StepDetector {
       nv: this.nv,
       lastT: Number.isFinite(this.lastT) ? this.lastT : null,
       ring,
+      long,
       spread: [this.sxz, this.szz, this.sigmaU],
       metrics: this.ms.map(copyMetricState),
       recent: this.recent.map((r) => ({ ...r })),
@@ -1320,6 +1535,19 @@ export class StepDetector {
       d.rg[p] = state.ring.g[i]!;
       d.ry[0][p] = state.ring.y50[i]!;
       d.ry[1][p] = state.ring.y99[i]!;
+    }
+    const long = state.long;
+    if (long && d.longCap > 0) {
+      const kept = Math.min(long.t.length, d.longCap);
+      for (let i = 0; i < kept; i++) {
+        const v = state.nv - size - kept + i;
+        if (v < 0) continue;
+        const q = v % d.longCap;
+        const j = long.t.length - kept + i;
+        d.lt[q] = long.t[j]!;
+        d.lc[q] = long.c[j]!;
+        d.ly[q] = long.y[j]!;
+      }
     }
     [d.sxz, d.szz, d.sigmaU] = state.spread;
     for (let mi = 0; mi < 2; mi++)
