@@ -20,16 +20,19 @@
  *  5. the onset is localised on the likelihood profile of the split (its
  *     posterior median), with its uncertainty interval; the other quantile
  *     joins if it moved too;
- *  6. two slow paths for what the CUSUMs and a 120-point history cannot
+ *  6. three slow paths for what the CUSUMs and a 120-point history cannot
  *     confirm: in noisy series, an unshifted (no-margin) rank test with a
- *     trend pooled from both sides (small steps), and a count of new
- *     extremes against ~12 hours of history kept as block maxima (a slow
- *     tail that shows in only some minutes of a sparse series).
+ *     trend pooled from both sides (small steps); a count of new extremes
+ *     against ~12 hours of history kept as block maxima (a slow tail that
+ *     shows in only some minutes of a sparse series); and a long scan of
+ *     the p50 (480 points before a split) where a variogram of block
+ *     medians shows no daily cycle (small steps in sparse series).
  *
- * Work per point is O(1); tests run only on alarms and new extremes. The
- * state is a few numbers per quantile, the block maxima of the long history
- * and a ring of the last beforePoints+maxAfterPoints points, and
- * round-trips through JSON, so a pass only processes new points.
+ * Work per point is O(1), plus the long scan every 32 points in calm
+ * series; tests run only on alarms, new extremes and promising scans. The
+ * state is a few numbers per quantile, the block maxima of the long history,
+ * a ring of the last beforePoints+maxAfterPoints points and the p50 before
+ * it, and round-trips through JSON, so a pass only processes new points.
  */
 import {
   exceedanceSorted,
