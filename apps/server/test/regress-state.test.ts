@@ -40,13 +40,13 @@ describe('detector state encoding', () => {
     d.pushAll(points().slice(0, 300));
     const { long: _long, ...v1State } = d.toJSON();
     // Version 1 kept counts and log values as doubles: a fractional count and
-    // an unrounded value make version 2 choose doubles too, and without the
+    // an unrounded value make version 3 choose doubles too, and without the
     // long-history section (its empty length) the bytes are version 1's.
     v1State.ring.c[0] = 5.5;
     v1State.ring.y50[0] = 0.123456789;
-    const v2 = encodeState(v1State);
-    expect(v2[2]! & 12).toBe(0);
-    const v1 = Buffer.from(v2.subarray(0, v2.length - 4));
+    const v3 = encodeState(v1State);
+    expect(v3[2]! & 12).toBe(0);
+    const v1 = Buffer.from(v3.subarray(0, v3.length - 4));
     v1[1] = 1;
     const back = decodeState(v1);
     expect(back).toEqual(v1State);

@@ -2,7 +2,7 @@
  * Compact binary form of the core detector's state (DetectorStateJSON), as
  * stored in regress_state.state: a small JSON header (options, counters,
  * per-quantile baselines; non-finite numbers kept), the ring of recent
- * points and (version 2) the longer p50 history of the long scan, as packed
+ * points and (version 3) the longer p50 history of the long scan, as packed
  * arrays. ~12 KB for a day-old series instead of ~24 KB of JSON, and exact: a state
  * read back continues bit for bit like the one written. Version 1 states
  * (no long history) are still read.
@@ -12,10 +12,11 @@ import type { PoolClient } from '../db/pool.ts';
 import { copyTuples } from './points.ts';
 
 const MAGIC = 0x52; // 'R'
-const VERSION = 2;
+/** Version 3 added the long p50 history (version 2, with counts in it, never shipped outside development). */
+const VERSION = 3;
 const T_MINUTES = 1;
 const G_INT32 = 2;
-/** Version 2: counts as integers, log values as integer micro-units (the detector rounds them to 1e-6). */
+/** Version 3: counts as integers, log values as integer micro-units (the detector rounds them to 1e-6). */
 const C_INT32 = 4;
 const Y_MICRO = 8;
 
@@ -69,19 +70,19 @@ function columns(flags: number) {
 
 export function encodeState(state: DetectorStateJSON): Buffer {
   const { ring, long: longHistory, ...rest } = state;
-  const long: Long = longHistory ?? { t: [], c: [], y: [] };
+  const long: Long = longHistory ?? { t: [], y: [] };
   const header = Buffer.from(JSON.stringify(rest, replacer), 'utf8');
   const k = ring.t.length;
   const kl = long.t.length;
   let flags = 0;
   if (inMinutes(ring.t) && inMinutes(long.t)) flags |= T_MINUTES;
   if (ring.g.every((g) => Number.isInteger(g) && g >= 0 && g < 2 ** 31)) flags |= G_INT32;
-  if (int32(ring.c) && int32(long.c)) flags |= C_INT32;
+  if (int32(ring.c)) flags |= C_INT32;
   if (micro(ring.y50) && micro(ring.y99) && micro(long.y)) flags |= Y_MICRO;
   const col = columns(flags);
   const size =
     3 + 4 + header.length + 4 + k * (col.t.bytes + col.g.bytes + col.c.bytes + 2 * col.y.bytes);
-  const buf = Buffer.allocUnsafe(size + 4 + kl * (col.t.bytes + col.c.bytes + col.y.bytes));
+  const buf = Buffer.allocUnsafe(size + 4 + kl * (col.t.bytes + col.y.bytes));
   let p = 0;
   buf[p++] = MAGIC;
   buf[p++] = VERSION;
@@ -99,7 +100,6 @@ export function encodeState(state: DetectorStateJSON): Buffer {
   put(col.y, ring.y99);
   p = buf.writeUInt32LE(kl, p);
   put(col.t, long.t);
-  put(col.c, long.c);
   put(col.y, long.y);
   return buf;
 }
@@ -138,7 +138,7 @@ export function decodeState(buf: Buffer): DetectorStateJSON {
   if (version === 1) return { ...rest, ring };
   const kl = buf.readUInt32LE(p);
   p += 4;
-  const long: Long = { t: get(col.t, kl), c: get(col.c, kl), y: get(col.y, kl) };
+  const long: Long = { t: get(col.t, kl), y: get(col.y, kl) };
   return { ...rest, ring, long };
 }
 

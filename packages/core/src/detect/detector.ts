@@ -143,7 +143,7 @@ const LONG_SCREEN = 4;
  */
 const WANDER_BLOCK = 32;
 const WANDER_KEEP = 24;
-const WANDER_MIN = 12;
+const WANDER_MIN = 16;
 const WANDER_RATIO = 0.8;
 /** An unconfirmed alarm is retested after waited/RETEST_GROWTH more points (a geometric schedule). */
 const RETEST_GROWTH = 2;
@@ -235,7 +235,7 @@ interface MetricState {
   xN: number;
   xe: number[];
   xk: number;
-  // Slow wander (daily cycles) of this quantile: medians of the last 9
+  // Slow wander (daily cycles), tracked for the p50: medians of the last 9
   // blocks of WANDER_BLOCK points, the last |lag-1| and |lag-8| differences
   // of them, and how many verdicts in a row found no wander beyond noise (the long scan needs one).
   wm: number[];
@@ -268,7 +268,7 @@ export interface DetectorStateJSON {
   /** Ring contents, oldest first. */
   ring: { t: number[]; c: number[]; g: number[]; y50: number[]; y99: number[] };
   /** The p50 history just before the ring, oldest first, for the long scan (corrected log p50). Absent in older states. */
-  long?: { t: number[]; c: number[]; y: number[] };
+  long?: { t: number[]; y: number[] };
   /** Decayed sums of the spread estimate. */
   spread: [number, number, number];
   metrics: MetricState[];
@@ -388,10 +388,9 @@ export class StepDetector {
   private nv = 0;
   private lastT = -Infinity;
   private readonly cap: number;
-  /** p50 history older than the ring, for the long scan: time, count, corrected log p50 (slot = valid index % longCap). */
+  /** p50 history older than the ring, for the long scan: time and corrected log p50 (slot = valid index % longCap). */
   private readonly longCap: number;
   private readonly lt: Float64Array;
-  private readonly lc: Float64Array;
   private readonly ly: Float64Array;
   private readonly rt: Float64Array;
   private readonly rc: Float64Array;
@@ -414,7 +413,6 @@ export class StepDetector {
     this.cap = this.opts.beforePoints + this.opts.maxAfterPoints + 4;
     this.longCap = Math.max(0, LONG_BEFORE + LONG_MAX_AFTER - this.cap);
     this.lt = new Float64Array(this.longCap);
-    this.lc = new Float64Array(this.longCap);
     this.ly = new Float64Array(this.longCap);
     this.rt = new Float64Array(this.cap);
     this.rc = new Float64Array(this.cap);
@@ -461,7 +459,6 @@ export class StepDetector {
       // The ring's oldest point moves to the long p50 history.
       const lp = (vi - this.cap) % this.longCap;
       this.lt[lp] = this.rt[pos]!;
-      this.lc[lp] = this.rc[pos]!;
       this.ly[lp] = Math.round(this.y(0, pos) * 1e6) / 1e6;
     }
     this.rt[pos] = p.t;
@@ -488,10 +485,8 @@ export class StepDetector {
       const ch = this.stepMetric(mi, vi);
       if (ch) out = out === NONE ? [ch] : [...out, ch];
     }
-    if (vi % WANDER_BLOCK === WANDER_BLOCK - 1 && vi >= WANDER_BLOCK) {
-      this.wander(this.ms[0], 0, vi);
-      this.wander(this.ms[1], 1, vi);
-    }
+    // (The long scan is for the p50 only, so only the p50's wander is tracked.)
+    if (vi % WANDER_BLOCK === WANDER_BLOCK - 1 && vi >= WANDER_BLOCK) this.wander(vi);
     const m0 = this.ms[0];
     if (
       out === NONE &&
@@ -666,8 +661,11 @@ export class StepDetector {
    * daily cycle moves block medians 4 hours apart by up to 1.1× its
    * amplitude and pushes it above. Calm series only get the long scan.
    */
-  private wander(s: MetricState, mi: number, vi: number): void {
-    const m = Math.round(medianOf(this.rangeY(mi, vi - WANDER_BLOCK + 1, vi, 1)) * 1e6) / 1e6;
+  private wander(vi: number): void {
+    const s = this.ms[0];
+    // The block's (upper) median, by selection rather than a sort.
+    const block = this.rangeY(0, vi - WANDER_BLOCK + 1, vi, 1);
+    const m = Math.round(select(block, WANDER_BLOCK >> 1) * 1e6) / 1e6;
     s.wm.push(m);
     if (s.wm.length > 9) s.wm.shift();
     const k = s.wm.length;
@@ -719,51 +717,39 @@ export class StepDetector {
     const lo = Math.max(LONG_MIN_BEFORE, N - LONG_MAX_AFTER);
     const hi = N - LONG_MIN_AFTER;
     if (hi < lo) return null;
-    const ys = scratch(1, N);
-    const ts = scratch(3, N);
-    const cw = scratch(8, N + 1);
-    const cx = scratch(9, N + 1);
+    // Running sums of the values, winsorised at clip sd around the baseline
+    // (unweighted: a calm series' counts hardly vary), walking the long
+    // history and then the ring without a division per point.
     const ringFrom = this.nv - this.cap;
-    const t0 = from < ringFrom ? this.lt[from % this.longCap]! : this.rt[from % this.cap]!;
-    const centre = s.level;
-    const cl = this.opts.clip;
-    const cl2 = cl * cl;
-    cw[0] = 0;
+    const sd = this.noiseSd(0, now);
+    const lim = this.opts.clip * sd;
+    const low = s.level - lim;
+    const high = s.level + lim;
+    const cx = scratch(9, N + 1);
     cx[0] = 0;
-    for (let i = 0; i < N; i++) {
-      const v = from + i;
-      let y: number, t: number, c: number;
-      if (v < ringFrom) {
-        const q = v % this.longCap;
-        y = this.ly[q]!;
-        t = this.lt[q]!;
-        c = this.lc[q]!;
-      } else {
-        const q = v % this.cap;
-        y = this.y(0, q);
-        t = this.rt[q]!;
-        c = this.rc[q]!;
-      }
-      ys[i] = y;
-      ts[i] = (t - t0) / 60_000;
-      const v2 = s.tau2 + s.a / c + this.q2;
-      const e = y - centre;
-      // Winsorised at clip sd around the baseline (the square root only when it clips).
-      const x = e * e > cl2 * v2 ? centre + Math.sign(e) * cl * Math.sqrt(v2) : y;
-      const w = 1 / v2;
-      cw[i + 1] = cw[i]! + w;
-      cx[i + 1] = cx[i]! + x * w;
+    let i = 0;
+    let acc = 0;
+    const y0 = this.ry[0];
+    const z0 = this.rz[0];
+    const su = this.sigmaU;
+    for (let v = from, q = from % this.longCap; v < ringFrom; v++, i++) {
+      const y = this.ly[q]!;
+      acc += y < low ? low : y > high ? high : y;
+      cx[i + 1] = acc;
+      if (++q === this.longCap) q = 0;
     }
-    const W = cw[N]!;
-    const X = cx[N]!;
+    for (let v = Math.max(from, ringFrom), q = v % this.cap; v <= now; v++, i++) {
+      const y = y0[q]! + su * z0[q]!;
+      acc += y < low ? low : y > high ? high : y;
+      cx[i + 1] = acc;
+      if (++q === this.cap) q = 0;
+    }
     let best = -1;
     let bestK = -1;
     let bestDiff = 0;
     for (let k = lo; k <= hi; k++) {
-      const w1 = cw[k]!;
-      const w2 = W - w1;
-      const diff = (X - cx[k]!) / w2 - cx[k]! / w1;
-      const v = (diff * diff * w1 * w2) / W;
+      const diff = (acc - cx[k]!) / (N - k) - cx[k]! / k;
+      const v = (diff * diff * k * (N - k)) / N;
       if (v > best) {
         best = v;
         bestK = k;
@@ -771,9 +757,18 @@ export class StepDetector {
       }
     }
     // (The rank tests must reach p ≈ 2e-9 after their penalties, about 6 sd:
-    // a split whose weighted z is under LONG_SCREEN is not worth them.)
-    if (bestK < 0 || Math.abs(bestDiff) < this.logMin || best < LONG_SCREEN * LONG_SCREEN)
+    // a split whose z is under LONG_SCREEN is not worth them.)
+    if (bestK < 0 || Math.abs(bestDiff) < this.logMin || best < LONG_SCREEN * LONG_SCREEN * sd * sd)
       return null;
+    const ys = scratch(1, N);
+    const ts = scratch(3, N);
+    const t0 = from < ringFrom ? this.lt[from % this.longCap]! : this.rt[from % this.cap]!;
+    for (let j = 0; j < N; j++) {
+      const v = from + j;
+      const longer = v < ringFrom;
+      ys[j] = longer ? this.ly[v % this.longCap]! : this.y(0, v % this.cap);
+      ts[j] = ((longer ? this.lt[v % this.longCap]! : this.rt[v % this.cap]!) - t0) / 60_000;
+    }
     const dir = bestDiff > 0 ? 1 : -1;
     const r = this.unshiftedTest(dir, ys.subarray(bestK), ys.subarray(0, bestK), ts);
     const p = Math.min(1, r.p * LONG_PENALTY);
@@ -1501,11 +1496,10 @@ export class StepDetector {
       ring.y99.push(this.ry[1][p]!);
     }
     const kept = Math.min(Math.max(0, this.nv - this.cap), this.longCap);
-    const long = { t: [] as number[], c: [] as number[], y: [] as number[] };
+    const long = { t: [] as number[], y: [] as number[] };
     for (let v = this.nv - this.cap - kept; v < this.nv - this.cap; v++) {
       const q = v % this.longCap;
       long.t.push(this.lt[q]!);
-      long.c.push(this.lc[q]!);
       long.y.push(this.ly[q]!);
     }
     return {
@@ -1548,7 +1542,6 @@ export class StepDetector {
         const q = v % d.longCap;
         const j = long.t.length - kept + i;
         d.lt[q] = long.t[j]!;
-        d.lc[q] = long.c[j]!;
         d.ly[q] = long.y[j]!;
       }
     }
