@@ -19,6 +19,8 @@ const G_INT32 = 2;
 /** Version 3: counts as integers, log values as integer micro-units (the detector rounds them to 1e-6). */
 const C_INT32 = 4;
 const Y_MICRO = 8;
+/** The long p50 history (whole-minute steps and micro-units of log p50) as 4-byte integers. */
+const L_INT32 = 16;
 
 type Ring = DetectorStateJSON['ring'];
 type Long = NonNullable<DetectorStateJSON['long']>;
@@ -65,6 +67,7 @@ function columns(flags: number) {
     g: flags & G_INT32 ? scaled(1) : DOUBLE,
     c: flags & C_INT32 ? scaled(1) : DOUBLE,
     y: flags & Y_MICRO ? scaled(1e-6) : DOUBLE,
+    l: flags & L_INT32 ? scaled(1) : DOUBLE,
   };
 }
 
@@ -75,14 +78,15 @@ export function encodeState(state: DetectorStateJSON): Buffer {
   const k = ring.t.length;
   const kl = long.t.length;
   let flags = 0;
-  if (inMinutes(ring.t) && inMinutes(long.t)) flags |= T_MINUTES;
+  if (inMinutes(ring.t)) flags |= T_MINUTES;
   if (ring.g.every((g) => Number.isInteger(g) && g >= 0 && g < 2 ** 31)) flags |= G_INT32;
   if (int32(ring.c)) flags |= C_INT32;
-  if (micro(ring.y50) && micro(ring.y99) && micro(long.y)) flags |= Y_MICRO;
+  if (micro(ring.y50) && micro(ring.y99)) flags |= Y_MICRO;
+  if (int32(long.t) && int32(long.y)) flags |= L_INT32;
   const col = columns(flags);
   const size =
     3 + 4 + header.length + 4 + k * (col.t.bytes + col.g.bytes + col.c.bytes + 2 * col.y.bytes);
-  const buf = Buffer.allocUnsafe(size + 4 + kl * (col.t.bytes + col.y.bytes));
+  const buf = Buffer.allocUnsafe(size + 4 + kl * 2 * col.l.bytes);
   let p = 0;
   buf[p++] = MAGIC;
   buf[p++] = VERSION;
@@ -99,8 +103,8 @@ export function encodeState(state: DetectorStateJSON): Buffer {
   put(col.y, ring.y50);
   put(col.y, ring.y99);
   p = buf.writeUInt32LE(kl, p);
-  put(col.t, long.t);
-  put(col.y, long.y);
+  put(col.l, long.t);
+  put(col.l, long.y);
   return buf;
 }
 
@@ -138,7 +142,7 @@ export function decodeState(buf: Buffer): DetectorStateJSON {
   if (version === 1) return { ...rest, ring };
   const kl = buf.readUInt32LE(p);
   p += 4;
-  const long: Long = { t: get(col.t, kl), y: get(col.y, kl) };
+  const long: Long = { t: get(col.l, kl), y: get(col.l, kl) };
   return { ...rest, ring, long };
 }
 

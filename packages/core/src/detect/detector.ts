@@ -267,7 +267,12 @@ export interface DetectorStateJSON {
   lastT: number | null;
   /** Ring contents, oldest first. */
   ring: { t: number[]; c: number[]; g: number[]; y50: number[]; y99: number[] };
-  /** The p50 history just before the ring, oldest first, for the long scan (corrected log p50). Absent in older states. */
+  /**
+   * The p50 history just before the ring, oldest first, for the long scan:
+   * `t` in whole minutes (the first absolute, then differences from the
+   * previous point), `y` the corrected log p50 in micro-units. Absent in
+   * older states.
+   */
   long?: { t: number[]; y: number[] };
   /** Decayed sums of the spread estimate. */
   spread: [number, number, number];
@@ -388,10 +393,14 @@ export class StepDetector {
   private nv = 0;
   private lastT = -Infinity;
   private readonly cap: number;
-  /** p50 history older than the ring, for the long scan: time and corrected log p50 (slot = valid index % longCap). */
+  /**
+   * p50 history older than the ring, for the long scan (slot = valid index %
+   * longCap): time in whole minutes and corrected log p50 in micro-units, as
+   * 32-bit integers (half the memory of doubles; the scan needs no more).
+   */
   private readonly longCap: number;
-  private readonly lt: Float64Array;
-  private readonly ly: Float64Array;
+  private readonly lt: Int32Array;
+  private readonly ly: Int32Array;
   private readonly rt: Float64Array;
   private readonly rc: Float64Array;
   private readonly rg: Float64Array;
@@ -412,8 +421,8 @@ export class StepDetector {
     this.opts = resolveDetectOptions(opts);
     this.cap = this.opts.beforePoints + this.opts.maxAfterPoints + 4;
     this.longCap = Math.max(0, LONG_BEFORE + LONG_MAX_AFTER - this.cap);
-    this.lt = new Float64Array(this.longCap);
-    this.ly = new Float64Array(this.longCap);
+    this.lt = new Int32Array(this.longCap);
+    this.ly = new Int32Array(this.longCap);
     this.rt = new Float64Array(this.cap);
     this.rc = new Float64Array(this.cap);
     this.rg = new Float64Array(this.cap);
@@ -458,8 +467,8 @@ export class StepDetector {
     if (vi >= this.cap && this.longCap > 0) {
       // The ring's oldest point moves to the long p50 history.
       const lp = (vi - this.cap) % this.longCap;
-      this.lt[lp] = this.rt[pos]!;
-      this.ly[lp] = Math.round(this.y(0, pos) * 1e6) / 1e6;
+      this.lt[lp] = Math.round(this.rt[pos]! / 60_000);
+      this.ly[lp] = Math.round(this.y(0, pos) * 1e6);
     }
     this.rt[pos] = p.t;
     this.rc[pos] = c;
@@ -733,7 +742,7 @@ export class StepDetector {
     const z0 = this.rz[0];
     const su = this.sigmaU;
     for (let v = from, q = from % this.longCap; v < ringFrom; v++, i++) {
-      const y = this.ly[q]!;
+      const y = this.ly[q]! * 1e-6;
       acc += y < low ? low : y > high ? high : y;
       cx[i + 1] = acc;
       if (++q === this.longCap) q = 0;
@@ -762,12 +771,13 @@ export class StepDetector {
       return null;
     const ys = scratch(1, N);
     const ts = scratch(3, N);
-    const t0 = from < ringFrom ? this.lt[from % this.longCap]! : this.rt[from % this.cap]!;
+    const t0 = from < ringFrom ? this.lt[from % this.longCap]! * 60_000 : this.rt[from % this.cap]!;
     for (let j = 0; j < N; j++) {
       const v = from + j;
       const longer = v < ringFrom;
-      ys[j] = longer ? this.ly[v % this.longCap]! : this.y(0, v % this.cap);
-      ts[j] = ((longer ? this.lt[v % this.longCap]! : this.rt[v % this.cap]!) - t0) / 60_000;
+      ys[j] = longer ? this.ly[v % this.longCap]! * 1e-6 : this.y(0, v % this.cap);
+      ts[j] =
+        ((longer ? this.lt[v % this.longCap]! * 60_000 : this.rt[v % this.cap]!) - t0) / 60_000;
     }
     const dir = bestDiff > 0 ? 1 : -1;
     const r = this.unshiftedTest(dir, ys.subarray(bestK), ys.subarray(0, bestK), ts);
@@ -1497,9 +1507,12 @@ export class StepDetector {
     }
     const kept = Math.min(Math.max(0, this.nv - this.cap), this.longCap);
     const long = { t: [] as number[], y: [] as number[] };
+    let prev = 0;
     for (let v = this.nv - this.cap - kept; v < this.nv - this.cap; v++) {
       const q = v % this.longCap;
-      long.t.push(this.lt[q]!);
+      // Minutes as differences from the previous point (mostly 1): a short JSON.
+      long.t.push(long.t.length ? this.lt[q]! - prev : this.lt[q]!);
+      prev = this.lt[q]!;
       long.y.push(this.ly[q]!);
     }
     return {
@@ -1535,14 +1548,13 @@ export class StepDetector {
     }
     const long = state.long;
     if (long && d.longCap > 0) {
-      const kept = Math.min(long.t.length, d.longCap);
-      for (let i = 0; i < kept; i++) {
-        const v = state.nv - size - kept + i;
-        if (v < 0) continue;
-        const q = v % d.longCap;
-        const j = long.t.length - kept + i;
-        d.lt[q] = long.t[j]!;
-        d.ly[q] = long.y[j]!;
+      let minute = 0;
+      for (let i = 0; i < long.t.length; i++) {
+        minute = i ? minute + long.t[i]! : long.t[i]!;
+        const v = state.nv - size - long.t.length + i;
+        if (v < 0 || i < long.t.length - d.longCap) continue;
+        d.lt[v % d.longCap] = minute;
+        d.ly[v % d.longCap] = long.y[i]!;
       }
     }
     [d.sxz, d.szz, d.sigmaU] = state.spread;
