@@ -92,6 +92,47 @@ function series(spec: SeriesSpec): MinutePoint[] {
   return out;
 }
 
+/**
+ * 1,400 minutes of events around 20 ms (log-spread `sigma`) in which a
+ * slower 5% of events (× `tail`) is present from minute 800 on (`appears`)
+ * or only before it; `truth` is the index of the first point from minute 800.
+ */
+function slowTailSeries(
+  seed: number,
+  spec: { rate: number; sigma: number; tail: number; appears: boolean },
+): { points: MinutePoint[]; truth: number } {
+  const r = rng(seed);
+  const out: MinutePoint[] = [];
+  let truth = -1;
+  for (let i = 0; i < 1400; i++) {
+    const n = r.poisson(spec.rate);
+    if (n === 0) continue;
+    if (i >= 800 && truth < 0) truth = out.length;
+    const slow = i >= 800 === spec.appears;
+    const ev: number[] = [];
+    for (let k = 0; k < n; k++) {
+      const x = 20 * Math.exp(spec.sigma * r.normal());
+      ev.push(slow && r.next() < 0.05 ? x * spec.tail : x);
+    }
+    ev.sort((a, b) => a - b);
+    const q = (p: number) => ev[Math.max(1, Math.ceil(p * n)) - 1]!;
+    out.push({ t: Date.UTC(2026, 0, 1) + i * 60_000, count: n, p50: q(0.5), p99: q(0.99) });
+  }
+  return { points: out, truth };
+}
+
+/** The changes found when `points` arrive in chunks of `size`, the state going through JSON in between. */
+function detectInChunks(points: MinutePoint[], size: number): StepChange[] {
+  let state: DetectorStateJSON | undefined;
+  const got: StepChange[] = [];
+  for (let at = 0; at < points.length; at += size) {
+    const r = detectStepsIncremental(state, points.slice(at, at + size));
+    state = JSON.parse(JSON.stringify(r.state)) as DetectorStateJSON;
+    got.push(...r.changes);
+  }
+  return got;
+}
+
 const firstIndexAtOrAfter = (points: MinutePoint[], minute: number) =>
   points.findIndex((p) => p.t >= Date.UTC(2026, 0, 1) + minute * 60_000);
 
@@ -249,25 +290,8 @@ describe('detectSteps: steps are found, located and sized', () => {
     // A slower 5% of events (×300): with ~4 events a minute the minute's
     // "p99" (its maximum) carries it in about one minute in six, and p50
     // not at all. Without a step, the same series stay quiet.
-    const tailSeries = (seed: number, tail: number) => {
-      const r = rng(seed);
-      const out: MinutePoint[] = [];
-      let truth = -1;
-      for (let i = 0; i < 1400; i++) {
-        const n = r.poisson(4);
-        if (n === 0) continue;
-        if (i >= 800 && truth < 0) truth = out.length;
-        const ev: number[] = [];
-        for (let k = 0; k < n; k++) {
-          const x = 20 * Math.exp(0.6 * r.normal());
-          ev.push(i >= 800 && r.next() < 0.05 ? x * tail : x);
-        }
-        ev.sort((a, b) => a - b);
-        const q = (p: number) => ev[Math.max(1, Math.ceil(p * n)) - 1]!;
-        out.push({ t: Date.UTC(2026, 0, 1) + i * 60_000, count: n, p50: q(0.5), p99: q(0.99) });
-      }
-      return { points: out, truth };
-    };
+    const tailSeries = (seed: number, tail: number) =>
+      slowTailSeries(seed, { rate: 4, sigma: 0.6, tail, appears: true });
     let found = 0;
     let near = 0;
     for (let seed = 1; seed <= 12; seed++) {
@@ -285,14 +309,7 @@ describe('detectSteps: steps are found, located and sized', () => {
       expect(Math.abs(c.index - truth)).toBeLessThanOrEqual(c.onsetUncertaintyPoints + 1);
       expect(c.detectedIndex - truth).toBeLessThan(90);
       // Incrementally, through JSON state, the same change.
-      let state: DetectorStateJSON | undefined;
-      const got: StepChange[] = [];
-      for (let at = 0; at < points.length; at += 97) {
-        const r = detectStepsIncremental(state, points.slice(at, at + 97));
-        state = JSON.parse(JSON.stringify(r.state)) as DetectorStateJSON;
-        got.push(...r.changes);
-      }
-      expect(got).toEqual(changes);
+      expect(detectInChunks(points, 97)).toEqual(changes);
     }
     expect(found).toBeGreaterThanOrEqual(11);
     expect(near).toBeGreaterThanOrEqual(9);
@@ -304,25 +321,8 @@ describe('detectSteps: steps are found, located and sized', () => {
     // minutes do not change, so a rank sum sees only half the step (the
     // test of how few new minutes still reach the history's top 30% sees
     // all of it). Without a fix, the same series stay quiet.
-    const vanishing = (seed: number, tail: number) => {
-      const r = rng(seed);
-      const out: MinutePoint[] = [];
-      let truth = -1;
-      for (let i = 0; i < 1400; i++) {
-        const n = r.poisson(16);
-        if (n === 0) continue;
-        if (i >= 800 && truth < 0) truth = out.length;
-        const ev: number[] = [];
-        for (let k = 0; k < n; k++) {
-          const x = 20 * Math.exp(0.5 * r.normal());
-          ev.push(i < 800 && r.next() < 0.05 ? x * tail : x);
-        }
-        ev.sort((a, b) => a - b);
-        const q = (p: number) => ev[Math.max(1, Math.ceil(p * n)) - 1]!;
-        out.push({ t: Date.UTC(2026, 0, 1) + i * 60_000, count: n, p50: q(0.5), p99: q(0.99) });
-      }
-      return { points: out, truth };
-    };
+    const vanishing = (seed: number, tail: number) =>
+      slowTailSeries(seed, { rate: 16, sigma: 0.5, tail, appears: false });
     let near = 0;
     for (let seed = 1; seed <= 12; seed++) {
       const { points, truth } = vanishing(seed, 100);
@@ -363,14 +363,7 @@ describe('detectSteps: steps are found, located and sized', () => {
       // Small steps in sparse series are placed less tightly than large ones.
       expect(Math.abs(c.index - truth)).toBeLessThanOrEqual(12);
       found++;
-      let state: DetectorStateJSON | undefined;
-      const got: StepChange[] = [];
-      for (let at = 0; at < points.length; at += 131) {
-        const r = detectStepsIncremental(state, points.slice(at, at + 131));
-        state = JSON.parse(JSON.stringify(r.state)) as DetectorStateJSON;
-        got.push(...r.changes);
-      }
-      expect(got).toEqual(changes);
+      expect(detectInChunks(points, 131)).toEqual(changes);
     }
     // (Without the long scan: 5 of 10.)
     expect(found).toBeGreaterThanOrEqual(7);
