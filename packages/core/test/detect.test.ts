@@ -486,6 +486,47 @@ describe('incremental detection', () => {
     expect(after.ring).toEqual(before.ring);
   });
 
+  it('restored from a state without the long p50 history, scans only what it has (no false steps)', () => {
+    // A state written before the long scan existed, or one that kept less
+    // of the history: the missing part must not be read as zeros.
+    let alarms = 0;
+    for (let seed = 1; seed <= 10; seed++) {
+      const points = series({ seed, minutes: 2500, rate: 5, median: 30, sigma: 0.6 });
+      const d = new StepDetector();
+      d.pushAll(points.slice(0, 1500));
+      const { long: _long, ...withoutLong } = d.toJSON();
+      const restored = StepDetector.fromJSON(withoutLong);
+      alarms += restored.pushAll(points.slice(1500)).length + d.pushAll(points.slice(1500)).length;
+      // What it writes back covers only what it has seen since.
+      expect(restored.toJSON().long!.t.length).toBeLessThanOrEqual(1000);
+    }
+    expect(alarms).toBe(0);
+  });
+
+  it('keeps the long scan inside a small ring (small beforePoints/maxAfterPoints)', () => {
+    for (let seed = 1; seed <= 4; seed++) {
+      const points = series({
+        seed,
+        minutes: 3000,
+        rate: 5,
+        median: 30,
+        sigma: 0.6,
+        stepAt: 1800,
+        factor: 1.3,
+      });
+      for (const opts of [
+        { beforePoints: 60, maxAfterPoints: 40 },
+        { beforePoints: 8, maxAfterPoints: 4 },
+      ]) {
+        // Whatever is reported is a regression placed near the step, never a "regression" with ratio < 1.
+        for (const c of detectSteps(points, opts)) {
+          expect(c.direction === 'regression' ? c.ratio > 1 : c.ratio < 1).toBe(true);
+          expect(Math.abs(c.index - firstIndexAtOrAfter(points, 1800))).toBeLessThanOrEqual(60);
+        }
+      }
+    }
+  });
+
   it('rejects invalid options and foreign state', () => {
     expect(() => new StepDetector({ minRatio: 0.5 })).toThrow(RangeError);
     expect(() => new StepDetector({ alpha: 2 })).toThrow(RangeError);

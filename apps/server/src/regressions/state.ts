@@ -74,6 +74,7 @@ function columns(flags: number) {
 export function encodeState(state: DetectorStateJSON): Buffer {
   const { ring, long: longHistory, ...rest } = state;
   const long: Long = longHistory ?? { t: [], y: [] };
+  if (long.t.length !== long.y.length) throw new Error('malformed detector state: long history');
   const header = Buffer.from(JSON.stringify(rest, replacer), 'utf8');
   const k = ring.t.length;
   const kl = long.t.length;

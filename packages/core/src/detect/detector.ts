@@ -133,6 +133,8 @@ const LONG_MIN_AFTER = 64;
 const LONG_MIN_BEFORE = 120;
 const LONG_EVERY = 32;
 const LONG_PENALTY = 200;
+/** Points of the ring kept before the scan's earliest split (localise() looks 30 back). */
+const LONG_RING_MARGIN = 40;
 const LONG_SCREEN = 4;
 /**
  * Slow wander (see wander()): block size (points), blocks of differences
@@ -401,6 +403,8 @@ export class StepDetector {
   private readonly longCap: number;
   private readonly lt: Int32Array;
   private readonly ly: Int32Array;
+  /** First valid index the long history holds (later than 0 after restoring a state that kept less of it). */
+  private longFrom = 0;
   private readonly rt: Float64Array;
   private readonly rc: Float64Array;
   private readonly rg: Float64Array;
@@ -495,7 +499,8 @@ export class StepDetector {
       if (ch) out = out === NONE ? [ch] : [...out, ch];
     }
     // (The long scan is for the p50 only, so only the p50's wander is tracked.)
-    if (vi % WANDER_BLOCK === WANDER_BLOCK - 1 && vi >= WANDER_BLOCK) this.wander(vi);
+    if (vi % WANDER_BLOCK === WANDER_BLOCK - 1 && vi >= WANDER_BLOCK && this.cap >= WANDER_BLOCK)
+      this.wander(vi);
     const m0 = this.ms[0];
     if (
       out === NONE &&
@@ -720,10 +725,13 @@ export class StepDetector {
       s.regimeStart,
       now - LONG_BEFORE - LONG_MAX_AFTER + 1,
       this.nv - this.cap - this.longCap,
+      this.longFrom,
       0,
     );
     const N = now - from + 1;
-    const lo = Math.max(LONG_MIN_BEFORE, N - LONG_MAX_AFTER);
+    // The split must stay well inside the ring, where localise() and the
+    // report read (with small windows the ring is shorter than the scan).
+    const lo = Math.max(LONG_MIN_BEFORE, N - Math.min(LONG_MAX_AFTER, this.cap - LONG_RING_MARGIN));
     const hi = N - LONG_MIN_AFTER;
     if (hi < lo) return null;
     // Running sums of the values, winsorised at clip sd around the baseline
@@ -1505,7 +1513,7 @@ export class StepDetector {
       ring.y50.push(this.ry[0][p]!);
       ring.y99.push(this.ry[1][p]!);
     }
-    const kept = Math.min(Math.max(0, this.nv - this.cap), this.longCap);
+    const kept = Math.min(Math.max(0, this.nv - this.cap - this.longFrom), this.longCap);
     const long = { t: [] as number[], y: [] as number[] };
     let prev = 0;
     for (let v = this.nv - this.cap - kept; v < this.nv - this.cap; v++) {
@@ -1547,6 +1555,8 @@ export class StepDetector {
       d.ry[1][p] = state.ring.y99[i]!;
     }
     const long = state.long;
+    // What the state did not keep is not history: the scan starts after it.
+    d.longFrom = Math.max(0, state.nv - size - Math.min(long?.t.length ?? 0, d.longCap));
     if (long && d.longCap > 0) {
       let minute = 0;
       for (let i = 0; i < long.t.length; i++) {
