@@ -4,7 +4,7 @@ import type { Pool } from '../db/pool.ts';
 import type { ScopeGuard } from '../auth/plugin.ts';
 import { notFound } from '../http/errors.ts';
 import { getSeries, stepHistograms } from './queries.ts';
-import { parseAttribute, parseStepRange, rangeQueryFields } from './range.ts';
+import { parseAttribute, parseStepRange, rangeQueryFields, rangeResponseFields } from './range.ts';
 
 /**
  * Chart data for the web UI beyond plain quantiles:
@@ -20,9 +20,7 @@ const RangeQuery = Type.Object(
 
 const HeatmapResponse = Type.Object({
   series_id: Type.String(),
-  from: Type.String(),
-  to: Type.String(),
-  step_ms: Type.Number(),
+  ...rangeResponseFields(),
   points: Type.Array(
     Type.Object({
       t: Type.String(),

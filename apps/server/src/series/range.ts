@@ -7,6 +7,11 @@ import { parseTime } from '../http/time.ts';
  * The querystring fields every per-step series read takes (quantiles,
  * heatmap): time range, step, host and cohort filter.
  */
+/** The range every series read answers with: its bounds and the step it used. */
+export function rangeResponseFields() {
+  return { from: Type.String(), to: Type.String(), step_ms: Type.Number() };
+}
+
 export function rangeQueryFields(stepDescription: string) {
   return {
     from: Type.Optional(

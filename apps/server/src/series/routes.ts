@@ -4,7 +4,7 @@ import type { Pool } from '../db/pool.ts';
 import type { ScopeGuard } from '../auth/plugin.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { getSeries, listSeries, quantileColumns, quantiles } from './queries.ts';
-import { parseAttribute, parseStepRange, rangeQueryFields } from './range.ts';
+import { parseAttribute, parseStepRange, rangeQueryFields, rangeResponseFields } from './range.ts';
 
 const SeriesSchema = Type.Object({
   id: Type.String(),
@@ -43,9 +43,7 @@ const QuantileQuery = Type.Object({
 
 const PointsBody = Type.Object({
   series: SeriesSchema,
-  from: Type.String(),
-  to: Type.String(),
-  step_ms: Type.Number(),
+  ...rangeResponseFields(),
   points: Type.Array(
     Type.Object({
       t: Type.String(),
@@ -57,9 +55,7 @@ const PointsBody = Type.Object({
 
 const ColumnsBody = Type.Object({
   series: SeriesSchema,
-  from: Type.String(),
-  to: Type.String(),
-  step_ms: Type.Number(),
+  ...rangeResponseFields(),
   columns: Type.Object({
     t: Type.Array(Type.Number(), { description: 'step start, epoch ms, ascending' }),
     count: Type.Array(Type.Number()),

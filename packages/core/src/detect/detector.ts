@@ -55,6 +55,8 @@ import {
 } from './types.ts';
 
 const METRICS: readonly StepMetric[] = ['p50', 'p99'];
+/** Rounded to 1e-6 (far below the histograms' 1% resolution), so the state's JSON stays short. */
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 const Z99 = normalQuantile(0.99);
 /** Memory (points) of the spread estimate used by the small-count correction. */
 const SPREAD_MEMORY = 512;
@@ -479,9 +481,8 @@ export class StepDetector {
     this.rz[0][pos] = -zAt(0, c);
     this.rz[1][pos] = Z99 - zAt(1, c);
     this.rg[pos] = g;
-    // Rounded to 1e-6 (far below the histograms' 1% resolution) so the state's JSON stays short.
-    const l50 = Math.round(Math.log(v50) * 1e6) / 1e6;
-    const l99 = Math.round(Math.log(v99) * 1e6) / 1e6;
+    const l50 = round6(Math.log(v50));
+    const l99 = round6(Math.log(v99));
     this.ry[0][pos] = l50;
     this.ry[1][pos] = l99;
     // Learn the distribution's spread from how far p99 sits above p50 at the
@@ -679,16 +680,16 @@ export class StepDetector {
     const s = this.ms[0];
     // The block's (upper) median, by selection rather than a sort.
     const block = this.rangeY(0, vi - WANDER_BLOCK + 1, vi, 1);
-    const m = Math.round(select(block, WANDER_BLOCK >> 1) * 1e6) / 1e6;
+    const m = round6(select(block, WANDER_BLOCK >> 1));
     s.wm.push(m);
     if (s.wm.length > 9) s.wm.shift();
     const k = s.wm.length;
     if (k >= 2) {
-      s.w1.push(Math.round(Math.abs(m - s.wm[k - 2]!) * 1e6) / 1e6);
+      s.w1.push(round6(Math.abs(m - s.wm[k - 2]!)));
       if (s.w1.length > WANDER_KEEP) s.w1.shift();
     }
     if (k === 9) {
-      s.w8.push(Math.round(Math.abs(m - s.wm[0]!) * 1e6) / 1e6);
+      s.w8.push(round6(Math.abs(m - s.wm[0]!)));
       if (s.w8.length > WANDER_KEEP) s.w8.shift();
     }
     let calm = false;
@@ -711,8 +712,8 @@ export class StepDetector {
    * points a side to reach α with its penalties, while the CUSUMs' baseline
    * absorbs it within ~30 points. So every LONG_EVERY points the best
    * mean-shift split with LONG_MIN_AFTER..LONG_MAX_AFTER points after it is
-   * found (weighted by the noise model, values winsorised around the
-   * baseline) against up to LONG_BEFORE points before it (in the regime),
+   * found (unweighted means of values winsorised around the baseline)
+   * against up to LONG_BEFORE points before it (in the regime),
    * and tested unshifted as in unshiftedTest() (raw and detrended, medians
    * at least minRatio apart), times LONG_PENALTY for the choice of split.
    * Only where the p50 shows no slow wander (see wander()): over 8 hours a
@@ -779,13 +780,10 @@ export class StepDetector {
       return null;
     const ys = scratch(1, N);
     const ts = scratch(3, N);
-    const t0 = from < ringFrom ? this.lt[from % this.longCap]! * 60_000 : this.rt[from % this.cap]!;
+    const t0 = this.historyT(from);
     for (let j = 0; j < N; j++) {
-      const v = from + j;
-      const longer = v < ringFrom;
-      ys[j] = longer ? this.ly[v % this.longCap]! * 1e-6 : this.y(0, v % this.cap);
-      ts[j] =
-        ((longer ? this.lt[v % this.longCap]! * 60_000 : this.rt[v % this.cap]!) - t0) / 60_000;
+      ys[j] = this.historyY(from + j);
+      ts[j] = (this.historyT(from + j) - t0) / 60_000;
     }
     const dir = bestDiff > 0 ? 1 : -1;
     const r = this.unshiftedTest(dir, ys.subarray(bestK), ys.subarray(0, bestK), ts);
@@ -795,6 +793,16 @@ export class StepDetector {
     const test: SplitTest = { p, tail: false, theta: 0, onset: split };
     const { split: at, unc } = this.localise(0, dir, test, now, -Infinity, true);
     return this.report(0, dir, at, now, unc, p);
+  }
+
+  /** Corrected log p50 of valid index v: from the ring, or from the long history before it. */
+  private historyY(v: number): number {
+    return v < this.nv - this.cap ? this.ly[v % this.longCap]! * 1e-6 : this.y(0, v % this.cap);
+  }
+
+  /** Time (ms) of valid index v: from the ring, or (whole minutes) from the long history before it. */
+  private historyT(v: number): number {
+    return v < this.nv - this.cap ? this.lt[v % this.longCap]! * 60_000 : this.rt[v % this.cap]!;
   }
 
   /**
@@ -843,9 +851,8 @@ export class StepDetector {
     if (++s.cn >= XBLK) {
       s.xs.push(s.cs);
       s.xn.push(s.cn);
-      // Rounded like the ring's values, so the state's JSON stays short.
-      s.x1.push(Math.round(s.c1 * 1e6) / 1e6);
-      s.x2.push(Math.round(s.c2 * 1e6) / 1e6);
+      s.x1.push(round6(s.c1));
+      s.x2.push(round6(s.c2));
       if (s.xs.length > XB) {
         s.xs.shift();
         s.xn.shift();
