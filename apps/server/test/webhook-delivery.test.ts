@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import { freePort } from '../src/db/embedded.ts';
 import { runDeliveryPass } from '../src/webhooks/deliver.ts';
-import { raiseRegressionAlert, resolveRegressionAlert } from '../src/alerts/state.ts';
+import { raiseRegressionAlert, resolveRegressionAlert } from '../src/regressions/alerting.ts';
 import { runSloPass } from '../src/slos/evaluate.ts';
 import {
   MIN,

@@ -4,8 +4,9 @@ import { parseDuration } from '@onset/core';
 import type { AppContext } from '../app.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
-import { ALERT_COLUMNS, acknowledgeAlert, type AlertRow } from './state.ts';
-import { alertUrl } from '../webhooks/outbox.ts';
+import { acknowledgeAlert } from './state.ts';
+import { alertEvents, getAlert, listAlerts, type AlertRow } from './store.ts';
+import { alertUrl } from './snapshot.ts';
 import { baseUrlOf } from '../webhooks/routes.ts';
 
 const IdParams = Type.Object({ id: Type.String({ pattern: '^[0-9]{1,18}$' }) });
@@ -158,29 +159,11 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
     },
     async (req) => {
       const q = req.query;
-      const args: unknown[] = [];
-      const where: string[] = [];
-      const add = (sql: string, v: unknown) => {
-        args.push(v);
-        where.push(sql.replaceAll('?', `$${args.length}`));
-      };
-      if (q.status) add('status = ?', q.status);
-      if (q.type) add('type = ?', q.type);
-      if (q.severity) add('severity = ?', q.severity);
-      if (q.service) add('service = ?', q.service);
-      if (q.slo_id) add('slo_id = ?::bigint', q.slo_id);
-      if (q.regression_id) add('regression_id = ?', q.regression_id);
-      if (q.since)
-        add(
-          '(started_at >= ? OR resolved_at >= ?)',
-          new Date(parseTime(q.since, Date.now(), 'since')),
-        );
-      args.push(q.limit ?? 200);
-      const { rows } = await pool.query<AlertRow>(
-        `SELECT ${ALERT_COLUMNS} FROM alerts ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
-          ORDER BY started_at DESC, id DESC LIMIT $${args.length}`,
-        args,
-      );
+      const rows = await listAlerts(pool, {
+        ...q,
+        since: q.since ? new Date(parseTime(q.since, Date.now(), 'since')) : undefined,
+        limit: q.limit ?? 200,
+      });
       const base = baseUrlOf(config, req);
       return { alerts: rows.map((a) => alertJson(a, base)) };
     },
@@ -200,18 +183,12 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       },
     },
     async (req) => {
-      const { rows } = await pool.query<AlertRow>(
-        `SELECT ${ALERT_COLUMNS} FROM alerts WHERE id = $1`,
-        [req.params.id],
-      );
-      if (!rows[0]) throw notFound(`alert ${req.params.id} does not exist`);
-      const ev = await pool.query(
-        `SELECT at, kind, actor, detail FROM alert_events WHERE alert_id = $1 ORDER BY id`,
-        [req.params.id],
-      );
+      const alert = await getAlert(pool, req.params.id);
+      if (!alert) throw notFound(`alert ${req.params.id} does not exist`);
+      const events = await alertEvents(pool, req.params.id);
       return {
-        ...alertJson(rows[0], baseUrlOf(config, req)),
-        events: ev.rows.map((e) => ({ ...e, at: e.at.toISOString() })),
+        ...alertJson(alert, baseUrlOf(config, req)),
+        events: events.map((e) => ({ ...e, at: e.at.toISOString() })),
       };
     },
   );

@@ -33,7 +33,11 @@ import {
   type StepChange,
 } from '@onset/core';
 import type { Pool, PoolClient } from '../db/pool.ts';
-import { raiseRegressionAlert, resolveRegressionAlert } from '../alerts/state.ts';
+import {
+  raiseRegressionAlert,
+  refreshRegressionAlertIfFiring,
+  resolveRegressionAlert,
+} from './alerting.ts';
 import {
   detectionPassSeconds,
   detectionSeriesScanned,
@@ -774,11 +778,7 @@ export async function attribute(
     [r.id, JSON.stringify(suspects), cohort ? JSON.stringify(cohort) : null, host, new Date(now)],
   );
   if (opts.alert && changed && rows[0] && rows[0].status !== 'resolved') {
-    const firing = await c.query(
-      `SELECT 1 FROM alerts WHERE alert_key = $1 AND status = 'firing'`,
-      [`regression:${r.id}`],
-    );
-    if (firing.rows.length) await raiseRegressionAlert(c, regressionJson(rows[0]), { now });
+    await refreshRegressionAlertIfFiring(c, regressionJson(rows[0]), { now });
   }
 }
 

@@ -4,7 +4,7 @@ import type { AppContext } from '../app.ts';
 import { withTransaction } from '../db/pool.ts';
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
-import { acknowledgeAlert, resolveRegressionAlert } from '../alerts/state.ts';
+import { acknowledgeRegressionAlert, resolveRegressionAlert } from './alerting.ts';
 import { runDetect, settledArrivalMs } from './pass.ts';
 import {
   REGRESSION_COLUMNS,
@@ -266,12 +266,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
         WHERE id = $1 RETURNING ${REGRESSION_COLUMNS}`,
       [r.id, body.by ?? null],
     );
-    const alert = await c.query<{ id: string }>(
-      `SELECT id::text FROM alerts WHERE alert_key = $1 AND status = 'firing' AND acknowledged_at IS NULL`,
-      [`regression:${r.id}`],
-    );
-    if (alert.rows[0])
-      await acknowledgeAlert(c, alert.rows[0].id, body.by ?? null, body.comment ?? null);
+    await acknowledgeRegressionAlert(c, r.id, body.by ?? null, body.comment ?? null);
     return rows[0]!;
   });
 

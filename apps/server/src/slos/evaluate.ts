@@ -24,12 +24,9 @@ import {
   type SloRow,
 } from './store.ts';
 import { tiersFrom } from './spec.ts';
-import {
-  ALERT_COLUMNS,
-  reconcileSloAlerts,
-  releaseUnsilenced,
-  type AlertRow,
-} from '../alerts/state.ts';
+import { releaseUnsilenced } from '../alerts/state.ts';
+import type { AlertRow } from '../alerts/store.ts';
+import { firingSloAlerts, reconcileSloAlerts } from './alerting.ts';
 
 export interface SloStatus {
   evaluated_at: string;
@@ -206,23 +203,6 @@ export function statusOf(e: Evaluation, now: number, alert: AlertRow | undefined
       : null,
     exact_since: e.slo.exact_since ? e.slo.exact_since.toISOString() : null,
   };
-}
-
-/** The most severe firing SLO-burn alert per SLO. */
-export async function firingSloAlerts(
-  db: Queryable,
-  sloIds?: string[],
-): Promise<Map<string, AlertRow>> {
-  const { rows } = await db.query<AlertRow>(
-    `SELECT ${ALERT_COLUMNS} FROM alerts WHERE type = 'slo_burn' AND status = 'firing' ${sloIds ? 'AND slo_id = ANY($1::bigint[])' : ''}`,
-    sloIds ? [sloIds] : [],
-  );
-  const out = new Map<string, AlertRow>();
-  for (const a of rows) {
-    const cur = out.get(a.slo_id!);
-    if (!cur || (a.severity === 'page' && cur.severity !== 'page')) out.set(a.slo_id!, a);
-  }
-  return out;
 }
 
 export async function sloStatuses(

@@ -24,7 +24,8 @@ import {
 } from './store.ts';
 import { runSloPass, sloStatuses } from './evaluate.ts';
 import { seriesLabels, slosWatching, suggestForSeries, unwatchedSeries } from './suggest.ts';
-import { resolveAlert, sloAlertKey } from '../alerts/state.ts';
+import { resolveAlert } from '../alerts/state.ts';
+import { sloAlertKey } from './alerting.ts';
 import { runDeliveryPass } from '../webhooks/deliver.ts';
 import { deliverySettings } from '../webhooks/settings.ts';
 import { baseUrlOf } from '../webhooks/routes.ts';

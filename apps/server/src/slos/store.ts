@@ -476,3 +476,20 @@ export async function pruneCounters(pool: Pool, now = Date.now(), force = false)
 export function notFoundSlo(id: string): HttpError {
   return new HttpError(404, 'not_found', `SLO ${id} does not exist`);
 }
+
+/** SLOs whose selector covers one series (the regression alerting policy asks which SLOs it hurts). */
+export async function slosCoveringSeries(
+  db: Queryable,
+  s: { service: string; op: string; view: string; name: string; peer?: string | null },
+): Promise<Array<{ id: string; name: string; threshold_ms: number }>> {
+  const { rows } = await db.query<{ id: string; name: string; threshold_us: number }>(
+    `SELECT o.id::text, o.name, o.threshold_us FROM slos o
+      WHERE o.service = $1 AND (o.op IS NULL OR o.op = $2) AND (o.view IS NULL OR o.view = $3)
+        AND (o.peer IS NULL OR o.peer = $5) AND (o.name_match IS NULL OR $4 ~ o.name_match)
+        AND (o.series_id IS NULL OR o.series_id IN
+             (SELECT id FROM series WHERE service = $1 AND op = $2 AND view = $3 AND name = $4 AND peer = $5))
+      ORDER BY o.id`,
+    [s.service, s.op, s.view, s.name, s.peer ?? ''],
+  );
+  return rows.map((x) => ({ id: x.id, name: x.name, threshold_ms: x.threshold_us / 1000 }));
+}

@@ -9,7 +9,7 @@
  */
 import type { Pool } from '../db/pool.ts';
 import { render, type DeliveryToRender, type WebhookTarget } from './formats.ts';
-import type { AlertSnapshot } from './outbox.ts';
+import type { AlertSnapshot } from '../alerts/snapshot.ts';
 import { DEFAULT_DELIVERY, retryDelay, type DeliverySettings } from './settings.ts';
 
 export interface DeliveryPassOptions extends Partial<DeliverySettings> {

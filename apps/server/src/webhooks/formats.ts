@@ -3,7 +3,7 @@
  * delivery renders the same bytes on every retry.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { alertUrl, type AlertSnapshot } from './outbox.ts';
+import { alertUrl, type AlertSnapshot } from '../alerts/snapshot.ts';
 
 export type WebhookFormat = 'json' | 'slack' | 'pagerduty' | 'alertmanager';
 export const FORMATS: readonly WebhookFormat[] = ['json', 'slack', 'pagerduty', 'alertmanager'];

@@ -1,56 +1,5 @@
 import type { Queryable } from '../slos/store.ts';
-import type { AlertRow } from '../alerts/state.ts';
-
-/** The alert as it was at a state change: what every format renders from. */
-export interface AlertSnapshot {
-  id: string;
-  type: 'slo_burn' | 'regression' | 'test';
-  severity: 'page' | 'ticket';
-  title: string;
-  service: string | null;
-  op: string | null;
-  view: string | null;
-  series_name: string | null;
-  slo_id: string | null;
-  regression_id: string | null;
-  burn_rate: number | null;
-  window: string | null;
-  started_at: string;
-  resolved_at: string | null;
-  details: Record<string, unknown>;
-}
-
-export function snapshotOf(a: AlertRow): AlertSnapshot {
-  return {
-    id: a.id,
-    type: a.type,
-    severity: a.severity,
-    title: a.title,
-    service: a.service,
-    op: a.op,
-    view: a.view,
-    series_name: a.series_name,
-    slo_id: a.slo_id,
-    regression_id: a.regression_id,
-    burn_rate: a.burn_rate,
-    window: a.burn_window,
-    started_at: a.started_at.toISOString(),
-    resolved_at: a.resolved_at ? a.resolved_at.toISOString() : null,
-    details: a.details,
-  };
-}
-
-/** Where the alert is shown in the UI. */
-export function alertUrl(
-  a: { type: string; slo_id: string | null; regression_id: string | null; id: string },
-  baseUrl: string,
-): string {
-  const base = baseUrl.replace(/\/+$/, '');
-  if (a.type === 'slo_burn' && a.slo_id) return `${base}/slos/${a.slo_id}`;
-  if (a.type === 'regression' && a.regression_id)
-    return `${base}/regressions/${encodeURIComponent(a.regression_id)}`;
-  return `${base}/alerts/${a.id}`;
-}
+import type { AlertSnapshot } from '../alerts/snapshot.ts';
 
 /**
  * Write the outbox rows for one state change, inside the caller's
@@ -60,7 +9,8 @@ export function alertUrl(
  */
 export async function enqueueDeliveries(
   c: Queryable,
-  alert: AlertRow,
+  snapshot: AlertSnapshot,
+  dedupKey: string,
   event: 'firing' | 'resolved',
   now: number,
 ): Promise<number> {
@@ -71,14 +21,7 @@ export async function enqueueDeliveries(
         AND ($2 = 'firing' OR EXISTS (SELECT 1 FROM webhook_deliveries f
                                        WHERE f.webhook_id = w.id AND f.alert_id = $1 AND f.event = 'firing'))
      ON CONFLICT (webhook_id, alert_id, event) WHERE alert_id IS NOT NULL DO NOTHING`,
-    [
-      alert.id,
-      event,
-      alert.dedup_key,
-      JSON.stringify(snapshotOf(alert)),
-      new Date(now),
-      alert.severity,
-    ],
+    [snapshot.id, event, dedupKey, JSON.stringify(snapshot), new Date(now), snapshot.severity],
   );
   return res.rowCount ?? 0;
 }

@@ -1,0 +1,57 @@
+/**
+ * What an alert looks like to the outside: the snapshot taken at a state
+ * change (what every webhook format renders from) and the UI link to it.
+ * Owned here so webhooks take a snapshot and never read alert rows.
+ */
+import type { AlertRow } from './store.ts';
+
+/** The alert as it was at a state change. */
+export interface AlertSnapshot {
+  id: string;
+  type: 'slo_burn' | 'regression' | 'test';
+  severity: 'page' | 'ticket';
+  title: string;
+  service: string | null;
+  op: string | null;
+  view: string | null;
+  series_name: string | null;
+  slo_id: string | null;
+  regression_id: string | null;
+  burn_rate: number | null;
+  window: string | null;
+  started_at: string;
+  resolved_at: string | null;
+  details: Record<string, unknown>;
+}
+
+export function snapshotOf(a: AlertRow): AlertSnapshot {
+  return {
+    id: a.id,
+    type: a.type,
+    severity: a.severity,
+    title: a.title,
+    service: a.service,
+    op: a.op,
+    view: a.view,
+    series_name: a.series_name,
+    slo_id: a.slo_id,
+    regression_id: a.regression_id,
+    burn_rate: a.burn_rate,
+    window: a.burn_window,
+    started_at: a.started_at.toISOString(),
+    resolved_at: a.resolved_at ? a.resolved_at.toISOString() : null,
+    details: a.details,
+  };
+}
+
+/** Where the alert is shown in the UI. */
+export function alertUrl(
+  a: { type: string; slo_id: string | null; regression_id: string | null; id: string },
+  baseUrl: string,
+): string {
+  const base = baseUrl.replace(/\/+$/, '');
+  if (a.type === 'slo_burn' && a.slo_id) return `${base}/slos/${a.slo_id}`;
+  if (a.type === 'regression' && a.regression_id)
+    return `${base}/regressions/${encodeURIComponent(a.regression_id)}`;
+  return `${base}/alerts/${a.id}`;
+}

@@ -1,0 +1,314 @@
+/**
+ * Every query on the `alerts` and `alert_events` tables (plus the silence
+ * lookup that decides whether a new alert is sent). Nothing else in the
+ * server names these tables: the state machine (state.ts), the SLO and
+ * regression alerting policies and the routes all come through here.
+ */
+import type { AlertSeverity } from '@onset/core';
+import type { Queryable } from '../slos/store.ts';
+
+export type AlertType = 'slo_burn' | 'regression';
+
+export interface AlertRow {
+  id: string;
+  type: AlertType;
+  alert_key: string;
+  dedup_key: string;
+  severity: AlertSeverity;
+  status: 'firing' | 'resolved';
+  title: string;
+  service: string | null;
+  op: string | null;
+  view: string | null;
+  series_name: string | null;
+  slo_id: string | null;
+  regression_id: string | null;
+  burn_rate: number | null;
+  burn_window: string | null;
+  details: Record<string, unknown>;
+  started_at: Date;
+  resolved_at: Date | null;
+  notified: boolean;
+  silenced_by: string | null;
+  acknowledged_at: Date | null;
+  acknowledged_by: string | null;
+  ack_comment: string | null;
+  updated_at: Date;
+}
+
+const ALERT_COLUMNS = `id::text, type, alert_key, dedup_key, severity, status, title, service, op, view, series_name,
+  slo_id::text, regression_id, burn_rate, burn_window, details, started_at, resolved_at, notified, silenced_by::text,
+  acknowledged_at, acknowledged_by, ack_comment, updated_at`;
+
+export interface FireInput {
+  type: AlertType;
+  alertKey: string;
+  severity: AlertSeverity;
+  title: string;
+  service?: string | null;
+  op?: string | null;
+  view?: string | null;
+  seriesName?: string | null;
+  sloId?: string | null;
+  regressionId?: string | null;
+  burnRate?: number | null;
+  burnWindow?: string | null;
+  details?: Record<string, unknown>;
+}
+
+/** Insert a firing episode for the key; null when one is already firing (unique partial index). */
+export async function insertFiring(
+  c: Queryable,
+  input: FireInput,
+  now: number,
+): Promise<AlertRow | null> {
+  const { rows } = await c.query<AlertRow>(
+    `WITH n AS (SELECT nextval(pg_get_serial_sequence('alerts', 'id')) AS id)
+     INSERT INTO alerts (id, type, alert_key, dedup_key, severity, status, title, service, op, view, series_name,
+                         slo_id, regression_id, burn_rate, burn_window, details, started_at, updated_at)
+     SELECT n.id, $1, $2, 'onset-alert-' || n.id, $3, 'firing', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14 FROM n
+     ON CONFLICT (alert_key) WHERE status = 'firing' DO NOTHING
+     RETURNING ${ALERT_COLUMNS}`,
+    [
+      input.type,
+      input.alertKey,
+      input.severity,
+      input.title,
+      input.service ?? null,
+      input.op ?? null,
+      input.view ?? null,
+      input.seriesName ?? null,
+      input.sloId ?? null,
+      input.regressionId ?? null,
+      input.burnRate ?? null,
+      input.burnWindow ?? null,
+      JSON.stringify(input.details ?? {}),
+      new Date(now),
+    ],
+  );
+  return rows[0] ?? null;
+}
+
+/** New numbers for the firing episode of a key. */
+export async function refreshFiring(
+  c: Queryable,
+  input: Pick<FireInput, 'alertKey' | 'burnRate' | 'burnWindow' | 'details'>,
+  now: number,
+): Promise<AlertRow | null> {
+  const { rows } = await c.query<AlertRow>(
+    `UPDATE alerts SET burn_rate = $2, burn_window = $3, details = $4, updated_at = $5
+      WHERE alert_key = $1 AND status = 'firing' RETURNING ${ALERT_COLUMNS}`,
+    [
+      input.alertKey,
+      input.burnRate ?? null,
+      input.burnWindow ?? null,
+      JSON.stringify(input.details ?? {}),
+      new Date(now),
+    ],
+  );
+  return rows[0] ?? null;
+}
+
+/** The same refresh for many keys in one statement (every SLO that keeps burning, each minute). */
+export async function refreshFiringMany(
+  db: Queryable,
+  refresh: {
+    keys: string[];
+    rate: Array<number | null>;
+    window: string[];
+    details: string[];
+  },
+  now: number,
+): Promise<void> {
+  if (!refresh.keys.length) return;
+  await db.query(
+    `UPDATE alerts a SET burn_rate = u.rate, burn_window = u.win, details = u.details::jsonb, updated_at = $5
+       FROM unnest($1::text[], $2::float8[], $3::text[], $4::text[]) AS u(key, rate, win, details)
+      WHERE a.alert_key = u.key AND a.status = 'firing'`,
+    [refresh.keys, refresh.rate, refresh.window, refresh.details, new Date(now)],
+  );
+}
+
+/** End the firing episode of a key; null when none fires. */
+export async function markResolved(
+  c: Queryable,
+  alertKey: string,
+  now: number,
+): Promise<AlertRow | null> {
+  const { rows } = await c.query<AlertRow>(
+    `UPDATE alerts SET status = 'resolved', resolved_at = $2, updated_at = $2
+      WHERE alert_key = $1 AND status = 'firing' RETURNING ${ALERT_COLUMNS}`,
+    [alertKey, new Date(now)],
+  );
+  return rows[0] ?? null;
+}
+
+export async function markAcknowledged(
+  c: Queryable,
+  id: string,
+  by: string | null,
+  comment: string | null,
+  now: number,
+): Promise<AlertRow | null> {
+  const { rows } = await c.query<AlertRow>(
+    `UPDATE alerts SET acknowledged_at = $2, acknowledged_by = $3, ack_comment = $4, updated_at = $2
+      WHERE id = $1 RETURNING ${ALERT_COLUMNS}`,
+    [id, new Date(now), by, comment],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Record that a new alert was held by a silence, or sent (notified), with its
+ * history event: one round trip.
+ */
+export async function markHeldOrSent(
+  c: Queryable,
+  alertId: string,
+  at: number,
+  kind: 'silenced' | 'notified',
+  detail: Record<string, unknown>,
+  silenceId?: string,
+): Promise<void> {
+  await c.query(
+    `WITH u AS (
+       UPDATE alerts SET notified = notified OR $3 = 'notified', silenced_by = COALESCE($5::bigint, silenced_by)
+        WHERE id = $1 RETURNING id)
+     INSERT INTO alert_events (alert_id, at, kind, detail) SELECT id, $2, $3, $4 FROM u`,
+    [alertId, new Date(at), kind, JSON.stringify(detail), silenceId ?? null],
+  );
+}
+
+/** Claim a firing, unsent alert for sending; false when another pass got it first. */
+export async function claimNotification(c: Queryable, alertId: string): Promise<boolean> {
+  const claim = await c.query(
+    `UPDATE alerts SET notified = true WHERE id = $1 AND NOT notified AND status = 'firing'`,
+    [alertId],
+  );
+  return (claim.rowCount ?? 0) > 0;
+}
+
+export async function addEvent(
+  c: Queryable,
+  alertId: string,
+  kind: string,
+  at: number,
+  detail: Record<string, unknown> = {},
+  actor?: string | null,
+): Promise<void> {
+  await c.query(
+    `INSERT INTO alert_events (alert_id, at, kind, actor, detail) VALUES ($1, $2, $3, $4, $5)`,
+    [alertId, new Date(at), kind, actor ?? null, JSON.stringify(detail)],
+  );
+}
+
+/** Firing alerts of one type (optionally only those of some SLOs). */
+export async function firingAlerts(
+  db: Queryable,
+  type: AlertType,
+  sloIds?: string[],
+): Promise<AlertRow[]> {
+  const { rows } = await db.query<AlertRow>(
+    `SELECT ${ALERT_COLUMNS} FROM alerts WHERE type = $1 AND status = 'firing'
+        ${sloIds ? 'AND slo_id = ANY($2::bigint[])' : ''}`,
+    sloIds ? [type, sloIds] : [type],
+  );
+  return rows;
+}
+
+/** Firing alerts that were never sent (held by a silence). */
+export async function unsentFiringAlerts(db: Queryable): Promise<AlertRow[]> {
+  const { rows } = await db.query<AlertRow>(
+    `SELECT ${ALERT_COLUMNS} FROM alerts WHERE status = 'firing' AND NOT notified`,
+  );
+  return rows;
+}
+
+/** The id of the episode firing for a key, if any (optionally only when not yet acknowledged). */
+export async function firingAlertId(
+  db: Queryable,
+  alertKey: string,
+  opts: { unacknowledged?: boolean } = {},
+): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id::text FROM alerts WHERE alert_key = $1 AND status = 'firing'
+        ${opts.unacknowledged ? 'AND acknowledged_at IS NULL' : ''}`,
+    [alertKey],
+  );
+  return rows[0]?.id ?? null;
+}
+
+export interface AlertFilter {
+  status?: 'firing' | 'resolved';
+  type?: AlertType;
+  severity?: AlertSeverity;
+  service?: string;
+  slo_id?: string;
+  regression_id?: string;
+  /** Started or resolved at or after this instant. */
+  since?: Date;
+  limit: number;
+}
+
+/** Alert history, newest first. */
+export async function listAlerts(db: Queryable, f: AlertFilter): Promise<AlertRow[]> {
+  const args: unknown[] = [];
+  const where: string[] = [];
+  const add = (sql: string, v: unknown) => {
+    args.push(v);
+    where.push(sql.replaceAll('?', `$${args.length}`));
+  };
+  if (f.status) add('status = ?', f.status);
+  if (f.type) add('type = ?', f.type);
+  if (f.severity) add('severity = ?', f.severity);
+  if (f.service) add('service = ?', f.service);
+  if (f.slo_id) add('slo_id = ?::bigint', f.slo_id);
+  if (f.regression_id) add('regression_id = ?', f.regression_id);
+  if (f.since) add('(started_at >= ? OR resolved_at >= ?)', f.since);
+  args.push(f.limit);
+  const { rows } = await db.query<AlertRow>(
+    `SELECT ${ALERT_COLUMNS} FROM alerts ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+      ORDER BY started_at DESC, id DESC LIMIT $${args.length}`,
+    args,
+  );
+  return rows;
+}
+
+export async function getAlert(db: Queryable, id: string): Promise<AlertRow | null> {
+  const { rows } = await db.query<AlertRow>(`SELECT ${ALERT_COLUMNS} FROM alerts WHERE id = $1`, [
+    id,
+  ]);
+  return rows[0] ?? null;
+}
+
+export interface AlertEvent {
+  at: Date;
+  kind: string;
+  actor: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** One alert's history, oldest first. */
+export async function alertEvents(db: Queryable, id: string): Promise<AlertEvent[]> {
+  const { rows } = await db.query<AlertEvent>(
+    `SELECT at, kind, actor, detail FROM alert_events WHERE alert_id = $1 ORDER BY id`,
+    [id],
+  );
+  return rows;
+}
+
+/** The active silence matching an alert, if any. */
+export async function findSilence(
+  db: Queryable,
+  a: { service: string | null; slo_id: string | null; op: string | null },
+  now: number,
+): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id::text FROM silences
+      WHERE starts_at <= $1 AND ends_at > $1
+        AND (service IS NULL OR service = $2) AND (slo_id IS NULL OR slo_id = $3::bigint) AND (op IS NULL OR op = $4)
+      ORDER BY ends_at DESC LIMIT 1`,
+    [new Date(now), a.service, a.slo_id, a.op],
+  );
+  return rows[0]?.id ?? null;
+}

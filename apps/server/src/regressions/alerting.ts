@@ -1,0 +1,125 @@
+/**
+ * Regression alerting policy: one alert per regression, raised when it opens
+ * (or its attribution changes while it fires), resolved when latency returns
+ * or someone marks it resolved. Severity comes from core's
+ * regressionSeverity; the transitions themselves are alerts/state.ts.
+ */
+import { regressionSeverity } from '@onset/core';
+import { acknowledgeAlert, fireAlert, resolveAlert } from '../alerts/state.ts';
+import { firingAlertId, type AlertRow } from '../alerts/store.ts';
+import { slosCoveringSeries, type Queryable } from '../slos/store.ts';
+
+/** What the regression engine knows about a regression (api.md "Regressions" shape; extra fields ignored). */
+export interface RegressionForAlert {
+  id: string | number;
+  service: string;
+  op: string;
+  view: string;
+  name: string;
+  peer?: string | null;
+  host?: string | null;
+  onset?: string | Date | null;
+  before?: { p50_ms?: number; p99_ms?: number; count?: number } | null;
+  after?: { p50_ms?: number; p99_ms?: number; count?: number } | null;
+  ratio_p50?: number | null;
+  ratio_p99?: number | null;
+  suspects?: Array<Record<string, unknown>> | null;
+  cohort?: Record<string, unknown> | null;
+}
+
+export const regressionAlertKey = (regressionId: string | number) => `regression:${regressionId}`;
+
+const fmt = (x: number | undefined | null) =>
+  x === undefined || x === null ? '?' : Number(x.toPrecision(3)).toString();
+
+/**
+ * Raise (or refresh) the alert for a newly detected regression. Severity:
+ * page when the regression pushes the p99 of a series an SLO watches past
+ * that SLO's threshold, or when latency grew ≥ 10× (p50 or p99); ticket
+ * otherwise. Idempotent per regression id. Pass a PoolClient to run inside
+ * the caller's transaction.
+ */
+export async function raiseRegressionAlert(
+  db: Queryable,
+  regression: RegressionForAlert,
+  opts: { now?: number } = {},
+): Promise<AlertRow> {
+  const now = opts.now ?? Date.now();
+  const touched = await slosCoveringSeries(db, regression);
+  const severity = regressionSeverity(
+    {
+      ratio_p50: regression.ratio_p50 ?? null,
+      ratio_p99: regression.ratio_p99 ?? null,
+      after_p99_ms: regression.after?.p99_ms ?? null,
+    },
+    touched.map((t) => t.threshold_ms),
+  );
+  const ratio = Math.max(regression.ratio_p50 ?? 0, regression.ratio_p99 ?? 0);
+  const edge = regression.peer ? ` → ${regression.peer}` : '';
+  const title =
+    `Regression: ${regression.service} ${regression.op} "${regression.name}"${edge} (${regression.view})` +
+    ` p99 ${fmt(regression.before?.p99_ms)} → ${fmt(regression.after?.p99_ms)} ms (×${fmt(ratio || null)})`;
+  const { alert } = await fireAlert(
+    db,
+    {
+      type: 'regression',
+      alertKey: regressionAlertKey(regression.id),
+      severity,
+      title,
+      service: regression.service,
+      op: regression.op,
+      view: regression.view,
+      seriesName: regression.name,
+      regressionId: String(regression.id),
+      details: {
+        peer: regression.peer ?? null,
+        host: regression.host ?? null,
+        onset:
+          regression.onset instanceof Date
+            ? regression.onset.toISOString()
+            : (regression.onset ?? null),
+        before: regression.before ?? null,
+        after: regression.after ?? null,
+        ratio_p50: regression.ratio_p50 ?? null,
+        ratio_p99: regression.ratio_p99 ?? null,
+        touched_slos: touched,
+        suspect: regression.suspects?.[0] ?? null,
+        cohort: regression.cohort ?? null,
+      },
+    },
+    now,
+  );
+  return alert;
+}
+
+/** Refresh the alert of a regression only if it is firing (e.g. its attribution changed). */
+export async function refreshRegressionAlertIfFiring(
+  db: Queryable,
+  regression: RegressionForAlert,
+  opts: { now?: number } = {},
+): Promise<void> {
+  if (await firingAlertId(db, regressionAlertKey(regression.id)))
+    await raiseRegressionAlert(db, regression, opts);
+}
+
+/** Acknowledge the firing, not yet acknowledged alert of a regression, if any. */
+export async function acknowledgeRegressionAlert(
+  db: Queryable,
+  regressionId: string | number,
+  by: string | null,
+  comment: string | null,
+): Promise<void> {
+  const id = await firingAlertId(db, regressionAlertKey(regressionId), { unacknowledged: true });
+  if (id) await acknowledgeAlert(db, id, by, comment);
+}
+
+/** Resolve the alert of a regression (e.g. latency returned, or marked fixed). */
+export async function resolveRegressionAlert(
+  db: Queryable,
+  regressionId: string | number,
+  opts: { now?: number; reason?: string } = {},
+): Promise<AlertRow | null> {
+  return resolveAlert(db, regressionAlertKey(regressionId), opts.now ?? Date.now(), {
+    reason: opts.reason ?? 'regression resolved',
+  });
+}
