@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { parseDuration } from '@onset/core';
+import { parseDuration } from '@onset/contract';
 
 export type Scope = 'ingest' | 'deploys' | 'read' | 'admin';
 export const SCOPES: readonly Scope[] = ['ingest', 'deploys', 'read', 'admin'];

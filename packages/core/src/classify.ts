@@ -2,13 +2,11 @@
  * How a span becomes an observation (docs: api.md "How a span becomes an
  * observation"). Pure: takes decoded attributes, returns labels.
  */
+import { OPS, type Op, type View } from '@onset/contract';
+
 export type AttrValue = string | number | boolean | null | AttrValue[] | { [k: string]: AttrValue };
 export type Attributes = Record<string, AttrValue>;
 
-export type Op = 'request' | 'spawn' | 'fsync' | 'unmount' | 'other';
-export type View = 'server' | 'client' | 'internal' | 'gap';
-export const OPS: readonly Op[] = ['request', 'spawn', 'fsync', 'unmount', 'other'];
-export const VIEWS: readonly View[] = ['server', 'client', 'internal', 'gap'];
 
 /** OTLP SpanKind numbers. */
 export const SpanKind = {
@@ -40,7 +38,7 @@ export interface ResourceLabels {
 const SPAWN_NAMES = new Set(['spawn', 'process.spawn', 'exec']);
 const FSYNC_NAMES = new Set(['fsync', 'fdatasync', 'fs.fsync']);
 const UNMOUNT_NAMES = new Set(['umount', 'unmount', 'fs.unmount']);
-const EXPLICIT_OPS = new Set<string>(['request', 'spawn', 'fsync', 'unmount', 'other']);
+const EXPLICIT_OPS = new Set<string>(OPS);
 
 const MAX_LABEL = 256;
 

@@ -1,19 +1,3 @@
-/** Parse durations like "90s", "5m", "1h", "28d", "2w" into milliseconds. */
-const UNIT_MS: Record<string, number> = {
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-  w: 7 * 86_400_000,
-};
-
-export function parseDuration(text: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)\s*$/.exec(text);
-  if (!m) throw new Error(`invalid duration "${text}" (expected e.g. 30s, 5m, 1h, 28d)`);
-  return Number(m[1]) * UNIT_MS[m[2]!]!;
-}
-
 /** Human text for a latency in milliseconds: 850 µs, 41.6 ms, 2.2 s, 3.5 min. */
 export function formatLatencyMs(ms: number): string {
   if (!Number.isFinite(ms)) return '–';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { parseKeyPairsIntoRecord } from '@opentelemetry/core';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
-import { parseDuration } from '@onset/core';
+import { parseDuration } from '@onset/contract';
 import {
   ConfigFileSchema,
   type AgentConfig,

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { parseDuration } from '@onset/core';
+import { OpSchema, parseDuration } from '@onset/contract';
 import type { AppContext } from '../app.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
@@ -95,9 +95,7 @@ const SilenceInput = Type.Object(
   {
     service: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     slo_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
-    op: Type.Optional(
-      Type.Union(['request', 'spawn', 'fsync', 'unmount', 'other'].map((o) => Type.Literal(o))),
-    ),
+    op: Type.Optional(OpSchema),
     starts_at: Type.Optional(Type.String({ description: 'RFC 3339; default now' })),
     ends_at: Type.Optional(Type.String({ description: 'RFC 3339 (or give duration)' })),
     duration: Type.Optional(Type.String({ description: 'e.g. 2h, instead of ends_at' })),

@@ -3,13 +3,14 @@
  * change (what every webhook format renders from) and the UI link to it.
  * Owned here so webhooks take a snapshot and never read alert rows.
  */
+import type { AlertType, Severity } from '@onset/contract';
 import type { AlertRow } from './store.ts';
 
 /** The alert as it was at a state change. */
 export interface AlertSnapshot {
   id: string;
-  type: 'slo_burn' | 'regression' | 'test';
-  severity: 'page' | 'ticket';
+  type: AlertType | 'test';
+  severity: Severity;
   title: string;
   service: string | null;
   op: string | null;

@@ -14,6 +14,7 @@
  * When to fire and what an alert says is policy, and lives with its feature
  * (slos/alerting.ts, regressions/alerting.ts); the SQL lives in store.ts.
  */
+import type { AlertStatus } from '@onset/contract';
 import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
 import type { Queryable } from '../slos/store.ts';
 import { enqueueDeliveries } from '../webhooks/outbox.ts';
@@ -38,7 +39,7 @@ async function inTx<T>(db: Queryable, fn: (c: PoolClient) => Promise<T>): Promis
   return withTransaction(db as Pool, fn);
 }
 
-const enqueue = (c: Queryable, a: AlertRow, event: 'firing' | 'resolved', now: number) =>
+const enqueue = (c: Queryable, a: AlertRow, event: AlertStatus, now: number) =>
   enqueueDeliveries(c, snapshotOf(a), a.dedup_key, event, now);
 
 /** Start an episode for `alertKey` unless one is firing; refresh its numbers if it is. */

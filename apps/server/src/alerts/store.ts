@@ -4,18 +4,17 @@
  * server names these tables: the state machine (state.ts), the SLO and
  * regression alerting policies and the routes all come through here.
  */
-import type { AlertSeverity } from '@onset/core';
+import type { AlertStatus, AlertType, Severity } from '@onset/contract';
 import type { Queryable } from '../slos/store.ts';
 
-export type AlertType = 'slo_burn' | 'regression';
 
 export interface AlertRow {
   id: string;
   type: AlertType;
   alert_key: string;
   dedup_key: string;
-  severity: AlertSeverity;
-  status: 'firing' | 'resolved';
+  severity: Severity;
+  status: AlertStatus;
   title: string;
   service: string | null;
   op: string | null;
@@ -43,7 +42,7 @@ const ALERT_COLUMNS = `id::text, type, alert_key, dedup_key, severity, status, t
 export interface FireInput {
   type: AlertType;
   alertKey: string;
-  severity: AlertSeverity;
+  severity: Severity;
   title: string;
   service?: string | null;
   op?: string | null;
@@ -239,9 +238,9 @@ export async function firingAlertId(
 }
 
 export interface AlertFilter {
-  status?: 'firing' | 'resolved';
+  status?: AlertStatus;
   type?: AlertType;
-  severity?: AlertSeverity;
+  severity?: Severity;
   service?: string;
   slo_id?: string;
   regression_id?: string;

@@ -1,5 +1,5 @@
 import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
-import type { DeployKind } from './validate.ts';
+import type { DeployKind } from '@onset/contract';
 
 /**
  * Inferred deploy markers (api.md "Deploy markers"): when a host starts

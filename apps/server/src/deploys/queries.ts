@@ -1,12 +1,7 @@
 import type { Pool, PoolClient } from '../db/pool.ts';
 import { HttpError } from '../http/errors.ts';
-import {
-  sameMarker,
-  type DeployKind,
-  type DeploySource,
-  type MarkerChange,
-  type NewMarker,
-} from './validate.ts';
+import type { DeployKind, DeploySource } from '@onset/contract';
+import { sameMarker, type MarkerChange, type NewMarker } from './validate.ts';
 
 /** A marker as the API shows it (ids as strings, times as RFC 3339). */
 export interface MarkerRow extends MarkerChange {

@@ -1,12 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { HttpError } from '../http/errors.ts';
-import {
-  DEPLOY_KINDS,
-  DEPLOY_SOURCES,
-  LIMITS,
-  type DeployKind,
-  type DeploySource,
-} from './validate.ts';
+import { DEPLOY_KINDS, DEPLOY_SOURCES, type DeployKind, type DeploySource } from '@onset/contract';
+import { LIMITS } from './validate.ts';
 
 /** A string field that may also be null (OpenAPI 3.0 `nullable`, understood by Ajv). */
 const optText = (maxLength: number, description?: string) =>

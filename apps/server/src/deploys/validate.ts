@@ -1,10 +1,5 @@
+import type { DeployKind, DeploySource } from '@onset/contract';
 import { badRequest } from '../http/errors.ts';
-
-/** api.md "Deploy markers": the kinds a marker may have. */
-export const DEPLOY_KINDS = ['code', 'dependency', 'kernel', 'config', 'infra'] as const;
-export type DeployKind = (typeof DEPLOY_KINDS)[number];
-export const DEPLOY_SOURCES = ['api', 'inferred'] as const;
-export type DeploySource = (typeof DEPLOY_SOURCES)[number];
 
 /**
  * Field caps. Markers are rendered in the UI and webhooks and copied into

@@ -1,4 +1,5 @@
-import { Histogram, type SeriesLabels, type View } from '@onset/core';
+import { Histogram, type SeriesLabels } from '@onset/core';
+import type { View } from '@onset/contract';
 import { withTransaction, type Pool } from '../db/pool.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
 import { seriesKey, type Registry } from '../otlp/registry.ts';

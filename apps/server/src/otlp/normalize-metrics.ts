@@ -1,4 +1,5 @@
-import { Histogram, resourceLabels, type Attributes, type Op, type ResourceLabels, type SeriesLabels, type View } from '@onset/core';
+import { Histogram, resourceLabels, type Attributes, type ResourceLabels, type SeriesLabels } from '@onset/core';
+import { isOneOf, OPS, type Op, type View } from '@onset/contract';
 import { attributes, int64ToNumber, nanosToMs, type Int64Like, type KeyValueLike } from './values.ts';
 
 /** One latency histogram data point, converted to Onset's buckets (µs). */
@@ -42,7 +43,7 @@ export function metricLabels(metricName: string, attrs: Attributes, resource: Re
   const explicitOp = str(attrs['onset.op']);
   const method = str(attrs['http.request.method']) ?? str(attrs['http.method']);
   let op: Op = 'other';
-  if (explicitOp && ['request', 'spawn', 'fsync', 'unmount', 'other'].includes(explicitOp)) op = explicitOp as Op;
+  if (isOneOf(OPS, explicitOp)) op = explicitOp;
   else if (lower.includes('spawn')) op = 'spawn';
   else if (lower.includes('fsync')) op = 'fsync';
   else if (lower.includes('unmount') || lower.includes('umount')) op = 'unmount';

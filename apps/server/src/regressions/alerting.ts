@@ -4,6 +4,7 @@
  * or someone marks it resolved. Severity comes from core's
  * regressionSeverity; the transitions themselves are alerts/state.ts.
  */
+import { regressionAlertKey } from '@onset/contract';
 import { regressionSeverity } from '@onset/core';
 import { acknowledgeAlert, fireAlert, resolveAlert } from '../alerts/state.ts';
 import { firingAlertId, type AlertRow } from '../alerts/store.ts';
@@ -26,8 +27,6 @@ export interface RegressionForAlert {
   suspects?: Array<Record<string, unknown>> | null;
   cohort?: Record<string, unknown> | null;
 }
-
-export const regressionAlertKey = (regressionId: string | number) => `regression:${regressionId}`;
 
 const fmt = (x: number | undefined | null) =>
   x === undefined || x === null ? '?' : Number(x.toPrecision(3)).toString();

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
+import { REGRESSION_STATUSES as STATUSES, type RegressionStatus } from '@onset/contract';
 import type { AppContext } from '../app.ts';
 import { withTransaction } from '../db/pool.ts';
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
@@ -12,7 +13,6 @@ import {
   listRegressions,
   regressionJson,
   type RegressionRow,
-  type RegressionStatus,
 } from './store.ts';
 
 const NStr = Type.Union([Type.String(), Type.Null()]);
@@ -85,8 +85,6 @@ const RegressionSchema = Type.Object({
   resolved_by: NStr,
   resolution: NStr,
 });
-
-const STATUSES = ['open', 'acknowledged', 'resolved'] as const;
 
 const ListQuery = Type.Object({
   service: Type.Optional(Type.String({ maxLength: 256 })),

@@ -1,10 +1,9 @@
 /** Regression rows: reading, the API shape (api.md "Regressions"), and the user's status changes. */
+import type { RegressionStatus } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import type { Queryable } from '../slos/store.ts';
 import type { Cohort } from './cohort.ts';
 import type { Suspect } from './attribution.ts';
-
-export type RegressionStatus = 'open' | 'acknowledged' | 'resolved';
 
 export interface Level {
   p50_ms: number;

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { parseDuration } from '@onset/core';
+import { parseDuration } from '@onset/contract';
 import { badRequest } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
 

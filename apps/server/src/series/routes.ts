@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
+import { OpSchema, ViewSchema } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import type { ScopeGuard } from '../auth/plugin.ts';
 import { badRequest, notFound } from '../http/errors.ts';
@@ -20,12 +21,8 @@ const SeriesSchema = Type.Object({
 
 const ListQuery = Type.Object({
   service: Type.Optional(Type.String({ maxLength: 256 })),
-  op: Type.Optional(
-    Type.Union(['request', 'spawn', 'fsync', 'unmount', 'other'].map((o) => Type.Literal(o))),
-  ),
-  view: Type.Optional(
-    Type.Union(['server', 'client', 'internal', 'gap'].map((o) => Type.Literal(o))),
-  ),
+  op: Type.Optional(OpSchema),
+  view: Type.Optional(ViewSchema),
   host: Type.Optional(Type.String({ maxLength: 256 })),
   name: Type.Optional(Type.String({ maxLength: 256 })),
 });

@@ -3,7 +3,8 @@
  * while a burn-rate tier of that severity fires and resolved when it stops
  * (or the SLO is deleted). The transitions themselves are alerts/state.ts.
  */
-import type { AlertSeverity, TierResult } from '@onset/core';
+import type { TierResult } from '@onset/core';
+import { sloAlertKey, type Severity } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import { fireAlert, resolveAlert } from '../alerts/state.ts';
 import { firingAlerts, refreshFiringMany, type AlertRow } from '../alerts/store.ts';
@@ -11,8 +12,6 @@ import type { Queryable } from './store.ts';
 
 /** Alert transitions run concurrently up to this many (a mass incident fires hundreds at once). */
 const TRANSITION_CONCURRENCY = 6;
-
-export const sloAlertKey = (sloId: string, severity: AlertSeverity) => `slo:${sloId}:${severity}`;
 
 function round(x: number | null): number | null {
   return x === null ? null : Number(x.toPrecision(4));
@@ -45,7 +44,7 @@ export async function reconcileSloAlerts(
       objective: number;
       window_text: string;
     };
-    firing: Map<AlertSeverity, TierResult>;
+    firing: Map<Severity, TierResult>;
   }>,
   now: number,
 ): Promise<{

@@ -12,14 +12,15 @@
  */
 import { parseAllDocuments, stringify } from 'yaml';
 import { badRequest } from '../http/errors.ts';
-import { SLO_OPS, SLO_VIEWS, tiersFrom, windowFrom, type SloSpec } from './spec.ts';
+import { OPS as OP_VALUES, VIEWS as VIEW_VALUES } from '@onset/contract';
+import { tiersFrom, windowFrom, type SloSpec } from './spec.ts';
 import type { SloJson } from './store.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const OPS = new Set<string>(SLO_OPS);
-const VIEWS = new Set<string>(SLO_VIEWS);
+const OPS = new Set<string>(OP_VALUES);
+const VIEWS = new Set<string>(VIEW_VALUES);
 const UNIT_TO_MS: Record<string, number> = { us: 0.001, µs: 0.001, ms: 1, s: 1000 };
 
 function str(v: unknown, field: string, required = false): string | undefined {

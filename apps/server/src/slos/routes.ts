@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { parseDuration } from '@onset/core';
+import { parseDuration, sloAlertKey } from '@onset/contract';
 import type { AppContext } from '../app.ts';
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
@@ -25,7 +25,6 @@ import {
 import { runSloPass, sloStatuses } from './evaluate.ts';
 import { seriesLabels, slosWatching, suggestForSeries, unwatchedSeries } from './suggest.ts';
 import { resolveAlert } from '../alerts/state.ts';
-import { sloAlertKey } from './alerting.ts';
 import { runDeliveryPass } from '../webhooks/deliver.ts';
 import { deliverySettings } from '../webhooks/settings.ts';
 import { baseUrlOf } from '../webhooks/routes.ts';

@@ -1,10 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TIER_NAMES, parseSloWindow, type SloWindow, type TierName } from '@onset/core';
+import { OpSchema, ViewSchema } from '@onset/contract';
 import { badRequest } from '../http/errors.ts';
-
-/** The op and view values an SLO selector may name (JSON schema and OpenSLO alike). */
-export const SLO_OPS = ['request', 'spawn', 'fsync', 'unmount', 'other'] as const;
-export const SLO_VIEWS = ['server', 'client', 'internal', 'gap'] as const;
 
 export const AlertTiersSchema = Type.Object(
   {
@@ -24,8 +21,8 @@ export const SloInputSchema = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
     service: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    op: Type.Optional(Type.Union(SLO_OPS.map((o) => Type.Literal(o)))),
-    view: Type.Optional(Type.Union(SLO_VIEWS.map((o) => Type.Literal(o)))),
+    op: Type.Optional(OpSchema),
+    view: Type.Optional(ViewSchema),
     name_match: Type.Optional(
       Type.String({
         minLength: 1,

@@ -35,7 +35,7 @@ export interface DeliveryPassResult {
 interface ClaimedRow {
   id: string;
   webhook_id: string;
-  event: 'firing' | 'resolved' | 'test';
+  event: DeliveryToRender['event'];
   dedup_key: string;
   payload: AlertSnapshot;
   attempts: number;

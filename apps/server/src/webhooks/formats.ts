@@ -3,10 +3,8 @@
  * delivery renders the same bytes on every retry.
  */
 import { createHash, createHmac } from 'node:crypto';
+import type { AlertStatus, DeliveryEvent, WebhookFormat } from '@onset/contract';
 import { alertUrl, type AlertSnapshot } from '../alerts/snapshot.ts';
-
-export type WebhookFormat = 'json' | 'slack' | 'pagerduty' | 'alertmanager';
-export const FORMATS: readonly WebhookFormat[] = ['json', 'slack', 'pagerduty', 'alertmanager'];
 
 export interface WebhookTarget {
   id: string;
@@ -19,7 +17,7 @@ export interface WebhookTarget {
 
 export interface DeliveryToRender {
   id: string;
-  event: 'firing' | 'resolved' | 'test';
+  event: DeliveryEvent;
   dedup_key: string;
   payload: AlertSnapshot;
 }
@@ -34,7 +32,7 @@ export function signature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 
-const status = (d: DeliveryToRender): 'firing' | 'resolved' =>
+const status = (d: DeliveryToRender): AlertStatus =>
   d.event === 'resolved' ? 'resolved' : 'firing';
 
 function num(x: unknown): string {
@@ -42,7 +40,7 @@ function num(x: unknown): string {
 }
 
 /** One human line per alert, shared by Slack and PagerDuty. */
-function summary(a: AlertSnapshot, st: 'firing' | 'resolved', test: boolean): string {
+function summary(a: AlertSnapshot, st: AlertStatus, test: boolean): string {
   const head = test ? '[TEST] ' : '';
   return `${head}${st === 'resolved' ? '[RESOLVED] ' : `[${a.severity.toUpperCase()}] `}${a.title}`.slice(
     0,

@@ -1,3 +1,4 @@
+import type { AlertStatus } from '@onset/contract';
 import type { Queryable } from '../slos/store.ts';
 import type { AlertSnapshot } from '../alerts/snapshot.ts';
 
@@ -11,7 +12,7 @@ export async function enqueueDeliveries(
   c: Queryable,
   snapshot: AlertSnapshot,
   dedupKey: string,
-  event: 'firing' | 'resolved',
+  event: AlertStatus,
   now: number,
 ): Promise<number> {
   const res = await c.query(

@@ -1,14 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
+import { DeliveryStatusSchema, SeveritySchema, WebhookFormatSchema } from '@onset/contract';
 import type { AppContext } from '../app.ts';
 import type { Config } from '../config.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { sendTestEvent } from './deliver.ts';
-import { FORMATS } from './formats.ts';
 import { deliverySettings } from './settings.ts';
 
-const FormatSchema = Type.Union(FORMATS.map((f) => Type.Literal(f)));
-const SeveritySchema = Type.Union([Type.Literal('page'), Type.Literal('ticket')]);
+const FormatSchema = WebhookFormatSchema;
 
 const WebhookInput = Type.Object(
   {
@@ -279,7 +278,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   const DeliveryQuery = Type.Object({
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     status: Type.Optional(
-      Type.Union(['pending', 'delivered', 'failed', 'expired'].map((s) => Type.Literal(s))),
+      DeliveryStatusSchema,
     ),
   });
   app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof DeliveryQuery> }>(

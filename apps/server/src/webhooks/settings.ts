@@ -1,4 +1,4 @@
-import { parseDuration } from '@onset/core';
+import { parseDuration } from '@onset/contract';
 
 export interface DeliverySettings {
   /** Per-request timeout. */

@@ -1,8 +1,8 @@
 /** Shapes of the public API (docs/api.md) as the UI reads them. Optional fields are tolerated, never required. */
 
-export type Op = 'request' | 'spawn' | 'fsync' | 'unmount' | 'other';
-export type View = 'server' | 'client' | 'internal' | 'gap';
-export type DeployKind = 'code' | 'dependency' | 'kernel' | 'config' | 'infra';
+import type { DeployKind, Op, View } from '@onset/contract';
+
+export type { DeployKind, Op, View };
 
 export interface Series {
   id: string;

@@ -21,7 +21,7 @@ import { shapeHeatmap } from '../components/graphs/heatmapData.ts';
 import { toMarkers } from '../components/graphs/markerData.ts';
 import { DeployList } from '../components/DeployList.tsx';
 import { EdgePanel } from '../components/EdgePanel.tsx';
-import { parseDuration } from '@onset/core';
+import { parseDuration } from '@onset/contract';
 import { edgeLabel } from '../lib/format.ts';
 
 const QUANTILES = ['0.5', '0.9', '0.99', '0.999'];

@@ -2,7 +2,7 @@
 import { useMemo } from 'react';
 import { Link, useParams } from 'react-router-dom';
 import { useQueries } from '@tanstack/react-query';
-import { parseDuration } from '@onset/core';
+import { parseDuration } from '@onset/contract';
 import { useAlerts, useRefetchInterval, useSeriesList, useSlo } from '../api/queries.ts';
 import { apiFetch, apiPath } from '../api/client.ts';
 import type { HeatmapResponse, Series, Slo } from '../api/types.ts';

@@ -4,7 +4,7 @@
  * absolute RFC 3339 times (after a zoom, so the link shows that exact window).
  * The server accepts the same strings, so they pass through unchanged.
  */
-import { parseDuration } from '@onset/core';
+import { parseDuration, resolveTime } from '@onset/contract';
 
 export interface RangeText {
   from: string;
@@ -20,22 +20,6 @@ export const PRESETS: ReadonlyArray<{ label: string; short: string; from: string
   { label: 'Last 7 days', short: '7d', from: 'now-7d' },
   { label: 'Last 30 days', short: '30d', from: 'now-30d' },
 ];
-
-/** Milliseconds for one end of a range; NaN when the text is not a time. */
-export function resolveTime(text: string, now: number): number {
-  const t = text.trim();
-  if (t === 'now') return now;
-  const rel = /^now-(.+)$/.exec(t);
-  if (rel) {
-    try {
-      return now - parseDuration(rel[1]!);
-    } catch {
-      return NaN;
-    }
-  }
-  if (/^\d{10,14}$/.test(t)) return Number(t);
-  return Date.parse(t);
-}
 
 export interface ResolvedRange {
   fromMs: number;

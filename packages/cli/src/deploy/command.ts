@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { Command, Option } from 'commander';
-import { buildMarkers, KINDS, UsageError, type DeployFlags, type MarkerBody } from './markers.ts';
+import { DEPLOY_KINDS } from '@onset/contract';
+import { buildMarkers, UsageError, type DeployFlags, type MarkerBody } from './markers.ts';
 import { postMarker, type StoredMarker } from './client.ts';
 import { LOCKFILE_FORMATS } from '../lockfiles/index.ts';
 
@@ -129,7 +130,7 @@ export function deployCommand(io: Io): Command {
       'environment, e.g. prod (default from GitLab CI_ENVIRONMENT_NAME)',
     )
     .option('--host <name>', 'host concerned; repeat or comma-separate for several', collect)
-    .addOption(new Option('-k, --kind <kind>', 'what changed').choices([...KINDS]))
+    .addOption(new Option('-k, --kind <kind>', 'what changed').choices([...DEPLOY_KINDS]))
     .option('--component <name>', 'what part changed, e.g. a dependency name')
     .option('--from-version <version>', 'version before')
     .option('--to-version <version>', 'version after')

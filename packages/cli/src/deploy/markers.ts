@@ -2,9 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { diffLockfiles, LOCKFILE_FORMATS, type LockfileFormat } from '../lockfiles/index.ts';
 import { detectCi } from './ci-env.ts';
+import { DEPLOY_KINDS } from '@onset/contract';
 
-/** Mirrors the server's list (apps/server/src/deploys/validate.ts); the server has the last word. */
-export const KINDS = ['code', 'dependency', 'kernel', 'config', 'infra'] as const;
 
 /** Bad flags or inputs: nothing was sent. */
 export class UsageError extends Error {}
@@ -108,8 +107,8 @@ export function buildMarkers(flags: DeployFlags, machine: Machine): MarkerBody[]
         .filter(Boolean),
     ),
   ];
-  if (flags.kind !== undefined && !(KINDS as readonly string[]).includes(flags.kind))
-    throw new UsageError(`--kind must be one of ${KINDS.join(', ')} (got "${flags.kind}")`);
+  if (flags.kind !== undefined && !(DEPLOY_KINDS as readonly string[]).includes(flags.kind))
+    throw new UsageError(`--kind must be one of ${DEPLOY_KINDS.join(', ')} (got "${flags.kind}")`);
   const at = flags.at ?? new Date(machine.now).toISOString();
   if (Number.isNaN(Date.parse(at)))
     throw new UsageError(`--at "${at}" is not an RFC 3339 time, e.g. 2026-11-20T10:42:00Z`);
@@ -185,7 +184,7 @@ export function buildMarkers(flags: DeployFlags, machine: Machine): MarkerBody[]
   } else {
     if (flags.kind === undefined)
       throw new UsageError(
-        `--kind is required (${KINDS.join(', ')}), or use --lockfile-diff OLD NEW or --kernel`,
+        `--kind is required (${DEPLOY_KINDS.join(', ')}), or use --lockfile-diff OLD NEW or --kernel`,
       );
     markers = [
       {

@@ -18,7 +18,6 @@ export {
   evaluateTiers,
   firingBySeverity,
   type BurnWindow,
-  type Severity as AlertSeverity,
   type TierName,
   type BurnTier,
   type Counts,

@@ -16,6 +16,7 @@
  * 10% in 3 d (ticket). For W = 30 d that gives 14.4, 6, 3 and 1; for other
  * windows the same budget fractions give the factors scaled to W.
  */
+import type { Severity } from '@onset/contract';
 
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 60 * MINUTE_MS;
@@ -34,7 +35,6 @@ export const BURN_WINDOWS = {
 export type BurnWindow = keyof typeof BURN_WINDOWS;
 export const BURN_WINDOW_NAMES = Object.keys(BURN_WINDOWS) as BurnWindow[];
 
-export type Severity = 'page' | 'ticket';
 export type TierName = 'page_1h' | 'page_6h' | 'ticket_1d' | 'ticket_3d';
 
 export interface BurnTier {

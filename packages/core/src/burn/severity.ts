@@ -1,4 +1,4 @@
-import type { Severity } from './rates.ts';
+import type { Severity } from '@onset/contract';
 
 /** Latency growth (p50 or p99) at which a regression pages even without an SLO. */
 export const REGRESSION_PAGE_RATIO = 10;

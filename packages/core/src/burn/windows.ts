@@ -2,7 +2,7 @@
  * SLO windows: rolling (any length) and calendar (day, week, month in a time
  * zone), and how a window is read from per-minute and per-hour counters.
  */
-import { parseDuration } from '../duration.ts';
+import { parseDuration } from '@onset/contract';
 import { HOUR_MS, MINUTE_MS, DAY_MS } from './rates.ts';
 
 export type CalendarUnit = 'day' | 'week' | 'month';

@@ -20,8 +20,6 @@ export interface ChartMarker {
   reason?: string;
 }
 
-export const KINDS = ['code', 'dependency', 'kernel', 'config', 'infra'] as const;
-
 /** One-letter badge per kind; colour-blind users get the letter, not only the colour. */
 export function kindLetter(kind: string): string {
   return (

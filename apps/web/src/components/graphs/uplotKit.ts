@@ -2,6 +2,7 @@
 import uPlot from 'uplot';
 import { latencyTickLabels, logTicks } from './latencyAxis.ts';
 import type { ChartMarker } from './markerData.ts';
+import { DEPLOY_KINDS } from '@onset/contract';
 
 export interface ChartColors {
   fg: string;
@@ -28,7 +29,7 @@ export function readColors(): ChartColors {
     line[k] = v(`--line-${k}`, '#888');
   for (let i = 0; i < 8; i++) line[`c${i}`] = v(`--cohort-${i}`, '#888');
   const kind: Record<string, string> = {};
-  for (const k of ['code', 'dependency', 'kernel', 'config', 'infra'])
+  for (const k of DEPLOY_KINDS)
     kind[k] = v(`--kind-${k}`, '#888');
   const heat = v('--heat-rgb', '229, 72, 77')
     .split(',')

@@ -1,0 +1,57 @@
+/**
+ * The words the API, the database, the server and the UI share. Each list is
+ * the one place its values are written; the types are derived from it.
+ */
+
+/** What a series measures (api.md "How a span becomes an observation"). */
+export const OPS = ['request', 'spawn', 'fsync', 'unmount', 'other'] as const;
+export type Op = (typeof OPS)[number];
+
+/** Which side of a call a series measures; `gap` is client minus server time on one edge. */
+export const VIEWS = ['server', 'client', 'internal', 'gap'] as const;
+export type View = (typeof VIEWS)[number];
+
+/** What a deploy marker says changed. */
+export const DEPLOY_KINDS = ['code', 'dependency', 'kernel', 'config', 'infra'] as const;
+export type DeployKind = (typeof DEPLOY_KINDS)[number];
+
+/** Where a deploy marker came from: posted to the API or inferred from telemetry. */
+export const DEPLOY_SOURCES = ['api', 'inferred'] as const;
+export type DeploySource = (typeof DEPLOY_SOURCES)[number];
+
+/** A regression's lifecycle. */
+export const REGRESSION_STATUSES = ['open', 'acknowledged', 'resolved'] as const;
+export type RegressionStatus = (typeof REGRESSION_STATUSES)[number];
+
+/** The quantile a regression moved most. */
+export const REGRESSION_METRICS = ['p50', 'p99'] as const;
+export type RegressionMetric = (typeof REGRESSION_METRICS)[number];
+
+/** How loud an alert is: `page` wakes someone, `ticket` waits for working hours. */
+export const SEVERITIES = ['page', 'ticket'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** What raised an alert. */
+export const ALERT_TYPES = ['slo_burn', 'regression'] as const;
+export type AlertType = (typeof ALERT_TYPES)[number];
+
+/** An alert episode is firing until it resolves. */
+export const ALERT_STATUSES = ['firing', 'resolved'] as const;
+export type AlertStatus = (typeof ALERT_STATUSES)[number];
+
+/** Payload formats a webhook can speak. */
+export const WEBHOOK_FORMATS = ['json', 'slack', 'pagerduty', 'alertmanager'] as const;
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
+
+/** What a webhook delivery announces (`test` from the "send test" button). */
+export const DELIVERY_EVENTS = ['firing', 'resolved', 'test'] as const;
+export type DeliveryEvent = (typeof DELIVERY_EVENTS)[number];
+
+/** A webhook delivery's lifecycle in the outbox. */
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'expired'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** Narrow a string to one of a vocabulary's values. */
+export function isOneOf<const T extends readonly string[]>(values: T, text: unknown): text is T[number] {
+  return typeof text === 'string' && (values as readonly string[]).includes(text);
+}
