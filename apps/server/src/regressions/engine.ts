@@ -46,7 +46,7 @@ import {
 import { markerWindow, rankSuspects, type Marker } from './attribution.ts';
 import { findCohort, type CohortRow } from './cohort.ts';
 import { readPointWindows, readPoints } from './points.ts';
-import { decodeState, encodeState, readStates } from './state.ts';
+import { readStates } from './state.ts';
 import { REGRESSION_COLUMNS, regressionJson, type Level, type RegressionRow } from './store.ts';
 
 const MIN = 60_000;
@@ -308,7 +308,7 @@ class Engine {
       for (const r of rows) {
         try {
           this.cache.set(Number(r.id), {
-            det: StepDetector.fromJSON(decodeState(r.state)),
+            det: StepDetector.decode(r.state),
             through: Number(r.through),
           });
         } catch {
@@ -469,7 +469,8 @@ class Engine {
         const ids = work.checkpoint.slice(i, i + 500);
         const args: unknown[] = [new Date(H)];
         const values = ids.map((id) => {
-          args.push(id, encodeState(this.cache.get(id)!.det.toJSON()));
+          const bytes = this.cache.get(id)!.det.encode();
+          args.push(id, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
           return `($${args.length - 1}::bigint, $1::timestamptz, $${args.length}::bytea, now())`;
         });
         await c.query(
@@ -584,7 +585,7 @@ class Engine {
       if (!tracked) continue;
       const floor = tracked.det.opts.floor;
       const since = r.onset.getTime() + r.onset_uncertainty_ms;
-      const pts = ringPoints(tracked.det, floor).filter((p) => p.t >= since);
+      const pts = tracked.det.recentPoints().filter((p) => p.t >= since);
       const newCount = (fed.get(sid) ?? []).reduce(
         (n, p) => (p.t >= r.after_through.getTime() ? n + p.count : n),
         0,
@@ -697,21 +698,6 @@ function levelsMove(hp: readonly MinutePoint[], floor: number): boolean {
     if (hi - lo >= limit) return true;
   }
   return false;
-}
-
-/** The detector's recent points, back in the series' unit (µs). */
-function ringPoints(det: StepDetector, floor: number): MinutePoint[] {
-  const { ring } = det.toJSON();
-  const out: MinutePoint[] = [];
-  for (let i = 0; i < ring.t.length; i++) {
-    out.push({
-      t: ring.t[i]!,
-      count: ring.c[i]!,
-      p50: Math.max(0, Math.exp(ring.y50[i]!) - floor),
-      p99: Math.max(0, Math.exp(ring.y99[i]!) - floor),
-    });
-  }
-  return out;
 }
 
 /**

@@ -34,6 +34,7 @@
  * a ring of the last beforePoints+maxAfterPoints points and the p50 before
  * it, and round-trips through JSON, so a pass only processes new points.
  */
+import { decodeState, encodeState } from './codec.ts';
 import {
   exceedanceSorted,
   gvsUpper,
@@ -442,6 +443,37 @@ export class StepDetector {
   /** Points pushed so far (the index the next point gets). */
   get pointsSeen(): number {
     return this.n;
+  }
+
+  /**
+   * The points the detector still holds (the last beforePoints +
+   * maxAfterPoints with data), oldest first, back in the input unit: what a
+   * caller needs to judge recovery without reading the state.
+   */
+  recentPoints(): MinutePoint[] {
+    const floor = this.opts.floor;
+    const size = Math.min(this.nv, this.cap);
+    const out: MinutePoint[] = [];
+    for (let v = this.nv - size; v < this.nv; v++) {
+      const p = v % this.cap;
+      out.push({
+        t: this.rt[p]!,
+        count: this.rc[p]!,
+        p50: Math.max(0, Math.exp(this.ry[0][p]!) - floor),
+        p99: Math.max(0, Math.exp(this.ry[1][p]!) - floor),
+      });
+    }
+    return out;
+  }
+
+  /** The state in its compact binary form (see codec.ts). */
+  encode(): Uint8Array {
+    return encodeState(this.toJSON());
+  }
+
+  /** A detector restored from `encode()`'s bytes (any supported version). */
+  static decode(bytes: Uint8Array): StepDetector {
+    return StepDetector.fromJSON(decodeState(bytes));
   }
 
   /** Feed points in time order; returns the changes confirmed by them. */

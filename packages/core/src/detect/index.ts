@@ -1,5 +1,6 @@
 export * from './types.ts';
 export { StepDetector, type DetectorStateJSON } from './detector.ts';
+export { decodeState, encodeState } from './codec.ts';
 export {
   detectSteps,
   detectStepsIncremental,

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StepDetector, type MinutePoint } from '@onset/core';
-import { decodeState, encodeState } from '../src/regressions/state.ts';
+import { StepDetector, decodeState, encodeState, type MinutePoint } from '../src/index.ts';
 
 /** A day of minutes with a 3× step in the afternoon: long enough to fill the long p50 history. */
 function points(): MinutePoint[] {
@@ -46,12 +45,44 @@ describe('detector state encoding', () => {
     v1State.ring.y50[0] = 0.123456789;
     const v3 = encodeState(v1State);
     expect(v3[2]! & 12).toBe(0);
-    const v1 = Buffer.from(v3.subarray(0, v3.length - 4));
+    const v1 = v3.slice(0, v3.length - 4);
     v1[1] = 1;
     const back = decodeState(v1);
     expect(back).toEqual(v1State);
     expect(() => StepDetector.fromJSON(back)).not.toThrow();
     v1[1] = 9;
     expect(() => decodeState(v1)).toThrow(/unsupported/);
+  });
+
+  it('reads bytes that sit at an offset inside a larger buffer (as a pooled Node Buffer does)', () => {
+    const d = new StepDetector();
+    d.pushAll(points().slice(0, 500));
+    const bytes = d.encode();
+    const host = new Uint8Array(bytes.length + 13);
+    host.set(bytes, 13);
+    const restored = StepDetector.decode(host.subarray(13));
+    expect(restored.toJSON()).toEqual(d.toJSON());
+    expect(Buffer.from(bytes).equals(Buffer.from(encodeState(d.toJSON())))).toBe(true);
+  });
+});
+
+describe('recentPoints', () => {
+  it('gives the ring back in the input unit, oldest first, without reading the state', () => {
+    const all = points();
+    const d = new StepDetector({ floor: 0.5 });
+    d.pushAll(all.slice(0, 1000));
+    const recent = d.recentPoints();
+    const { ring } = d.toJSON();
+    expect(recent.length).toBe(ring.t.length);
+    expect(recent.length).toBe(244);
+    const tail = all.slice(1000 - recent.length, 1000);
+    recent.forEach((p, i) => {
+      expect(p.t).toBe(tail[i]!.t);
+      expect(p.count).toBe(tail[i]!.count);
+      // The ring keeps log values rounded to 1e-6.
+      expect(p.p50).toBeCloseTo(tail[i]!.p50, 3);
+      expect(p.p99).toBeCloseTo(tail[i]!.p99, 3);
+    });
+    expect(new StepDetector().recentPoints()).toEqual([]);
   });
 });
