@@ -52,7 +52,11 @@ async function waitFor(n: number, timeoutMs = 20_000): Promise<void> {
 describe('deploy markers pushed to Grafana annotations', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ env: { GRAFANA_URL: grafanaUrl, GRAFANA_TOKEN: 'glsa_test_token' } });
+    // The push is a scheduler job (not a timer in the /metrics plugin), so this server runs its scheduler.
+    server = await startTestServer({
+      env: { GRAFANA_URL: grafanaUrl, GRAFANA_TOKEN: 'glsa_test_token' },
+      scheduler: true,
+    });
   });
   afterAll(async () => {
     await server?.close();

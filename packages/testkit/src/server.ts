@@ -12,11 +12,16 @@ export interface TestServer {
   close: () => Promise<void>;
 }
 
-/** Start a real Onset server on random loopback ports against a fresh database. */
-export async function startTestServer(opts: { env?: Record<string, string>; databaseUrl?: string } = {}): Promise<TestServer> {
+/**
+ * Start a real Onset server on random loopback ports against a fresh database.
+ * Without `scheduler: true` no background jobs run: tests drive passes themselves.
+ */
+export async function startTestServer(
+  opts: { env?: Record<string, string>; databaseUrl?: string; scheduler?: boolean } = {},
+): Promise<TestServer> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
   const config = loadConfig({ ONSET_PORT: '0', ONSET_OTLP_PORT: '0', ONSET_LOG_LEVEL: 'warn', ...opts.env, DATABASE_URL: databaseUrl });
-  const onset = await startOnset(config, { scheduler: false });
+  const onset = await startOnset(config, { scheduler: opts.scheduler ?? false });
   return {
     url: onset.url,
     otlpUrl: onset.otlpUrl ?? onset.url,

@@ -11,8 +11,10 @@
  * the first unposted marker on the next tick.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { AppContext } from '../app.ts';
+import type { JobHelpers } from 'graphile-worker';
+import type { Config } from '../config.ts';
 import type { Pool } from '../db/pool.ts';
+import type { FeatureJobs } from '../scheduler/jobs.ts';
 import { grafanaAnnotations } from './metrics.ts';
 
 export interface GrafanaTarget {
@@ -32,6 +34,8 @@ const SOURCES: Record<string, { view: string; timeEnd?: string }> = {
 
 const BATCH = 100;
 const TICK_MS = 3_000;
+/** The self-re-queued run (the cron run has its own key, so the two never replace each other mid-run). */
+const NEXT_KEY = 'grafana_annotations_next';
 const POST_TIMEOUT_MS = 5_000;
 
 interface Row {
@@ -112,43 +116,46 @@ export async function pushGrafanaAnnotations(pool: Pool, target: GrafanaTarget):
   return posted;
 }
 
-/** Start the periodic push when configured; null when GRAFANA_URL/GRAFANA_TOKEN are not both set. */
-export function startGrafanaAnnotations(ctx: AppContext, log: FastifyBaseLogger): { stop: () => Promise<void> } | null {
-  const { grafanaUrl, grafanaToken } = ctx.config;
-  if (!grafanaUrl || !grafanaToken) return null;
+/**
+ * The push as a job: `grafana_annotations` queued at startup and every
+ * minute by cron (so it restarts after an outage), and re-queued by itself
+ * every few seconds (with backoff while Grafana fails). One job key across
+ * the cluster, so N servers keep one chain. No jobs without GRAFANA_URL and
+ * GRAFANA_TOKEN.
+ */
+export function grafanaAnnotationTasks(deps: {
+  config: Pick<Config, 'grafanaUrl' | 'grafanaToken'>;
+  pool: Pool;
+  log: FastifyBaseLogger;
+}): FeatureJobs {
+  const { grafanaUrl, grafanaToken } = deps.config;
+  if (!grafanaUrl || !grafanaToken) return { tasks: {}, crontab: [] };
+  const { pool, log } = deps;
   const target = { url: grafanaUrl, token: grafanaToken };
-  let running: Promise<unknown> | null = null;
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
   let failures = 0;
-  const schedule = (ms: number) => {
-    if (stopped) return;
-    timer = setTimeout(tick, ms);
-    timer.unref();
-  };
-  function tick(): void {
-    running = pushGrafanaAnnotations(ctx.pool, target)
-      .then(() => {
-        if (failures) log.info('grafana annotations: delivering again');
-        failures = 0;
-        schedule(TICK_MS);
-      })
-      .catch((err: Error) => {
-        if (!failures) log.warn({ err: err.message }, 'grafana annotations: push failed; retrying with backoff');
-        failures++;
-        // 1 s, 2 s, 4 s ... up to 30 s: quick recovery from a blip, no hammering of a Grafana that is down.
-        schedule(Math.min(30_000, 1000 * 2 ** (failures - 1)));
-      })
-      .finally(() => {
-        running = null;
-      });
-  }
-  schedule(0);
+  const again = (helpers: JobHelpers, ms: number) =>
+    helpers.addJob(
+      'grafana_annotations',
+      {},
+      { runAt: new Date(Date.now() + ms), jobKey: NEXT_KEY, jobKeyMode: 'replace', maxAttempts: 1 },
+    );
   return {
-    stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
+    tasks: {
+      grafana_annotations: async (_payload, helpers) => {
+        try {
+          await pushGrafanaAnnotations(pool, target);
+          if (failures) log.info('grafana annotations: delivering again');
+          failures = 0;
+          await again(helpers, TICK_MS);
+        } catch (err) {
+          if (!failures) log.warn({ err: (err as Error).message }, 'grafana annotations: push failed; retrying with backoff');
+          failures++;
+          // 1 s, 2 s, 4 s ... up to 30 s: quick recovery from a blip, no hammering of a Grafana that is down.
+          await again(helpers, Math.min(30_000, 1000 * 2 ** (failures - 1)));
+        }
+      },
     },
+    crontab: ['* * * * * grafana_annotations ?max=1&jobKey=grafana_annotations'],
+    startup: [{ task: 'grafana_annotations', jobKey: NEXT_KEY }],
   };
 }

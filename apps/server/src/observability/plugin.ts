@@ -9,10 +9,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AppContext } from '../app.ts';
+import type { Config } from '../config.ts';
+import type { Pool } from '../db/pool.ts';
+import type { IngestStats } from '../otlp/stats.ts';
 import { HttpError } from '../http/errors.ts';
 import { metricsRegistry } from './metrics.ts';
-import { startGrafanaAnnotations } from './grafana-annotations.ts';
+
+/** What the plugin reads: the pool (queue depths, pool gauges), ingest counters and the metrics token. */
+interface ServerParts {
+  config: Pick<Config, 'metricsToken'>;
+  pool: Pool;
+  stats: IngestStats;
+}
 
 /** Queue depth must never make a scrape hang on a slow or absent database. */
 const QUEUE_QUERY_TIMEOUT_MS = 2000;
@@ -34,7 +42,7 @@ interface QueueRow {
  * delayed = retry or schedule in the future, running = locked by a worker),
  * plus any outbox tables other features keep (webhook deliveries).
  */
-async function queueDepths(pool: AppContext['pool']): Promise<QueueRow[]> {
+async function queueDepths(pool: Pool): Promise<QueueRow[]> {
   const present = await pool.query<{ jobs: string | null; outbox: string | null }>(
     `SELECT to_regclass('graphile_worker.jobs')::text AS jobs, to_regclass('public.webhook_deliveries')::text AS outbox`,
   );
@@ -79,7 +87,7 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   });
 }
 
-function instanceMetrics(ctx: AppContext, registry: Registry) {
+function instanceMetrics(ctx: ServerParts, registry: Registry) {
   const { stats, pool } = ctx;
   new Counter({
     name: 'onset_ingest_accepted_total',
@@ -169,7 +177,7 @@ function instanceMetrics(ctx: AppContext, registry: Registry) {
   return { requests, durations };
 }
 
-export interface SelfObservationOptions extends AppContext {
+export interface SelfObservationOptions extends ServerParts {
   /** Serve GET /metrics on this listener (the main one); the OTLP listener only counts requests. */
   metricsRoute?: boolean;
 }
@@ -177,7 +185,7 @@ export interface SelfObservationOptions extends AppContext {
 /** One set per server: both listeners (API and OTLP) share the ctx's IngestStats, and so their metrics. */
 const perServer = new WeakMap<object, { registry: Registry } & ReturnType<typeof instanceMetrics>>();
 
-function serverMetrics(ctx: AppContext) {
+function serverMetrics(ctx: ServerParts) {
   let m = perServer.get(ctx.stats);
   if (!m) {
     const registry = new Registry();
@@ -224,8 +232,6 @@ async function selfObservationPlugin(app: FastifyInstance, ctx: SelfObservationO
     },
   );
 
-  const annotations = startGrafanaAnnotations(ctx, app.log);
-  if (annotations) app.addHook('onClose', async () => annotations.stop());
 }
 
 // Hooks must reach every route of the app, not only this plugin's: skip encapsulation.

@@ -1,15 +1,15 @@
-import type { TaskList } from 'graphile-worker';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Pool } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
 import type { Registry } from '../otlp/registry.ts';
+import type { FeatureJobs } from '../scheduler/jobs.ts';
 import { runDetect } from './pass.ts';
 
 /**
- * Scheduler wiring: `detect_regressions` every minute, once per cluster
+ * Regression job: `detect_regressions` every minute, once per cluster
  * (graphile-worker's cron with a jobKey). It pairs edges and infers markers
  * first, so the pass sees this minute's edge series and attributes with the
- * markers they imply. A pass still running elsewhere (a long backfill, a
+ * markers they imply (the only place either runs periodically). A pass still running elsewhere (a long backfill, a
  * POST /api/v1/detect) makes this one a no-op instead of a queue.
  */
 export function regressionTasks(deps: {
@@ -17,10 +17,7 @@ export function regressionTasks(deps: {
   registry: Registry;
   partitions: Partitions;
   log: FastifyBaseLogger;
-}): {
-  tasks: TaskList;
-  crontab: string[];
-} {
+}): FeatureJobs {
   const { log } = deps;
   return {
     tasks: {

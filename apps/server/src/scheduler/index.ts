@@ -3,13 +3,14 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Pool } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
-import { runMaintenance } from '../maintenance/retention.ts';
 import { observeJobs } from '../observability/jobs.ts';
-import { inferMarkers } from '../deploys/infer.ts';
-import { pairEdges } from '../edges/pairing.ts';
+import { grafanaAnnotationTasks } from '../observability/grafana-annotations.ts';
 import { Registry } from '../otlp/registry.ts';
+import { maintenanceTasks } from '../maintenance/tasks.ts';
 import { sloTasks } from '../slos/tasks.ts';
 import { regressionTasks } from '../regressions/tasks.ts';
+import { webhookTasks } from '../webhooks/tasks.ts';
+import type { FeatureJobs } from './jobs.ts';
 
 const DATABASE_GOING_AWAY =
   /terminating connection due to administrator command|Client has encountered a connection error|Connection terminated/i;
@@ -37,31 +38,23 @@ const RESTART_DELAY_MS = 5000;
 export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
   const { config, pool, partitions, log } = deps;
   const registry = new Registry(pool);
-  const slo = sloTasks({ config, pool, log });
-  const regressions = regressionTasks({ pool, registry, partitions, log });
-  const taskList: TaskList = {
-    ...slo.tasks,
-    ...regressions.tasks,
-    maintenance: async () => {
-      const r = await runMaintenance(pool, partitions, config);
-      if (r.dropped.length) log.info({ dropped: r.dropped }, 'retention dropped partitions');
-    },
-    pair_edges: async () => {
-      const r = await pairEdges(pool, registry, partitions);
-      if (r.pairs) log.debug(r, 'paired client and server spans');
-    },
-    infer_deploys: async () => {
-      const r = await inferMarkers(pool);
-      if (r.created || r.extended) log.info(r, 'inferred deploy markers');
-    },
-  };
-  const crontab = [
-    '* * * * * maintenance ?max=1&jobKey=maintenance',
-    '* * * * * infer_deploys ?max=1&jobKey=infer_deploys',
-    '* * * * * pair_edges ?max=1&jobKey=pair_edges',
-    ...slo.crontab,
-    ...regressions.crontab,
-  ].join('\n');
+  const webhooks = webhookTasks({ config, pool, log });
+  // Every periodic job of every feature, composed here and nowhere else.
+  const features: FeatureJobs[] = [
+    maintenanceTasks({ config, pool, partitions, log }),
+    sloTasks({ pool, log, afterPass: webhooks.deliver }),
+    webhooks,
+    regressionTasks({ pool, registry, partitions, log }),
+    grafanaAnnotationTasks({ config, pool, log }),
+  ];
+  const taskList: TaskList = {};
+  for (const f of features)
+    for (const [name, task] of Object.entries(f.tasks)) {
+      if (taskList[name]) throw new Error(`scheduler: two features export the job "${name}"`);
+      taskList[name] = task;
+    }
+  const crontab = features.flatMap((f) => f.crontab).join('\n');
+  const startup = features.flatMap((f) => f.startup ?? []);
   const logger = new Logger(() => (level, message) => {
     // PostgreSQL stopping (Ctrl-C reaches the embedded one too) or restarting is not a job
     // failure: the runner reconnects or is being stopped, so these are warnings, not errors.
@@ -86,12 +79,18 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
         crontab,
         logger,
       });
-      observeJobs(runner.events);
+      const started = runner;
+      observeJobs(started.events);
       runner.promise.catch((err: Error) => {
         log.warn({ err: err.message }, 'scheduler stopped; restarting when the database answers');
         runner = null;
         if (!stopped) timer = setTimeout(() => void launch(), RESTART_DELAY_MS);
       });
+      // Work that must not wait for the first cron minute; if this fails, cron starts it later.
+      for (const j of startup)
+        await started
+          .addJob(j.task, {}, { jobKey: j.jobKey, jobKeyMode: 'replace', maxAttempts: 1 })
+          .catch((err: Error) => log.warn({ err: err.message, task: j.task }, 'scheduler: startup job not queued'));
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'scheduler could not start; retrying');
       if (!stopped) timer = setTimeout(() => void launch(), RESTART_DELAY_MS);
