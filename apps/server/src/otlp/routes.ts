@@ -127,7 +127,7 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
     summary,
     tags: ['ingest'],
     description:
-      'OTLP/HTTP export. Body: application/x-protobuf or application/json (OTLP JSON mapping), optionally gzip. ' +
+      'OTLP/HTTP export. Body: application/x-protobuf or application/json (OTLP JSON mapping), optionally gzip, zstd, snappy, x-snappy-framed, zlib, deflate or lz4. ' +
       '200 only after the data is committed; partialSuccess lists refused items.',
     consumes: ['application/x-protobuf', 'application/json'],
     response: { 200: Type.Any({ description: 'Export*ServiceResponse in the request encoding' }) },
