@@ -3,3 +3,4 @@ export * from './classify.ts';
 export * from './duration.ts';
 export * from './burn/index.ts';
 export * from './detect/index.ts';
+export * from './attribution/index.ts';

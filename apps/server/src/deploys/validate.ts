@@ -1,4 +1,5 @@
 import type { DeployKind, DeploySource } from '@onset/contract';
+import type { MarkerChange } from '@onset/core';
 import { badRequest } from '../http/errors.ts';
 
 /**
@@ -38,17 +39,8 @@ export interface MarkerInput {
   external_id?: string | null;
 }
 
-/** What a marker says changed: the same fields in storage, the API and attribution. */
-export interface MarkerChange {
-  service: string | null;
-  hosts: string[];
-  component: string | null;
-  from_version: string | null;
-  to_version: string | null;
-  commit: string | null;
-  url: string | null;
-  description: string | null;
-}
+/** What a marker says changed: the same fields in storage, the API and attribution (declared once, in core). */
+export type { MarkerChange };
 
 /** A marker ready to store. */
 export interface NewMarker extends MarkerChange {

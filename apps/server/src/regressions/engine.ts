@@ -27,8 +27,13 @@
  */
 import {
   StepDetector,
+  findCohort,
+  markerWindow,
+  rankSuspects,
   stepRecovery,
+  type CohortRow,
   type DetectOptions,
+  type Marker,
   type MinutePoint,
   type StepChange,
 } from '@onset/core';
@@ -43,8 +48,6 @@ import {
   detectionSeriesScanned,
   regressionsDetected,
 } from '../observability/metrics.ts';
-import { markerWindow, rankSuspects, type Marker } from './attribution.ts';
-import { findCohort, type CohortRow } from './cohort.ts';
 import { readPointWindows, readPoints } from './points.ts';
 import { readStates } from './state.ts';
 import { REGRESSION_COLUMNS, regressionJson, type Level, type RegressionRow } from './store.ts';

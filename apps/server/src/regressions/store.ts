@@ -2,8 +2,7 @@
 import type { RegressionStatus } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import type { Queryable } from '../slos/store.ts';
-import type { Cohort } from './cohort.ts';
-import type { Suspect } from './attribution.ts';
+import type { Cohort, Suspect } from '@onset/core';
 
 export interface Level {
   p50_ms: number;

@@ -13,7 +13,7 @@
  * time: a change everywhere is not confined to anything. Host names are a
  * last resort, used only when no attribute explains the split.
  */
-import { Histogram } from '@onset/core';
+import { Histogram } from '../histogram.ts';
 
 export interface CohortRow {
   host: string;

@@ -17,8 +17,19 @@
  * exactly the slow hosts) gets √score; one that touched only fast hosts ×0.2;
  * a service-wide marker when only a cohort slowed down ×0.6.
  */
-import type { MarkerChange } from '../deploys/validate.ts';
 import type { Cohort } from './cohort.ts';
+
+/** What a deploy marker says changed (the stored marker's fields, api.md "Deploys"). */
+export interface MarkerChange {
+  service: string | null;
+  hosts: string[];
+  component: string | null;
+  from_version: string | null;
+  to_version: string | null;
+  commit: string | null;
+  url: string | null;
+  description: string | null;
+}
 
 export interface Marker extends MarkerChange {
   id: string;

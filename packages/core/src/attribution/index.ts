@@ -1,0 +1,11 @@
+export {
+  LOOKBACK_MS,
+  markerWindow,
+  rankSuspects,
+  timeFit,
+  type AttributionInput,
+  type Marker,
+  type MarkerChange,
+  type Suspect,
+} from './suspects.ts';
+export { findCohort, type Cohort, type CohortOptions, type CohortRow } from './cohort.ts';
