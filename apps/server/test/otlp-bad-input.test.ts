@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import { TraceRequest } from '../src/otlp/protobuf.ts';
+import { Status } from '../src/otlp/status.ts';
 
 let server: TestServer;
 const LIMIT = 8 * 1024 * 1024; // below the 64 MiB default so the over-limit cases stay quick, above a 100k-attribute span
@@ -41,8 +42,9 @@ function body(spans: unknown[], service = 'bad-input') {
 async function post(payload: Buffer | string, headers: Record<string, string>) {
   const body = typeof payload === 'string' ? payload : new Uint8Array(payload);
   const res = await fetch(`${server.otlpUrl}/v1/traces`, { method: 'POST', headers, body });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) };
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const text = bytes.toString('utf8');
+  return { status: res.status, headers: res.headers, bytes, text, json: () => JSON.parse(text) };
 }
 
 const postJson = (obj: unknown, extra: Record<string, string> = {}) =>
@@ -53,10 +55,26 @@ async function storedSpans(): Promise<number> {
   return rows[0].n;
 }
 
-async function expectRefused(res: { status: number; text: string; json: () => any }, status: number, message: RegExp) {
+/** Refusals are google.rpc.Status: protobuf for protobuf requests, its JSON form (plus the API's `error`) otherwise. */
+async function expectRefused(
+  res: { status: number; headers: Headers; bytes: Buffer; text: string; json: () => any },
+  status: number,
+  message: RegExp,
+  requestWasProtobuf = false,
+) {
   expect(res.status).toBe(status);
+  if (requestWasProtobuf) {
+    expect(res.headers.get('content-type')).toMatch(/^application\/x-protobuf/);
+    const err = Status.toObject(Status.decode(res.bytes)) as { code: number; message: string };
+    expect(err.code).toBeGreaterThan(0);
+    expect(err.message).toMatch(message);
+    expect(err.message).not.toMatch(/at .*\.ts:\d+/); // never a stack trace
+    return;
+  }
   const err = res.json();
   expect(typeof err.error).toBe('string');
+  expect(typeof err.code).toBe('number');
+  expect(err.details).toEqual([]);
   expect(err.message).toMatch(message);
   expect(res.text).not.toMatch(/at .*\.ts:\d+/); // never a stack trace
 }
@@ -103,12 +121,32 @@ describe('bad OTLP input gets a clear 4xx, stores nothing, and the server stays 
   for (const [label, send, status, message] of cases) {
     it(label, async () => {
       const before = await storedSpans();
-      await expectRefused(await send(), status, message);
+      await expectRefused(await send(), status, message, /protobuf/.test(label));
       expect(await storedSpans()).toBe(before);
       const health = await fetch(`${server.url}/readyz`);
       expect(health.status).toBe(200);
     });
   }
+
+  it('a refused protobuf request gets a protobuf google.rpc.Status with the reason (what the Collector logs)', async () => {
+    const msg = TraceRequest.fromObject({
+      resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: Buffer.alloc(16, 3), spanId: Buffer.alloc(8, 4), name: 'x', startTimeUnixNano: (NOW_NS + 9n).toString(), endTimeUnixNano: NOW_NS.toString() }] }] }],
+    });
+    const res = await post(Buffer.from(TraceRequest.encode(msg).finish()), { 'content-type': 'application/x-protobuf' });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/^application\/x-protobuf/);
+    expect(Status.toObject(Status.decode(res.bytes))).toEqual({ code: 3, message: expect.stringMatching(/all 1 spans were rejected: .*ends before it starts/) });
+
+    const unsupported = await post(Buffer.from('x'), { 'content-type': 'application/x-protobuf', 'content-encoding': 'br' });
+    expect(unsupported.status).toBe(415);
+    expect(Status.toObject(Status.decode(unsupported.bytes))).toEqual({ code: 12, message: expect.stringMatching(/Content-Encoding "br"/) });
+  });
+
+  it('a refused JSON request gets the JSON form of google.rpc.Status, keeping the API error code', async () => {
+    const res = await postJson(body([span({ spanId: '0000000000000000' })]));
+    expect(res.status).toBe(400);
+    expect(res.json()).toEqual({ code: 3, message: expect.stringMatching(/span id/), details: [], error: 'bad_request' });
+  });
 
   it('a mixed batch stores the good spans and reports the bad ones as partial success', async () => {
     const before = await storedSpans();

@@ -14,6 +14,7 @@ import { normalizeMetrics } from './normalize-metrics.ts';
 import { storeObservations } from './store.ts';
 import { storeMetricPoints } from './store-metrics.ts';
 import type { IngestStats } from './stats.ts';
+import { statusErrorBodies } from './status.ts';
 
 export interface OtlpDeps {
   config: Config;
@@ -75,6 +76,8 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
   // decoded after decompression, where the real size limit applies.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.maxBodyBytes }, (_req, body, done) => done(null, body));
+  // Refusals are google.rpc.Status bodies, as OTLP/HTTP clients expect.
+  statusErrorBodies(app);
 
   const ingest = async (request: FastifyRequest, reply: FastifyReply, kind: 'traces' | 'metrics') => {
     const encoding = mediaType(request.headers['content-type']);
