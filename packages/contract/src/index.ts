@@ -2,3 +2,4 @@ export * from './vocab.ts';
 export * from './time.ts';
 export * from './alert-keys.ts';
 export * from './vocab-schemas.ts';
+export * from './api/index.ts';

@@ -1,6 +1,18 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
-import { OpSchema, parseDuration } from '@onset/contract';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import {
+  Alert,
+  AlertAck,
+  AlertIdParams,
+  AlertList,
+  AlertListQuery,
+  AlertWithEvents,
+  parseDuration,
+  Silence,
+  SilenceInput,
+  SilenceList,
+  SilenceListQuery,
+} from '@onset/contract';
 import type { AppContext } from '../app.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
@@ -8,47 +20,6 @@ import { acknowledgeAlert } from './state.ts';
 import { alertEvents, getAlert, listAlerts, type AlertRow } from './store.ts';
 import { alertUrl } from './snapshot.ts';
 import { baseUrlOf } from '../webhooks/routes.ts';
-
-const IdParams = Type.Object({ id: Type.String({ pattern: '^[0-9]{1,18}$' }) });
-const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
-const NStr = Nullable(Type.String());
-
-const AlertSchema = Type.Object(
-  {
-    id: Type.String(),
-    type: Type.String({ description: 'slo_burn | regression' }),
-    severity: Type.String({ description: 'page | ticket' }),
-    status: Type.String({ description: 'firing | resolved' }),
-    title: Type.String(),
-    service: NStr,
-    op: NStr,
-    view: NStr,
-    series_name: NStr,
-    slo_id: NStr,
-    regression_id: NStr,
-    burn_rate: Type.Union([Type.Number(), Type.Null()]),
-    window: NStr,
-    started_at: Type.String(),
-    resolved_at: NStr,
-    dedup_key: Type.String(),
-    url: Type.String(),
-    notified: Type.Boolean({ description: 'firing was sent to webhooks (false while silenced)' }),
-    silenced_by: NStr,
-    acknowledged: Type.Union([
-      Type.Object({ at: Type.String(), by: NStr, comment: NStr }),
-      Type.Null(),
-    ]),
-    details: Type.Record(Type.String(), Type.Unknown()),
-  },
-  { additionalProperties: true },
-);
-
-const EventSchema = Type.Object({
-  at: Type.String(),
-  kind: Type.String(),
-  actor: NStr,
-  detail: Type.Record(Type.String(), Type.Unknown()),
-});
 
 export function alertJson(a: AlertRow, baseUrl: string) {
   return {
@@ -78,46 +49,6 @@ export function alertJson(a: AlertRow, baseUrl: string) {
   };
 }
 
-const ListQuery = Type.Object({
-  status: Type.Optional(Type.Union([Type.Literal('firing'), Type.Literal('resolved')])),
-  type: Type.Optional(Type.Union([Type.Literal('slo_burn'), Type.Literal('regression')])),
-  severity: Type.Optional(Type.Union([Type.Literal('page'), Type.Literal('ticket')])),
-  service: Type.Optional(Type.String({ maxLength: 256 })),
-  slo_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
-  regression_id: Type.Optional(Type.String({ maxLength: 64 })),
-  since: Type.Optional(
-    Type.String({ description: 'RFC 3339 or now-7d; alerts started or resolved since' }),
-  ),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-});
-
-const SilenceInput = Type.Object(
-  {
-    service: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    slo_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
-    op: Type.Optional(OpSchema),
-    starts_at: Type.Optional(Type.String({ description: 'RFC 3339; default now' })),
-    ends_at: Type.Optional(Type.String({ description: 'RFC 3339 (or give duration)' })),
-    duration: Type.Optional(Type.String({ description: 'e.g. 2h, instead of ends_at' })),
-    comment: Type.String({ minLength: 1, maxLength: 2000 }),
-    created_by: Type.Optional(Type.String({ maxLength: 200 })),
-  },
-  { additionalProperties: false },
-);
-
-const SilenceSchema = Type.Object({
-  id: Type.String(),
-  service: NStr,
-  slo_id: NStr,
-  op: NStr,
-  starts_at: Type.String(),
-  ends_at: Type.String(),
-  comment: Type.String(),
-  created_by: NStr,
-  created_at: Type.String(),
-  active: Type.Boolean(),
-});
-
 interface SilenceRow {
   id: string;
   service: string | null;
@@ -143,16 +74,17 @@ function silenceJson(s: SilenceRow, now = Date.now()) {
 
 export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const { pool, guard, config } = ctx;
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get<{ Querystring: Static<typeof ListQuery> }>(
+  api.get(
     '/api/v1/alerts',
     {
       preHandler: guard('read'),
       schema: {
         tags: ['alerts'],
         summary: 'Alert history, newest first',
-        querystring: ListQuery,
-        response: { 200: Type.Object({ alerts: Type.Array(AlertSchema) }) },
+        querystring: AlertListQuery,
+        response: { 200: AlertList },
       },
     },
     async (req) => {
@@ -167,17 +99,15 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
     },
   );
 
-  app.get<{ Params: Static<typeof IdParams> }>(
+  api.get(
     '/api/v1/alerts/:id',
     {
       preHandler: guard('read'),
       schema: {
         tags: ['alerts'],
         summary: 'One alert with its history (firing, silenced, notified, acknowledged, resolved)',
-        params: IdParams,
-        response: {
-          200: Type.Intersect([AlertSchema, Type.Object({ events: Type.Array(EventSchema) })]),
-        },
+        params: AlertIdParams,
+        response: { 200: AlertWithEvents },
       },
     },
     async (req) => {
@@ -191,23 +121,16 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
     },
   );
 
-  const AckBody = Type.Object(
-    {
-      by: Type.Optional(Type.String({ maxLength: 200 })),
-      comment: Type.Optional(Type.String({ maxLength: 2000 })),
-    },
-    { additionalProperties: false },
-  );
-  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof AckBody> }>(
+  api.post(
     '/api/v1/alerts/:id/ack',
     {
       preHandler: guard('admin'),
       schema: {
         tags: ['alerts'],
         summary: 'Acknowledge an alert',
-        params: IdParams,
-        body: AckBody,
-        response: { 200: AlertSchema },
+        params: AlertIdParams,
+        body: AlertAck,
+        response: { 200: Alert },
       },
     },
     async (req) => {
@@ -222,7 +145,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
     },
   );
 
-  app.post<{ Body: Static<typeof SilenceInput> }>(
+  api.post(
     '/api/v1/silences',
     {
       preHandler: guard('admin'),
@@ -231,7 +154,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
         summary:
           'Silence alerts by service, SLO and/or op until an end time (all given matchers must match)',
         body: SilenceInput,
-        response: { 201: SilenceSchema },
+        response: { 201: Silence },
       },
     },
     async (req, reply) => {
@@ -271,16 +194,15 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
     },
   );
 
-  const SilenceQuery = Type.Object({ active: Type.Optional(Type.Boolean()) });
-  app.get<{ Querystring: Static<typeof SilenceQuery> }>(
+  api.get(
     '/api/v1/silences',
     {
       preHandler: guard('read'),
       schema: {
         tags: ['alerts'],
         summary: 'Silences, newest first',
-        querystring: SilenceQuery,
-        response: { 200: Type.Object({ silences: Type.Array(SilenceSchema) }) },
+        querystring: SilenceListQuery,
+        response: { 200: SilenceList },
       },
     },
     async (req) => {
@@ -291,15 +213,15 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
     },
   );
 
-  app.delete<{ Params: Static<typeof IdParams> }>(
+  api.delete(
     '/api/v1/silences/:id',
     {
       preHandler: guard('admin'),
       schema: {
         tags: ['alerts'],
         summary: 'End a silence now (kept in history)',
-        params: IdParams,
-        response: { 200: SilenceSchema },
+        params: AlertIdParams,
+        response: { 200: Silence },
       },
     },
     async (req) => {

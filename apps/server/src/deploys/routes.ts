@@ -1,22 +1,22 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import {
+  Deploy,
+  DeployIdParams,
+  DeployInput,
+  DeployList,
+  DeployListQuery,
+  DeployPatch,
+  ErrorResponses as errors,
+  NoContent,
+} from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import type { ScopeGuard } from '../auth/plugin.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
-import {
-  ErrorBody,
-  formatValidationError,
-  IdParams,
-  ListQuery,
-  Marker,
-  MarkerBody,
-  MarkerPatch,
-} from './schema.ts';
+import { formatValidationError } from './schema.ts';
 import { deleteMarker, getMarker, insertMarker, listMarkers, updateMarker } from './queries.ts';
 import { normalizeMarker, parseMarkerTime, type MarkerInput } from './validate.ts';
-
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
 /** Deploy markers (api.md "Deploy markers"): CI hooks post, everyone reads, admins fix mistakes. */
 export async function deployRoutes(
@@ -25,8 +25,9 @@ export async function deployRoutes(
 ): Promise<void> {
   const { pool, guard } = deps;
   const schemaErrorFormatter = formatValidationError as never;
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.post<{ Body: Static<typeof MarkerBody> }>(
+  api.post(
     '/api/v1/deploys',
     {
       onRequest: guard('deploys'),
@@ -38,8 +39,8 @@ export async function deployRoutes(
           'kind is required and so is at least one of service / hosts. With external_id, a repeated POST returns the first marker ' +
           '(201 again, with header Idempotent-Replayed: true); the same external_id with a different kind, service, hosts, ' +
           'component, versions or commit is a 409.',
-        body: MarkerBody,
-        response: { 201: Marker, ...errors },
+        body: DeployInput,
+        response: { 201: Deploy, ...errors },
       },
     },
     async (req, reply) => {
@@ -50,7 +51,7 @@ export async function deployRoutes(
     },
   );
 
-  app.get<{ Querystring: Static<typeof ListQuery> }>(
+  api.get(
     '/api/v1/deploys',
     {
       onRequest: guard('read'),
@@ -59,8 +60,8 @@ export async function deployRoutes(
         tags: ['deploys'],
         summary: 'List deploy markers, newest first',
         description: 'host matches markers whose hosts include it; from/to bound `at` (inclusive).',
-        querystring: ListQuery,
-        response: { 200: Type.Object({ deploys: Type.Array(Marker) }), ...errors },
+        querystring: DeployListQuery,
+        response: { 200: DeployList, ...errors },
       },
     },
     async (req) => {
@@ -83,7 +84,7 @@ export async function deployRoutes(
     },
   );
 
-  app.get<{ Params: Static<typeof IdParams> }>(
+  api.get(
     '/api/v1/deploys/:id',
     {
       onRequest: guard('read'),
@@ -91,8 +92,8 @@ export async function deployRoutes(
       schema: {
         tags: ['deploys'],
         summary: 'One deploy marker',
-        params: IdParams,
-        response: { 200: Marker, ...errors },
+        params: DeployIdParams,
+        response: { 200: Deploy, ...errors },
       },
     },
     async (req) => {
@@ -102,7 +103,7 @@ export async function deployRoutes(
     },
   );
 
-  app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof MarkerPatch> }>(
+  api.patch(
     '/api/v1/deploys/:id',
     {
       onRequest: guard('admin'),
@@ -110,9 +111,9 @@ export async function deployRoutes(
       schema: {
         tags: ['deploys'],
         summary: "Correct a marker's time and/or description (admin)",
-        params: IdParams,
-        body: MarkerPatch,
-        response: { 200: Marker, ...errors },
+        params: DeployIdParams,
+        body: DeployPatch,
+        response: { 200: Deploy, ...errors },
       },
     },
     async (req) => {
@@ -128,7 +129,7 @@ export async function deployRoutes(
     },
   );
 
-  app.delete<{ Params: Static<typeof IdParams> }>(
+  api.delete(
     '/api/v1/deploys/:id',
     {
       onRequest: guard('admin'),
@@ -136,14 +137,14 @@ export async function deployRoutes(
       schema: {
         tags: ['deploys'],
         summary: 'Delete a marker (admin)',
-        params: IdParams,
-        response: { 204: Type.Null(), ...errors },
+        params: DeployIdParams,
+        response: { 204: NoContent, ...errors },
       },
     },
     async (req, reply) => {
       if (!(await deleteMarker(pool, req.params.id)))
         throw notFound(`deploy marker ${req.params.id} does not exist`);
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 }

@@ -1,24 +1,9 @@
-import type { DeployKind, DeploySource } from '@onset/contract';
+import { DEPLOY_LIMITS, type DeployKind, type DeploySource } from '@onset/contract';
 import type { MarkerChange } from '@onset/core';
 import { badRequest } from '../http/errors.ts';
 
-/**
- * Field caps. Markers are rendered in the UI and webhooks and copied into
- * every attribution, so nothing in them may be unbounded.
- */
-export const LIMITS = {
-  service: 256,
-  environment: 128,
-  host: 256,
-  hosts: 1000,
-  component: 256,
-  version: 256,
-  commit: 128,
-  url: 2048,
-  description: 4096,
-  external_id: 256,
-  at: 64,
-} as const;
+/** Field caps of the contract (strings are length-capped by the schema too). */
+export const LIMITS = DEPLOY_LIMITS;
 
 /** How far `at` may be from now: a marker a year off is a unit mistake, not a deploy. */
 export const MAX_AT_DISTANCE_MS = 366 * 86_400_000;

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { Type } from '@sinclair/typebox';
+import { HealthStatus as Status } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 
 export async function healthRoutes(app: FastifyInstance, deps: { pool: Pool }): Promise<void> {
-  const Status = Type.Object({ status: Type.String(), database: Type.Optional(Type.String()) });
   app.get('/healthz', { schema: { tags: ['health'], summary: 'Liveness: the process is serving', response: { 200: Status } } }, async () => ({
     status: 'ok',
   }));

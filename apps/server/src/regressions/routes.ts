@@ -1,6 +1,19 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
-import { REGRESSION_STATUSES as STATUSES, type RegressionStatus } from '@onset/contract';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import {
+  DetectInput,
+  DetectResult,
+  DetectStatus,
+  ErrorResponses as errors,
+  REGRESSION_STATUSES as STATUSES,
+  Regression,
+  RegressionAction,
+  RegressionIdParams,
+  RegressionList,
+  RegressionListQuery,
+  type DetectPass,
+  type RegressionStatus,
+} from '@onset/contract';
 import type { AppContext } from '../app.ts';
 import { withTransaction } from '../db/pool.ts';
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
@@ -14,136 +27,6 @@ import {
   regressionJson,
   type RegressionRow,
 } from './store.ts';
-
-const NStr = Type.Union([Type.String(), Type.Null()]);
-const Err = Type.Object({ error: Type.String(), message: Type.String() });
-const errors = { 400: Err, 401: Err, 403: Err, 404: Err, 409: Err };
-
-const LevelSchema = Type.Object({
-  p50_ms: Type.Number(),
-  p99_ms: Type.Number(),
-  count: Type.Number({ description: 'events in the window (after: since the onset)' }),
-});
-
-const SuspectSchema = Type.Object({
-  deploy_id: Type.String(),
-  kind: Type.String(),
-  service: NStr,
-  component: NStr,
-  from_version: NStr,
-  to_version: NStr,
-  hosts: Type.Array(Type.String()),
-  at: Type.String(),
-  source: Type.String({ description: 'api | inferred' }),
-  commit: NStr,
-  url: NStr,
-  description: NStr,
-  score: Type.Number({ description: '0..1, best first' }),
-  reason: Type.String(),
-});
-
-const CohortSchema = Type.Union([
-  Type.Object({
-    attribute: Type.String({
-      description: 'e.g. os.version, dependency.hyper, onset.cohort.spawn_method, or host.name',
-    }),
-    slow: Type.Array(Type.String()),
-    fast: Type.Array(Type.String()),
-    slow_hosts: Type.Array(Type.String()),
-    fast_hosts: Type.Array(Type.String()),
-  }),
-  Type.Null(),
-]);
-
-const RegressionSchema = Type.Object({
-  id: Type.String(),
-  series_id: Type.String(),
-  service: Type.String(),
-  op: Type.String(),
-  view: Type.String(),
-  name: Type.String(),
-  peer: NStr,
-  host: Type.Union([Type.String(), Type.Null()], {
-    description: 'set only when the step is confined to one host of several',
-  }),
-  onset: Type.String(),
-  onset_uncertainty_ms: Type.Number(),
-  detected_at: Type.String(),
-  updated_at: Type.String(),
-  metric: Type.String({ description: 'the quantile that moved most: p50 | p99' }),
-  confidence: Type.Number(),
-  before: LevelSchema,
-  after: LevelSchema,
-  ratio_p50: Type.Number(),
-  ratio_p99: Type.Number(),
-  suspects: Type.Array(SuspectSchema),
-  cohort: CohortSchema,
-  status: Type.String({ description: 'open | acknowledged | resolved' }),
-  acknowledged_at: NStr,
-  acknowledged_by: NStr,
-  resolved_at: NStr,
-  resolved_by: NStr,
-  resolution: NStr,
-});
-
-const ListQuery = Type.Object({
-  service: Type.Optional(Type.String({ maxLength: 256 })),
-  op: Type.Optional(Type.String({ maxLength: 32 })),
-  view: Type.Optional(Type.String({ maxLength: 32 })),
-  name: Type.Optional(Type.String({ maxLength: 1024 })),
-  peer: Type.Optional(Type.String({ maxLength: 256 })),
-  series_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
-  status: Type.Optional(
-    Type.String({
-      maxLength: 64,
-      description:
-        'open, acknowledged, resolved, active (= open,acknowledged) or all; comma-separated. Default all.',
-    }),
-  ),
-  since: Type.Optional(
-    Type.String({ maxLength: 64, description: 'onset at or after: RFC 3339, epoch ms, or now-6h' }),
-  ),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-});
-
-const IdParams = Type.Object({ id: Type.String({ maxLength: 40 }) });
-const ActionBody = Type.Union([
-  Type.Object({
-    by: Type.Optional(Type.String({ maxLength: 200 })),
-    comment: Type.Optional(Type.String({ maxLength: 2000 })),
-  }),
-  Type.Null(),
-]);
-const DetectBody = Type.Union([
-  Type.Object({
-    upto: Type.Optional(
-      Type.String({
-        maxLength: 64,
-        description:
-          'examine minutes before this time only (backfills replaying history in order); default: a minute ago',
-      }),
-    ),
-  }),
-  Type.Null(),
-]);
-
-const PassSchema = Type.Object({
-  skipped: Type.Optional(Type.Boolean()),
-  through: Type.String({ description: 'minutes before this instant were examined' }),
-  duration_ms: Type.Number(),
-  series: Type.Object({
-    total: Type.Number(),
-    new: Type.Number(),
-    fed: Type.Number(),
-    points: Type.Number(),
-  }),
-  screened: Type.Number(),
-  regressions: Type.Object({
-    opened: Type.Number(),
-    resolved: Type.Number(),
-    updated: Type.Number(),
-  }),
-});
 
 function parseStatuses(text: string | undefined): RegressionStatus[] | undefined {
   if (text === undefined || text === '') return undefined;
@@ -174,8 +57,9 @@ function parseId(id: string): string {
 export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const { pool, guard, registry, partitions } = ctx;
   const tags = ['regressions'];
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get<{ Querystring: Static<typeof ListQuery> }>(
+  api.get(
     '/api/v1/regressions',
     {
       preHandler: guard('read'),
@@ -184,8 +68,8 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
         summary: 'Regressions, newest onset first',
         description:
           'Step changes found by detection, with before/after levels, ranked suspect deploys and the cohort split.',
-        querystring: ListQuery,
-        response: { 200: Type.Object({ regressions: Type.Array(RegressionSchema) }), ...errors },
+        querystring: RegressionListQuery,
+        response: { 200: RegressionList, ...errors },
       },
     },
     async (req) => {
@@ -205,15 +89,15 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
     },
   );
 
-  app.get<{ Params: Static<typeof IdParams> }>(
+  api.get(
     '/api/v1/regressions/:id',
     {
       preHandler: guard('read'),
       schema: {
         tags,
         summary: 'One regression',
-        params: IdParams,
-        response: { 200: RegressionSchema, ...errors },
+        params: RegressionIdParams,
+        response: { 200: Regression, ...errors },
       },
     },
     async (req) => {
@@ -232,16 +116,16 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
       body: { by?: string; comment?: string },
     ) => Promise<RegressionRow>,
   ) =>
-    app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ActionBody> }>(
+    api.post(
       `/api/v1/regressions/:id/${path}`,
       {
         preHandler: guard('admin'),
         schema: {
           tags,
           summary,
-          params: IdParams,
-          body: ActionBody,
-          response: { 200: RegressionSchema, ...errors },
+          params: RegressionIdParams,
+          body: RegressionAction,
+          response: { 200: Regression, ...errors },
         },
       },
       async (req) => {
@@ -293,7 +177,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
     return rows[0]!;
   });
 
-  app.post<{ Body: Static<typeof DetectBody> }>(
+  api.post(
     '/api/v1/detect',
     {
       preHandler: guard('admin'),
@@ -303,18 +187,9 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
         description:
           'Answers when the pass is done (it waits for a pass already running). Minutes up to a minute ago are examined; ' +
           'with `upto`, only minutes before that time (for backfills that replay history in order).',
-        body: DetectBody,
+        body: DetectInput,
         response: {
-          200: Type.Object({
-            pairing: Type.Object({ pairs: Type.Number(), edges: Type.Number() }),
-            inference: Type.Object({
-              resources: Type.Number(),
-              changes: Type.Number(),
-              created: Type.Number(),
-              extended: Type.Number(),
-            }),
-            detection: PassSchema,
-          }),
+          200: DetectResult,
           ...errors,
         },
       },
@@ -329,29 +204,21 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
     },
   );
 
-  app.get(
+  api.get(
     '/api/v1/detect',
     {
       preHandler: guard('read'),
       schema: {
         tags,
         summary: 'The last detection pass',
-        response: {
-          200: Type.Object({
-            passes: Type.Number(),
-            last: Type.Union([
-              Type.Intersect([PassSchema, Type.Object({ started_at: Type.String() })]),
-              Type.Null(),
-            ]),
-          }),
-        },
+        response: { 200: DetectStatus },
       },
     },
     async () => {
       const { rows } = await pool.query<{
         passes: number;
         started_at: Date | null;
-        result: Static<typeof PassSchema> | null;
+        result: DetectPass | null;
       }>(`SELECT passes, started_at, result FROM regress_pass`);
       const r = rows[0];
       return {

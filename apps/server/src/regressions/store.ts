@@ -1,21 +1,17 @@
 /** Regression rows: reading, the API shape (api.md "Regressions"), and the user's status changes. */
-import type { RegressionStatus } from '@onset/contract';
+import type { Level, Op, Regression, RegressionStatus, View } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import type { Queryable } from '../slos/store.ts';
 import type { Cohort, Suspect } from '@onset/core';
 
-export interface Level {
-  p50_ms: number;
-  p99_ms: number;
-  count: number;
-}
+export type { Level };
 
 export interface RegressionRow {
   id: string;
   series_id: string;
   service: string;
-  op: string;
-  view: string;
+  op: Op;
+  view: View;
   name: string;
   peer: string;
   host: string | null;
@@ -43,18 +39,8 @@ export const REGRESSION_COLUMNS = `id::text, series_id::text, service, op, view,
   detected_at, updated_at, metric, confidence, before, after, ratio_p50, ratio_p99, suspects, cohort, status,
   acknowledged_at, acknowledged_by, resolved_at, resolved_by, resolution`;
 
-/** What the API shows: the row with times as RFC 3339 and an empty peer as null. */
-export type RegressionJson = Omit<
-  RegressionRow,
-  'peer' | 'onset' | 'detected_at' | 'updated_at' | 'acknowledged_at' | 'resolved_at'
-> & {
-  peer: string | null;
-  onset: string;
-  detected_at: string;
-  updated_at: string;
-  acknowledged_at: string | null;
-  resolved_at: string | null;
-};
+/** What the API shows (the contract's Regression): the row with times as RFC 3339 and an empty peer as null. */
+export type RegressionJson = Regression;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { CohortsResponse, HeatmapQuery, HeatmapResponse, SeriesIdParams } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import type { ScopeGuard } from '../auth/plugin.ts';
 import { notFound } from '../http/errors.ts';
 import { getSeries, stepHistograms } from './queries.ts';
-import { parseAttribute, parseStepRange, rangeQueryFields, rangeResponseFields } from './range.ts';
+import { parseAttribute, parseStepRange } from './range.ts';
 
 /**
  * Chart data for the web UI beyond plain quantiles:
@@ -14,41 +15,6 @@ import { parseAttribute, parseStepRange, rangeQueryFields, rangeResponseFields }
  * - cohorts: the cohort attribute values (os.version, service.version,
  *   dependency.*, ...) of the resources feeding a series, for the cohort split.
  */
-const RangeQuery = Type.Object(
-  rangeQueryFields('e.g. 1m, 5m, 1h; default chosen for ~360 columns'),
-);
-
-const HeatmapResponse = Type.Object({
-  series_id: Type.String(),
-  ...rangeResponseFields(),
-  points: Type.Array(
-    Type.Object({
-      t: Type.String(),
-      count: Type.Number(),
-      idx: Type.Array(Type.Integer(), {
-        description: 'ascending log-bucket indices (bucketUpper(i) µs is the upper edge)',
-      }),
-      cnt: Type.Array(Type.Number()),
-    }),
-  ),
-});
-
-const CohortResponse = Type.Object({
-  series_id: Type.String(),
-  attributes: Type.Array(
-    Type.Object({
-      key: Type.String(),
-      values: Type.Array(
-        Type.Object({
-          value: Type.String(),
-          hosts: Type.Array(Type.String()),
-          last_seen: Type.String(),
-        }),
-      ),
-    }),
-  ),
-});
-
 /** Heatmaps stay readable (and responses small) up to this many columns. */
 const MAX_COLUMNS = 5_000;
 
@@ -57,8 +23,9 @@ export async function heatmapRoutes(
   deps: { pool: Pool; guard: ScopeGuard },
 ): Promise<void> {
   const { pool, guard } = deps;
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get<{ Params: { id: string }; Querystring: Static<typeof RangeQuery> }>(
+  api.get(
     '/api/v1/series/:id/heatmap',
     {
       preHandler: guard('read'),
@@ -66,8 +33,8 @@ export async function heatmapRoutes(
         tags: ['series'],
         summary:
           'Latency heatmap: the log-bucket histogram of each step (time × log-latency counts)',
-        params: Type.Object({ id: Type.String() }),
-        querystring: RangeQuery,
+        params: SeriesIdParams,
+        querystring: HeatmapQuery,
         response: { 200: HeatmapResponse },
       },
     },
@@ -102,7 +69,7 @@ export async function heatmapRoutes(
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  api.get(
     '/api/v1/series/:id/cohorts',
     {
       preHandler: guard('read'),
@@ -110,8 +77,8 @@ export async function heatmapRoutes(
         tags: ['series'],
         summary:
           'Cohort attribute values (os.version, service.version, dependency.*, ...) of the hosts feeding a series',
-        params: Type.Object({ id: Type.String() }),
-        response: { 200: CohortResponse },
+        params: SeriesIdParams,
+        response: { 200: CohortsResponse },
       },
     },
     async (req) => {

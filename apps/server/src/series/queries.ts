@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Histogram } from '@onset/core';
+import type { QuantileColumns, QuantilePoint, Series } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 
 export interface SeriesFilter {
@@ -10,17 +11,8 @@ export interface SeriesFilter {
   name?: string;
 }
 
-export interface SeriesRow {
-  id: string;
-  service: string;
-  op: string;
-  view: string;
-  name: string;
-  peer: string | null;
-  hosts: string[];
-  first_seen: string;
-  last_seen: string;
-}
+/** A series as the API answers it. */
+export type SeriesRow = Series;
 
 export async function listSeries(pool: Pool, f: SeriesFilter, limit = 1000): Promise<SeriesRow[]> {
   const where: string[] = [];
@@ -69,11 +61,6 @@ export async function getSeries(pool: Pool, id: string): Promise<SeriesRow | nul
   return { ...r, first_seen: r.first_seen.toISOString(), last_seen: r.last_seen.toISOString() };
 }
 
-export interface QuantilePoint {
-  t: string;
-  count: number;
-  q: Record<string, number>;
-}
 
 export interface HistogramQuery {
   seriesId: string;
@@ -161,12 +148,6 @@ export async function quantiles(
 }
 
 /** The same numbers as `quantiles`, one array per field (`layout=columns`): t in epoch ms. */
-export interface QuantileColumns {
-  t: number[];
-  count: number[];
-  q: Record<string, number[]>;
-}
-
 export async function quantileColumns(
   pool: Pool,
   q: HistogramQuery,

@@ -1,30 +1,6 @@
-import { Type } from '@sinclair/typebox';
 import { parseDuration } from '@onset/contract';
 import { badRequest } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
-
-/**
- * The querystring fields every per-step series read takes (quantiles,
- * heatmap): time range, step, host and cohort filter.
- */
-/** The range every series read answers with: its bounds and the step it used. */
-export function rangeResponseFields() {
-  return { from: Type.String(), to: Type.String(), step_ms: Type.Number() };
-}
-
-export function rangeQueryFields(stepDescription: string) {
-  return {
-    from: Type.Optional(
-      Type.String({ description: 'RFC 3339 or relative like now-6h; default now-6h' }),
-    ),
-    to: Type.Optional(Type.String({ description: 'RFC 3339 or now; default now' })),
-    step: Type.Optional(Type.String({ description: stepDescription })),
-    host: Type.Optional(Type.String({ maxLength: 256 })),
-    attribute: Type.Optional(
-      Type.String({ description: 'cohort filter key=value, e.g. os.version=4.15.0-36' }),
-    ),
-  };
-}
 
 export function autoStepMs(rangeMs: number): number {
   const candidates = [

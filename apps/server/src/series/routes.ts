@@ -1,64 +1,18 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
-import { OpSchema, ViewSchema } from '@onset/contract';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import {
+  QuantilesQuery,
+  QuantilesResponse,
+  Series,
+  SeriesIdParams,
+  SeriesList,
+  SeriesListQuery,
+} from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import type { ScopeGuard } from '../auth/plugin.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { getSeries, listSeries, quantileColumns, quantiles } from './queries.ts';
-import { parseAttribute, parseStepRange, rangeQueryFields, rangeResponseFields } from './range.ts';
-
-const SeriesSchema = Type.Object({
-  id: Type.String(),
-  service: Type.String(),
-  op: Type.String(),
-  view: Type.String(),
-  name: Type.String(),
-  peer: Type.Union([Type.String(), Type.Null()]),
-  hosts: Type.Array(Type.String()),
-  first_seen: Type.String({ format: 'date-time' }),
-  last_seen: Type.String({ format: 'date-time' }),
-});
-
-const ListQuery = Type.Object({
-  service: Type.Optional(Type.String({ maxLength: 256 })),
-  op: Type.Optional(OpSchema),
-  view: Type.Optional(ViewSchema),
-  host: Type.Optional(Type.String({ maxLength: 256 })),
-  name: Type.Optional(Type.String({ maxLength: 256 })),
-});
-
-const QuantileQuery = Type.Object({
-  ...rangeQueryFields('e.g. 1m, 5m, 1h; default chosen for ~300 points'),
-  q: Type.Optional(Type.String({ description: 'comma-separated quantiles, default 0.5,0.99' })),
-  layout: Type.Optional(
-    Type.Union([Type.Literal('points'), Type.Literal('columns')], {
-      description:
-        'points (default): one object per step; columns: one array per field, t in epoch ms (a third of the bytes, parses several times faster)',
-    }),
-  ),
-});
-
-const PointsBody = Type.Object({
-  series: SeriesSchema,
-  ...rangeResponseFields(),
-  points: Type.Array(
-    Type.Object({
-      t: Type.String(),
-      count: Type.Number(),
-      q: Type.Record(Type.String(), Type.Number()),
-    }),
-  ),
-});
-
-const ColumnsBody = Type.Object({
-  series: SeriesSchema,
-  ...rangeResponseFields(),
-  columns: Type.Object({
-    t: Type.Array(Type.Number(), { description: 'step start, epoch ms, ascending' }),
-    count: Type.Array(Type.Number()),
-    q: Type.Record(Type.String(), Type.Array(Type.Number())),
-  }),
-});
+import { parseAttribute, parseStepRange } from './range.ts';
 
 const MAX_POINTS = 50_000;
 
@@ -67,29 +21,30 @@ export async function seriesRoutes(
   deps: { pool: Pool; guard: ScopeGuard },
 ): Promise<void> {
   const { pool, guard } = deps;
-  app.get<{ Querystring: Static<typeof ListQuery> }>(
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  api.get(
     '/api/v1/series',
     {
       preHandler: guard('read'),
       schema: {
         tags: ['series'],
         summary: 'List latency series',
-        querystring: ListQuery,
-        response: { 200: Type.Object({ series: Type.Array(SeriesSchema) }) },
+        querystring: SeriesListQuery,
+        response: { 200: SeriesList },
       },
     },
     async (req) => ({ series: await listSeries(pool, req.query) }),
   );
 
-  app.get<{ Params: { id: string }; Querystring: Static<typeof QuantileQuery> }>(
+  api.get(
     '/api/v1/series/:id',
     {
       preHandler: guard('read'),
       schema: {
         tags: ['series'],
         summary: 'One series',
-        params: Type.Object({ id: Type.String() }),
-        response: { 200: SeriesSchema },
+        params: SeriesIdParams,
+        response: { 200: Series },
       },
     },
     async (req) => {
@@ -99,7 +54,7 @@ export async function seriesRoutes(
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: Static<typeof QuantileQuery> }>(
+  api.get(
     '/api/v1/series/:id/quantiles',
     {
       preHandler: guard('read'),
@@ -107,9 +62,9 @@ export async function seriesRoutes(
         tags: ['series'],
         summary:
           'Latency quantiles per step from the log-bucketed histograms (ms, ≤2% relative error)',
-        params: Type.Object({ id: Type.String() }),
-        querystring: QuantileQuery,
-        response: { 200: Type.Union([PointsBody, ColumnsBody]) },
+        params: SeriesIdParams,
+        querystring: QuantilesQuery,
+        response: { 200: QuantilesResponse },
       },
     },
     async (req, reply) => {

@@ -14,6 +14,7 @@ import {
   type TierName,
   type TierResult,
 } from '@onset/core';
+import type { Severity } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import {
   MINUTE_TRUST_MS,
@@ -40,7 +41,7 @@ export interface SloStatus {
   burn_rates: Record<BurnWindow, number | null>;
   events: Record<BurnWindow, number>;
   tiers: TierResult[];
-  alert: null | { id: string; severity: string; since: string; acknowledged: boolean };
+  alert: null | { id: string; severity: Severity; since: string; acknowledged: boolean };
   /** Counters before this time were estimated from histograms (created after the raw data expired). */
   exact_since: string | null;
 }

@@ -1,16 +1,27 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
-import { parseDuration, sloAlertKey } from '@onset/contract';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import {
+  NoContent,
+  parseDuration,
+  Slo,
+  SloBody,
+  SloCreated,
+  SloGetQuery,
+  SloIdParams,
+  SloList,
+  SloListQuery,
+  SloSuggestion,
+  SloSuggestionQuery,
+  sloAlertKey,
+  SLO_YAML_TYPES,
+  UnwatchedList,
+  UnwatchedQuery,
+  type SloInput,
+} from '@onset/contract';
 import type { AppContext } from '../app.ts';
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
-import {
-  SloInputSchema,
-  selectorOfSeries,
-  specFromJson,
-  type SloInput,
-  type SloSpec,
-} from './spec.ts';
+import { selectorOfSeries, specFromJson, type SloSpec } from './spec.ts';
 import { parseOpenSlo, toOpenSlo } from './openslo.ts';
 import {
   createSlo,
@@ -29,107 +40,11 @@ import { runDeliveryPass } from '../webhooks/deliver.ts';
 import { deliverySettings } from '../webhooks/settings.ts';
 import { baseUrlOf } from '../webhooks/routes.ts';
 
-const YAML_TYPES = [
-  'application/yaml',
-  'application/x-yaml',
-  'text/yaml',
-  'application/openslo+yaml',
-];
-const IdParams = Type.Object({ id: Type.String({ pattern: '^[0-9]{1,18}$' }) });
-const NStr = Type.Union([Type.String(), Type.Null()]);
-const NNum = Type.Union([Type.Number(), Type.Null()]);
-const WINDOW_KEYS = ['5m', '30m', '1h', '2h', '6h', '1d', '3d'];
-
-const TierSchema = Type.Object({
-  name: Type.String(),
-  severity: Type.String(),
-  long: Type.String(),
-  short: Type.String(),
-  enabled: Type.Boolean(),
-  factor: Type.Number(),
-  burn_long: NNum,
-  burn_short: NNum,
-  events_long: Type.Number(),
-  events_short: Type.Number(),
-  firing: Type.Boolean(),
-});
-
-const StatusSchema = Type.Object({
-  evaluated_at: Type.String(),
-  window_start: Type.String(),
-  window_end: Type.String(),
-  sli: NNum,
-  good: Type.Number(),
-  total: Type.Number(),
-  budget_remaining: Type.Number({ description: '1 = untouched, 0 = spent, negative = SLO broken' }),
-  burn_rates: Type.Object(Object.fromEntries(WINDOW_KEYS.map((k) => [k, NNum]))),
-  events: Type.Object(Object.fromEntries(WINDOW_KEYS.map((k) => [k, Type.Number()]))),
-  tiers: Type.Array(TierSchema),
-  alert: Type.Union([
-    Type.Object({
-      id: Type.String(),
-      severity: Type.String(),
-      since: Type.String(),
-      acknowledged: Type.Boolean(),
-    }),
-    Type.Null(),
-  ]),
-  exact_since: NStr,
-});
-
-const SloSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  description: NStr,
-  service: Type.String(),
-  op: NStr,
-  view: NStr,
-  name_match: NStr,
-  peer: NStr,
-  series_id: NStr,
-  threshold_ms: Type.Number(),
-  objective: Type.Number(),
-  window: Type.String(),
-  calendar: Type.Boolean(),
-  time_zone: Type.String(),
-  alert_tiers: Type.Record(Type.String(), Type.Boolean()),
-  min_events: Type.Integer(),
-  min_bad_events: Type.Integer(),
-  labels: Type.Record(Type.String(), Type.String()),
-  source: Type.String(),
-  exact_since: NStr,
-  created_at: Type.String(),
-  updated_at: Type.String(),
-  status: StatusSchema,
-});
-
-const SpecBody = {
-  content: {
-    'application/json': { schema: SloInputSchema },
-    ...Object.fromEntries(
-      YAML_TYPES.map((t) => [
-        t,
-        {
-          schema: Type.String({
-            description: 'OpenSLO v1 YAML (kind: SLO, threshold latency SLI)',
-          }),
-        },
-      ]),
-    ),
-  },
-};
-
-const MultiSchema = Type.Union([SloSchema, Type.Object({ slos: Type.Array(SloSchema) })]);
-
-const SuggestQuery = Type.Object({
-  objective: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 })),
-  lookback: Type.Optional(Type.String({ description: 'history to learn from; default 7d' })),
-});
-
 export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const { pool, guard, config } = ctx;
   const tags = ['slos'];
-  app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (_req, body, done) =>
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  app.addContentTypeParser([...SLO_YAML_TYPES], { parseAs: 'string' }, (_req, body, done) =>
     done(null, body),
   );
 
@@ -171,7 +86,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     return [specFromJson(input, series, suggested)];
   };
 
-  app.post(
+  api.post(
     '/api/v1/slos',
     {
       preHandler: guard('admin'),
@@ -179,8 +94,8 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
         tags,
         summary:
           'Create an SLO from JSON, from a series (series_id; threshold suggested), or from OpenSLO v1 YAML',
-        body: SpecBody,
-        response: { 201: MultiSchema },
+        body: SloBody,
+        response: { 201: SloCreated },
       },
     },
     async (req, reply) => {
@@ -192,16 +107,15 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     },
   );
 
-  const ListQuery = Type.Object({ service: Type.Optional(Type.String({ maxLength: 256 })) });
-  app.get<{ Querystring: Static<typeof ListQuery> }>(
+  api.get(
     '/api/v1/slos',
     {
       preHandler: guard('read'),
       schema: {
         tags,
         summary: 'SLOs with their current status',
-        querystring: ListQuery,
-        response: { 200: Type.Object({ slos: Type.Array(SloSchema) }) },
+        querystring: SloListQuery,
+        response: { 200: SloList },
       },
     },
     async (req) => ({
@@ -209,12 +123,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     }),
   );
 
-  const UnwatchedQuery = Type.Object({
-    service: Type.Optional(Type.String({ maxLength: 256 })),
-    op: Type.Optional(Type.String({ maxLength: 32 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000 })),
-  });
-  app.get<{ Querystring: Static<typeof UnwatchedQuery> }>(
+  api.get(
     '/api/v1/slos/unwatched',
     {
       preHandler: guard('read'),
@@ -223,20 +132,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
         summary:
           'Latency series no SLO watches (each can get one with POST /api/v1/slos {"series_id"})',
         querystring: UnwatchedQuery,
-        response: {
-          200: Type.Object({
-            series: Type.Array(
-              Type.Object({
-                id: Type.String(),
-                service: Type.String(),
-                op: Type.String(),
-                view: Type.String(),
-                name: Type.String(),
-                peer: NStr,
-              }),
-            ),
-          }),
-        },
+        response: { 200: UnwatchedList },
       },
     },
     async (req) => ({
@@ -248,7 +144,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     }),
   );
 
-  app.post(
+  api.post(
     '/api/v1/slos/evaluate',
     {
       preHandler: guard('admin'),
@@ -268,21 +164,16 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     },
   );
 
-  const GetQuery = Type.Object({
-    at: Type.Optional(
-      Type.String({ description: 'evaluate as of this time (RFC 3339 or now-1h); default now' }),
-    ),
-  });
-  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof GetQuery> }>(
+  api.get(
     '/api/v1/slos/:id',
     {
       preHandler: guard('read'),
       schema: {
         tags,
         summary: 'One SLO: spec and status (SLI, budget remaining, burn rates, current alert)',
-        params: IdParams,
-        querystring: GetQuery,
-        response: { 200: SloSchema },
+        params: SloIdParams,
+        querystring: SloGetQuery,
+        response: { 200: Slo },
       },
     },
     async (req) => {
@@ -293,11 +184,11 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     },
   );
 
-  app.get<{ Params: Static<typeof IdParams> }>(
+  api.get(
     '/api/v1/slos/:id/openslo',
     {
       preHandler: guard('read'),
-      schema: { tags, summary: 'The SLO as an OpenSLO v1 YAML document', params: IdParams },
+      schema: { tags, summary: 'The SLO as an OpenSLO v1 YAML document', params: SloIdParams },
     },
     async (req, reply) => {
       const row = await getSlo(pool, req.params.id);
@@ -306,7 +197,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     },
   );
 
-  app.put<{ Params: Static<typeof IdParams> }>(
+  api.put(
     '/api/v1/slos/:id',
     {
       preHandler: guard('admin'),
@@ -314,9 +205,9 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
         tags,
         summary:
           'Replace an SLO spec (JSON or OpenSLO YAML); counters are recounted if the selector or threshold changed',
-        params: IdParams,
-        body: SpecBody,
-        response: { 200: SloSchema },
+        params: SloIdParams,
+        body: SloBody,
+        response: { 200: Slo },
       },
     },
     async (req) => {
@@ -328,11 +219,11 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     },
   );
 
-  app.delete<{ Params: Static<typeof IdParams> }>(
+  api.delete(
     '/api/v1/slos/:id',
     {
       preHandler: guard('admin'),
-      schema: { tags, summary: 'Delete an SLO; its firing alerts resolve', params: IdParams },
+      schema: { tags, summary: 'Delete an SLO; its firing alerts resolve', params: SloIdParams },
     },
     async (req, reply) => {
       const row = await getSlo(pool, req.params.id);
@@ -344,7 +235,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     },
   );
 
-  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof SuggestQuery> }>(
+  api.get(
     '/api/v1/series/:id/slo-suggestion',
     {
       preHandler: guard('read'),
@@ -352,33 +243,9 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
         tags,
         summary:
           'A default SLO for a series, threshold suggested from its history; POST it to /api/v1/slos as is',
-        params: IdParams,
-        querystring: SuggestQuery,
-        response: {
-          200: Type.Object({
-            slo: Type.Object({
-              name: Type.String(),
-              series_id: Type.String(),
-              service: Type.String(),
-              threshold_ms: Type.Number(),
-              objective: Type.Number(),
-              window: Type.String(),
-            }),
-            basis: Type.Object({
-              from: Type.String(),
-              to: Type.String(),
-              events: Type.Number(),
-              quantile_ms: Type.Number({
-                description: 'the latency `objective` of the history stayed under',
-              }),
-              expected_sli: Type.Number({
-                description:
-                  'share of the history at or under the threshold (estimated from histograms)',
-              }),
-            }),
-            watched_by: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
-          }),
-        },
+        params: SloIdParams,
+        querystring: SloSuggestionQuery,
+        response: { 200: SloSuggestion },
       },
     },
     async (req) => {

@@ -1,64 +1,7 @@
-import { Type, type Static } from '@sinclair/typebox';
 import { TIER_NAMES, parseSloWindow, type SloWindow, type TierName } from '@onset/core';
-import { OpSchema, ViewSchema } from '@onset/contract';
+import type { SloInput } from '@onset/contract';
 import { badRequest } from '../http/errors.ts';
 
-export const AlertTiersSchema = Type.Object(
-  {
-    page_1h: Type.Optional(
-      Type.Boolean({ description: 'page at 14.4× (30d-equivalent) over 1 h and 5 m' }),
-    ),
-    page_6h: Type.Optional(Type.Boolean({ description: 'page at 6× over 6 h and 30 m' })),
-    ticket_1d: Type.Optional(Type.Boolean({ description: 'ticket at 3× over 1 d and 2 h' })),
-    ticket_3d: Type.Optional(Type.Boolean({ description: 'ticket at 1× over 3 d and 6 h' })),
-  },
-  { additionalProperties: false },
-);
-
-/** The JSON body of POST/PUT /api/v1/slos (api.md "SLOs", extended). */
-export const SloInputSchema = Type.Object(
-  {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    description: Type.Optional(Type.String({ maxLength: 2000 })),
-    service: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    op: Type.Optional(OpSchema),
-    view: Type.Optional(ViewSchema),
-    name_match: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 512,
-        description: 'regular expression on the series name (PostgreSQL ~)',
-      }),
-    ),
-    peer: Type.Optional(Type.String({ maxLength: 256 })),
-    series_id: Type.Optional(
-      Type.String({
-        pattern: '^[0-9]{1,18}$',
-        description: 'watch exactly this series; threshold defaults to the suggestion',
-      }),
-    ),
-    threshold_ms: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 30 * 86_400_000 })),
-    objective: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 })),
-    window: Type.Optional(
-      Type.String({
-        maxLength: 32,
-        description: 'rolling "28d", "7d", "36h"…; calendar month "1M"',
-      }),
-    ),
-    calendar: Type.Optional(
-      Type.Boolean({ description: 'calendar window: 1d, 1w or 1M (1M is always calendar)' }),
-    ),
-    time_zone: Type.Optional(
-      Type.String({ maxLength: 64, description: 'IANA zone for calendar windows; default UTC' }),
-    ),
-    alert_tiers: Type.Optional(AlertTiersSchema),
-    min_events: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-    min_bad_events: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-    labels: Type.Optional(Type.Record(Type.String(), Type.String())),
-  },
-  { additionalProperties: false },
-);
-export type SloInput = Static<typeof SloInputSchema>;
 
 /** Which series an SLO watches; the same columns in a spec, a stored row and the API JSON. */
 export interface SloSelector {

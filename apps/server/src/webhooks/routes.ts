@@ -1,78 +1,31 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
-import { DeliveryStatusSchema, SeveritySchema, WebhookFormatSchema } from '@onset/contract';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import {
+  Delivery,
+  DeliveryList,
+  DeliveryListQuery,
+  Webhook,
+  WebhookIdParams,
+  WebhookInput,
+  WebhookList,
+  WebhookUpdate,
+  type Severity,
+  type WebhookFormat,
+} from '@onset/contract';
 import type { AppContext } from '../app.ts';
 import type { Config } from '../config.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { sendTestEvent } from './deliver.ts';
 import { deliverySettings } from './settings.ts';
 
-const FormatSchema = WebhookFormatSchema;
-
-const WebhookInput = Type.Object(
-  {
-    url: Type.String({ minLength: 1, maxLength: 2048 }),
-    format: Type.Optional(FormatSchema),
-    secret: Type.Optional(
-      Type.String({ maxLength: 512, description: 'HMAC-SHA256 key for X-Onset-Signature' }),
-    ),
-    routing_key: Type.Optional(
-      Type.String({ maxLength: 256, description: 'PagerDuty Events v2 integration key' }),
-    ),
-    min_severity: Type.Optional(SeveritySchema),
-    name: Type.Optional(Type.String({ maxLength: 200 })),
-    enabled: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
-type WebhookInputT = Static<typeof WebhookInput>;
-
-const WebhookUpdate = Type.Partial(WebhookInput, { additionalProperties: false });
-
-const WebhookSchema = Type.Object({
-  id: Type.String(),
-  name: Type.Union([Type.String(), Type.Null()]),
-  url: Type.String(),
-  format: FormatSchema,
-  min_severity: SeveritySchema,
-  enabled: Type.Boolean(),
-  has_secret: Type.Boolean(),
-  routing_key: Type.Union([Type.String(), Type.Null()], { description: 'masked' }),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
-
-const AttemptSchema = Type.Object({
-  at: Type.String(),
-  status_code: Type.Union([Type.Integer(), Type.Null()]),
-  error: Type.Union([Type.String(), Type.Null()]),
-  duration_ms: Type.Number(),
-});
-const DeliverySchema = Type.Object({
-  id: Type.String(),
-  event: Type.String(),
-  alert_id: Type.Union([Type.String(), Type.Null()]),
-  dedup_key: Type.String(),
-  status: Type.String({ description: 'pending | delivered | failed | expired' }),
-  attempts: Type.Integer(),
-  created_at: Type.String(),
-  next_attempt_at: Type.Union([Type.String(), Type.Null()]),
-  delivered_at: Type.Union([Type.String(), Type.Null()]),
-  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
-  last_error: Type.Union([Type.String(), Type.Null()]),
-  log: Type.Array(AttemptSchema),
-});
-
-const IdParams = Type.Object({ id: Type.String({ pattern: '^[0-9]{1,18}$' }) });
-
 interface WebhookRow {
   id: string;
   name: string | null;
   url: string;
-  format: string;
+  format: WebhookFormat;
   secret: string | null;
   routing_key: string | null;
-  min_severity: string;
+  min_severity: Severity;
   enabled: boolean;
   created_at: Date;
   updated_at: Date;
@@ -127,9 +80,10 @@ export function baseUrlOf(config: Config, req?: FastifyRequest): string {
 
 export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const { pool, guard, config } = ctx;
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['webhooks'];
 
-  app.post<{ Body: WebhookInputT }>(
+  api.post(
     '/api/v1/webhooks',
     {
       preHandler: guard('admin'),
@@ -137,7 +91,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
         tags,
         summary: 'Add an alert webhook',
         body: WebhookInput,
-        response: { 201: WebhookSchema },
+        response: { 201: Webhook },
       },
     },
     async (req, reply) => {
@@ -162,14 +116,14 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
     },
   );
 
-  app.get(
+  api.get(
     '/api/v1/webhooks',
     {
       preHandler: guard('admin'),
       schema: {
         tags,
         summary: 'List webhooks',
-        response: { 200: Type.Object({ webhooks: Type.Array(WebhookSchema) }) },
+        response: { 200: WebhookList },
       },
     },
     async () => {
@@ -186,25 +140,25 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
     return rows[0];
   };
 
-  app.get<{ Params: Static<typeof IdParams> }>(
+  api.get(
     '/api/v1/webhooks/:id',
     {
       preHandler: guard('admin'),
-      schema: { tags, summary: 'One webhook', params: IdParams, response: { 200: WebhookSchema } },
+      schema: { tags, summary: 'One webhook', params: WebhookIdParams, response: { 200: Webhook } },
     },
     async (req) => webhookJson(await load(req.params.id)),
   );
 
-  app.put<{ Params: Static<typeof IdParams>; Body: Static<typeof WebhookUpdate> }>(
+  api.put(
     '/api/v1/webhooks/:id',
     {
       preHandler: guard('admin'),
       schema: {
         tags,
         summary: 'Change a webhook (omitted fields keep their value)',
-        params: IdParams,
+        params: WebhookIdParams,
         body: WebhookUpdate,
-        response: { 200: WebhookSchema },
+        response: { 200: Webhook },
       },
     },
     async (req) => {
@@ -238,11 +192,11 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
     },
   );
 
-  app.delete<{ Params: Static<typeof IdParams> }>(
+  api.delete(
     '/api/v1/webhooks/:id',
     {
       preHandler: guard('admin'),
-      schema: { tags, summary: 'Remove a webhook and its delivery log', params: IdParams },
+      schema: { tags, summary: 'Remove a webhook and its delivery log', params: WebhookIdParams },
     },
     async (req, reply) => {
       const r = await pool.query(`DELETE FROM webhooks WHERE id = $1`, [req.params.id]);
@@ -251,7 +205,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
     },
   );
 
-  app.post<{ Params: Static<typeof IdParams> }>(
+  api.post(
     '/api/v1/webhooks/:id/test',
     {
       preHandler: guard('admin'),
@@ -259,8 +213,8 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
         tags,
         summary:
           'Send a test event now (one attempt, logged) and report what the receiver answered',
-        params: IdParams,
-        response: { 200: DeliverySchema },
+        params: WebhookIdParams,
+        response: { 200: Delivery },
       },
     },
     async (req) => {
@@ -275,13 +229,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
     },
   );
 
-  const DeliveryQuery = Type.Object({
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-    status: Type.Optional(
-      DeliveryStatusSchema,
-    ),
-  });
-  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof DeliveryQuery> }>(
+  api.get(
     '/api/v1/webhooks/:id/deliveries',
     {
       preHandler: guard('admin'),
@@ -289,9 +237,9 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
         tags,
         summary:
           'Delivery log: every delivery with its attempts, status codes and errors (newest first)',
-        params: IdParams,
-        querystring: DeliveryQuery,
-        response: { 200: Type.Object({ deliveries: Type.Array(DeliverySchema) }) },
+        params: WebhookIdParams,
+        querystring: DeliveryListQuery,
+        response: { 200: DeliveryList },
       },
     },
     async (req) => {
@@ -322,7 +270,14 @@ async function deliveries(
     where += ` AND d.status = $${args.length}`;
   }
   args.push(f.limit ?? 100);
-  const { rows } = await pool.query(
+  const { rows } = await pool.query<
+    Omit<Delivery, 'created_at' | 'next_attempt_at' | 'delivered_at' | 'log'> & {
+      created_at: Date;
+      next_attempt_at: Date;
+      delivered_at: Date | null;
+      log: Delivery['log'];
+    }
+  >(
     `SELECT d.id::text, d.event, d.alert_id::text, d.dedup_key, d.status, d.attempts, d.created_at, d.next_attempt_at,
             d.delivered_at, d.last_status_code, d.last_error,
             COALESCE((SELECT json_agg(json_build_object('at', a.at, 'status_code', a.status_code, 'error', a.error,
@@ -336,14 +291,7 @@ async function deliveries(
     created_at: r.created_at.toISOString(),
     next_attempt_at: r.status === 'pending' ? r.next_attempt_at.toISOString() : null,
     delivered_at: r.delivered_at ? r.delivered_at.toISOString() : null,
-    log: (
-      r.log as Array<{
-        at: string;
-        status_code: number | null;
-        error: string | null;
-        duration_ms: number;
-      }>
-    ).map((a) => ({
+    log: r.log.map((a) => ({
       ...a,
       at: new Date(a.at).toISOString(),
     })),

@@ -1,0 +1,116 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { OpSchema, SeveritySchema } from '../vocab-schemas.ts';
+import { ALERT_STATUSES, ALERT_TYPES, SEVERITIES } from '../vocab.ts';
+import { literalUnion } from '../vocab-schemas.ts';
+import { NStr, NumericIdParams, stringEnum } from './common.ts';
+
+/** An alert episode (api.md "Alerts"). */
+export const Alert = Type.Object(
+  {
+    id: Type.String(),
+    type: stringEnum(ALERT_TYPES, 'slo_burn | regression'),
+    severity: stringEnum(SEVERITIES, 'page | ticket'),
+    status: stringEnum(ALERT_STATUSES, 'firing | resolved'),
+    title: Type.String(),
+    service: NStr,
+    op: NStr,
+    view: NStr,
+    series_name: NStr,
+    slo_id: NStr,
+    regression_id: NStr,
+    burn_rate: Type.Union([Type.Number(), Type.Null()]),
+    window: NStr,
+    started_at: Type.String(),
+    resolved_at: NStr,
+    dedup_key: Type.String(),
+    url: Type.String(),
+    notified: Type.Boolean({ description: 'firing was sent to webhooks (false while silenced)' }),
+    silenced_by: NStr,
+    acknowledged: Type.Union([
+      Type.Object({ at: Type.String(), by: NStr, comment: NStr }),
+      Type.Null(),
+    ]),
+    details: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { additionalProperties: true },
+);
+export type Alert = Static<typeof Alert>;
+
+/** One entry of an alert's history. */
+export const AlertEvent = Type.Object({
+  at: Type.String(),
+  kind: Type.String(),
+  actor: NStr,
+  detail: Type.Record(Type.String(), Type.Unknown()),
+});
+export type AlertEvent = Static<typeof AlertEvent>;
+
+export const AlertWithEvents = Type.Intersect([
+  Alert,
+  Type.Object({ events: Type.Array(AlertEvent) }),
+]);
+export type AlertWithEvents = Static<typeof AlertWithEvents>;
+
+export const AlertListQuery = Type.Object({
+  status: Type.Optional(literalUnion(ALERT_STATUSES)),
+  type: Type.Optional(literalUnion(ALERT_TYPES)),
+  severity: Type.Optional(SeveritySchema),
+  service: Type.Optional(Type.String({ maxLength: 256 })),
+  slo_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
+  regression_id: Type.Optional(Type.String({ maxLength: 64 })),
+  since: Type.Optional(
+    Type.String({ description: 'RFC 3339 or now-7d; alerts started or resolved since' }),
+  ),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+});
+export type AlertListQuery = Static<typeof AlertListQuery>;
+
+export const AlertList = Type.Object({ alerts: Type.Array(Alert) });
+export type AlertList = Static<typeof AlertList>;
+
+export const AlertIdParams = NumericIdParams;
+export type AlertIdParams = Static<typeof AlertIdParams>;
+
+export const AlertAck = Type.Object(
+  {
+    by: Type.Optional(Type.String({ maxLength: 200 })),
+    comment: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { additionalProperties: false },
+);
+export type AlertAck = Static<typeof AlertAck>;
+
+export const SilenceInput = Type.Object(
+  {
+    service: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    slo_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
+    op: Type.Optional(OpSchema),
+    starts_at: Type.Optional(Type.String({ description: 'RFC 3339; default now' })),
+    ends_at: Type.Optional(Type.String({ description: 'RFC 3339 (or give duration)' })),
+    duration: Type.Optional(Type.String({ description: 'e.g. 2h, instead of ends_at' })),
+    comment: Type.String({ minLength: 1, maxLength: 2000 }),
+    created_by: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type SilenceInput = Static<typeof SilenceInput>;
+
+export const Silence = Type.Object({
+  id: Type.String(),
+  service: NStr,
+  slo_id: NStr,
+  op: NStr,
+  starts_at: Type.String(),
+  ends_at: Type.String(),
+  comment: Type.String(),
+  created_by: NStr,
+  created_at: Type.String(),
+  active: Type.Boolean(),
+});
+export type Silence = Static<typeof Silence>;
+
+export const SilenceListQuery = Type.Object({ active: Type.Optional(Type.Boolean()) });
+export type SilenceListQuery = Static<typeof SilenceListQuery>;
+
+export const SilenceList = Type.Object({ silences: Type.Array(Silence) });
+export type SilenceList = Static<typeof SilenceList>;

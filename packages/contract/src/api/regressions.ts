@@ -1,0 +1,174 @@
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  OPS,
+  REGRESSION_METRICS,
+  REGRESSION_STATUSES,
+  VIEWS,
+} from '../vocab.ts';
+import { NStr, stringEnum } from './common.ts';
+
+/** Latency of a series over a window (before the onset, or since). */
+export const Level = Type.Object({
+  p50_ms: Type.Number(),
+  p99_ms: Type.Number(),
+  count: Type.Number({ description: 'events in the window (after: since the onset)' }),
+});
+export type Level = Static<typeof Level>;
+
+/** A deploy marker ranked as a possible cause of a regression. */
+export const Suspect = Type.Object({
+  deploy_id: Type.String(),
+  kind: Type.String({ description: 'a deploy kind: code | dependency | kernel | config | infra' }),
+  service: NStr,
+  component: NStr,
+  from_version: NStr,
+  to_version: NStr,
+  hosts: Type.Array(Type.String()),
+  at: Type.String(),
+  source: Type.String({ description: 'api | inferred' }),
+  commit: NStr,
+  url: NStr,
+  description: NStr,
+  score: Type.Number({ description: '0..1, best first' }),
+  reason: Type.String(),
+});
+export type Suspect = Static<typeof Suspect>;
+
+/** Which hosts' attribute values are slow and which fast. */
+export const Cohort = Type.Object({
+  attribute: Type.String({
+    description: 'e.g. os.version, dependency.hyper, onset.cohort.spawn_method, or host.name',
+  }),
+  slow: Type.Array(Type.String()),
+  fast: Type.Array(Type.String()),
+  slow_hosts: Type.Array(Type.String()),
+  fast_hosts: Type.Array(Type.String()),
+});
+export type Cohort = Static<typeof Cohort>;
+
+/** A step change found by detection (api.md "Regressions"). */
+export const Regression = Type.Object({
+  id: Type.String(),
+  series_id: Type.String(),
+  service: Type.String(),
+  op: stringEnum(OPS),
+  view: stringEnum(VIEWS),
+  name: Type.String(),
+  peer: NStr,
+  host: Type.Union([Type.String(), Type.Null()], {
+    description: 'set only when the step is confined to one host of several',
+  }),
+  onset: Type.String(),
+  onset_uncertainty_ms: Type.Number(),
+  detected_at: Type.String(),
+  updated_at: Type.String(),
+  metric: stringEnum(REGRESSION_METRICS, 'the quantile that moved most: p50 | p99'),
+  confidence: Type.Number(),
+  before: Level,
+  after: Level,
+  ratio_p50: Type.Number(),
+  ratio_p99: Type.Number(),
+  suspects: Type.Array(Suspect),
+  cohort: Type.Union([Cohort, Type.Null()]),
+  status: stringEnum(REGRESSION_STATUSES, 'open | acknowledged | resolved'),
+  acknowledged_at: NStr,
+  acknowledged_by: NStr,
+  resolved_at: NStr,
+  resolved_by: NStr,
+  resolution: NStr,
+});
+export type Regression = Static<typeof Regression>;
+
+export const RegressionListQuery = Type.Object({
+  service: Type.Optional(Type.String({ maxLength: 256 })),
+  op: Type.Optional(Type.String({ maxLength: 32 })),
+  view: Type.Optional(Type.String({ maxLength: 32 })),
+  name: Type.Optional(Type.String({ maxLength: 1024 })),
+  peer: Type.Optional(Type.String({ maxLength: 256 })),
+  series_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
+  status: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description:
+        'open, acknowledged, resolved, active (= open,acknowledged) or all; comma-separated. Default all.',
+    }),
+  ),
+  since: Type.Optional(
+    Type.String({ maxLength: 64, description: 'onset at or after: RFC 3339, epoch ms, or now-6h' }),
+  ),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+});
+export type RegressionListQuery = Static<typeof RegressionListQuery>;
+
+export const RegressionList = Type.Object({ regressions: Type.Array(Regression) });
+export type RegressionList = Static<typeof RegressionList>;
+
+export const RegressionIdParams = Type.Object({ id: Type.String({ maxLength: 40 }) });
+export type RegressionIdParams = Static<typeof RegressionIdParams>;
+
+/** The body of ack / resolve / reopen (all optional; an empty body is fine). */
+export const RegressionAction = Type.Union([
+  Type.Object({
+    by: Type.Optional(Type.String({ maxLength: 200 })),
+    comment: Type.Optional(Type.String({ maxLength: 2000 })),
+  }),
+  Type.Null(),
+]);
+export type RegressionAction = Static<typeof RegressionAction>;
+
+export const DetectInput = Type.Union([
+  Type.Object({
+    upto: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          'examine minutes before this time only (backfills replaying history in order); default: a minute ago',
+      }),
+    ),
+  }),
+  Type.Null(),
+]);
+export type DetectInput = Static<typeof DetectInput>;
+
+/** What one detection pass did. */
+export const DetectPass = Type.Object({
+  skipped: Type.Optional(Type.Boolean()),
+  through: Type.String({ description: 'minutes before this instant were examined' }),
+  duration_ms: Type.Number(),
+  series: Type.Object({
+    total: Type.Number(),
+    new: Type.Number(),
+    fed: Type.Number(),
+    points: Type.Number(),
+  }),
+  screened: Type.Number(),
+  regressions: Type.Object({
+    opened: Type.Number(),
+    resolved: Type.Number(),
+    updated: Type.Number(),
+  }),
+});
+export type DetectPass = Static<typeof DetectPass>;
+
+/** POST /api/v1/detect: edge pairing, marker inference and a detection pass. */
+export const DetectResult = Type.Object({
+  pairing: Type.Object({ pairs: Type.Number(), edges: Type.Number() }),
+  inference: Type.Object({
+    resources: Type.Number(),
+    changes: Type.Number(),
+    created: Type.Number(),
+    extended: Type.Number(),
+  }),
+  detection: DetectPass,
+});
+export type DetectResult = Static<typeof DetectResult>;
+
+/** GET /api/v1/detect: the last pass. */
+export const DetectStatus = Type.Object({
+  passes: Type.Number(),
+  last: Type.Union([
+    Type.Intersect([DetectPass, Type.Object({ started_at: Type.String() })]),
+    Type.Null(),
+  ]),
+});
+export type DetectStatus = Static<typeof DetectStatus>;

@@ -1,0 +1,148 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { OpSchema, ViewSchema } from '../vocab-schemas.ts';
+import { OPS, VIEWS } from '../vocab.ts';
+import { NStr, stringEnum } from './common.ts';
+
+/** A latency series (api.md "Series"). */
+export const Series = Type.Object({
+  id: Type.String(),
+  service: Type.String(),
+  op: stringEnum(OPS),
+  view: stringEnum(VIEWS),
+  name: Type.String(),
+  peer: Type.Union([Type.String(), Type.Null()]),
+  hosts: Type.Array(Type.String()),
+  first_seen: Type.String({ format: 'date-time' }),
+  last_seen: Type.String({ format: 'date-time' }),
+});
+export type Series = Static<typeof Series>;
+
+export const SeriesListQuery = Type.Object({
+  service: Type.Optional(Type.String({ maxLength: 256 })),
+  op: Type.Optional(OpSchema),
+  view: Type.Optional(ViewSchema),
+  host: Type.Optional(Type.String({ maxLength: 256 })),
+  name: Type.Optional(Type.String({ maxLength: 256 })),
+});
+export type SeriesListQuery = Static<typeof SeriesListQuery>;
+
+export const SeriesList = Type.Object({ series: Type.Array(Series) });
+export type SeriesList = Static<typeof SeriesList>;
+
+export const SeriesIdParams = Type.Object({ id: Type.String() });
+export type SeriesIdParams = Static<typeof SeriesIdParams>;
+
+/** The querystring fields every per-step series read takes: time range, step, host and cohort filter. */
+export function rangeQueryFields(stepDescription: string) {
+  return {
+    from: Type.Optional(
+      Type.String({ description: 'RFC 3339 or relative like now-6h; default now-6h' }),
+    ),
+    to: Type.Optional(Type.String({ description: 'RFC 3339 or now; default now' })),
+    step: Type.Optional(Type.String({ description: stepDescription })),
+    host: Type.Optional(Type.String({ maxLength: 256 })),
+    attribute: Type.Optional(
+      Type.String({ description: 'cohort filter key=value, e.g. os.version=4.15.0-36' }),
+    ),
+  };
+}
+
+/** The range every series read answers with: its bounds and the step it used. */
+export function rangeResponseFields() {
+  return { from: Type.String(), to: Type.String(), step_ms: Type.Number() };
+}
+
+export const QuantilesQuery = Type.Object({
+  ...rangeQueryFields('e.g. 1m, 5m, 1h; default chosen for ~300 points'),
+  q: Type.Optional(Type.String({ description: 'comma-separated quantiles, default 0.5,0.99' })),
+  layout: Type.Optional(
+    Type.Union([Type.Literal('points'), Type.Literal('columns')], {
+      description:
+        'points (default): one object per step; columns: one array per field, t in epoch ms (a third of the bytes, parses several times faster)',
+    }),
+  ),
+});
+export type QuantilesQuery = Static<typeof QuantilesQuery>;
+
+export const QuantilePoint = Type.Object({
+  t: Type.String(),
+  count: Type.Number(),
+  q: Type.Record(Type.String(), Type.Number()),
+});
+export type QuantilePoint = Static<typeof QuantilePoint>;
+
+/** `layout=points` (the default). */
+export const QuantilesPoints = Type.Object({
+  series: Series,
+  ...rangeResponseFields(),
+  points: Type.Array(QuantilePoint),
+});
+export type QuantilesPoints = Static<typeof QuantilesPoints>;
+
+export const QuantileColumns = Type.Object({
+  t: Type.Array(Type.Number(), { description: 'step start, epoch ms, ascending' }),
+  count: Type.Array(Type.Number()),
+  q: Type.Record(Type.String(), Type.Array(Type.Number())),
+});
+export type QuantileColumns = Static<typeof QuantileColumns>;
+
+/** `layout=columns`: one array per field (what the charts draw); steps without data are absent. */
+export const QuantilesColumns = Type.Object({
+  series: Series,
+  ...rangeResponseFields(),
+  columns: QuantileColumns,
+});
+export type QuantilesColumns = Static<typeof QuantilesColumns>;
+
+export const QuantilesResponse = Type.Union([QuantilesPoints, QuantilesColumns]);
+export type QuantilesResponse = Static<typeof QuantilesResponse>;
+
+export const HeatmapQuery = Type.Object(
+  rangeQueryFields('e.g. 1m, 5m, 1h; default chosen for ~360 columns'),
+);
+export type HeatmapQuery = Static<typeof HeatmapQuery>;
+
+export const HeatmapPoint = Type.Object({
+  t: Type.String(),
+  count: Type.Number(),
+  idx: Type.Array(Type.Integer(), {
+    description: 'ascending log-bucket indices (bucketUpper(i) µs is the upper edge)',
+  }),
+  cnt: Type.Array(Type.Number()),
+});
+export type HeatmapPoint = Static<typeof HeatmapPoint>;
+
+export const HeatmapResponse = Type.Object({
+  series_id: Type.String(),
+  ...rangeResponseFields(),
+  points: Type.Array(HeatmapPoint),
+});
+export type HeatmapResponse = Static<typeof HeatmapResponse>;
+
+export const CohortsResponse = Type.Object({
+  series_id: Type.String(),
+  attributes: Type.Array(
+    Type.Object({
+      key: Type.String(),
+      values: Type.Array(
+        Type.Object({
+          value: Type.String(),
+          hosts: Type.Array(Type.String()),
+          last_seen: Type.String(),
+        }),
+      ),
+    }),
+  ),
+});
+export type CohortsResponse = Static<typeof CohortsResponse>;
+
+/** A series no SLO watches (GET /api/v1/slos/unwatched). */
+export const UnwatchedSeries = Type.Object({
+  id: Type.String(),
+  service: Type.String(),
+  op: Type.String(),
+  view: Type.String(),
+  name: Type.String(),
+  peer: NStr,
+});
+export type UnwatchedSeries = Static<typeof UnwatchedSeries>;

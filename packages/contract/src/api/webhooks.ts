@@ -1,0 +1,80 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { DeliveryStatusSchema, SeveritySchema, WebhookFormatSchema } from '../vocab-schemas.ts';
+import { DELIVERY_EVENTS, DELIVERY_STATUSES } from '../vocab.ts';
+import { NumericIdParams, stringEnum } from './common.ts';
+
+/** POST /api/v1/webhooks (api.md "Alert webhooks"). */
+export const WebhookInput = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048 }),
+    format: Type.Optional(WebhookFormatSchema),
+    secret: Type.Optional(
+      Type.String({ maxLength: 512, description: 'HMAC-SHA256 key for X-Onset-Signature' }),
+    ),
+    routing_key: Type.Optional(
+      Type.String({ maxLength: 256, description: 'PagerDuty Events v2 integration key' }),
+    ),
+    min_severity: Type.Optional(SeveritySchema),
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type WebhookInput = Static<typeof WebhookInput>;
+
+/** PUT /api/v1/webhooks/{id}: any subset of the input. */
+export const WebhookUpdate = Type.Partial(WebhookInput, { additionalProperties: false });
+export type WebhookUpdate = Static<typeof WebhookUpdate>;
+
+export const Webhook = Type.Object({
+  id: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  url: Type.String(),
+  format: WebhookFormatSchema,
+  min_severity: SeveritySchema,
+  enabled: Type.Boolean(),
+  has_secret: Type.Boolean(),
+  routing_key: Type.Union([Type.String(), Type.Null()], { description: 'masked' }),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+export type Webhook = Static<typeof Webhook>;
+
+export const WebhookList = Type.Object({ webhooks: Type.Array(Webhook) });
+export type WebhookList = Static<typeof WebhookList>;
+
+export const WebhookIdParams = NumericIdParams;
+export type WebhookIdParams = Static<typeof WebhookIdParams>;
+
+export const DeliveryAttempt = Type.Object({
+  at: Type.String(),
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  duration_ms: Type.Number(),
+});
+export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
+
+export const Delivery = Type.Object({
+  id: Type.String(),
+  event: stringEnum(DELIVERY_EVENTS),
+  alert_id: Type.Union([Type.String(), Type.Null()]),
+  dedup_key: Type.String(),
+  status: stringEnum(DELIVERY_STATUSES, 'pending | delivered | failed | expired'),
+  attempts: Type.Integer(),
+  created_at: Type.String(),
+  next_attempt_at: Type.Union([Type.String(), Type.Null()]),
+  delivered_at: Type.Union([Type.String(), Type.Null()]),
+  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  log: Type.Array(DeliveryAttempt),
+});
+export type Delivery = Static<typeof Delivery>;
+
+export const DeliveryListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  status: Type.Optional(DeliveryStatusSchema),
+});
+export type DeliveryListQuery = Static<typeof DeliveryListQuery>;
+
+export const DeliveryList = Type.Object({ deliveries: Type.Array(Delivery) });
+export type DeliveryList = Static<typeof DeliveryList>;
