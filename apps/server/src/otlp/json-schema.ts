@@ -52,6 +52,8 @@ const HistogramPoint = Type.Object({
   timeUnixNano: Int64,
   count: Type.Optional(Int64),
   sum: Type.Optional(Double),
+  min: Type.Optional(Double),
+  max: Type.Optional(Double),
   bucketCounts: Type.Optional(Type.Array(Int64)),
   explicitBounds: Type.Optional(Type.Array(Double)),
 });
@@ -62,6 +64,8 @@ const ExpPoint = Type.Object({
   timeUnixNano: Int64,
   count: Type.Optional(Int64),
   sum: Type.Optional(Double),
+  min: Type.Optional(Double),
+  max: Type.Optional(Double),
   scale: Type.Optional(Type.Integer()),
   zeroCount: Type.Optional(Int64),
   positive: Type.Optional(ExpBuckets),

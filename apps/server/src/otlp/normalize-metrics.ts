@@ -1,8 +1,9 @@
-import { Histogram, resourceLabels, type Attributes, type ResourceLabels, type SeriesLabels } from '@onset/core';
+import { resourceLabels, type Attributes, type ResourceLabels, type SeriesLabels } from '@onset/core';
 import { isOneOf, OPS, type Op, type View } from '@onset/contract';
 import { attributes, int64ToNumber, nanosToMs, type Int64Like, type KeyValueLike } from './values.ts';
+import { ZERO_BUCKET, type NativeHistogram } from './native-histogram.ts';
 
-/** One latency histogram data point, converted to Onset's buckets (µs). */
+/** One latency histogram data point in its own buckets (placed as µs observations when stored). */
 export interface MetricPoint {
   streamKey: string;
   cumulative: boolean;
@@ -10,7 +11,9 @@ export interface MetricPoint {
   timeMs: number;
   series: SeriesLabels;
   resource: ResourceLabels;
-  histogram: Histogram;
+  native: NativeHistogram;
+  /** Metric unit to microseconds. */
+  toUs: number;
 }
 
 export interface NormalizedMetrics {
@@ -65,6 +68,8 @@ interface PointLike {
   timeUnixNano?: Int64Like;
   count?: Int64Like;
   sum?: number | string | null;
+  min?: number | string | null;
+  max?: number | string | null;
   bucketCounts?: Int64Like[] | null;
   explicitBounds?: Array<number | string> | null;
   scale?: number | null;
@@ -88,35 +93,59 @@ function isCumulative(t: number | string | null | undefined): boolean {
   return t === 2 || t === 'AGGREGATION_TEMPORALITY_CUMULATIVE';
 }
 
-function explicitToHistogram(p: PointLike, scale: number): Histogram | string {
+function optionalDouble(v: number | string | null | undefined): number | undefined {
+  if (v === null || v === undefined || v === '') return undefined;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+function explicitToNative(p: PointLike): NativeHistogram | string {
   const bounds = (p.explicitBounds ?? []).map(Number);
   const counts = (p.bucketCounts ?? []).map(int64ToNumber);
   if (counts.length !== bounds.length + 1 && !(counts.length === 0 && bounds.length === 0))
     return 'bucketCounts must have one more entry than explicitBounds';
-  const h = new Histogram();
-  for (let k = 0; k < counts.length; k++) {
-    const c = counts[k]!;
-    if (c <= 0) continue;
-    const lo = k === 0 ? 0 : bounds[k - 1]!;
-    const hi = k < bounds.length ? bounds[k]! : lo * 2 || 1;
-    // Geometric middle of the bucket (upper half of the first one): the sender's resolution is the limit here.
-    const mid = lo > 0 ? Math.sqrt(lo * hi) : hi / 2;
-    h.record(mid * scale, c);
-  }
-  return h;
+  if (bounds.some((b, k) => !Number.isFinite(b) || (k > 0 && b <= bounds[k - 1]!))) return 'explicitBounds must be finite and increasing';
+  const idx: number[] = [];
+  const cnt: number[] = [];
+  counts.forEach((c, k) => {
+    if (c > 0) idx.push(k), cnt.push(c);
+  });
+  return {
+    layout: `explicit:${bounds.join(',')}`,
+    kind: 'explicit',
+    bounds,
+    scale: 0,
+    idx,
+    cnt,
+    sum: optionalDouble(p.sum) ?? NaN,
+    min: optionalDouble(p.min),
+    max: optionalDouble(p.max),
+  };
 }
 
-function exponentialToHistogram(p: PointLike, scaleUs: number): Histogram {
-  const h = new Histogram();
-  const base = Math.pow(2, Math.pow(2, -(p.scale ?? 0)));
+function exponentialToNative(p: PointLike): NativeHistogram | string {
+  const scale = p.scale ?? 0;
+  if (!Number.isInteger(scale) || scale < -10 || scale > 20) return 'exponential histogram scale must be an integer in [-10, 20]';
+  const idx: number[] = [];
+  const cnt: number[] = [];
   const zero = int64ToNumber(p.zeroCount);
-  if (zero > 0) h.record(0, zero);
+  if (zero > 0) idx.push(ZERO_BUCKET), cnt.push(zero);
   const offset = p.positive?.offset ?? 0;
   (p.positive?.bucketCounts ?? []).forEach((c, k) => {
     const n = int64ToNumber(c);
-    if (n > 0) h.record(Math.pow(base, offset + k + 0.5) * scaleUs, n);
+    if (n > 0) idx.push(offset + k), cnt.push(n);
   });
-  return h;
+  return {
+    layout: 'exponential',
+    kind: 'exponential',
+    bounds: [],
+    scale,
+    idx,
+    cnt,
+    sum: optionalDouble(p.sum) ?? NaN,
+    min: optionalDouble(p.min),
+    max: optionalDouble(p.max),
+  };
 }
 
 export function normalizeMetrics(req: MetricsLike, limits: { oldestMs: number; newestMs: number }): NormalizedMetrics {
@@ -150,16 +179,16 @@ export function normalizeMetrics(req: MetricsLike, limits: { oldestMs: number; n
             reasons.add('data point outside the accepted time range');
             continue;
           }
-          const h = m.histogram ? explicitToHistogram(p, scale) : exponentialToHistogram(p, scale);
-          if (typeof h === 'string') {
+          const native = m.histogram ? explicitToNative(p) : exponentialToNative(p);
+          if (typeof native === 'string') {
             rejected++;
-            reasons.add(h);
+            reasons.add(native);
             continue;
           }
           const attrs = attributes(p.attributes);
           const series = metricLabels(name, attrs, resource);
           const streamKey = JSON.stringify([resAttrs['service.name'], resAttrs['host.name'], resAttrs['service.instance.id'], name, attrs]);
-          points.push({ streamKey, cumulative, startMs: nanosToMs(p.startTimeUnixNano), timeMs, series, resource, histogram: h });
+          points.push({ streamKey, cumulative, startMs: nanosToMs(p.startTimeUnixNano), timeMs, series, resource, native, toUs: scale });
         }
       }
     }

@@ -1,29 +1,13 @@
-import { Histogram, bucketValue } from '@onset/core';
 import { resourceKey, seriesKey, type Registry } from './registry.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
 import { withTransaction, type Pool } from '../db/pool.ts';
 import type { MetricPoint } from './normalize-metrics.ts';
-
-/** current - previous, bucket by bucket; null when the stream was reset (a count went down). */
-function subtract(cur: Histogram, prev: { idx: number[]; cnt: number[] }): Histogram | null {
-  const prevMap = new Map<number, number>();
-  prev.idx.forEach((i, k) => prevMap.set(i, Number(prev.cnt[k])));
-  const s = cur.toSparse();
-  const out = new Histogram();
-  for (let k = 0; k < s.idx.length; k++) {
-    const i = s.idx[k]!;
-    const d = s.cnt[k]! - (prevMap.get(i) ?? 0);
-    prevMap.delete(i);
-    if (d < 0) return null;
-    if (d > 0) out.record(bucketValue(i), d);
-  }
-  for (const c of prevMap.values()) if (c > 0) return null;
-  return out;
-}
+import { placeNative, subtractNative, type NativeHistogram } from './native-histogram.ts';
 
 /**
  * Store latency histogram points. Cumulative streams are turned into deltas
- * against the last point seen (kept in metric_streams), all in one transaction.
+ * against the last point seen (kept in metric_streams, in the sender's
+ * buckets), then placed as observations, all in one transaction.
  */
 export async function storeMetricPoints(
   pool: Pool,
@@ -46,27 +30,49 @@ export async function storeMetricPoints(
   const sorted = [...points].sort((a, b) => a.timeMs - b.timeMs);
   return withTransaction(pool, async (c) => {
     const keys = [...new Set(sorted.filter((p) => p.cumulative).map((p) => p.streamKey))].sort();
-    const state = new Map<string, { startMs: number; timeMs: number; idx: number[]; cnt: number[] }>();
+    type StreamState = { startMs: number; timeMs: number; layout: string | null; scale: number; idx: number[]; cnt: number[]; sumUs: number };
+    const state = new Map<string, StreamState>();
     if (keys.length) {
       const { rows } = await c.query(
-        `SELECT stream_key, extract(epoch from start_time) * 1000 AS start_ms, extract(epoch from last_time) * 1000 AS time_ms, idx, cnt
+        `SELECT stream_key, extract(epoch from start_time) * 1000 AS start_ms, extract(epoch from last_time) * 1000 AS time_ms,
+                layout, scale, idx, cnt, sum_us
            FROM metric_streams WHERE stream_key = ANY($1::text[]) ORDER BY stream_key FOR UPDATE`,
         [keys],
       );
-      for (const r of rows) state.set(r.stream_key, { startMs: Number(r.start_ms), timeMs: Number(r.time_ms), idx: r.idx, cnt: r.cnt.map(Number) });
+      for (const r of rows)
+        state.set(r.stream_key, {
+          startMs: Number(r.start_ms),
+          timeMs: Number(r.time_ms),
+          layout: r.layout,
+          scale: r.scale,
+          idx: r.idx,
+          cnt: r.cnt.map(Number),
+          sumUs: Number(r.sum_us),
+        });
     }
     let stored = 0;
     const values: unknown[][] = [[], [], [], [], [], [], [], [], []];
     for (const p of sorted) {
-      let delta: Histogram | null = p.histogram;
+      let native: NativeHistogram | null = p.native;
       if (p.cumulative) {
         const prev = state.get(p.streamKey);
         if (prev && p.timeMs <= prev.timeMs) continue; // a re-sent or stale cumulative point adds nothing
-        if (prev && Math.abs(prev.startMs - p.startMs) < 1) delta = subtract(p.histogram, prev) ?? p.histogram;
-        const s = p.histogram.toSparse();
-        state.set(p.streamKey, { startMs: p.startMs, timeMs: p.timeMs, idx: s.idx, cnt: s.cnt });
+        state.set(p.streamKey, {
+          startMs: p.startMs,
+          timeMs: p.timeMs,
+          layout: p.native.layout,
+          scale: p.native.scale,
+          idx: p.native.idx,
+          cnt: p.native.cnt,
+          sumUs: Number.isFinite(p.native.sum) ? p.native.sum * p.toUs : 0,
+        });
+        if (prev && prev.layout === null) continue; // state written before 0012 (Onset buckets): re-seed only
+        if (prev && prev.layout === p.native.layout && Math.abs(prev.startMs - p.startMs) < 1)
+          native = subtractNative(p.native, { idx: prev.idx, cnt: prev.cnt, sum: prev.sumUs / p.toUs, scale: prev.scale }) ?? p.native;
       }
-      if (!delta || delta.count === 0) continue;
+      if (!native.cnt.length) continue;
+      const delta = placeNative(native, p.toUs);
+      if (delta.count === 0) continue;
       const sp = delta.toSparse();
       values[0]!.push(seriesIds.get(seriesKey(p.series)));
       values[1]!.push(resourceIds.get(resourceKey(p.resource)));
@@ -91,17 +97,21 @@ export async function storeMetricPoints(
     const updated = [...state.entries()].filter(([k]) => keys.includes(k));
     if (updated.length) {
       await c.query(
-        `INSERT INTO metric_streams (stream_key, start_time, last_time, idx, cnt, count, sum_us)
-         SELECT k, to_timestamp(s / 1000.0), to_timestamp(t / 1000.0), i::int[], c::bigint[], 0, 0
-           FROM unnest($1::text[], $2::float8[], $3::float8[], $4::text[], $5::text[]) AS u(k, s, t, i, c)
+        `INSERT INTO metric_streams (stream_key, start_time, last_time, idx, cnt, count, sum_us, layout, scale)
+         SELECT k, to_timestamp(s / 1000.0), to_timestamp(t / 1000.0), i::int[], c::bigint[], 0, su, l, sc
+           FROM unnest($1::text[], $2::float8[], $3::float8[], $4::text[], $5::text[], $6::float8[], $7::text[], $8::int[])
+                AS u(k, s, t, i, c, su, l, sc)
          ON CONFLICT (stream_key) DO UPDATE SET start_time = EXCLUDED.start_time, last_time = EXCLUDED.last_time,
-           idx = EXCLUDED.idx, cnt = EXCLUDED.cnt`,
+           idx = EXCLUDED.idx, cnt = EXCLUDED.cnt, sum_us = EXCLUDED.sum_us, layout = EXCLUDED.layout, scale = EXCLUDED.scale`,
         [
           updated.map(([k]) => k),
           updated.map(([, v]) => v.startMs),
           updated.map(([, v]) => v.timeMs),
           updated.map(([, v]) => `{${v.idx.join(',')}}`),
           updated.map(([, v]) => `{${v.cnt.join(',')}}`),
+          updated.map(([, v]) => v.sumUs),
+          updated.map(([, v]) => v.layout),
+          updated.map(([, v]) => v.scale),
         ],
       );
     }
