@@ -8,7 +8,7 @@
  * (no long history) are still read. Plain Uint8Array and DataView, so the
  * core stays free of Node APIs (a Node Buffer is a Uint8Array: pass it in as is).
  */
-import type { DetectorStateJSON } from './detector.ts';
+import type { DetectorStateJSON } from './state.ts';
 
 const MAGIC = 0x52; // 'R'
 /** Version 3 added the long p50 history (version 2, with counts in it, never shipped outside development). */

@@ -1,0 +1,105 @@
+/**
+ * Confirming an alarm: the split tests at the candidate onsets (Bonferroni
+ * over candidates and retests), retests on a geometric schedule while the
+ * evidence builds, and a write-off as drift when none comes.
+ */
+import type { DetectorContext } from './context.ts';
+import { localise } from './localise.ts';
+import { initRegime } from './model.ts';
+import { report } from './report.ts';
+import { testSplit, type SplitTest } from './split-tests.ts';
+import { MIN_BEFORE, PROMISING_P, RETEST_GROWTH, TAIL_CUSUM_H } from './tuning.ts';
+import type { StepChange } from './types.ts';
+
+/** Test the pending alarm of quantile `mi` at point `now`: a change, or null (retest later or written off). */
+export function tryConfirm(d: DetectorContext, mi: number, now: number): StepChange | null {
+  const s = d.metrics[mi]!;
+  const o = d.opts;
+  const dir = s.alarm;
+  // The level CUSUM and the tail-share CUSUM may date the onset differently
+  // (a sparse tail shows up as scattered slow minutes): try both.
+  const tailHalf = TAIL_CUSUM_H / 2;
+  const levelHalf = o.cusumH / 2;
+  const otherRun =
+    s.alarmSource !== 1
+      ? dir > 0
+        ? s.tailUp > tailHalf
+          ? s.tailUpStart
+          : -1
+        : s.tailDown > tailHalf
+          ? s.tailDownStart
+          : -1
+      : dir > 0
+        ? s.fastUp > levelHalf
+          ? s.fastUpStart
+          : -1
+        : s.fastDown > levelHalf
+          ? s.fastDownStart
+          : -1;
+  // A long-pending alarm (a slow drift the baseline stopped following) may
+  // have a real step arrive inside it: also try the best split since the
+  // alarm's onset.
+  const candidates = [s.alarmOnset];
+  if (otherRun >= 0) candidates.push(Math.max(otherRun, s.regimeStart + MIN_BEFORE));
+  if (now - s.alarmOnset + 1 >= 12) {
+    const inner = localise(
+      d,
+      mi,
+      dir,
+      { p: 0, tail: false, theta: 0, onset: s.alarmOnset },
+      now,
+      s.alarmOnset + 1,
+    ).split;
+    candidates.push(inner);
+  }
+  let test: SplitTest | null = null;
+  let pmin = 1;
+  let tried = 0;
+  for (const onset of candidates) {
+    if (candidates.indexOf(onset) !== tried++) continue; // duplicate
+    const t = testSplit(d, mi, dir, onset, now, true);
+    const pt = Number.isNaN(t.p) ? 1 : t.p;
+    if (!test || pt < pmin) {
+      test = t;
+      pmin = pt;
+    }
+  }
+  test = test!;
+  test.p = Math.min(1, pmin * new Set(candidates).size);
+  // Each retest of the same alarm spends more of its error budget.
+  s.alarmTests++;
+  test.p = Math.min(1, test.p * s.alarmTests);
+  const waited = now - s.alarmOnset + 1;
+  if (!(test.p < o.alpha)) {
+    // No sign of a step at all after a while, or waited long enough: drift.
+    // Evidence still building (a quiet series' small or tail step): keep waiting up to a full window.
+    const promising = test.p < PROMISING_P && waited < o.maxAfterPoints;
+    if ((waited >= maxWait(d, mi, now) && !promising) || (test.p > 0.9 && waited >= 24)) {
+      // Never confirmed: a drift or a shift too small to report. Re-anchor,
+      // keeping the regime's history so later tests still see a full window.
+      const regimeStart = s.regimeStart;
+      initRegime(d, mi, Math.max(s.alarmOnset, now - 9), now, s.slope);
+      s.regimeStart = regimeStart;
+    } else {
+      s.nextTest = now + Math.max(1, Math.floor(waited / RETEST_GROWTH));
+    }
+    return null;
+  }
+
+  const { split, unc } = localise(d, mi, dir, test, now, -Infinity, true);
+  return report(d, mi, dir, split, now, unc, test.p);
+}
+
+/**
+ * How long an alarm may wait for confirmation: about the points a rank test
+ * needs to see a minRatio step through this series' noise. A quiet series
+ * (thousands of events a minute) confirms a real step within a few points,
+ * so a long wait there would only let a slow drift accumulate into a "step".
+ */
+function maxWait(d: DetectorContext, mi: number, now: number): number {
+  const s = d.metrics[mi]!;
+  const c = d.ring.count[now % d.ring.cap]!;
+  const sd = Math.sqrt(s.minuteVar + s.perEventVar / c + d.resolutionVar);
+  const r = (5 * sd) / Math.max(d.logMinRatio, 1e-3);
+  return Math.min(d.opts.maxAfterPoints, Math.max(12, Math.round(8 + 2 * r * r)));
+}

@@ -1,0 +1,23 @@
+/** What every part of the detector reads and updates: options, the point ring, the two quantiles' state, recent reports. */
+import type { MetricState } from './metric-state.ts';
+import type { PointRing } from './ring.ts';
+import type { ResolvedDetectOptions } from './types.ts';
+
+/** A change reported lately (either quantile), to drop the other quantile's report of the same step. */
+export interface RecentChange {
+  onset: number;
+  direction: number;
+  uncertainty: number;
+}
+
+export interface DetectorContext {
+  readonly opts: ResolvedDetectOptions;
+  readonly ring: PointRing;
+  /** p50 (0) and p99 (1). */
+  readonly metrics: [MetricState, MetricState];
+  recent: RecentChange[];
+  /** log(minRatio): the smallest step worth reporting, in log units. */
+  readonly logMinRatio: number;
+  /** resolution²: the input's quantisation noise variance. */
+  readonly resolutionVar: number;
+}
