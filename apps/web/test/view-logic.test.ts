@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { bucketIndex } from '@onset/core';
 import type { Deploy, QuantilesResponse, Regression, Series, Slo } from '../src/api/types.ts';
 import { columnsOf } from './columns.ts';
 import {
@@ -9,15 +8,7 @@ import {
   headlineQuantile,
 } from '../src/lib/severity.ts';
 import { shapeCohorts, splitCandidates } from '../src/components/graphs/cohortData.ts';
-import {
-  budgetRemaining,
-  burnStepMs,
-  countsFromHistograms,
-  denseCounts,
-  rollingBurn,
-  sortSlosByBudget,
-  timeToExhaustionMs,
-} from '../src/components/graphs/errorBudget.ts';
+import { sortSlosByBudget, tierFactor } from '../src/lib/slos.ts';
 import { filterDeploys, timelineLanes, HOST_LANE } from '../src/components/graphs/timelineData.ts';
 import {
   describeRange,
@@ -241,58 +232,8 @@ describe('cohort split', () => {
   });
 });
 
-describe('error budget and burn rates', () => {
-  const hist = (fast: number, slow: number) => ({
-    idx: [bucketIndex(10_000), bucketIndex(500_000)],
-    cnt: [fast, slow],
-  });
-
-  it('counts observations over the threshold per step', () => {
-    const c = countsFromHistograms([{ t: iso(T0), count: 100, ...hist(99, 1) }], 100);
-    expect(c).toEqual([{ tMs: T0, total: 100, bad: 1 }]);
-  });
-
-  it('computes the burn rate over a rolling window', () => {
-    // 1% bad against a 99% objective burns at exactly 1×; 10% bad at 10×.
-    const counts = [1, 1, 1, 10, 10, 10].map((badPct, i) => ({
-      tMs: T0 + i * 60_000,
-      total: 100,
-      bad: badPct,
-    }));
-    const burn = rollingBurn(counts, 60_000, 3 * 60_000, 0.99);
-    expect(burn[0]).toBeNull();
-    expect(burn[1]).toBeNull();
-    expect(burn[2]).toBeCloseTo(1, 9);
-    expect(burn[5]).toBeCloseTo(10, 9);
-    expect(burn[4]).toBeCloseTo(7, 9);
-  });
-
-  it('has no burn rate without traffic', () => {
-    expect(rollingBurn([{ tMs: T0, total: 0, bad: 0 }], 60_000, 60_000, 0.99)).toEqual([null]);
-  });
-
-  it('spends the budget: 1 − burn over the SLO window', () => {
-    const counts = denseCounts(
-      [
-        { tMs: T0, total: 100, bad: 2 },
-        { tMs: T0 + 60_000, total: 100, bad: 0 },
-      ],
-      60_000,
-      T0,
-      T0 + 2 * 60_000,
-    );
-    // 2 bad of 200 against a 1% allowance: the whole budget is spent.
-    const b = budgetRemaining(counts, 60_000, 2 * 60_000, 0.99);
-    expect(b[0]).toBeNull();
-    expect(b[1]).toBeCloseTo(0, 9);
-    expect(budgetRemaining(counts, 60_000, 2 * 60_000, 0.98)[1]).toBeCloseTo(0.5, 9);
-  });
-
-  it('fills holes with empty steps so windows measure time', () => {
-    const d = denseCounts([{ tMs: T0 + 120_000, total: 5, bad: 1 }], 60_000, T0, T0 + 180_000);
-    expect(d.map((c) => c.total)).toEqual([0, 0, 5]);
-  });
-
+// The burn-rate and budget maths moved to the server (core: packages/core/test/burn-history.test.ts).
+describe('SLO lists', () => {
   it('sorts SLOs by budget left, unknown last', () => {
     const s = (name: string, b: number | null) =>
       slo({
@@ -305,18 +246,32 @@ describe('error budget and burn rates', () => {
     ).toEqual(['c', 'd', 'a', 'b']);
   });
 
-  it('says when the budget runs out at the current burn', () => {
-    expect(timeToExhaustionMs(0.5, 14.4, 28 * 86_400_000)).toBeCloseTo(
-      (0.5 * 28 * 86_400_000) / 14.4,
-      3,
-    );
-    expect(timeToExhaustionMs(0.5, 0, 1)).toBeNull();
-  });
-
-  it('keeps burn charts under a thousand points', () => {
-    expect(
-      (6 * 3_600_000 + 3 * 86_400_000) / burnStepMs(6 * 3_600_000, 3 * 86_400_000),
-    ).toBeLessThanOrEqual(1000);
+  it("reads the alert thresholds from the server's tiers, never its own", () => {
+    const state = { burn_long: null, burn_short: null, firing: false };
+    const tiers = [
+      {
+        name: 'page_1h',
+        severity: 'page',
+        long: '1h',
+        short: '5m',
+        enabled: true,
+        factor: 13.44,
+        ...state,
+      },
+      {
+        name: 'ticket_3d',
+        severity: 'ticket',
+        long: '3d',
+        short: '6h',
+        enabled: false,
+        factor: 1,
+        ...state,
+      },
+    ];
+    const s = slo({ status: { sli: 1, budget_remaining: 1, burn_rates: {}, alert: null, tiers } });
+    expect(tierFactor(s, '1h')).toBe(13.44);
+    expect(tierFactor(s, '3d')).toBeUndefined();
+    expect(tierFactor(slo({}), '1h')).toBeUndefined();
   });
 });
 

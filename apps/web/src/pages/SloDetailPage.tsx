@@ -1,29 +1,16 @@
 /** One SLO: SLI, budget left and its burndown, burn rate per window against the alert thresholds, alert history. */
-import { useMemo } from 'react';
 import { Link, useParams } from 'react-router-dom';
-import { useQueries } from '@tanstack/react-query';
-import { parseDuration } from '@onset/contract';
-import { useAlerts, useRefetchInterval, useSeriesList, useSlo } from '../api/queries.ts';
-import { apiFetch, apiPath } from '../api/client.ts';
-import type { HeatmapResponse, Series, Slo } from '../api/types.ts';
+import { useAlerts, useSlo } from '../api/queries.ts';
+import type { Slo } from '../api/types.ts';
 import { linkWithGlobals, useRange, useUrlState } from '../state/url.ts';
-import { extendBack, formatAgo, formatInstant, resolveRange } from '../state/timeRange.ts';
+import { formatAgo, formatInstant } from '../state/timeRange.ts';
 import { ErrorState, Loading } from '../components/States.tsx';
 import { Panel } from '../components/Controls.tsx';
-import { ALERT_BURN_RATE, BudgetBar, BurnCell, SloBurn, formatBurn } from './slos/sloParts.tsx';
-import {
-  BURN_TIERS,
-  budgetRemaining,
-  burnStepMs,
-  countsFromHistograms,
-  denseCounts,
-  rollingBurn,
-  timeToExhaustionMs,
-  type StepCounts,
-} from '../components/graphs/errorBudget.ts';
+import { BudgetBar, BurnCell, SloBurn, formatBurn, formatFactor } from './slos/sloParts.tsx';
+import { useSloHistory, type SloHistory } from './slos/history.ts';
 import { TimeSeriesChart } from '../components/graphs/TimeSeriesChart.tsx';
 import { formatLatencyMs, formatPercent } from '../lib/format.ts';
-import { sloMatches } from '../lib/severity.ts';
+import { tierFactor } from '../lib/slos.ts';
 
 const BURN_COLORS: Record<string, string> = {
   '1h': '--line-p999',
@@ -52,27 +39,15 @@ export default function SloDetailPage() {
 function SloView({ slo }: { slo: Slo }) {
   const { params } = useUrlState();
   const [range] = useRange();
-  const seriesList = useSeriesList({ service: slo.service });
   const alerts = useAlerts({ slo_id: slo.id, limit: 50 });
   const st = slo.status;
-  const windowMs = safeDuration(slo.window, 28 * 86_400_000);
-  const series = useMemo(() => sloSeries(slo, seriesList.data ?? []), [slo, seriesList.data]);
-  const history = useSloHistory(slo, series, range, windowMs);
-  const tiers = st?.tiers?.length
-    ? st.tiers
-    : BURN_TIERS.map((t) => ({
-        name: `${t.long}/${t.short}`,
-        severity: t.severity,
-        long: t.long,
-        short: t.short,
-        enabled: true,
-        factor: t.factor,
-        burn_long: st?.burn_rates?.[t.long] ?? null,
-        burn_short: st?.burn_rates?.[t.short] ?? null,
-        firing: false,
-      }));
+  const history = useSloHistory(slo.id, range);
+  const h = history.data;
+  const charts = h ? chartsOf(h) : null;
+  const tiers = st?.tiers ?? [];
   const burn1h = st?.burn_rates?.['1h'] ?? null;
-  const tte = timeToExhaustionMs(st?.budget_remaining ?? null, burn1h, windowMs);
+  const tte = h?.exhaustion_ms ?? null;
+  const firstSeries = h?.series_ids[0];
 
   return (
     <div className="page">
@@ -103,10 +78,10 @@ function SloView({ slo }: { slo: Slo }) {
           ) : (
             <span className="alert-pill ok">No alert</span>
           )}
-          {series[0] ? (
+          {firstSeries ? (
             <Link
               className="btn"
-              to={linkWithGlobals('/explorer', params, { series: series[0].id })}
+              to={linkWithGlobals('/explorer', params, { series: firstSeries })}
             >
               Open series in Explorer
             </Link>
@@ -140,7 +115,7 @@ function SloView({ slo }: { slo: Slo }) {
         <div className="stat">
           <div className="stat-label">Burn rate 1 h / 6 h</div>
           <div className="stat-value">
-            <BurnCell value={burn1h} threshold={ALERT_BURN_RATE['1h']} /> /{' '}
+            <BurnCell value={burn1h} threshold={tierFactor(slo, '1h')} /> /{' '}
             <SloBurn slo={slo} window="6h" />
           </div>
           <div className="muted small">1× spends the budget in exactly {slo.window}</div>
@@ -171,7 +146,7 @@ function SloView({ slo }: { slo: Slo }) {
                 <td>
                   {t.short}: <BurnCell value={t.burn_short} threshold={t.factor} />
                 </td>
-                <td>both ≥ {formatBurn(t.factor)}</td>
+                <td data-factor={t.factor}>both ≥ {formatFactor(t.factor)}</td>
                 <td>
                   {t.firing ? <b className="warn">firing</b> : <span className="muted">ok</span>}
                 </td>
@@ -183,69 +158,58 @@ function SloView({ slo }: { slo: Slo }) {
 
       <div className="grid-2">
         <Panel title="Error budget left (burndown)">
-          {history.error ? (
+          {history.error && !h ? (
             <ErrorState error={history.error} what="the budget history" height={CHART_HEIGHT} />
-          ) : history.budget ? (
+          ) : charts ? (
             <TimeSeriesChart
-              x={history.budget.x}
+              x={charts.budget.x}
               lines={[
                 {
                   key: 'budget',
                   label: 'budget left',
                   colorVar: '--line-p50',
-                  values: history.budget.values,
+                  values: charts.budget.values,
                 },
               ]}
               thresholds={[{ value: 0, colorVar: '--danger', label: 'budget spent' }]}
               yScale="linear"
-              yRange={history.budget.yRange}
+              yRange={charts.budget.yRange}
               format={(v) => formatPercent(v, 0)}
-              range={history.range}
+              range={charts.range}
               height={CHART_HEIGHT}
               chartId="budget"
-              title={`Error budget left over the rolling ${slo.window}`}
+              title={`Error budget left over the ${slo.calendar ? 'calendar' : 'rolling'} ${slo.window}`}
             />
           ) : (
-            <Loading
-              label={series.length ? 'Loading history…' : 'No series matches this SLO yet'}
-              height={CHART_HEIGHT + 28}
-            />
+            <Loading label="Loading history…" height={CHART_HEIGHT + 28} />
           )}
+          {h && h.series_ids.length === 0 ? (
+            <p className="muted small">No series matches this SLO yet.</p>
+          ) : null}
         </Panel>
         <Panel title="Burn rate per window, with alert thresholds">
-          {history.error ? (
+          {history.error && !h ? (
             <ErrorState error={history.error} what="the burn-rate history" height={CHART_HEIGHT} />
-          ) : history.burn ? (
+          ) : charts ? (
             <TimeSeriesChart
-              x={history.burn.x}
-              lines={BURN_TIERS.map((t) => ({
-                key: t.long,
-                label: `${t.long} (alerts ≥ ${t.factor}×)`,
-                colorVar: BURN_COLORS[t.long]!,
-                values: history.burn!.lines[t.long]!,
-              }))}
-              thresholds={BURN_TIERS.map((t) => ({
-                value: t.factor,
-                colorVar: BURN_COLORS[t.long]!,
-                label: `${t.factor}× ${t.severity} (${t.long})`,
-              }))}
+              x={charts.burn.x}
+              lines={charts.burn.lines}
+              thresholds={charts.burn.thresholds}
               yScale="log"
-              yRange={[0.01, Math.max(100, history.burn.max * 2)]}
+              yRange={[0.01, Math.max(100, charts.burn.max * 2)]}
               format={(v) => formatBurn(v)}
-              range={history.range}
+              range={charts.range}
               height={CHART_HEIGHT}
               chartId="burn"
-              title="Burn rate over 1 h, 6 h, 1 d and 3 d windows with the page and ticket thresholds"
+              title="Burn rate over each alert tier's long window, with the factor that tier alerts at"
             />
           ) : (
-            <Loading
-              label={series.length ? 'Loading history…' : 'No series matches this SLO yet'}
-              height={CHART_HEIGHT + 28}
-            />
+            <Loading label="Loading history…" height={CHART_HEIGHT + 28} />
           )}
           <p className="muted small">
-            Burn rates under 0.01× are drawn at 0.01×. Estimated from the latency histograms (≤ 2%
-            error at the threshold).
+            Burn rates under 0.01× are drawn at 0.01×. Estimated from the latency histograms of
+            every series this SLO watches (≤ 2% error at the threshold); the thresholds are the
+            factors the server alerts at for a {slo.window} window.
           </p>
         </Panel>
       </div>
@@ -309,123 +273,38 @@ function SloView({ slo }: { slo: Slo }) {
   );
 }
 
-/** The series an SLO counts: its bound series, or those its selector matches. */
-function sloSeries(slo: Slo, all: readonly Series[]): Series[] {
-  if (slo.series_id) return all.filter((s) => s.id === slo.series_id);
-  return all
-    .filter((s) =>
-      sloMatches(slo, {
-        series_id: null,
-        service: s.service,
-        op: s.op,
-        view: s.view,
-        name: s.name,
-        peer: s.peer,
-      }),
-    )
-    .slice(0, 10);
-}
-
-function useSloHistory(
-  slo: Slo,
-  series: Series[],
-  range: { from: string; to: string },
-  windowMs: number,
-) {
-  const interval = useRefetchInterval();
-  const now = Date.now();
-  const resolved = resolveRange(range, now);
-  const width = resolved.toMs - resolved.fromMs;
-  const burnStep = burnStepMs(width, 3 * 86_400_000);
-  const budgetStep = Math.max(3_600_000, burnStepMs(width, windowMs));
-  const burnRange = extendBack(range, 3 * 86_400_000, now);
-  const budgetRange = extendBack(range, windowMs, now);
-  const fetchHeat = (id: string, r: { from: string; to: string }, stepMs: number) => ({
-    queryKey: ['heatmap', id, r.from, r.to, `${stepMs}ms`, ''],
-    queryFn: ({ signal }: { signal: AbortSignal }) =>
-      apiFetch<HeatmapResponse>(
-        apiPath(`/api/v1/series/${encodeURIComponent(id)}/heatmap`, {
-          from: r.from,
-          to: r.to,
-          step: `${Math.round(stepMs / 60_000)}m`,
-        }),
-        { signal },
-      ),
-    refetchInterval: interval,
-  });
-  const burnQ = useQueries({ queries: series.map((s) => fetchHeat(s.id, burnRange, burnStep)) });
-  const budgetQ = useQueries({
-    queries: series.map((s) => fetchHeat(s.id, budgetRange, budgetStep)),
-  });
-  const error = [...burnQ, ...budgetQ].find((q) => q.error)?.error ?? null;
-  const burnData = burnQ.map((q) => q.data);
-  const budgetData = budgetQ.map((q) => q.data);
-  // A fixed-size dependency that changes whenever any answer does.
-  const dataKey = [...burnQ, ...budgetQ].map((q) => q.dataUpdatedAt).join(',');
-
-  return useMemo(() => {
-    const ready = (xs: Array<HeatmapResponse | undefined>) => xs.length > 0 && xs.every(Boolean);
-    const toMs = Date.parse(
-      (burnData[0] ?? budgetData[0])?.to ?? new Date(resolved.toMs).toISOString(),
-    );
-    const view = { fromMs: toMs - width, toMs };
-    const merged = (xs: HeatmapResponse[], step: number, fromMs: number) => {
-      const sum = new Map<number, StepCounts>();
-      for (const r of xs)
-        for (const c of countsFromHistograms(r.points, slo.threshold_ms)) {
-          const e = sum.get(c.tMs) ?? { tMs: c.tMs, total: 0, bad: 0 };
-          e.total += c.total;
-          e.bad += c.bad;
-          sum.set(c.tMs, e);
-        }
-      return denseCounts([...sum.values()], step, fromMs, toMs);
+/** The server's history as chart inputs: seconds on x, burn drawn from 0.01× on a log axis. */
+function chartsOf(h: SloHistory) {
+  const range = { fromMs: Date.parse(h.from), toMs: Date.parse(h.to) };
+  let max = 0;
+  const lines = h.burn.lines.map((l) => {
+    const values = l.values.map((v) => (v === null ? null : Math.max(0.01, v)));
+    for (const v of values) if (v !== null && v > max) max = v;
+    return {
+      key: l.window,
+      label: `${l.window} (alerts ≥ ${formatFactor(l.factor)})`,
+      colorVar: BURN_COLORS[l.window] ?? '--line-p50',
+      values,
     };
-    let burn: { x: number[]; lines: Record<string, Array<number | null>>; max: number } | null =
-      null;
-    if (ready(burnData)) {
-      const counts = merged(burnData as HeatmapResponse[], burnStep, Date.parse(burnData[0]!.from));
-      const first = counts.findIndex((c) => c.tMs >= view.fromMs);
-      const x = counts.slice(first).map((c) => (c.tMs + burnStep) / 1000);
-      const lines: Record<string, Array<number | null>> = {};
-      let max = 0;
-      for (const t of BURN_TIERS) {
-        lines[t.long] = rollingBurn(counts, burnStep, t.longMs, slo.objective)
-          .slice(first)
-          .map((v) => (v === null ? null : Math.max(0.01, v)));
-        for (const v of lines[t.long]!) if (v !== null && v > max) max = v;
-      }
-      burn = { x, lines, max };
-    }
-    let budget: { x: number[]; values: Array<number | null>; yRange: [number, number] } | null =
-      null;
-    if (ready(budgetData)) {
-      const counts = merged(
-        budgetData as HeatmapResponse[],
-        budgetStep,
-        Date.parse(budgetData[0]!.from),
-      );
-      const first = Math.max(
-        0,
-        counts.findIndex((c) => c.tMs >= view.fromMs - budgetStep),
-      );
-      const values = budgetRemaining(counts, budgetStep, windowMs, slo.objective).slice(first);
-      const min = Math.min(0, ...values.filter((v): v is number => v !== null));
-      budget = {
-        x: counts.slice(first).map((c) => (c.tMs + budgetStep) / 1000),
-        values,
-        yRange: [Math.floor(min * 10) / 10 - 0.05, 1.05],
-      };
-    }
-    return { burn, budget, error, range: view };
-  }, [dataKey, error, slo.threshold_ms, slo.objective, width, burnStep, budgetStep, windowMs]);
-}
-
-function safeDuration(text: string, dflt: number): number {
-  try {
-    return parseDuration(text);
-  } catch {
-    return dflt;
-  }
+  });
+  const thresholds = h.burn.lines
+    .filter((l) => l.enabled)
+    .map((l) => ({
+      value: l.factor,
+      colorVar: BURN_COLORS[l.window] ?? '--line-p50',
+      label: `${formatFactor(l.factor)} ${l.severity} (${l.window})`,
+    }));
+  const budgetValues = h.budget.values;
+  const min = Math.min(0, ...budgetValues.filter((v): v is number => v !== null));
+  return {
+    range,
+    burn: { x: h.burn.t.map((t) => t / 1000), lines, thresholds, max },
+    budget: {
+      x: h.budget.t.map((t) => t / 1000),
+      values: budgetValues,
+      yRange: [Math.floor(min * 10) / 10 - 0.05, 1.05] as [number, number],
+    },
+  };
 }
 
 function formatSpan(ms: number): string {

@@ -46,3 +46,13 @@ export {
   type ThresholdSuggestion,
 } from './suggest.ts';
 export { regressionSeverity, REGRESSION_PAGE_RATIO } from './severity.ts';
+export {
+  countsFromHistogram,
+  denseCounts,
+  rollingBurn,
+  budgetHistory,
+  historyStepMs,
+  HISTORY_STEPS_MS,
+  budgetExhaustionMs,
+  type StepCounts,
+} from './history.ts';

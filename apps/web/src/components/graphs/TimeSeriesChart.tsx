@@ -145,6 +145,20 @@ export function TimeSeriesChart({
             </span>
           );
         })}
+        {thresholds.map((t) => (
+          <span
+            key={`${t.value}${t.label}`}
+            className="legend-item legend-threshold"
+            data-threshold={t.value}
+          >
+            <i
+              className="swatch dashed"
+              style={{ borderColor: `var(${t.colorVar})` }}
+              aria-hidden="true"
+            />
+            {t.label}
+          </span>
+        ))}
         {idx !== null && x[idx] !== undefined ? (
           <span className="legend-time">{new Date(x[idx]! * 1000).toLocaleString()}</span>
         ) : null}

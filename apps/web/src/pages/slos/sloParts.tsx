@@ -5,7 +5,9 @@ import type { Slo } from '../../api/types.ts';
 import { formatPercent } from '../../lib/format.ts';
 import { linkWithGlobals } from '../../state/url.ts';
 
-export { sortSlosByBudget } from '../../components/graphs/errorBudget.ts';
+import { tierFactor } from '../../lib/slos.ts';
+
+export { sortSlosByBudget } from '../../lib/slos.ts';
 
 /** Error budget left as a bar: green while healthy, amber under 50%, red when spent. */
 export function BudgetBar({ value }: { value: number | null }) {
@@ -32,28 +34,33 @@ export function formatBurn(v: number | null | undefined): string {
   return v >= 100 ? `${v.toFixed(0)}×` : v >= 10 ? `${v.toFixed(1)}×` : `${v.toFixed(2)}×`;
 }
 
+/** An alert factor as the server states it (13.44×, 5.6×, 1×): exact, never rounded to look like another. */
+export function formatFactor(v: number): string {
+  return `${Number(v.toFixed(2))}×`;
+}
+
 /** A burn rate, red when it is over the alert factor of its window. */
 export function BurnCell({ value, threshold }: { value: number | null; threshold?: number }) {
   const over = value !== null && threshold !== undefined && value >= threshold;
   return (
     <span
       className={`burn ${over ? 'burn-over' : value !== null && value > 1 ? 'burn-warn' : ''}`}
-      title={threshold ? `alerts at ${threshold}×` : undefined}
+      title={threshold ? `alerts at ${formatFactor(threshold)}` : undefined}
     >
       {formatBurn(value)}
     </span>
   );
 }
 
-/** The burn rate at which each window's alert fires (14.4× over 1 h pages); a BurnCell is red from there. */
-export const ALERT_BURN_RATE = { '1h': 14.4, '6h': 6, '3d': 1 } as const;
+/** The long windows of the alert tiers, which SLO tables show burn rates for. */
+export type AlertWindow = '1h' | '6h' | '1d' | '3d';
 
-/** An SLO's burn rate over one alert window. */
-export function SloBurn({ slo, window }: { slo: Slo; window: keyof typeof ALERT_BURN_RATE }) {
+/** An SLO's burn rate over one alert window, red from the factor the server alerts at for this SLO. */
+export function SloBurn({ slo, window }: { slo: Slo; window: AlertWindow }) {
   return (
     <BurnCell
       value={slo.status?.burn_rates?.[window] ?? null}
-      threshold={ALERT_BURN_RATE[window]}
+      threshold={tierFactor(slo, window)}
     />
   );
 }
@@ -103,7 +110,7 @@ export function SloStatusCells({
   showAcknowledged = false,
 }: {
   slo: Slo;
-  windows: ReadonlyArray<keyof typeof ALERT_BURN_RATE>;
+  windows: readonly AlertWindow[];
   showAcknowledged?: boolean;
 }) {
   return (
