@@ -56,9 +56,13 @@ CMD ["node", "apps/agent/bin/onset-agent.js"]
 
 # --- the OpenTelemetry Collector (contrib), plus a static busybox wget: the
 # contrib image has no shell or HTTP client, and a health check needs one.
+# The queue directory is made here (the contrib image has no shell) and owned by
+# the Collector's user, so the named volume mounted on it starts writable.
 FROM busybox:1.37.0-musl AS busybox
-FROM otel/opentelemetry-collector-contrib:0.130.0 AS collector
+RUN mkdir -p /var/lib/otelcol/queue
+FROM otel/opentelemetry-collector-contrib:0.161.0 AS collector
 COPY --from=busybox /bin/busybox /usr/local/bin/wget
+COPY --from=busybox --chown=10001:10001 /var/lib/otelcol /var/lib/otelcol
 COPY deploy/otel-collector/config.yaml /etc/otelcol-contrib/config.yaml
 HEALTHCHECK --interval=15s --timeout=5s --start-period=10s CMD ["/usr/local/bin/wget", "-q", "-O", "/dev/null", "http://127.0.0.1:13133/"]
 

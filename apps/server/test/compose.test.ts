@@ -199,6 +199,10 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  /** `${env:NAME:-default}` as the Collector expands it. */
+  const collectorEnvDefault = (s: string, env: Record<string, string>) =>
+    s.replace(/\$\{env:(\w+)(?::-([^}]*))?\}/g, (_: string, k: string, d?: string) => env[k] ?? d ?? `<unset ${k}>`);
+
   it('wires the Collector: OTLP on 4317/4318 in, Onset with the ingest token out', () => {
     const svc = compose.services['otel-collector']!;
     expect(svc.ports).toEqual(expect.arrayContaining(['4317:4317', '4318:4318']));
@@ -215,8 +219,19 @@ describe('docker-compose.yml', () => {
       expect(cfg.extensions.health_check.endpoint).toBe('0.0.0.0:13133');
     }
     const cfg = YAML.parse(read(mounted));
-    expect(cfg.service.pipelines.traces.exporters).toEqual(['otlphttp/onset']);
-    const exporter = cfg.exporters['otlphttp/onset'];
+    // Current Collector releases name the exporter otlp_http (otlphttp is deprecated).
+    expect(cfg.service.pipelines.traces.exporters).toEqual(['otlp_http/onset']);
+    const exporter = cfg.exporters['otlp_http/onset'];
+    // The sending queue is on disk, in a directory compose keeps on a named volume.
+    const storage = exporter.sending_queue.storage;
+    expect(storage).toMatch(/^file_storage(\/|$)/);
+    expect(cfg.service.extensions).toContain(storage);
+    const queueDir = collectorEnvDefault(cfg.extensions[storage].directory, svc.environment!);
+    const queueVolume = svc.volumes!.find((v) => v.split(':')[1] === queueDir)?.split(':')[0];
+    expect(queueVolume, `a volume at ${queueDir}`).toBeTruthy();
+    expect(Object.keys(compose.volumes ?? {})).toContain(queueVolume);
+    // The load-balancing exporter's DNS resolver takes the port as a string.
+    expect(typeof YAML.parse(read('deploy/otel-collector/loadbalancing.yaml')).exporters['loadbalancing/onset'].resolver.dns.port).toBe('string');
     const collectorEnv = (s: string) => s.replace(/\$\{env:(\w+)\}/g, (_: string, k: string) => svc.environment![k] ?? `<unset ${k}>`);
     const onsetEnv = compose.services.onset!.environment!;
     expect(collectorEnv(exporter.endpoint)).toBe(`http://onset:${onsetEnv.ONSET_OTLP_PORT}`);
