@@ -18,8 +18,8 @@ import {
   rollingBurn,
   sloWindowSpan,
   type StepCounts,
-  type TierResult,
 } from '@onset/core';
+import type { SloBurnLine, SloHistory } from '@onset/contract';
 import type { Queryable, SloRow } from './store.ts';
 import { MATCH_SQL, windowOf } from './store.ts';
 import { evaluateSlos } from './evaluate.ts';
@@ -27,33 +27,6 @@ import { evaluateSlos } from './evaluate.ts';
 const HOUR_MS = 3_600_000;
 /** The longest burn window drawn (ticket_3d): every burn line is complete from the range's start. */
 const BURN_LOOKBACK_MS = 3 * 24 * HOUR_MS;
-
-export interface BurnLine {
-  tier: string;
-  window: string;
-  factor: number;
-  severity: string;
-  enabled: boolean;
-  values: Array<number | null>;
-}
-
-export interface SloHistory {
-  slo_id: string;
-  from: string;
-  to: string;
-  objective: number;
-  threshold_ms: number;
-  window: string;
-  /** Length of the compliance window the tiers were scaled to (a calendar window: the current period). */
-  window_ms: number;
-  series_ids: string[];
-  tiers: TierResult[];
-  budget_remaining: number;
-  /** How long the budget left lasts at the 1 h burn rate; null when not burning or spent. */
-  exhaustion_ms: number | null;
-  burn: { step_ms: number; t: number[]; lines: BurnLine[] };
-  budget: { step_ms: number; t: number[]; values: Array<number | null> };
-}
 
 /** The SLO's series, matched by PostgreSQL (the same rule its counters use). */
 export async function sloSeriesIds(db: Queryable, sloId: string): Promise<string[]> {
@@ -134,7 +107,7 @@ export async function sloHistory(
 
   const burnCounts = denseCounts(burnRaw, burnStep, burnFrom, view.toMs);
   const bFirst = inView(burnCounts, burnStep, view.fromMs);
-  const lines: BurnLine[] = e.tiers.map((t) => ({
+  const lines: SloBurnLine[] = e.tiers.map((t) => ({
     tier: t.name,
     window: t.long,
     factor: t.factor,

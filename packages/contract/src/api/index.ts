@@ -6,3 +6,4 @@ export * from './slos.ts';
 export * from './alerts.ts';
 export * from './webhooks.ts';
 export * from './health.ts';
+export * from './slo-history.ts';
