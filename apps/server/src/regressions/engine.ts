@@ -23,55 +23,48 @@
  * hourly screen needs ~5 hours after a step to see it, which is why the
  * minute window is 6 h: a step just before it may still be missed.)
  *
- * One pass at a time across all servers: a session advisory lock.
+ * One pass at a time across all servers: a session advisory lock (lock.ts).
+ * The pass's parts live in their own modules: the in-memory detectors
+ * (state-cache.ts), their stored states (state.ts), the regressions table
+ * (store.ts), attribution (attribute.ts, scoring in core) and alerting
+ * (alerting.ts). This file is the pass itself: what to feed, in which
+ * order, and what a step does to the regressions table.
  */
 import {
   StepDetector,
-  findCohort,
-  markerWindow,
-  rankSuspects,
   stepRecovery,
-  type CohortRow,
   type DetectOptions,
-  type Marker,
   type MinutePoint,
   type StepChange,
 } from '@onset/core';
 import type { Pool, PoolClient } from '../db/pool.ts';
 import {
-  raiseRegressionAlert,
-  refreshRegressionAlertIfFiring,
-  resolveRegressionAlert,
-} from './alerting.ts';
-import {
   detectionPassSeconds,
   detectionSeriesScanned,
   regressionsDetected,
 } from '../observability/metrics.ts';
-import { readPointWindows, readPoints } from './points.ts';
-import { readStates } from './state.ts';
-import { REGRESSION_COLUMNS, regressionJson, type Level, type RegressionRow } from './store.ts';
+import { raiseRegressionAlert, resolveRegressionAlert } from './alerting.ts';
+import { attribute } from './attribute.ts';
+import { detectOptionsFor, MIN_RATIO, SCREEN_OPTIONS } from './detect-options.ts';
+import { fmtMs, level, median, ratio, round, roundMs } from './levels.ts';
+import { withPassLock } from './lock.ts';
+import { countEvents, readPointWindows, readPoints } from './points.ts';
+import { StateCache, type Labels } from './state-cache.ts';
+import { readThroughs, recordPass, seriesWithoutState, writeStates } from './state.ts';
+import {
+  dueForReattribution,
+  insertRegression,
+  knownOnsets,
+  regressionById,
+  regressionJson,
+  unresolvedOf,
+  updateAfter,
+  type Level,
+} from './store.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
-/** Any two server processes use the same key: one pass at a time. */
-const LOCK_KEY = 0x0de7ec7;
 
-/** Smallest step (after / before) reported as a regression. */
-export const MIN_RATIO = 1.2;
-/** Gap views (client minus server) sit near zero: compare them above a 1 ms floor (µs). */
-const GAP_FLOOR_US = 1000;
-/**
- * Hourly screening of old history: shorter windows than the minute detector,
- * and a looser test (a step three hours before the minute window must still
- * pass): a candidate only costs a read of minutes, which decide.
- */
-const SCREEN_OPTIONS: DetectOptions = {
-  beforePoints: 48,
-  maxAfterPoints: 12,
-  warmupPoints: 6,
-  alpha: 1e-3,
-};
 /** Checkpoint a state at least this often (and on a per-series minute phase of CHECKPOINT_EVERY). */
 const CHECKPOINT_EVERY = 15;
 const CHECKPOINT_MAX_MS = 30 * MIN;
@@ -79,8 +72,6 @@ const CHECKPOINT_MAX_MS = 30 * MIN;
 const RECOVERY_POINTS = 30;
 /** Points after the onset that "after" levels are medians over. */
 const AFTER_POINTS = 120;
-/** Cohort windows around the onset. */
-const COHORT_WINDOW_MS = 2 * HOUR;
 /** Re-rank suspects and cohorts of regressions this young on every pass (late markers, more data). */
 const REATTRIBUTE_FOR_MS = 2 * HOUR;
 
@@ -108,20 +99,6 @@ export interface PassResult {
   regressions: { opened: number; resolved: number; updated: number };
 }
 
-interface Labels {
-  service: string;
-  op: string;
-  view: string;
-  name: string;
-  peer: string;
-}
-
-interface Tracked {
-  det: StepDetector;
-  /** The detector has seen every minute before this one. */
-  through: number;
-}
-
 interface Event {
   seriesId: number;
   change: StepChange;
@@ -137,17 +114,8 @@ interface BatchWork {
 
 const floorMinute = (ms: number) => Math.floor(ms / MIN) * MIN;
 
-export function detectOptionsFor(view: string): DetectOptions {
-  return { floor: view === 'gap' ? GAP_FLOOR_US : 0, minRatio: MIN_RATIO };
-}
-
 class Engine {
-  readonly cache = new Map<number, Tracked>();
-  readonly labels = new Map<number, Labels>();
-
-  reset(): void {
-    this.cache.clear();
-  }
+  readonly cache = new StateCache();
 
   async pass(pool: Pool, c: PoolClient, opts: PassOptions): Promise<PassResult> {
     const started = performance.now();
@@ -164,33 +132,20 @@ class Engine {
       regressions: { opened: 0, resolved: 0, updated: 0 },
     };
 
-    const { rows: stateRows } = await c.query<{ id: number; through: number }>(
-      `SELECT series_id AS id, (extract(epoch FROM through) * 1000)::float8 AS through FROM regress_state`,
-    );
-    const dbThrough = new Map(stateRows.map((r) => [Number(r.id), Number(r.through)]));
-    for (const id of this.cache.keys()) if (!dbThrough.has(id)) this.cache.delete(id);
-    const { rows: freshRows } = await c.query<Labels & { id: number }>(
-      `SELECT s.id, s.service, s.op, s.view, s.name, s.peer FROM series s
-        WHERE NOT EXISTS (SELECT 1 FROM regress_state r WHERE r.series_id = s.id) ORDER BY s.id`,
-    );
-    for (const r of freshRows)
-      this.labels.set(Number(r.id), {
-        service: r.service,
-        op: r.op,
-        view: r.view,
-        name: r.name,
-        peer: r.peer,
-      });
+    const dbThrough = await readThroughs(c);
+    this.cache.keepStored(dbThrough);
+    const freshRows = await seriesWithoutState<Labels>(c);
+    this.cache.setLabels(freshRows);
 
     // A state too far behind (the engine was off for a long time) starts over like a new series.
     const known: number[] = [];
     const restart: number[] = [];
     for (const [id, through] of dbThrough) {
-      const at = Math.max(through, this.cache.get(id)?.through ?? -Infinity);
+      const at = Math.max(through, this.cache.detectors.get(id)?.through ?? -Infinity);
       (at < H - coldWindow ? restart : known).push(id);
     }
     const fresh = [...freshRows.map((r) => Number(r.id)), ...restart];
-    if (restart.length) await this.loadLabels(c, restart);
+    if (restart.length) await this.cache.loadLabels(c, restart);
     result.series.total = known.length + fresh.length;
     result.series.new = fresh.length;
 
@@ -228,7 +183,7 @@ class Engine {
         await commitLater(work);
       }
       if (unreadable.length) {
-        await this.loadLabels(reader, unreadable);
+        await this.cache.loadLabels(reader, unreadable);
         fresh.push(...unreadable);
         result.series.new += unreadable.length;
       }
@@ -268,29 +223,9 @@ class Engine {
     await this.reattribute(c, H, now, result);
 
     result.duration_ms = Math.round(performance.now() - started);
-    await c.query(
-      `UPDATE regress_pass SET passes = passes + 1, through = $1, started_at = $2, duration_ms = $3, result = $4`,
-      [new Date(H), new Date(now), result.duration_ms, JSON.stringify(result)],
-    );
+    await recordPass(c, H, now, result.duration_ms, result);
     detectionSeriesScanned.inc(result.series.total);
     return result;
-  }
-
-  private async loadLabels(c: PoolClient, ids: number[]): Promise<void> {
-    const missing = ids.filter((id) => !this.labels.has(id));
-    if (!missing.length) return;
-    const { rows } = await c.query<Labels & { id: number }>(
-      `SELECT id, service, op, view, name, peer FROM series WHERE id = ANY($1::bigint[])`,
-      [missing],
-    );
-    for (const r of rows)
-      this.labels.set(Number(r.id), {
-        service: r.service,
-        op: r.op,
-        view: r.view,
-        name: r.name,
-        peer: r.peer,
-      });
   }
 
   /** Series with a state: load what the cache lacks, feed the minutes since, collect steps. */
@@ -302,30 +237,13 @@ class Engine {
     result: PassResult,
     unreadable: number[],
   ): Promise<BatchWork> {
-    const stale = batch.filter(
-      (id) => (this.cache.get(id)?.through ?? -Infinity) < dbThrough.get(id)!,
-    );
-    if (stale.length) {
-      const stored = await readStates(c, stale);
-      const rows = [...stored].map(([id, r]) => ({ id, ...r }));
-      for (const r of rows) {
-        try {
-          this.cache.set(Number(r.id), {
-            det: StepDetector.decode(r.state),
-            through: Number(r.through),
-          });
-        } catch {
-          // A state this version cannot read (the detector changed): start the series over.
-          this.cache.delete(Number(r.id));
-          unreadable.push(Number(r.id));
-        }
-      }
-    }
+    // A state this version cannot read (the detector changed): the series starts over.
+    unreadable.push(...(await this.cache.loadStale(c, batch, dbThrough)));
     const work: BatchWork = { events: [], fed: new Map(), checkpoint: [] };
     let from = Infinity;
     const due: number[] = [];
     for (const id of batch) {
-      const t = this.cache.get(id);
+      const t = this.cache.detectors.get(id);
       if (!t) continue;
       if (t.through < H) {
         due.push(id);
@@ -336,7 +254,7 @@ class Engine {
       ? await readPoints(c, { seriesIds: due, fromMs: from, toMs: H, table: 'minute' })
       : new Map<number, MinutePoint[]>();
     for (const id of due) {
-      const t = this.cache.get(id)!;
+      const t = this.cache.detectors.get(id)!;
       const ps = (points.get(id) ?? []).filter((p) => p.t >= t.through);
       if (ps.length) {
         for (const change of t.det.pushAll(ps)) work.events.push({ seriesId: id, change });
@@ -349,7 +267,7 @@ class Engine {
     const phase = H / MIN;
     const withEvents = new Set(work.events.map((e) => e.seriesId));
     for (const id of batch) {
-      if (!this.cache.has(id)) continue;
+      if (!this.cache.detectors.has(id)) continue;
       const last = dbThrough.get(id)!;
       if (last >= H) continue;
       if (
@@ -370,7 +288,7 @@ class Engine {
     H: number,
     hoursFrom: number | null,
   ): Promise<{ minutes: Map<number, MinutePoint[]>; hours: Map<number, MinutePoint[]> }> {
-    await this.loadLabels(reader, batch);
+    await this.cache.loadLabels(reader, batch);
     const minutes = await readPoints(reader, {
       seriesIds: batch,
       fromMs: coldFrom,
@@ -399,7 +317,7 @@ class Engine {
       // Let the reader's stream (the next batch) flow while the detectors run.
       if (k % 32 === 31) await new Promise((resolve) => setImmediate(resolve));
       const id = batch[k]!;
-      const labels = this.labels.get(id);
+      const labels = this.cache.labels.get(id);
       if (!labels) continue;
       const opts = detectOptionsFor(labels.view);
       const det = new StepDetector(opts);
@@ -410,7 +328,7 @@ class Engine {
         result.series.fed++;
         result.series.points += ps.length;
       }
-      this.cache.set(id, { det, through: H });
+      this.cache.detectors.set(id, { det, through: H });
       work.checkpoint.push(id);
 
       // Steps older than the minute window: find them on hourly points, then place them on minutes.
@@ -467,22 +385,11 @@ class Engine {
       for (const id of opened) touched.add(id);
       if (touched.size)
         await this.updateOpen(c, [...touched], work.fed, H, now, result, pendingAlerts);
-      // Buffers as individual parameters travel in binary; an array of them would be hex text.
-      for (let i = 0; i < work.checkpoint.length; i += 500) {
-        const ids = work.checkpoint.slice(i, i + 500);
-        const args: unknown[] = [new Date(H)];
-        const values = ids.map((id) => {
-          const bytes = this.cache.get(id)!.det.encode();
-          args.push(id, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-          return `($${args.length - 1}::bigint, $1::timestamptz, $${args.length}::bytea, now())`;
-        });
-        await c.query(
-          `INSERT INTO regress_state (series_id, through, state, updated_at) VALUES ${values.join(', ')}
-           ON CONFLICT (series_id) DO UPDATE SET through = EXCLUDED.through, state = EXCLUDED.state, updated_at = now()
-            WHERE regress_state.through <= EXCLUDED.through`,
-          args,
-        );
-      }
+      await writeStates(
+        c,
+        H,
+        work.checkpoint.map((id) => [id, this.cache.detectors.get(id)!.det.encode()] as const),
+      );
       await c.query('COMMIT');
       for (const id of work.checkpoint) dbThrough.set(id, H);
     } catch (err) {
@@ -503,11 +410,8 @@ class Engine {
     const ups = events.filter((e) => e.change.direction === 'regression');
     if (!ups.length) return [];
     const ids = [...new Set(ups.map((e) => e.seriesId))];
-    const { rows: existing } = await c.query<{ series_id: number; onset: Date; unc: number }>(
-      `SELECT series_id, onset, onset_uncertainty_ms AS unc FROM regressions WHERE series_id = ANY($1::bigint[])`,
-      [ids],
-    );
-    await this.loadLabels(c, ids);
+    const existing = await knownOnsets(c, ids);
+    await this.cache.loadLabels(c, ids);
     const seriesOpened: number[] = [];
     for (const e of ups) {
       const ch = e.change;
@@ -518,41 +422,24 @@ class Engine {
           Math.abs(r.onset.getTime() - ch.t) <= Math.max(10 * MIN, 3 * Math.max(unc, r.unc)),
       );
       if (dup) continue;
-      const labels = this.labels.get(e.seriesId)!;
+      const labels = this.cache.labels.get(e.seriesId)!;
       const floor = detectOptionsFor(labels.view).floor ?? 0;
       const before = level(ch.before);
       const after = level(ch.after);
-      const { rows: cnt } = await c.query<{ n: number }>(
-        `SELECT coalesce(sum(count), 0)::float8 AS n FROM histograms WHERE series_id = $1 AND minute >= $2 AND minute < $3`,
-        [e.seriesId, new Date(ch.t), new Date(H)],
-      );
-      after.count = Number(cnt[0]!.n);
-      const { rows } = await c.query<RegressionRow>(
-        `INSERT INTO regressions (series_id, service, op, view, name, peer, onset, onset_uncertainty_ms, detected_at, updated_at,
-                                  metric, confidence, before, after, ratio_p50, ratio_p99, change, after_through)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-         RETURNING ${REGRESSION_COLUMNS}`,
-        [
-          e.seriesId,
-          labels.service,
-          labels.op,
-          labels.view,
-          labels.name,
-          labels.peer,
-          new Date(ch.t),
-          unc,
-          new Date(now),
-          ch.metric,
-          round(ch.confidence, 6),
-          JSON.stringify(before),
-          JSON.stringify(after),
-          ratio(before.p50_ms, after.p50_ms, floor / 1000),
-          ratio(before.p99_ms, after.p99_ms, floor / 1000),
-          JSON.stringify(ch),
-          new Date(H),
-        ],
-      );
-      const row = rows[0]!;
+      after.count = await countEvents(c, e.seriesId, ch.t, H);
+      const row = await insertRegression(c, {
+        seriesId: e.seriesId,
+        labels,
+        change: ch,
+        uncertaintyMs: unc,
+        detectedMs: now,
+        confidence: round(ch.confidence, 6),
+        before,
+        after,
+        ratioP50: ratio(before.p50_ms, after.p50_ms, floor / 1000),
+        ratioP99: ratio(before.p99_ms, after.p99_ms, floor / 1000),
+        afterThroughMs: H,
+      });
       existing.push({ series_id: e.seriesId, onset: row.onset, unc });
       await attribute(c, row, H, now, { alert: false });
       seriesOpened.push(e.seriesId);
@@ -577,14 +464,9 @@ class Engine {
     result: PassResult,
     pendingAlerts: Set<string>,
   ): Promise<void> {
-    const { rows } = await c.query<RegressionRow & { change: StepChange; after_through: Date }>(
-      `SELECT ${REGRESSION_COLUMNS}, change, after_through FROM regressions
-        WHERE series_id = ANY($1::bigint[]) AND status <> 'resolved' ORDER BY onset`,
-      [ids],
-    );
-    for (const r of rows) {
+    for (const r of await unresolvedOf(c, ids)) {
       const sid = Number(r.series_id);
-      const tracked = this.cache.get(sid);
+      const tracked = this.cache.detectors.get(sid);
       if (!tracked) continue;
       const floor = tracked.det.opts.floor;
       const since = r.onset.getTime() + r.onset_uncertainty_ms;
@@ -601,28 +483,17 @@ class Engine {
       }
       const recovery = stepRecovery(r.change, pts.slice(-RECOVERY_POINTS), { floor });
       const resolved = recovery.resolved;
-      const resolvedAt = resolved ? new Date(pts[pts.length - 1]!.t + MIN) : null;
-      await c.query(
-        `UPDATE regressions SET after = $2, ratio_p50 = $3, ratio_p99 = $4, after_through = GREATEST(after_through, $5), updated_at = $6,
-                status = CASE WHEN $7 THEN 'resolved' ELSE status END,
-                resolved_at = CASE WHEN $7 THEN $8 ELSE resolved_at END,
-                resolved_by = CASE WHEN $7 THEN 'onset' ELSE resolved_by END,
-                resolution = CASE WHEN $7 THEN $9 ELSE resolution END
-          WHERE id = $1 AND status <> 'resolved'`,
-        [
-          r.id,
-          JSON.stringify(after),
-          ratio(r.before.p50_ms, after.p50_ms, floor / 1000),
-          ratio(r.before.p99_ms, after.p99_ms, floor / 1000),
-          new Date(H),
-          new Date(now),
-          resolved,
-          resolvedAt,
-          resolved
-            ? `latency returned to the before level (${r.metric} ${fmtMs(recovery.level / 1000)} ms)`
-            : null,
-        ],
-      );
+      await updateAfter(c, r.id, {
+        after,
+        ratioP50: ratio(r.before.p50_ms, after.p50_ms, floor / 1000),
+        ratioP99: ratio(r.before.p99_ms, after.p99_ms, floor / 1000),
+        afterThroughMs: H,
+        nowMs: now,
+        resolvedAtMs: resolved ? pts[pts.length - 1]!.t + MIN : null,
+        resolution: resolved
+          ? `latency returned to the before level (${r.metric} ${fmtMs(recovery.level / 1000)} ms)`
+          : null,
+      });
       const wasPending = pendingAlerts.delete(r.id);
       if (resolved) {
         result.regressions.resolved++;
@@ -634,22 +505,16 @@ class Engine {
       } else {
         if (!wasPending) result.regressions.updated++;
         if (wasPending) {
-          const fresh = await c.query<RegressionRow>(
-            `SELECT ${REGRESSION_COLUMNS} FROM regressions WHERE id = $1`,
-            [r.id],
-          );
-          await raiseRegressionAlert(c, regressionJson(fresh.rows[0]!), { now });
+          const fresh = await regressionById(c, r.id);
+          await raiseRegressionAlert(c, regressionJson(fresh!), { now });
         }
       }
     }
     // Opened on a series without new points in this pass (a zoomed old step): alert as is.
     for (const id of [...pendingAlerts]) {
       pendingAlerts.delete(id);
-      const fresh = await c.query<RegressionRow>(
-        `SELECT ${REGRESSION_COLUMNS} FROM regressions WHERE id = $1 AND status <> 'resolved'`,
-        [id],
-      );
-      if (fresh.rows[0]) await raiseRegressionAlert(c, regressionJson(fresh.rows[0]), { now });
+      const fresh = await regressionById(c, id, { unresolved: true });
+      if (fresh) await raiseRegressionAlert(c, regressionJson(fresh), { now });
     }
   }
 
@@ -660,12 +525,7 @@ class Engine {
     now: number,
     _result: PassResult,
   ): Promise<void> {
-    const { rows } = await c.query<RegressionRow>(
-      `SELECT ${REGRESSION_COLUMNS} FROM regressions
-        WHERE status <> 'resolved' AND detected_at > $1 AND (attributed_at IS NULL OR attributed_at < $2)`,
-      [new Date(now - REATTRIBUTE_FOR_MS), new Date(now - 30_000)],
-    );
-    for (const r of rows) {
+    for (const r of await dueForReattribution(c, now - REATTRIBUTE_FOR_MS, now - 30_000)) {
       await c.query('BEGIN');
       try {
         await attribute(c, r, H, now, { alert: true });
@@ -703,93 +563,6 @@ function levelsMove(hp: readonly MinutePoint[], floor: number): boolean {
   return false;
 }
 
-/**
- * Cohort split and ranked suspects for one regression, written to its row.
- * With `alert`, a changed top suspect or cohort refreshes the firing alert.
- */
-export async function attribute(
-  c: PoolClient,
-  r: RegressionRow,
-  H: number,
-  now: number,
-  opts: { alert: boolean },
-): Promise<void> {
-  const onset = r.onset.getTime();
-  const unc = r.onset_uncertainty_ms;
-  const floorUs = detectOptionsFor(r.view).floor ?? 0;
-  const { rows: cohortRows } = await c.query<CohortRow & { after: boolean }>(
-    `SELECT res.host, res.attrs, h.minute >= $3 AS after, h.idx, h.cnt
-       FROM histograms h JOIN resources res ON res.id = h.resource_id
-      WHERE h.series_id = $1
-        AND ((h.minute >= $2 AND h.minute < $4) OR (h.minute >= $3 AND h.minute < $5))`,
-    [
-      r.series_id,
-      new Date(onset - COHORT_WINDOW_MS),
-      new Date(floorMinute(onset + unc) + MIN),
-      new Date(Math.max(onset - COHORT_WINDOW_MS + MIN, floorMinute(onset - unc))),
-      new Date(Math.min(H, onset + COHORT_WINDOW_MS)),
-    ],
-  );
-  const cohort = findCohort(cohortRows, { metric: r.metric, floorUs });
-  const { rows: hostRows } = await c.query<{ host: string }>(
-    `SELECT DISTINCT res.host FROM series_resources sr JOIN resources res ON res.id = sr.resource_id
-      WHERE sr.series_id = $1 AND res.host <> '' ORDER BY 1`,
-    [r.series_id],
-  );
-  const hosts = hostRows.map((h) => h.host);
-  const win = markerWindow(onset, unc);
-  const { rows: markerRows } = await c.query<Omit<Marker, 'atMs'> & { at: Date }>(
-    `SELECT id::text, service, hosts, kind, component, from_version, to_version, commit, url, description, at, source
-       FROM deploys
-      WHERE at >= $1 AND at <= $2 AND (service = $3 OR service = $4 OR hosts && $5::text[])`,
-    [new Date(win.fromMs), new Date(win.toMs), r.service, r.peer || null, hosts],
-  );
-  const markers: Marker[] = markerRows.map(({ at, ...m }) => ({ ...m, atMs: at.getTime() }));
-  const suspects = rankSuspects(markers, {
-    onsetMs: onset,
-    uncertaintyMs: unc,
-    service: r.service,
-    view: r.view,
-    peer: r.peer || null,
-    hosts,
-    cohort,
-  });
-  const host =
-    cohort && cohort.slow_hosts.length === 1 && cohort.fast_hosts.length > 0
-      ? cohort.slow_hosts[0]!
-      : null;
-  const changed =
-    JSON.stringify(suspects[0]?.deploy_id ?? null) !==
-      JSON.stringify(r.suspects[0]?.deploy_id ?? null) ||
-    JSON.stringify(cohort) !== JSON.stringify(r.cohort);
-  const { rows } = await c.query<RegressionRow>(
-    `UPDATE regressions SET suspects = $2, cohort = $3, host = $4, attributed_at = $5 WHERE id = $1 RETURNING ${REGRESSION_COLUMNS}`,
-    [r.id, JSON.stringify(suspects), cohort ? JSON.stringify(cohort) : null, host, new Date(now)],
-  );
-  if (opts.alert && changed && rows[0] && rows[0].status !== 'resolved') {
-    await refreshRegressionAlertIfFiring(c, regressionJson(rows[0]), { now });
-  }
-}
-
-function level(l: { p50: number; p99: number; count: number }): Level {
-  return { p50_ms: roundMs(l.p50 / 1000), p99_ms: roundMs(l.p99 / 1000), count: l.count };
-}
-
-function ratio(before: number, after: number, floorMs: number): number {
-  const r = before > 0 ? after / before : (after + floorMs) / (before + floorMs || 1);
-  return round(r, 3);
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const h = s.length >> 1;
-  return s.length % 2 ? s[h]! : (s[h - 1]! + s[h]!) / 2;
-}
-
-const round = (x: number, digits: number) => Number(x.toFixed(digits));
-const roundMs = (ms: number) => Number(ms.toPrecision(4));
-const fmtMs = (ms: number) => String(Number(ms.toPrecision(3)));
-
 const engines = new WeakMap<Pool, Engine>();
 function engineFor(pool: Pool): Engine {
   let e = engines.get(pool);
@@ -808,45 +581,27 @@ export async function runDetectionPass(
 ): Promise<PassResult> {
   const engine = engineFor(pool);
   const end = detectionPassSeconds.startTimer();
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    if (opts.wait === false) {
-      const { rows } = await client.query<{ ok: boolean }>(
-        `SELECT pg_try_advisory_lock($1) AS ok`,
-        [LOCK_KEY],
-      );
-      if (!rows[0]!.ok) {
-        end({ result: 'ok' });
-        const H = floorMinute(opts.uptoMs ?? (opts.now ?? Date.now()) - (opts.lagMs ?? MIN));
-        return {
-          skipped: true,
-          through: new Date(H).toISOString(),
-          duration_ms: 0,
-          series: { total: 0, new: 0, fed: 0, points: 0 },
-          screened: 0,
-          regressions: { opened: 0, resolved: 0, updated: 0 },
-        };
-      }
-    } else {
-      await client.query(`SELECT pg_advisory_lock($1)`, [LOCK_KEY]);
-    }
+  const result = await withPassLock(pool, opts.wait !== false, async (client) => {
     try {
       const r = await engine.pass(pool, client, opts);
       end({ result: 'ok' });
       return r;
     } catch (err) {
       // In-memory detectors may be ahead of what was committed: start again from the checkpoints.
-      engine.reset();
+      engine.cache.reset();
       end({ result: 'error' });
       throw err;
-    } finally {
-      await client.query(`SELECT pg_advisory_unlock($1)`, [LOCK_KEY]).catch((e: Error) => {
-        broken = e;
-      });
     }
-  } finally {
-    // A connection that failed mid-pass is dropped, which also releases the lock.
-    client.release(broken);
-  }
+  });
+  if (result) return result;
+  end({ result: 'ok' });
+  const H = floorMinute(opts.uptoMs ?? (opts.now ?? Date.now()) - (opts.lagMs ?? MIN));
+  return {
+    skipped: true,
+    through: new Date(H).toISOString(),
+    duration_ms: 0,
+    series: { total: 0, new: 0, fed: 0, points: 0 },
+    screened: 0,
+    regressions: { opened: 0, resolved: 0, updated: 0 },
+  };
 }

@@ -316,3 +316,17 @@ export async function readPoints(
   await copyTuples(client, sql, (buf, pos) => rows.readTuple(buf, pos));
   return toPoints(rows);
 }
+
+/** Events of one series in minutes [fromMs, toMs). */
+export async function countEvents(
+  client: PoolClient,
+  seriesId: number,
+  fromMs: number,
+  toMs: number,
+): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
+    `SELECT coalesce(sum(count), 0)::float8 AS n FROM histograms WHERE series_id = $1 AND minute >= $2 AND minute < $3`,
+    [seriesId, new Date(fromMs), new Date(toMs)],
+  );
+  return Number(rows[0]!.n);
+}

@@ -1,9 +1,69 @@
 /**
- * Detector states as stored in regress_state.state (the core's binary
- * form, packages/core/src/detect/codec.ts): read in bulk.
+ * The detection pass's own tables: regress_state (one detector state per
+ * series, in the core's binary form, packages/core/src/detect/codec.ts,
+ * with the minute it has seen everything before) and regress_pass (the last
+ * pass). Every query on them is here.
  */
 import type { PoolClient } from '../db/pool.ts';
 import { copyTuples } from './points.ts';
+
+/** `through` (epoch ms) of every stored state. */
+export async function readThroughs(client: PoolClient): Promise<Map<number, number>> {
+  const { rows } = await client.query<{ id: number; through: number }>(
+    `SELECT series_id AS id, (extract(epoch FROM through) * 1000)::float8 AS through FROM regress_state`,
+  );
+  return new Map(rows.map((r) => [Number(r.id), Number(r.through)]));
+}
+
+/** Labels of the series that have no state yet (new series), by id. */
+export async function seriesWithoutState<L>(
+  client: PoolClient,
+): Promise<Array<L & { id: number }>> {
+  const { rows } = await client.query<L & { id: number }>(
+    `SELECT s.id, s.service, s.op, s.view, s.name, s.peer FROM series s
+      WHERE NOT EXISTS (SELECT 1 FROM regress_state r WHERE r.series_id = s.id) ORDER BY s.id`,
+  );
+  return rows;
+}
+
+/**
+ * Write states as of `throughMs` (never over a newer one), 500 per
+ * statement. Buffers as individual parameters travel in binary; an array
+ * of them would be hex text.
+ */
+export async function writeStates(
+  client: PoolClient,
+  throughMs: number,
+  states: ReadonlyArray<readonly [id: number, state: Uint8Array]>,
+): Promise<void> {
+  for (let i = 0; i < states.length; i += 500) {
+    const args: unknown[] = [new Date(throughMs)];
+    const values = states.slice(i, i + 500).map(([id, bytes]) => {
+      args.push(id, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      return `($${args.length - 1}::bigint, $1::timestamptz, $${args.length}::bytea, now())`;
+    });
+    await client.query(
+      `INSERT INTO regress_state (series_id, through, state, updated_at) VALUES ${values.join(', ')}
+       ON CONFLICT (series_id) DO UPDATE SET through = EXCLUDED.through, state = EXCLUDED.state, updated_at = now()
+        WHERE regress_state.through <= EXCLUDED.through`,
+      args,
+    );
+  }
+}
+
+/** Record a finished pass (GET /api/v1/detect reads it). */
+export async function recordPass(
+  client: PoolClient,
+  throughMs: number,
+  startedMs: number,
+  durationMs: number,
+  result: unknown,
+): Promise<void> {
+  await client.query(
+    `UPDATE regress_pass SET passes = passes + 1, through = $1, started_at = $2, duration_ms = $3, result = $4`,
+    [new Date(throughMs), new Date(startedMs), durationMs, JSON.stringify(result)],
+  );
+}
 
 export interface StoredState {
   through: number;

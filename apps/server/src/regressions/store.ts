@@ -1,8 +1,13 @@
-/** Regression rows: reading, the API shape (api.md "Regressions"), and the user's status changes. */
+/**
+ * The `regressions` table, its whole lifecycle in one place: rows opened by
+ * the detection pass, their levels and resolution as data arrives, their
+ * attribution, the user's status changes, and reading them for the API
+ * (api.md "Regressions").
+ */
 import type { Level, Op, Regression, RegressionStatus, View } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import type { Queryable } from '../slos/store.ts';
-import type { Cohort, Suspect } from '@onset/core';
+import type { Cohort, StepChange, Suspect } from '@onset/core';
 
 export type { Level };
 
@@ -120,6 +125,160 @@ export async function getRegression(
   const { rows } = await db.query<RegressionRow>(
     `SELECT ${REGRESSION_COLUMNS} FROM regressions WHERE id = $1${forUpdate ? ' FOR UPDATE' : ''}`,
     [id],
+  );
+  return rows[0] ?? null;
+}
+
+// ---- the detection pass -------------------------------------------------
+
+/** Onsets (and their uncertainty, ms) of every regression of these series, any status. */
+export async function knownOnsets(
+  db: Queryable,
+  seriesIds: number[],
+): Promise<Array<{ series_id: number; onset: Date; unc: number }>> {
+  const { rows } = await db.query<{ series_id: number; onset: Date; unc: number }>(
+    `SELECT series_id, onset, onset_uncertainty_ms AS unc FROM regressions WHERE series_id = ANY($1::bigint[])`,
+    [seriesIds],
+  );
+  return rows;
+}
+
+export interface NewRegression {
+  seriesId: number;
+  labels: { service: string; op: string; view: string; name: string; peer: string };
+  change: StepChange;
+  uncertaintyMs: number;
+  detectedMs: number;
+  /** 1 - p of the confirming test, rounded. */
+  confidence: number;
+  before: Level;
+  after: Level;
+  ratioP50: number;
+  ratioP99: number;
+  /** Events of the after level counted up to here (epoch ms). */
+  afterThroughMs: number;
+}
+
+export async function insertRegression(db: Queryable, r: NewRegression): Promise<RegressionRow> {
+  const ch = r.change;
+  const { rows } = await db.query<RegressionRow>(
+    `INSERT INTO regressions (series_id, service, op, view, name, peer, onset, onset_uncertainty_ms, detected_at, updated_at,
+                              metric, confidence, before, after, ratio_p50, ratio_p99, change, after_through)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+     RETURNING ${REGRESSION_COLUMNS}`,
+    [
+      r.seriesId,
+      r.labels.service,
+      r.labels.op,
+      r.labels.view,
+      r.labels.name,
+      r.labels.peer,
+      new Date(ch.t),
+      r.uncertaintyMs,
+      new Date(r.detectedMs),
+      ch.metric,
+      r.confidence,
+      JSON.stringify(r.before),
+      JSON.stringify(r.after),
+      r.ratioP50,
+      r.ratioP99,
+      JSON.stringify(ch),
+      new Date(r.afterThroughMs),
+    ],
+  );
+  return rows[0]!;
+}
+
+/** Open and acknowledged regressions of these series, oldest onset first, with the step and the events counted so far. */
+export async function unresolvedOf(
+  db: Queryable,
+  seriesIds: number[],
+): Promise<Array<RegressionRow & { change: StepChange; after_through: Date }>> {
+  const { rows } = await db.query<RegressionRow & { change: StepChange; after_through: Date }>(
+    `SELECT ${REGRESSION_COLUMNS}, change, after_through FROM regressions
+      WHERE series_id = ANY($1::bigint[]) AND status <> 'resolved' ORDER BY onset`,
+    [seriesIds],
+  );
+  return rows;
+}
+
+/** New after level and ratios; resolved (by Onset, with `resolution`) when latency is back. */
+export async function updateAfter(
+  db: Queryable,
+  id: string,
+  u: {
+    after: Level;
+    ratioP50: number;
+    ratioP99: number;
+    afterThroughMs: number;
+    nowMs: number;
+    resolvedAtMs: number | null;
+    resolution: string | null;
+  },
+): Promise<void> {
+  const resolved = u.resolvedAtMs !== null;
+  await db.query(
+    `UPDATE regressions SET after = $2, ratio_p50 = $3, ratio_p99 = $4, after_through = GREATEST(after_through, $5), updated_at = $6,
+            status = CASE WHEN $7 THEN 'resolved' ELSE status END,
+            resolved_at = CASE WHEN $7 THEN $8 ELSE resolved_at END,
+            resolved_by = CASE WHEN $7 THEN 'onset' ELSE resolved_by END,
+            resolution = CASE WHEN $7 THEN $9 ELSE resolution END
+      WHERE id = $1 AND status <> 'resolved'`,
+    [
+      id,
+      JSON.stringify(u.after),
+      u.ratioP50,
+      u.ratioP99,
+      new Date(u.afterThroughMs),
+      new Date(u.nowMs),
+      resolved,
+      resolved ? new Date(u.resolvedAtMs!) : null,
+      u.resolution,
+    ],
+  );
+}
+
+/** One regression by id (string from the database), or null; with `unresolved`, only if not resolved. */
+export async function regressionById(
+  db: Queryable,
+  id: string,
+  opts: { unresolved?: boolean } = {},
+): Promise<RegressionRow | null> {
+  const { rows } = await db.query<RegressionRow>(
+    `SELECT ${REGRESSION_COLUMNS} FROM regressions WHERE id = $1${opts.unresolved ? ` AND status <> 'resolved'` : ''}`,
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+/** Unresolved regressions detected after `detectedAfterMs` and not attributed since `attributedBeforeMs`. */
+export async function dueForReattribution(
+  db: Queryable,
+  detectedAfterMs: number,
+  attributedBeforeMs: number,
+): Promise<RegressionRow[]> {
+  const { rows } = await db.query<RegressionRow>(
+    `SELECT ${REGRESSION_COLUMNS} FROM regressions
+      WHERE status <> 'resolved' AND detected_at > $1 AND (attributed_at IS NULL OR attributed_at < $2)`,
+    [new Date(detectedAfterMs), new Date(attributedBeforeMs)],
+  );
+  return rows;
+}
+
+export async function writeAttribution(
+  db: Queryable,
+  id: string,
+  a: { suspects: Suspect[]; cohort: Cohort | null; host: string | null; nowMs: number },
+): Promise<RegressionRow | null> {
+  const { rows } = await db.query<RegressionRow>(
+    `UPDATE regressions SET suspects = $2, cohort = $3, host = $4, attributed_at = $5 WHERE id = $1 RETURNING ${REGRESSION_COLUMNS}`,
+    [
+      id,
+      JSON.stringify(a.suspects),
+      a.cohort ? JSON.stringify(a.cohort) : null,
+      a.host,
+      new Date(a.nowMs),
+    ],
   );
   return rows[0] ?? null;
 }

@@ -1,0 +1,83 @@
+/**
+ * The attribution call for one regression: read what core's scoring needs
+ * (host cohorts' histograms around the onset, the series' hosts, deploy
+ * markers near it), rank suspects and split cohorts in core, write them to
+ * the row, and refresh a firing alert when the answer changed.
+ */
+import { findCohort, markerWindow, rankSuspects, type CohortRow, type Marker } from '@onset/core';
+import type { PoolClient } from '../db/pool.ts';
+import { refreshRegressionAlertIfFiring } from './alerting.ts';
+import { detectOptionsFor } from './detect-options.ts';
+import { regressionJson, writeAttribution, type RegressionRow } from './store.ts';
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+/** Cohort windows around the onset. */
+const COHORT_WINDOW_MS = 2 * HOUR;
+
+const floorMinute = (ms: number) => Math.floor(ms / MIN) * MIN;
+
+/**
+ * Cohort split and ranked suspects for one regression, written to its row.
+ * With `alert`, a changed top suspect or cohort refreshes the firing alert.
+ */
+export async function attribute(
+  c: PoolClient,
+  r: RegressionRow,
+  H: number,
+  now: number,
+  opts: { alert: boolean },
+): Promise<void> {
+  const onset = r.onset.getTime();
+  const unc = r.onset_uncertainty_ms;
+  const floorUs = detectOptionsFor(r.view).floor ?? 0;
+  const { rows: cohortRows } = await c.query<CohortRow & { after: boolean }>(
+    `SELECT res.host, res.attrs, h.minute >= $3 AS after, h.idx, h.cnt
+       FROM histograms h JOIN resources res ON res.id = h.resource_id
+      WHERE h.series_id = $1
+        AND ((h.minute >= $2 AND h.minute < $4) OR (h.minute >= $3 AND h.minute < $5))`,
+    [
+      r.series_id,
+      new Date(onset - COHORT_WINDOW_MS),
+      new Date(floorMinute(onset + unc) + MIN),
+      new Date(Math.max(onset - COHORT_WINDOW_MS + MIN, floorMinute(onset - unc))),
+      new Date(Math.min(H, onset + COHORT_WINDOW_MS)),
+    ],
+  );
+  const cohort = findCohort(cohortRows, { metric: r.metric, floorUs });
+  const { rows: hostRows } = await c.query<{ host: string }>(
+    `SELECT DISTINCT res.host FROM series_resources sr JOIN resources res ON res.id = sr.resource_id
+      WHERE sr.series_id = $1 AND res.host <> '' ORDER BY 1`,
+    [r.series_id],
+  );
+  const hosts = hostRows.map((h) => h.host);
+  const win = markerWindow(onset, unc);
+  const { rows: markerRows } = await c.query<Omit<Marker, 'atMs'> & { at: Date }>(
+    `SELECT id::text, service, hosts, kind, component, from_version, to_version, commit, url, description, at, source
+       FROM deploys
+      WHERE at >= $1 AND at <= $2 AND (service = $3 OR service = $4 OR hosts && $5::text[])`,
+    [new Date(win.fromMs), new Date(win.toMs), r.service, r.peer || null, hosts],
+  );
+  const markers: Marker[] = markerRows.map(({ at, ...m }) => ({ ...m, atMs: at.getTime() }));
+  const suspects = rankSuspects(markers, {
+    onsetMs: onset,
+    uncertaintyMs: unc,
+    service: r.service,
+    view: r.view,
+    peer: r.peer || null,
+    hosts,
+    cohort,
+  });
+  const host =
+    cohort && cohort.slow_hosts.length === 1 && cohort.fast_hosts.length > 0
+      ? cohort.slow_hosts[0]!
+      : null;
+  const changed =
+    JSON.stringify(suspects[0]?.deploy_id ?? null) !==
+      JSON.stringify(r.suspects[0]?.deploy_id ?? null) ||
+    JSON.stringify(cohort) !== JSON.stringify(r.cohort);
+  const row = await writeAttribution(c, r.id, { suspects, cohort, host, nowMs: now });
+  if (opts.alert && changed && row && row.status !== 'resolved') {
+    await refreshRegressionAlertIfFiring(c, regressionJson(row), { now });
+  }
+}

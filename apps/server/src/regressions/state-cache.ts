@@ -1,0 +1,90 @@
+/**
+ * What the detection pass keeps in memory between passes: a detector per
+ * series (with the minute it has seen everything before) and the series'
+ * labels. The database (regress_state, state.ts) is the truth: a detector
+ * older than its stored state is reloaded, one whose row is gone is
+ * dropped, and after a failed pass everything is reloaded.
+ */
+import { StepDetector } from '@onset/core';
+import type { PoolClient } from '../db/pool.ts';
+import { readStates } from './state.ts';
+
+export interface Labels {
+  service: string;
+  op: string;
+  view: string;
+  name: string;
+  peer: string;
+}
+
+export interface Tracked {
+  det: StepDetector;
+  /** The detector has seen every minute before this one. */
+  through: number;
+}
+
+export class StateCache {
+  readonly detectors = new Map<number, Tracked>();
+  readonly labels = new Map<number, Labels>();
+
+  /** In-memory detectors may be ahead of what was committed: start again from the checkpoints. */
+  reset(): void {
+    this.detectors.clear();
+  }
+
+  /** Drop detectors whose stored state is gone (series deleted). */
+  keepStored(stored: ReadonlyMap<number, number>): void {
+    for (const id of this.detectors.keys()) if (!stored.has(id)) this.detectors.delete(id);
+  }
+
+  setLabels(rows: ReadonlyArray<Labels & { id: number }>): void {
+    for (const r of rows)
+      this.labels.set(Number(r.id), {
+        service: r.service,
+        op: r.op,
+        view: r.view,
+        name: r.name,
+        peer: r.peer,
+      });
+  }
+
+  /** Labels of these series that the cache lacks. */
+  async loadLabels(c: PoolClient, ids: number[]): Promise<void> {
+    const missing = ids.filter((id) => !this.labels.has(id));
+    if (!missing.length) return;
+    const { rows } = await c.query<Labels & { id: number }>(
+      `SELECT id, service, op, view, name, peer FROM series WHERE id = ANY($1::bigint[])`,
+      [missing],
+    );
+    this.setLabels(rows);
+  }
+
+  /**
+   * Load the stored state of every series in `ids` whose cached detector is
+   * behind it (or missing). Returns the series whose state this version
+   * cannot read (the detector changed): they start over.
+   */
+  async loadStale(
+    c: PoolClient,
+    ids: number[],
+    stored: ReadonlyMap<number, number>,
+  ): Promise<number[]> {
+    const unreadable: number[] = [];
+    const stale = ids.filter(
+      (id) => (this.detectors.get(id)?.through ?? -Infinity) < stored.get(id)!,
+    );
+    if (!stale.length) return unreadable;
+    for (const [id, r] of await readStates(c, stale)) {
+      try {
+        this.detectors.set(Number(id), {
+          det: StepDetector.decode(r.state),
+          through: Number(r.through),
+        });
+      } catch {
+        this.detectors.delete(Number(id));
+        unreadable.push(Number(id));
+      }
+    }
+    return unreadable;
+  }
+}
