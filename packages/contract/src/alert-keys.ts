@@ -4,5 +4,7 @@ import type { Severity } from './vocab.ts';
  * What an alert episode is about. At most one episode per key is firing;
  * webhooks and the UI refer to an alert's subject by its key.
  */
-export const sloAlertKey = (sloId: string, severity: Severity): string => `slo:${sloId}:${severity}`;
-export const regressionAlertKey = (regressionId: string | number): string => `regression:${regressionId}`;
+export const sloAlertKey = (sloId: string, severity: Severity): string =>
+  `slo:${sloId}:${severity}`;
+export const regressionAlertKey = (regressionId: string | number): string =>
+  `regression:${regressionId}`;

@@ -25,7 +25,9 @@ export class TimeSyntaxError extends Error {
     readonly kind: 'relative' | 'absolute',
     readonly text: string,
   ) {
-    super(kind === 'relative' ? `invalid relative time "${text}"` : `"${text}" is not an RFC 3339 time`);
+    super(
+      kind === 'relative' ? `invalid relative time "${text}"` : `"${text}" is not an RFC 3339 time`,
+    );
     this.name = 'TimeSyntaxError';
   }
 }

@@ -2,7 +2,9 @@ import { Type, type TLiteral, type TUnion } from '@sinclair/typebox';
 import { OPS, SEVERITIES, VIEWS, WEBHOOK_FORMATS, DELIVERY_STATUSES } from './vocab.ts';
 
 /** A vocabulary as a JSON-schema union of string literals. */
-export function literalUnion<const T extends readonly string[]>(values: T): TUnion<TLiteral<T[number]>[]> {
+export function literalUnion<const T extends readonly string[]>(
+  values: T,
+): TUnion<TLiteral<T[number]>[]> {
   return Type.Union(values.map((v) => Type.Literal(v)));
 }
 

@@ -52,6 +52,9 @@ export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'expired'] a
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** Narrow a string to one of a vocabulary's values. */
-export function isOneOf<const T extends readonly string[]>(values: T, text: unknown): text is T[number] {
+export function isOneOf<const T extends readonly string[]>(
+  values: T,
+  text: unknown,
+): text is T[number] {
   return typeof text === 'string' && (values as readonly string[]).includes(text);
 }

@@ -2,16 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
   Alert,
-  AlertAck,
-  AlertIdParams,
-  AlertList,
-  AlertListQuery,
-  AlertWithEvents,
+  operations,
   parseDuration,
   Silence,
-  SilenceInput,
-  SilenceList,
-  SilenceListQuery,
 } from '@onset/contract';
 import type { AppContext } from '../app.ts';
 import { badRequest, notFound } from '../http/errors.ts';
@@ -83,8 +76,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       schema: {
         tags: ['alerts'],
         summary: 'Alert history, newest first',
-        querystring: AlertListQuery,
-        response: { 200: AlertList },
+        ...operations['GET /api/v1/alerts'],
       },
     },
     async (req) => {
@@ -106,8 +98,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       schema: {
         tags: ['alerts'],
         summary: 'One alert with its history (firing, silenced, notified, acknowledged, resolved)',
-        params: AlertIdParams,
-        response: { 200: AlertWithEvents },
+        ...operations['GET /api/v1/alerts/:id'],
       },
     },
     async (req) => {
@@ -128,9 +119,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       schema: {
         tags: ['alerts'],
         summary: 'Acknowledge an alert',
-        params: AlertIdParams,
-        body: AlertAck,
-        response: { 200: Alert },
+        ...operations['POST /api/v1/alerts/:id/ack'],
       },
     },
     async (req) => {
@@ -153,8 +142,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
         tags: ['alerts'],
         summary:
           'Silence alerts by service, SLO and/or op until an end time (all given matchers must match)',
-        body: SilenceInput,
-        response: { 201: Silence },
+        ...operations['POST /api/v1/silences'],
       },
     },
     async (req, reply) => {
@@ -201,8 +189,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       schema: {
         tags: ['alerts'],
         summary: 'Silences, newest first',
-        querystring: SilenceListQuery,
-        response: { 200: SilenceList },
+        ...operations['GET /api/v1/silences'],
       },
     },
     async (req) => {
@@ -220,8 +207,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       schema: {
         tags: ['alerts'],
         summary: 'End a silence now (kept in history)',
-        params: AlertIdParams,
-        response: { 200: Silence },
+        ...operations['DELETE /api/v1/silences/:id'],
       },
     },
     async (req) => {

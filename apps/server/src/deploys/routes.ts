@@ -2,13 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
   Deploy,
-  DeployIdParams,
-  DeployInput,
-  DeployList,
-  DeployListQuery,
-  DeployPatch,
   ErrorResponses as errors,
-  NoContent,
+  operations,
 } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import type { ScopeGuard } from '../auth/plugin.ts';
@@ -39,8 +34,7 @@ export async function deployRoutes(
           'kind is required and so is at least one of service / hosts. With external_id, a repeated POST returns the first marker ' +
           '(201 again, with header Idempotent-Replayed: true); the same external_id with a different kind, service, hosts, ' +
           'component, versions or commit is a 409.',
-        body: DeployInput,
-        response: { 201: Deploy, ...errors },
+        ...operations['POST /api/v1/deploys'],
       },
     },
     async (req, reply) => {
@@ -60,8 +54,7 @@ export async function deployRoutes(
         tags: ['deploys'],
         summary: 'List deploy markers, newest first',
         description: 'host matches markers whose hosts include it; from/to bound `at` (inclusive).',
-        querystring: DeployListQuery,
-        response: { 200: DeployList, ...errors },
+        ...operations['GET /api/v1/deploys'],
       },
     },
     async (req) => {
@@ -92,8 +85,7 @@ export async function deployRoutes(
       schema: {
         tags: ['deploys'],
         summary: 'One deploy marker',
-        params: DeployIdParams,
-        response: { 200: Deploy, ...errors },
+        ...operations['GET /api/v1/deploys/:id'],
       },
     },
     async (req) => {
@@ -111,9 +103,7 @@ export async function deployRoutes(
       schema: {
         tags: ['deploys'],
         summary: "Correct a marker's time and/or description (admin)",
-        params: DeployIdParams,
-        body: DeployPatch,
-        response: { 200: Deploy, ...errors },
+        ...operations['PATCH /api/v1/deploys/:id'],
       },
     },
     async (req) => {
@@ -137,8 +127,7 @@ export async function deployRoutes(
       schema: {
         tags: ['deploys'],
         summary: 'Delete a marker (admin)',
-        params: DeployIdParams,
-        response: { 204: NoContent, ...errors },
+        ...operations['DELETE /api/v1/deploys/:id'],
       },
     },
     async (req, reply) => {

@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import { HealthStatus as Status } from '@onset/contract';
+import { operations } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 
 export async function healthRoutes(app: FastifyInstance, deps: { pool: Pool }): Promise<void> {
-  app.get('/healthz', { schema: { tags: ['health'], summary: 'Liveness: the process is serving', response: { 200: Status } } }, async () => ({
+  app.get('/healthz', { schema: { tags: ['health'], summary: 'Liveness: the process is serving', ...operations['GET /healthz'] } }, async () => ({
     status: 'ok',
   }));
   app.get(
     '/readyz',
-    { schema: { tags: ['health'], summary: 'Readiness: the database answers', response: { 200: Status, 503: Status } } },
+    { schema: { tags: ['health'], summary: 'Readiness: the database answers', ...operations['GET /readyz'] } },
     async (_req, reply) => {
       try {
         await deps.pool.query('SELECT 1');

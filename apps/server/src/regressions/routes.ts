@@ -1,17 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
-  DetectInput,
-  DetectResult,
-  DetectStatus,
-  ErrorResponses as errors,
-  REGRESSION_STATUSES as STATUSES,
-  Regression,
-  RegressionAction,
-  RegressionIdParams,
-  RegressionList,
-  RegressionListQuery,
   type DetectPass,
+  ErrorResponses as errors,
+  operations,
+  REGRESSION_STATUSES as STATUSES,
   type RegressionStatus,
 } from '@onset/contract';
 import type { AppContext } from '../app.ts';
@@ -68,8 +61,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
         summary: 'Regressions, newest onset first',
         description:
           'Step changes found by detection, with before/after levels, ranked suspect deploys and the cohort split.',
-        querystring: RegressionListQuery,
-        response: { 200: RegressionList, ...errors },
+        ...operations['GET /api/v1/regressions'],
       },
     },
     async (req) => {
@@ -96,8 +88,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
       schema: {
         tags,
         summary: 'One regression',
-        params: RegressionIdParams,
-        response: { 200: Regression, ...errors },
+        ...operations['GET /api/v1/regressions/:id'],
       },
     },
     async (req) => {
@@ -108,7 +99,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
   );
 
   const action = (
-    path: string,
+    path: 'ack' | 'resolve' | 'reopen',
     summary: string,
     apply: (
       c: import('../db/pool.ts').PoolClient,
@@ -123,9 +114,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
         schema: {
           tags,
           summary,
-          params: RegressionIdParams,
-          body: RegressionAction,
-          response: { 200: Regression, ...errors },
+          ...operations[`POST /api/v1/regressions/:id/${path}`],
         },
       },
       async (req) => {
@@ -187,11 +176,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
         description:
           'Answers when the pass is done (it waits for a pass already running). Minutes up to a minute ago are examined; ' +
           'with `upto`, only minutes before that time (for backfills that replay history in order).',
-        body: DetectInput,
-        response: {
-          200: DetectResult,
-          ...errors,
-        },
+        ...operations['POST /api/v1/detect'],
       },
     },
     async (req) => {
@@ -211,7 +196,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
       schema: {
         tags,
         summary: 'The last detection pass',
-        response: { 200: DetectStatus },
+        ...operations['GET /api/v1/detect'],
       },
     },
     async () => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { CohortsResponse, HeatmapQuery, HeatmapResponse, SeriesIdParams } from '@onset/contract';
+import { operations } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import type { ScopeGuard } from '../auth/plugin.ts';
 import { notFound } from '../http/errors.ts';
@@ -33,9 +33,7 @@ export async function heatmapRoutes(
         tags: ['series'],
         summary:
           'Latency heatmap: the log-bucket histogram of each step (time × log-latency counts)',
-        params: SeriesIdParams,
-        querystring: HeatmapQuery,
-        response: { 200: HeatmapResponse },
+        ...operations['GET /api/v1/series/:id/heatmap'],
       },
     },
     async (req) => {
@@ -77,8 +75,7 @@ export async function heatmapRoutes(
         tags: ['series'],
         summary:
           'Cohort attribute values (os.version, service.version, dependency.*, ...) of the hosts feeding a series',
-        params: SeriesIdParams,
-        response: { 200: CohortsResponse },
+        ...operations['GET /api/v1/series/:id/cohorts'],
       },
     },
     async (req) => {

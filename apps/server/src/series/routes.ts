@@ -1,13 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import {
-  QuantilesQuery,
-  QuantilesResponse,
-  Series,
-  SeriesIdParams,
-  SeriesList,
-  SeriesListQuery,
-} from '@onset/contract';
+import { operations } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import type { ScopeGuard } from '../auth/plugin.ts';
 import { badRequest, notFound } from '../http/errors.ts';
@@ -29,8 +22,7 @@ export async function seriesRoutes(
       schema: {
         tags: ['series'],
         summary: 'List latency series',
-        querystring: SeriesListQuery,
-        response: { 200: SeriesList },
+        ...operations['GET /api/v1/series'],
       },
     },
     async (req) => ({ series: await listSeries(pool, req.query) }),
@@ -43,8 +35,7 @@ export async function seriesRoutes(
       schema: {
         tags: ['series'],
         summary: 'One series',
-        params: SeriesIdParams,
-        response: { 200: Series },
+        ...operations['GET /api/v1/series/:id'],
       },
     },
     async (req) => {
@@ -62,9 +53,7 @@ export async function seriesRoutes(
         tags: ['series'],
         summary:
           'Latency quantiles per step from the log-bucketed histograms (ms, ≤2% relative error)',
-        params: SeriesIdParams,
-        querystring: QuantilesQuery,
-        response: { 200: QuantilesResponse },
+        ...operations['GET /api/v1/series/:id/quantiles'],
       },
     },
     async (req, reply) => {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { NumericIdParams, SloHistory, SloHistoryQuery } from '@onset/contract';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { operations } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import type { ScopeGuard } from '../auth/plugin.ts';
 import { badRequest } from '../http/errors.ts';
@@ -15,7 +16,7 @@ export async function sloHistoryRoutes(
   deps: { pool: Pool; guard: ScopeGuard },
 ): Promise<void> {
   const { pool, guard } = deps;
-  app.get<{ Params: { id: string }; Querystring: SloHistoryQuery }>(
+  app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/api/v1/slos/:id/history',
     {
       preHandler: guard('read'),
@@ -23,9 +24,7 @@ export async function sloHistoryRoutes(
         tags: ['slos'],
         summary:
           'Burn rate per alert tier (with the factor it alerts at) and error budget left over time, computed from every series the SLO watches',
-        params: NumericIdParams,
-        querystring: SloHistoryQuery,
-        response: { 200: SloHistory },
+        ...operations['GET /api/v1/slos/:id/history'],
       },
     },
     async (req) => {

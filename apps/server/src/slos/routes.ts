@@ -1,21 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
-  NoContent,
+  operations,
   parseDuration,
-  Slo,
-  SloBody,
-  SloCreated,
-  SloGetQuery,
-  SloIdParams,
-  SloList,
-  SloListQuery,
-  SloSuggestion,
-  SloSuggestionQuery,
-  sloAlertKey,
   SLO_YAML_TYPES,
-  UnwatchedList,
-  UnwatchedQuery,
+  sloAlertKey,
   type SloInput,
 } from '@onset/contract';
 import type { AppContext } from '../app.ts';
@@ -94,8 +83,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
         tags,
         summary:
           'Create an SLO from JSON, from a series (series_id; threshold suggested), or from OpenSLO v1 YAML',
-        body: SloBody,
-        response: { 201: SloCreated },
+        ...operations['POST /api/v1/slos'],
       },
     },
     async (req, reply) => {
@@ -114,8 +102,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       schema: {
         tags,
         summary: 'SLOs with their current status',
-        querystring: SloListQuery,
-        response: { 200: SloList },
+        ...operations['GET /api/v1/slos'],
       },
     },
     async (req) => ({
@@ -131,8 +118,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
         tags,
         summary:
           'Latency series no SLO watches (each can get one with POST /api/v1/slos {"series_id"})',
-        querystring: UnwatchedQuery,
-        response: { 200: UnwatchedList },
+        ...operations['GET /api/v1/slos/unwatched'],
       },
     },
     async (req) => ({
@@ -152,6 +138,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
         tags,
         summary:
           'Run the SLO pass (count, evaluate, alert) and webhook delivery now, and answer when done',
+        ...operations['POST /api/v1/slos/evaluate'],
       },
     },
     async (req) => {
@@ -171,9 +158,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       schema: {
         tags,
         summary: 'One SLO: spec and status (SLI, budget remaining, burn rates, current alert)',
-        params: SloIdParams,
-        querystring: SloGetQuery,
-        response: { 200: Slo },
+        ...operations['GET /api/v1/slos/:id'],
       },
     },
     async (req) => {
@@ -188,7 +173,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     '/api/v1/slos/:id/openslo',
     {
       preHandler: guard('read'),
-      schema: { tags, summary: 'The SLO as an OpenSLO v1 YAML document', params: SloIdParams },
+      schema: { tags, summary: 'The SLO as an OpenSLO v1 YAML document', ...operations['GET /api/v1/slos/:id/openslo'] },
     },
     async (req, reply) => {
       const row = await getSlo(pool, req.params.id);
@@ -205,9 +190,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
         tags,
         summary:
           'Replace an SLO spec (JSON or OpenSLO YAML); counters are recounted if the selector or threshold changed',
-        params: SloIdParams,
-        body: SloBody,
-        response: { 200: Slo },
+        ...operations['PUT /api/v1/slos/:id'],
       },
     },
     async (req) => {
@@ -223,7 +206,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     '/api/v1/slos/:id',
     {
       preHandler: guard('admin'),
-      schema: { tags, summary: 'Delete an SLO; its firing alerts resolve', params: SloIdParams },
+      schema: { tags, summary: 'Delete an SLO; its firing alerts resolve', ...operations['DELETE /api/v1/slos/:id'] },
     },
     async (req, reply) => {
       const row = await getSlo(pool, req.params.id);
@@ -243,9 +226,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
         tags,
         summary:
           'A default SLO for a series, threshold suggested from its history; POST it to /api/v1/slos as is',
-        params: SloIdParams,
-        querystring: SloSuggestionQuery,
-        response: { 200: SloSuggestion },
+        ...operations['GET /api/v1/series/:id/slo-suggestion'],
       },
     },
     async (req) => {

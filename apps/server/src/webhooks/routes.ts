@@ -2,13 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
   Delivery,
-  DeliveryList,
-  DeliveryListQuery,
-  Webhook,
-  WebhookIdParams,
-  WebhookInput,
-  WebhookList,
-  WebhookUpdate,
+  operations,
   type Severity,
   type WebhookFormat,
 } from '@onset/contract';
@@ -90,8 +84,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       schema: {
         tags,
         summary: 'Add an alert webhook',
-        body: WebhookInput,
-        response: { 201: Webhook },
+        ...operations['POST /api/v1/webhooks'],
       },
     },
     async (req, reply) => {
@@ -123,7 +116,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       schema: {
         tags,
         summary: 'List webhooks',
-        response: { 200: WebhookList },
+        ...operations['GET /api/v1/webhooks'],
       },
     },
     async () => {
@@ -144,7 +137,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
     '/api/v1/webhooks/:id',
     {
       preHandler: guard('admin'),
-      schema: { tags, summary: 'One webhook', params: WebhookIdParams, response: { 200: Webhook } },
+      schema: { tags, summary: 'One webhook', ...operations['GET /api/v1/webhooks/:id'] },
     },
     async (req) => webhookJson(await load(req.params.id)),
   );
@@ -156,9 +149,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       schema: {
         tags,
         summary: 'Change a webhook (omitted fields keep their value)',
-        params: WebhookIdParams,
-        body: WebhookUpdate,
-        response: { 200: Webhook },
+        ...operations['PUT /api/v1/webhooks/:id'],
       },
     },
     async (req) => {
@@ -196,7 +187,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
     '/api/v1/webhooks/:id',
     {
       preHandler: guard('admin'),
-      schema: { tags, summary: 'Remove a webhook and its delivery log', params: WebhookIdParams },
+      schema: { tags, summary: 'Remove a webhook and its delivery log', ...operations['DELETE /api/v1/webhooks/:id'] },
     },
     async (req, reply) => {
       const r = await pool.query(`DELETE FROM webhooks WHERE id = $1`, [req.params.id]);
@@ -213,8 +204,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
         tags,
         summary:
           'Send a test event now (one attempt, logged) and report what the receiver answered',
-        params: WebhookIdParams,
-        response: { 200: Delivery },
+        ...operations['POST /api/v1/webhooks/:id/test'],
       },
     },
     async (req) => {
@@ -237,9 +227,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
         tags,
         summary:
           'Delivery log: every delivery with its attempts, status codes and errors (newest first)',
-        params: WebhookIdParams,
-        querystring: DeliveryListQuery,
-        response: { 200: DeliveryList },
+        ...operations['GET /api/v1/webhooks/:id/deliveries'],
       },
     },
     async (req) => {

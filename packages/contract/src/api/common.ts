@@ -38,7 +38,11 @@ export const optText = (maxLength: number, description?: string) =>
  * serializer writes it as a string) whose type is the vocabulary's union.
  */
 export const stringEnum = <const T extends readonly string[]>(values: T, description?: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
+  Type.Unsafe<T[number]>({
+    type: 'string',
+    enum: [...values],
+    ...(description ? { description } : {}),
+  });
 
 /** The schema of a 204 answer. */
 export const NoContent = Type.Null();

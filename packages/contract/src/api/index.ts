@@ -7,3 +7,4 @@ export * from './alerts.ts';
 export * from './webhooks.ts';
 export * from './health.ts';
 export * from './slo-history.ts';
+export * from './operations.ts';

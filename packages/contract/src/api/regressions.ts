@@ -1,10 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import {
-  OPS,
-  REGRESSION_METRICS,
-  REGRESSION_STATUSES,
-  VIEWS,
-} from '../vocab.ts';
+import { OPS, REGRESSION_METRICS, REGRESSION_STATUSES, VIEWS } from '../vocab.ts';
 import { NStr, stringEnum } from './common.ts';
 
 /** Latency of a series over a window (before the onset, or since). */

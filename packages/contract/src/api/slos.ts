@@ -165,7 +165,9 @@ export type SloCreated = Static<typeof SloCreated>;
 export const SloIdParams = NumericIdParams;
 export type SloIdParams = Static<typeof SloIdParams>;
 
-export const SloListQuery = Type.Object({ service: Type.Optional(Type.String({ maxLength: 256 })) });
+export const SloListQuery = Type.Object({
+  service: Type.Optional(Type.String({ maxLength: 256 })),
+});
 export type SloListQuery = Static<typeof SloListQuery>;
 
 export const SloList = Type.Object({ slos: Type.Array(Slo) });

@@ -1,0 +1,179 @@
+import {
+  Alert,
+  AlertAck,
+  AlertIdParams,
+  AlertList,
+  AlertListQuery,
+  AlertWithEvents,
+  Silence,
+  SilenceInput,
+  SilenceList,
+  SilenceListQuery,
+} from './alerts.ts';
+import {
+  CohortsResponse,
+  HeatmapQuery,
+  HeatmapResponse,
+  QuantilesQuery,
+  QuantilesResponse,
+  Series,
+  SeriesIdParams,
+  SeriesList,
+  SeriesListQuery,
+} from './series.ts';
+import {
+  Delivery,
+  DeliveryList,
+  DeliveryListQuery,
+  Webhook,
+  WebhookIdParams,
+  WebhookInput,
+  WebhookList,
+  WebhookUpdate,
+} from './webhooks.ts';
+import {
+  Deploy,
+  DeployIdParams,
+  DeployInput,
+  DeployList,
+  DeployListQuery,
+  DeployPatch,
+} from './deploys.ts';
+import {
+  DetectInput,
+  DetectResult,
+  DetectStatus,
+  Regression,
+  RegressionAction,
+  RegressionIdParams,
+  RegressionList,
+  RegressionListQuery,
+} from './regressions.ts';
+import { ErrorResponses, NoContent } from './common.ts';
+import { HealthStatus } from './health.ts';
+import { SloHistory, SloHistoryQuery } from './slo-history.ts';
+import {
+  Slo,
+  SloBody,
+  SloCreated,
+  SloGetQuery,
+  SloIdParams,
+  SloList,
+  SloListQuery,
+  SloSuggestion,
+  SloSuggestionQuery,
+  UnwatchedList,
+  UnwatchedQuery,
+} from './slos.ts';
+
+/**
+ * Every operation of the public API with the schemas of its request and
+ * responses, keyed "METHOD /path" (Fastify's `:param` syntax). The server's
+ * routes spread these into their route schemas, so /docs/json is generated
+ * from exactly these schemas (a test holds them equal).
+ */
+export const operations = {
+  'GET /api/v1/series': { querystring: SeriesListQuery, response: { 200: SeriesList } },
+  'GET /api/v1/series/:id': { params: SeriesIdParams, response: { 200: Series } },
+  'GET /api/v1/series/:id/quantiles': {
+    params: SeriesIdParams,
+    querystring: QuantilesQuery,
+    response: { 200: QuantilesResponse },
+  },
+  'GET /api/v1/series/:id/heatmap': {
+    params: SeriesIdParams,
+    querystring: HeatmapQuery,
+    response: { 200: HeatmapResponse },
+  },
+  'GET /api/v1/series/:id/cohorts': { params: SeriesIdParams, response: { 200: CohortsResponse } },
+  'POST /api/v1/deploys': { body: DeployInput, response: { 201: Deploy, ...ErrorResponses } },
+  'GET /api/v1/deploys': {
+    querystring: DeployListQuery,
+    response: { 200: DeployList, ...ErrorResponses },
+  },
+  'GET /api/v1/deploys/:id': {
+    params: DeployIdParams,
+    response: { 200: Deploy, ...ErrorResponses },
+  },
+  'PATCH /api/v1/deploys/:id': {
+    params: DeployIdParams,
+    body: DeployPatch,
+    response: { 200: Deploy, ...ErrorResponses },
+  },
+  'DELETE /api/v1/deploys/:id': {
+    params: DeployIdParams,
+    response: { 204: NoContent, ...ErrorResponses },
+  },
+  'GET /api/v1/regressions': {
+    querystring: RegressionListQuery,
+    response: { 200: RegressionList, ...ErrorResponses },
+  },
+  'GET /api/v1/regressions/:id': {
+    params: RegressionIdParams,
+    response: { 200: Regression, ...ErrorResponses },
+  },
+  'POST /api/v1/regressions/:id/ack': {
+    params: RegressionIdParams,
+    body: RegressionAction,
+    response: { 200: Regression, ...ErrorResponses },
+  },
+  'POST /api/v1/regressions/:id/resolve': {
+    params: RegressionIdParams,
+    body: RegressionAction,
+    response: { 200: Regression, ...ErrorResponses },
+  },
+  'POST /api/v1/regressions/:id/reopen': {
+    params: RegressionIdParams,
+    body: RegressionAction,
+    response: { 200: Regression, ...ErrorResponses },
+  },
+  'POST /api/v1/detect': { body: DetectInput, response: { 200: DetectResult, ...ErrorResponses } },
+  'GET /api/v1/detect': { response: { 200: DetectStatus } },
+  'POST /api/v1/slos': { body: SloBody, response: { 201: SloCreated } },
+  'GET /api/v1/slos': { querystring: SloListQuery, response: { 200: SloList } },
+  'GET /api/v1/slos/unwatched': { querystring: UnwatchedQuery, response: { 200: UnwatchedList } },
+  'POST /api/v1/slos/evaluate': {},
+  'GET /api/v1/slos/:id': { params: SloIdParams, querystring: SloGetQuery, response: { 200: Slo } },
+  'GET /api/v1/slos/:id/openslo': { params: SloIdParams },
+  'PUT /api/v1/slos/:id': { params: SloIdParams, body: SloBody, response: { 200: Slo } },
+  'DELETE /api/v1/slos/:id': { params: SloIdParams },
+  'GET /api/v1/slos/:id/history': {
+    params: SloIdParams,
+    querystring: SloHistoryQuery,
+    response: { 200: SloHistory },
+  },
+  'GET /api/v1/series/:id/slo-suggestion': {
+    params: SloIdParams,
+    querystring: SloSuggestionQuery,
+    response: { 200: SloSuggestion },
+  },
+  'GET /api/v1/alerts': { querystring: AlertListQuery, response: { 200: AlertList } },
+  'GET /api/v1/alerts/:id': { params: AlertIdParams, response: { 200: AlertWithEvents } },
+  'POST /api/v1/alerts/:id/ack': {
+    params: AlertIdParams,
+    body: AlertAck,
+    response: { 200: Alert },
+  },
+  'POST /api/v1/silences': { body: SilenceInput, response: { 201: Silence } },
+  'GET /api/v1/silences': { querystring: SilenceListQuery, response: { 200: SilenceList } },
+  'DELETE /api/v1/silences/:id': { params: AlertIdParams, response: { 200: Silence } },
+  'POST /api/v1/webhooks': { body: WebhookInput, response: { 201: Webhook } },
+  'GET /api/v1/webhooks': { response: { 200: WebhookList } },
+  'GET /api/v1/webhooks/:id': { params: WebhookIdParams, response: { 200: Webhook } },
+  'PUT /api/v1/webhooks/:id': {
+    params: WebhookIdParams,
+    body: WebhookUpdate,
+    response: { 200: Webhook },
+  },
+  'DELETE /api/v1/webhooks/:id': { params: WebhookIdParams },
+  'POST /api/v1/webhooks/:id/test': { params: WebhookIdParams, response: { 200: Delivery } },
+  'GET /api/v1/webhooks/:id/deliveries': {
+    params: WebhookIdParams,
+    querystring: DeliveryListQuery,
+    response: { 200: DeliveryList },
+  },
+  'GET /healthz': { response: { 200: HealthStatus } },
+  'GET /readyz': { response: { 200: HealthStatus, 503: HealthStatus } },
+} as const;
+
+export type OperationKey = keyof typeof operations;
