@@ -10,9 +10,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '@onset/testkit';
-import { pairEdges } from '../apps/server/src/edges/pairing.ts';
-import { Registry } from '../apps/server/src/otlp/registry.ts';
-import { Partitions } from '../apps/server/src/db/partitions.ts';
 import { XSS_DESCRIPTION, sendIncidents } from './fixtures/incidents.ts';
 import { launchChromium } from './fixtures/browser.ts';
 
@@ -46,10 +43,8 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   [server, browser] = await Promise.all([startTestServer(), launchChromium()]);
   await sendIncidents({ apiUrl: server.url, otlpUrl: server.otlpUrl });
-  // Everything sent has been answered 200 (committed): pair the edges' client and server spans now,
-  // then let POST /api/v1/detect run inference and detection rather than waiting for the scheduler.
-  const pool = server.onset.pool;
-  await pairEdges(pool, new Registry(pool), new Partitions(pool), { uptoMs: Date.now() + 1000 });
+  // Everything sent has been answered 200 (committed): POST /api/v1/detect pairs every arrival up to
+  // now, infers markers and detects, rather than waiting for the scheduler.
   const detect = await fetch(`${server.url}/api/v1/detect`, { method: 'POST' });
   expect(detect.status, `POST /api/v1/detect: ${await detect.text()}`).toBe(200);
   const list = (await (await fetch(`${server.url}/api/v1/regressions?status=open`)).json()) as {

@@ -22,10 +22,14 @@
  * server's); RSS is sampled every 50 ms.
  */
 import { parseArgs } from 'node:util';
-import { createPool } from '../../apps/server/src/db/pool.ts';
-import { migrate } from '../../apps/server/src/db/migrate.ts';
-import { Partitions, utcDay } from '../../apps/server/src/db/partitions.ts';
-import { runDetectionPass, type PassResult } from '../../apps/server/src/regressions/engine.ts';
+import {
+  createPool,
+  migrate,
+  Partitions,
+  runDetectionPass,
+  utcDay,
+  type DetectionPassResult as PassResult,
+} from '@onset/server/internals';
 import { benchDatabase, percentile, writeResult } from '../lib/harness.ts';
 
 const { values: args } = parseArgs({

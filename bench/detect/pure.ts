@@ -16,11 +16,12 @@
  * threads (one per core by default); the pass is embarrassingly parallel.
  * Results: bench/results/detect-pure.json.
  */
+import { mulberry32Open } from '@onset/testkit/random';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { StepDetector, type MinutePoint } from '../../packages/core/src/detect/index.ts';
+import { StepDetector, type MinutePoint } from '@onset/core';
 import { orderStatisticZ } from '../../packages/core/src/detect/stats.ts';
 
 const MINUTE = 60_000;
@@ -51,14 +52,7 @@ interface IncResult {
 // Worker: owns a shard of series.
 
 function mulberry(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 0.5) / 4294967296;
-  };
+  const next = mulberry32Open(seed);
   let spare = NaN;
   const normal = () => {
     if (!Number.isNaN(spare)) {

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { detectSteps, type DetectOptions } from '../../packages/core/src/detect/index.ts';
+import { detectSteps, type DetectOptions } from '@onset/core';
 import { writeResult } from '../lib/harness.ts';
 import { scoreMethod, type Detection, type MethodRun, type Row, MARGIN, ASSOC } from './score.ts';
 import { generateCorpus, type SynthSeries } from './synth.ts';

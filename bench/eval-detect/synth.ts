@@ -19,8 +19,8 @@
  * 30% of steps are improvements. Ratios are drawn evenly over five buckets
  * from 1.2× to 1000×.
  */
-import { bucketIndex, bucketValue } from '../../packages/core/src/histogram.ts';
-import type { MinutePoint } from '../../packages/core/src/detect/types.ts';
+import { bucketIndex, bucketValue } from '@onset/core';
+import type { MinutePoint } from '@onset/core';
 import { Rng } from './rng.ts';
 
 export type ChangeKind = 'p50' | 'p99' | 'flat' | 'gap';

@@ -4,7 +4,7 @@
  * patching a counter into every trace id so no span is a duplicate.
  * Prints one JSON line with its totals when done.
  */
-import { TraceRequest } from '../../apps/server/src/otlp/protobuf.ts';
+import { TraceRequest } from '@onset/server/internals';
 import http from 'node:http';
 
 const [url, secondsArg, concurrencyArg, batchArg] = process.argv.slice(2);

@@ -4,7 +4,7 @@ import { mkdtemp, mkdir, writeFile, chmod, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '../../apps/server/src/db/embedded.ts';
+import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '@onset/server/embedded-postgres';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 

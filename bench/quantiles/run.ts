@@ -4,9 +4,7 @@
  */
 import { Histogram } from '@onset/core';
 import pg from 'pg';
-import { createPool } from '../../apps/server/src/db/pool.ts';
-import { Partitions } from '../../apps/server/src/db/partitions.ts';
-import { compactHistograms } from '../../apps/server/src/maintenance/retention.ts';
+import { compactHistograms, createPool, Partitions } from '@onset/server/internals';
 import { benchDatabase, percentile, startServerProcess, writeResult } from '../lib/harness.ts';
 
 const DAYS = 30;

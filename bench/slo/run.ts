@@ -8,12 +8,17 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createPool } from '../../apps/server/src/db/pool.ts';
-import { migrate } from '../../apps/server/src/db/migrate.ts';
-import { Partitions, utcDay } from '../../apps/server/src/db/partitions.ts';
-import { runSloPass, evaluateSlos } from '../../apps/server/src/slos/evaluate.ts';
-import { countNewObservations, listSlos } from '../../apps/server/src/slos/store.ts';
-import { runDeliveryPass } from '../../apps/server/src/webhooks/deliver.ts';
+import {
+  countNewObservations,
+  createPool,
+  evaluateSlos,
+  listSlos,
+  migrate,
+  Partitions,
+  runDeliveryPass,
+  runSloPass,
+  utcDay,
+} from '@onset/server/internals';
 import { benchDatabase, writeResult } from '../lib/harness.ts';
 
 const SLOS = Number(process.env.SLOS ?? 1000);

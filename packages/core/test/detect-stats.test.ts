@@ -1,3 +1,4 @@
+import { mulberry32Open } from '@onset/testkit/random';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
@@ -31,16 +32,7 @@ function* arrangements(m: number, n: number): Generator<number[]> {
   yield* rec(0);
 }
 
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 0.5) / 4294967296;
-  };
-}
+const seeded = mulberry32Open;
 
 describe('exact Mann-Whitney tail', () => {
   it('equals the share of arrangements with U at least mn - deficit (brute force)', () => {

@@ -1,3 +1,4 @@
+import { mulberry32Open } from '@onset/testkit/random';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
@@ -20,14 +21,7 @@ const SEED = 20261122;
 
 /** Small seeded PRNG (mulberry32) so every generated series is reproducible. */
 function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 0.5) / 4294967296;
-  };
+  const next = mulberry32Open(seed);
   const normal = () => Math.sqrt(-2 * Math.log(next())) * Math.cos(2 * Math.PI * next());
   const poisson = (l: number) => {
     if (l > 50) return Math.max(0, Math.round(l + Math.sqrt(l) * normal()));

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../../apps/server/src/db/embedded.ts';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '@onset/server/embedded-postgres';
 
 let db: EmbeddedDatabase | undefined;
 let dir: string | undefined;

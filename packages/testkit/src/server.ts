@@ -1,5 +1,5 @@
-import { startOnset, type RunningOnset } from '../../../apps/server/src/index.ts';
-import { loadConfig } from '../../../apps/server/src/config.ts';
+import { startOnset, type RunningOnset } from '@onset/server';
+import { loadConfig } from '@onset/server/config';
 import { createTestDatabase } from './database.ts';
 
 export interface TestServer {

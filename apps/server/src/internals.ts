@@ -1,0 +1,14 @@
+/**
+ * The in-process pieces that benchmarks time directly (bench/): the pool,
+ * migrations, partitions, and the passes the scheduler runs. Not an API for
+ * anything else; reached as `@onset/server/internals`, never by relative path.
+ */
+export { createPool, type Pool } from './db/pool.ts';
+export { migrate } from './db/migrate.ts';
+export { Partitions, utcDay } from './db/partitions.ts';
+export { compactHistograms } from './maintenance/retention.ts';
+export { runDetectionPass, type PassResult as DetectionPassResult } from './regressions/engine.ts';
+export { evaluateSlos, runSloPass } from './slos/evaluate.ts';
+export { countNewObservations, listSlos } from './slos/store.ts';
+export { runDeliveryPass } from './webhooks/deliver.ts';
+export { TraceRequest } from './otlp/protobuf.ts';
