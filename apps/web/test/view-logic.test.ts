@@ -23,7 +23,7 @@ import {
 } from '../src/state/timeRange.ts';
 import { applyPatch, linkWithGlobals } from '../src/state/url.ts';
 import { changeSelection, selectionOptions } from '../src/pages/explorer/selection.ts';
-import { edgeSeries, relevantDeploys } from '../src/lib/series.ts';
+import { edgeSeries } from '../src/lib/series.ts';
 import { formatChange, safeHttpUrl } from '../src/lib/format.ts';
 
 const T0 = Date.parse('2026-11-20T10:00:00Z');
@@ -401,19 +401,7 @@ describe('edges and relevant deploys', () => {
     expect(e.server?.id).toBe('4');
     expect(e.gap).toBeNull();
   });
-
-  it('keeps the deploys that can explain a series: own, callee, and host-level changes on its hosts', () => {
-    const d = (id: string, x: Partial<Deploy>): Deploy => ({ id, kind: 'code', at: iso(T0), ...x });
-    const deploys = [
-      d('own', { service: 'checkout' }),
-      d('callee', { service: 'urlite', kind: 'dependency' }),
-      d('other', { service: 'billing' }),
-      d('kernel-here', { kind: 'kernel', hosts: ['web-1'] }),
-      d('kernel-elsewhere', { kind: 'kernel', hosts: ['node-9'] }),
-    ];
-    const s = { ...all[0]!, hosts: ['web-1'] };
-    expect(relevantDeploys(deploys, s).map((x) => x.id)).toEqual(['own', 'callee', 'kernel-here']);
-  });
+  // Which deploys can explain a series is the server's rule now: apps/server/test/deploys-relevance.test.ts.
 });
 
 describe('deploys timeline', () => {

@@ -96,7 +96,32 @@ export interface MarkerFilter {
   source?: string;
   fromMs?: number;
   toMs?: number;
+  /** Only markers that can explain a change in this series (core's markerTouchesSeries, as SQL). */
+  relevantTo?: SeriesScope;
   limit: number;
+}
+
+/** What decides which markers touch a series: its service, an edge's callee, the hosts feeding it. */
+export interface SeriesScope {
+  service: string;
+  peer: string | null;
+  hosts: string[];
+}
+
+/** A series' scope for marker relevance; null when the series does not exist. */
+export async function seriesScope(db: Queryable, seriesId: string): Promise<SeriesScope | null> {
+  if (!ID.test(seriesId)) return null;
+  const { rows } = await db.query<SeriesScope>(
+    `SELECT s.service, NULLIF(s.peer, '') AS peer,
+            COALESCE(array_agg(DISTINCT r.host ORDER BY r.host) FILTER (WHERE r.host <> ''), '{}') AS hosts
+       FROM series s
+       LEFT JOIN series_resources sr ON sr.series_id = s.id
+       LEFT JOIN resources r ON r.id = sr.resource_id
+      WHERE s.id = $1
+      GROUP BY s.id`,
+    [seriesId],
+  );
+  return rows[0] ?? null;
 }
 
 /** Newest first. */
@@ -113,6 +138,12 @@ export async function listMarkers(pool: Pool, f: MarkerFilter): Promise<MarkerRo
   if (f.source !== undefined) add('source = ?', f.source);
   if (f.fromMs !== undefined) add('at >= ?', new Date(f.fromMs));
   if (f.toMs !== undefined) add('at <= ?', new Date(f.toMs));
+  if (f.relevantTo) {
+    // Same rule as markerTouchesSeries in core (a NULL service or peer matches nothing).
+    args.push(f.relevantTo.service, f.relevantTo.peer, f.relevantTo.hosts);
+    const n = args.length;
+    where.push(`(service = $${n - 2} OR service = $${n - 1} OR hosts && $${n}::text[])`);
+  }
   args.push(f.limit);
   const { rows } = await pool.query<DbRow>(
     `SELECT ${MARKER_COLUMNS} FROM deploys ${where.length ? 'WHERE ' + where.join(' AND ') : ''}

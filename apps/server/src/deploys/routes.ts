@@ -10,7 +10,15 @@ import type { ScopeGuard } from '../auth/plugin.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
 import { formatValidationError } from './schema.ts';
-import { deleteMarker, getMarker, insertMarker, listMarkers, updateMarker } from './queries.ts';
+import {
+  deleteMarker,
+  getMarker,
+  insertMarker,
+  listMarkers,
+  seriesScope,
+  updateMarker,
+  type SeriesScope,
+} from './queries.ts';
 import { normalizeMarker, parseMarkerTime, type MarkerInput } from './validate.ts';
 
 /** Deploy markers (api.md "Deploy markers"): CI hooks post, everyone reads, admins fix mistakes. */
@@ -53,7 +61,8 @@ export async function deployRoutes(
       schema: {
         tags: ['deploys'],
         summary: 'List deploy markers, newest first',
-        description: 'host matches markers whose hosts include it; from/to bound `at` (inclusive).',
+        description:
+          "host matches markers whose hosts include it; from/to bound `at` (inclusive); series_id keeps the markers that can explain a change in that series (its service, an edge's callee, or a host feeding it: the rule attribution uses).",
         ...operations['GET /api/v1/deploys'],
       },
     },
@@ -64,7 +73,13 @@ export async function deployRoutes(
       const toMs = q.to !== undefined ? parseTime(q.to, now, 'to') : undefined;
       if (fromMs !== undefined && toMs !== undefined && fromMs > toMs)
         throw badRequest('"from" must not be after "to"');
+      let relevantTo: SeriesScope | undefined;
+      if (q.series_id !== undefined) {
+        relevantTo = (await seriesScope(pool, q.series_id)) ?? undefined;
+        if (!relevantTo) throw badRequest(`series_id: series ${q.series_id} does not exist`);
+      }
       const deploys = await listMarkers(pool, {
+        relevantTo,
         service: q.service,
         host: q.host,
         kind: q.kind,

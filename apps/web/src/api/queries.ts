@@ -121,6 +121,8 @@ export function useCohorts(id: string | null | undefined) {
 }
 
 export interface DeployFilter {
+  /** Only markers that can explain a change in this series (the server's attribution rule). */
+  series_id?: string;
   service?: string;
   host?: string;
   kind?: string;

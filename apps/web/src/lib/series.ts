@@ -1,5 +1,5 @@
-/** Relations between series and markers: the three views of an edge, the deploys that could touch a series. Pure. */
-import type { Deploy, Series } from '../api/types.ts';
+/** The three views of an edge among the series. Pure. */
+import type { Series } from '../api/types.ts';
 
 /**
  * The three views of one edge (api.md "call on an edge"). Edge pairing files
@@ -43,22 +43,4 @@ export function edgeSeries(
       ? (sameName.find((s) => s.view === 'server' && s.service === callee && !s.peer) ?? null)
       : null);
   return { client: onEdge('client'), server, gap: onEdge('gap'), caller, callee };
-}
-
-/**
- * Deploy markers that can explain a change in this series: the service's own
- * releases, its callee's (for client and gap views), and host-level changes
- * (kernel bumps) on any host that reports the series.
- */
-export function relevantDeploys(
-  deploys: readonly Deploy[],
-  s: Pick<Series, 'service' | 'peer' | 'hosts'>,
-): Deploy[] {
-  const hosts = new Set(s.hosts);
-  return deploys.filter((d) => {
-    if (d.service && (d.service === s.service || (s.peer && d.service === s.peer))) return true;
-    if (d.hosts && d.hosts.some((h) => hosts.has(h)))
-      return !d.service || d.service === s.service || d.service === s.peer;
-    return !d.service && !(d.hosts && d.hosts.length);
-  });
 }

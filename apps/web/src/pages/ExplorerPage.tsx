@@ -9,7 +9,7 @@ import {
   selectionOptions,
   type Selection,
 } from './explorer/selection.ts';
-import { edgeSeries, relevantDeploys } from '../lib/series.ts';
+import { edgeSeries } from '../lib/series.ts';
 import { linkWithGlobals, useRange, useScale, useUrlState } from '../state/url.ts';
 import { resolveRange, zoomRange } from '../state/timeRange.ts';
 import { ChartOrState, Empty, ErrorState, Loading } from '../components/States.tsx';
@@ -219,7 +219,7 @@ function SeriesCharts({
       ? step
       : undefined;
   const heatmap = useHeatmap(series.id, { range, step: heatStep, host: host || undefined });
-  const deploys = useDeploys({ from: range.from, to: range.to });
+  const deploys = useDeploys({ from: range.from, to: range.to, series_id: series.id });
   const seriesList = useSeriesList();
 
   // The resolved range of the last answer keeps the x axis still while a refresh is in flight.
@@ -244,10 +244,7 @@ function SeriesCharts({
     () => (heatmap.data ? shapeHeatmap(heatmap.data.points, heatmap.data.step_ms) : null),
     [heatmap.data],
   );
-  const relevant = useMemo(
-    () => (deploys.data ? relevantDeploys(deploys.data, series) : []),
-    [deploys.data, series],
-  );
+  const relevant = useMemo(() => deploys.data ?? [], [deploys.data]);
   const markers = useMemo(() => toMarkers(relevant, resolved), [relevant, resolved]);
   const newestFirst = useMemo(
     () => [...relevant].sort((a, b) => Date.parse(b.at) - Date.parse(a.at)),

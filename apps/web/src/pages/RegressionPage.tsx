@@ -23,7 +23,7 @@ import {
   resolveRange,
   zoomRange,
 } from '../state/timeRange.ts';
-import { edgeSeries, relevantDeploys } from '../lib/series.ts';
+import { edgeSeries } from '../lib/series.ts';
 import { sloMatches } from '../lib/severity.ts';
 import {
   edgeLabel,
@@ -99,7 +99,11 @@ function RegressionView({ r }: { r: Regression }) {
   const allSeries = useSeriesList();
   const series = findSeries(r, seriesList.data ?? []);
   const quantiles = useQuantiles(series?.id, { range, q: '0.5,0.99' });
-  const deploys = useDeploys({ from: range.from, to: range.to });
+  const seriesId = r.series_id ?? series?.id;
+  const deploys = useDeploys(
+    { from: range.from, to: range.to, series_id: seriesId },
+    seriesId !== undefined,
+  );
   const slos = useSlos();
   const action = useRegressionAction();
 
@@ -113,13 +117,10 @@ function RegressionView({ r }: { r: Regression }) {
     [suspects],
   );
   const shownDeploys = useMemo(() => {
-    const list = deploys.data ?? [];
-    const rel = series
-      ? relevantDeploys(list, series)
-      : list.filter((d) => d.service === r.service || d.service === r.peer);
-    const ids = new Set(rel.map((d) => String(d.id)));
-    return [...rel, ...list.filter((d) => suspectIds.has(String(d.id)) && !ids.has(String(d.id)))];
-  }, [deploys.data, series, r.service, r.peer, suspectIds]);
+    // The server keeps the markers that can explain this series (the rule attribution uses),
+    // so every suspect is among them.
+    return deploys.data ?? [];
+  }, [deploys.data]);
   const markers = useMemo(
     () => toMarkers(shownDeploys, resolved, suspects),
     [shownDeploys, resolved, suspects],

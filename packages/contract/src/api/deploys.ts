@@ -81,6 +81,13 @@ export const Deploy = Type.Object({
 export type Deploy = Static<typeof Deploy>;
 
 export const DeployListQuery = Type.Object({
+  series_id: Type.Optional(
+    Type.String({
+      pattern: '^[0-9]{1,18}$',
+      description:
+        'only markers that can explain a change in this series: its service, an edge callee, or a host feeding it',
+    }),
+  ),
   service: Type.Optional(Type.String({ maxLength: LIMITS.service })),
   host: Type.Optional(Type.String({ maxLength: LIMITS.host })),
   kind: Type.Optional(stringEnum(DEPLOY_KINDS)),

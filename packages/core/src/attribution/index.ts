@@ -1,5 +1,6 @@
 export {
   LOOKBACK_MS,
+  markerTouchesSeries,
   markerWindow,
   rankSuspects,
   timeFit,

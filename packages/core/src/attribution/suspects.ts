@@ -130,6 +130,21 @@ function scopeOf(m: Marker, a: AttributionInput): Scope | null {
   return null;
 }
 
+/**
+ * Whether a marker can explain a change in a series at all (its scope touches
+ * it): the series' service, an edge's callee, or a host feeding the series.
+ * The deploys list filtered by series_id and attribution keep the same markers.
+ */
+export function markerTouchesSeries(
+  m: Pick<MarkerChange, 'service' | 'hosts'>,
+  a: Pick<AttributionInput, 'service' | 'peer' | 'hosts'>,
+): boolean {
+  if (m.service !== null && (m.service === a.service || (a.peer && m.service === a.peer)))
+    return true;
+  const hostSet = new Set(a.hosts);
+  return m.hosts.some((h) => hostSet.has(h));
+}
+
 const hostsText = (hosts: string[]) => (hosts.length ? ` (${listText(hosts)})` : '');
 
 function listText(items: readonly string[], max = 4): string {
