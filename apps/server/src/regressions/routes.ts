@@ -13,10 +13,13 @@ import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
 import { acknowledgeRegressionAlert, resolveRegressionAlert } from './alerting.ts';
 import { runDetect, settledArrivalMs } from './pass.ts';
+import { readLastPass } from './state.ts';
 import {
-  REGRESSION_COLUMNS,
   getRegression,
   listRegressions,
+  markAcknowledged,
+  markOpen,
+  markResolved,
   regressionJson,
   type RegressionRow,
 } from './store.ts';
@@ -131,14 +134,9 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
   action('ack', 'Acknowledge a regression (and its alert)', async (c, r, body) => {
     if (r.status === 'resolved')
       throw new HttpError(409, 'conflict', `regression ${r.id} is resolved; reopen it first`);
-    const { rows } = await c.query<RegressionRow>(
-      `UPDATE regressions SET status = 'acknowledged', acknowledged_at = coalesce(acknowledged_at, now()),
-              acknowledged_by = coalesce($2, acknowledged_by), updated_at = now()
-        WHERE id = $1 RETURNING ${REGRESSION_COLUMNS}`,
-      [r.id, body.by ?? null],
-    );
+    const row = await markAcknowledged(c, r.id, body.by ?? null);
     await acknowledgeRegressionAlert(c, r.id, body.by ?? null, body.comment ?? null);
-    return rows[0]!;
+    return row;
   });
 
   action(
@@ -146,24 +144,14 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
     'Mark a regression resolved (fixed, or not worth tracking); resolves its alert',
     async (c, r, body) => {
       if (r.status === 'resolved') return r;
-      const { rows } = await c.query<RegressionRow>(
-        `UPDATE regressions SET status = 'resolved', resolved_at = now(), resolved_by = $2, resolution = $3, updated_at = now()
-        WHERE id = $1 RETURNING ${REGRESSION_COLUMNS}`,
-        [r.id, body.by ?? 'user', body.comment ?? 'marked resolved'],
-      );
+      const row = await markResolved(c, r.id, body.by ?? 'user', body.comment ?? 'marked resolved');
       await resolveRegressionAlert(c, r.id, { reason: 'regression marked resolved' });
-      return rows[0]!;
+      return row;
     },
   );
 
   action('reopen', 'Reopen a resolved or acknowledged regression', async (c, r) => {
-    const { rows } = await c.query<RegressionRow>(
-      `UPDATE regressions SET status = 'open', resolved_at = NULL, resolved_by = NULL, resolution = NULL,
-              acknowledged_at = NULL, acknowledged_by = NULL, updated_at = now()
-        WHERE id = $1 RETURNING ${REGRESSION_COLUMNS}`,
-      [r.id],
-    );
-    return rows[0]!;
+    return markOpen(c, r.id);
   });
 
   api.post(
@@ -200,12 +188,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
       },
     },
     async () => {
-      const { rows } = await pool.query<{
-        passes: number;
-        started_at: Date | null;
-        result: DetectPass | null;
-      }>(`SELECT passes, started_at, result FROM regress_pass`);
-      const r = rows[0];
+      const r = await readLastPass<DetectPass>(pool);
       return {
         passes: Number(r?.passes ?? 0),
         last:

@@ -5,6 +5,7 @@
  * pass). Every query on them is here.
  */
 import type { PoolClient } from '../db/pool.ts';
+import type { Queryable } from '../slos/store.ts';
 import { copyTuples } from './points.ts';
 
 /** `through` (epoch ms) of every stored state. */
@@ -98,4 +99,14 @@ export async function readStates(
     },
   );
   return out;
+}
+
+/** The pass counter and the last pass's result (null before the first). */
+export async function readLastPass<R>(
+  db: Queryable,
+): Promise<{ passes: number; started_at: Date | null; result: R | null } | undefined> {
+  const { rows } = await db.query<{ passes: number; started_at: Date | null; result: R | null }>(
+    `SELECT passes, started_at, result FROM regress_pass`,
+  );
+  return rows[0];
 }

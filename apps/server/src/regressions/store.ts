@@ -282,3 +282,43 @@ export async function writeAttribution(
   );
   return rows[0] ?? null;
 }
+
+// ---- the user's status changes -------------------------------------------
+
+export async function markAcknowledged(
+  db: Queryable,
+  id: string,
+  by: string | null,
+): Promise<RegressionRow> {
+  const { rows } = await db.query<RegressionRow>(
+    `UPDATE regressions SET status = 'acknowledged', acknowledged_at = coalesce(acknowledged_at, now()),
+            acknowledged_by = coalesce($2, acknowledged_by), updated_at = now()
+      WHERE id = $1 RETURNING ${REGRESSION_COLUMNS}`,
+    [id, by],
+  );
+  return rows[0]!;
+}
+
+export async function markResolved(
+  db: Queryable,
+  id: string,
+  by: string,
+  resolution: string,
+): Promise<RegressionRow> {
+  const { rows } = await db.query<RegressionRow>(
+    `UPDATE regressions SET status = 'resolved', resolved_at = now(), resolved_by = $2, resolution = $3, updated_at = now()
+      WHERE id = $1 RETURNING ${REGRESSION_COLUMNS}`,
+    [id, by, resolution],
+  );
+  return rows[0]!;
+}
+
+export async function markOpen(db: Queryable, id: string): Promise<RegressionRow> {
+  const { rows } = await db.query<RegressionRow>(
+    `UPDATE regressions SET status = 'open', resolved_at = NULL, resolved_by = NULL, resolution = NULL,
+            acknowledged_at = NULL, acknowledged_by = NULL, updated_at = now()
+      WHERE id = $1 RETURNING ${REGRESSION_COLUMNS}`,
+    [id],
+  );
+  return rows[0]!;
+}
