@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import ajvFormats from 'ajv-formats';
 /**
  * End to end on embedded PostgreSQL with real receivers on loopback:
  * an SLO, good traffic, a burst of slow spawns -> one page to every format;
@@ -23,7 +26,11 @@ const SECRET = 'shh-its-a-secret';
 
 let srv: TestServer;
 let A: ReturnType<typeof api>;
-const receivers: Record<'json' | 'slack' | 'pagerduty' | 'alertmanager', Receiver> = {} as never;
+const receivers: Record<'json' | 'slack' | 'pagerduty' | 'alertmanager' | 'alertmanager-webhook', Receiver> = {} as never;
+// The official PostableAlerts definitions (Alertmanager's OpenAPI), for the `alertmanager` target's bodies.
+const ajv = new Ajv({ strict: false });
+(ajvFormats as unknown as { default: (a: Ajv) => Ajv }).default(ajv); // CommonJS default export
+const isPostableAlerts = ajv.compile(JSON.parse(readFileSync(new URL('./fixtures/alertmanager-postable-alerts.schema.json', import.meta.url), 'utf8')));
 // Minute-aligned timeline in the recent past (spans may be up to 90 d old).
 const M0 = Math.floor(Date.now() / MIN) * MIN;
 const at = (minutesFromM0: number) => M0 + minutesFromM0 * MIN;
@@ -42,7 +49,7 @@ const settle = () => new Promise((r) => setTimeout(r, 300));
 beforeAll(async () => {
   srv = await startTestServer();
   A = api(srv.url);
-  for (const f of ['json', 'slack', 'pagerduty', 'alertmanager'] as const) {
+  for (const f of ['json', 'slack', 'pagerduty', 'alertmanager', 'alertmanager-webhook'] as const) {
     receivers[f] = await startReceiver();
     const r = await A.post('/api/v1/webhooks', {
       url: receivers[f].url,
@@ -126,7 +133,7 @@ describe('SLO burn -> page -> resolved, delivered to every format', () => {
     });
 
     const d = await deliver();
-    expect(d).toMatchObject({ attempted: 4, delivered: 4 });
+    expect(d).toMatchObject({ attempted: 5, delivered: 5 });
     for (const r of Object.values(receivers)) expect(r.requests).toHaveLength(1);
 
     const json = receivers.json.requests[0]!;
@@ -167,7 +174,19 @@ describe('SLO burn -> page -> resolved, delivered to every format', () => {
     });
     expect(pd.payload.summary.length).toBeLessThanOrEqual(1024);
 
-    const am = receivers.alertmanager.requests[0]!.json;
+    const postable = receivers.alertmanager.requests[0]!;
+    expect(postable.path).toBe(`${new URL(receivers.alertmanager.url).pathname.replace(/\/$/, '')}/api/v2/alerts`);
+    expect(isPostableAlerts(postable.json), JSON.stringify(isPostableAlerts.errors)).toBe(true);
+    expect(postable.json).toEqual([
+      {
+        labels: expect.objectContaining({ alertname: 'OnsetSLOBurn', severity: 'page', slo_id: sloId, dedup_key: dedupKey }),
+        annotations: expect.objectContaining({ summary: expect.any(String) }),
+        startsAt: expect.any(String),
+        generatorURL: expect.stringMatching(/^http/),
+      },
+    ]); // no endsAt while firing: Alertmanager keeps it for resolve_timeout, Onset re-sends every minute
+
+    const am = receivers['alertmanager-webhook'].requests[0]!.json;
     expect(am).toMatchObject({ version: '4', status: 'firing', truncatedAlerts: 0 });
     expect(am.alerts[0]).toMatchObject({
       status: 'firing',
@@ -189,7 +208,7 @@ describe('SLO burn -> page -> resolved, delivered to every format', () => {
     const p = await pass(at(0) + 30_000);
     expect(p.resolved).toEqual([expect.objectContaining({ slo_id: sloId, severity: 'page' })]);
     const d = await deliver();
-    expect(d).toMatchObject({ delivered: 4 });
+    expect(d).toMatchObject({ delivered: 5 });
     await deliver();
     for (const r of Object.values(receivers)) {
       expect(r.requests).toHaveLength(2);
@@ -204,7 +223,10 @@ describe('SLO burn -> page -> resolved, delivered to every format', () => {
       event_action: 'resolve',
       dedup_key: dedupKey,
     });
-    expect(receivers.alertmanager.requests[1]!.json).toMatchObject({
+    const resolvedPostable = receivers.alertmanager.requests[1]!.json;
+    expect(isPostableAlerts(resolvedPostable), JSON.stringify(isPostableAlerts.errors)).toBe(true);
+    expect(resolvedPostable).toMatchObject([{ endsAt: json.json.alert.resolved_at, labels: { dedup_key: dedupKey } }]);
+    expect(receivers['alertmanager-webhook'].requests[1]!.json).toMatchObject({
       status: 'resolved',
       alerts: [{ status: 'resolved', endsAt: json.json.alert.resolved_at }],
     });
@@ -297,7 +319,7 @@ describe('silences and low traffic', () => {
     expect((await A.del(`/api/v1/silences/${sil.body.id}`)).body.active).toBe(false);
     const p2 = await pass(at(3) + 30_000);
     expect(p2.released).toBe(1);
-    expect((await deliver()).delivered).toBe(4);
+    expect((await deliver()).delivered).toBe(5);
     expect(Object.values(receivers).map((r) => r.requests.length)).toEqual(
       before.map((n) => n + 1),
     );

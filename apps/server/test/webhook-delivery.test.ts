@@ -226,7 +226,7 @@ describe('durable delivery', () => {
     slow.respond(429, { 'retry-after': '120' });
     const gone = await receiver();
     gone.respond(404);
-    await onlyWebhook({ url: slow.url, format: 'alertmanager' });
+    await onlyWebhook({ url: slow.url, format: 'alertmanager-webhook' });
     await A.post('/api/v1/webhooks', { url: gone.url, format: 'slack' });
     const T = Date.now();
     await raiseRegressionAlert(srv.onset.pool, regression(), { now: T });

@@ -44,7 +44,7 @@ export const regressionsDetected = new Counter({
 });
 
 /**
- * Alert webhook delivery attempts. format: json | slack | pagerduty | alertmanager;
+ * Alert webhook delivery attempts. format: json | slack | pagerduty | alertmanager | alertmanager-webhook;
  * result: success (2xx) | http_error (non-2xx) | network_error | timeout.
  */
 export const webhookDeliveries = new Counter({

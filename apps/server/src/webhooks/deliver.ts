@@ -133,8 +133,8 @@ async function attemptOne(
     dedup_key: d.dedup_key,
     payload: d.payload,
   };
-  const { body, headers } = render(target, toRender, opts.baseUrl);
-  const o = await post(d.url, body, headers, opts.timeoutMs);
+  const { body, headers, url } = render(target, toRender, opts.baseUrl);
+  const o = await post(url, body, headers, opts.timeoutMs);
   const ok = o.status_code !== null && o.status_code >= 200 && o.status_code < 300;
   const attempts = d.attempts + 1;
   let outcome: 'delivered' | 'retrying' | 'failed';
@@ -241,7 +241,11 @@ export async function runDeliveryPass(
   return result;
 }
 
-/** POST /api/v1/webhooks/{id}/test: one test event, sent now, logged, not retried. */
+/**
+ * POST /api/v1/webhooks/{id}/test: one test event, sent now, logged, not
+ * retried. Receivers that open incidents (PagerDuty, Alertmanager) get the
+ * matching resolve right after a delivered test, so a test leaves nothing open.
+ */
 export async function sendTestEvent(
   pool: Pool,
   webhookId: string,
@@ -275,6 +279,16 @@ export async function sendTestEvent(
   );
   const d = rows[0];
   if (!d) return null;
-  await attemptOne(pool, d, opts, false);
+  const outcome = await attemptOne(pool, d, opts, false);
+  if (outcome === 'delivered' && (d.format === 'pagerduty' || d.format === 'alertmanager')) {
+    const resolvedPayload: AlertSnapshot = { ...payload, resolved_at: new Date(opts.now).toISOString() };
+    const { rows: resolved } = await pool.query<ClaimedRow>(
+      `WITH d AS (INSERT INTO webhook_deliveries (webhook_id, event, dedup_key, payload, created_at, next_attempt_at, leased_until)
+                  VALUES ($1, 'resolved', $2, $3, $4, $4, $4::timestamptz + make_interval(secs => $5::float8 / 1000)) RETURNING *)
+       SELECT ${CLAIM_COLUMNS} FROM d JOIN webhooks w ON w.id = d.webhook_id`,
+      [webhookId, d.dedup_key, JSON.stringify(resolvedPayload), new Date(opts.now), opts.leaseMs],
+    );
+    if (resolved[0]) await attemptOne(pool, resolved[0], opts, false);
+  }
   return d.id;
 }

@@ -25,6 +25,28 @@ export interface DeliveryToRender {
 export interface Rendered {
   body: string;
   headers: Record<string, string>;
+  /** Where to POST: the webhook's URL, except for formats that name an API path under it. */
+  url: string;
+}
+
+/** Alertmanager's API for clients that push alerts (what Prometheus uses). */
+export const ALERTMANAGER_ALERTS_PATH = '/api/v2/alerts';
+
+/** The webhook URL of an `alertmanager` target is Alertmanager's base URL (or already its alerts API). */
+export function alertmanagerAlertsUrl(url: string): string {
+  const u = new URL(url);
+  if (!u.pathname.replace(/\/+$/, '').endsWith(ALERTMANAGER_ALERTS_PATH))
+    u.pathname = u.pathname.replace(/\/+$/, '') + ALERTMANAGER_ALERTS_PATH;
+  return u.toString();
+}
+
+/**
+ * Slack's control characters in text it parses (mrkdwn, and the top-level
+ * `text`): `<!channel>`, `<@U…>` and `<url|label>` are markup, so a service
+ * named `<!channel>` would ping everyone. Slack's rule: escape &, <, > only.
+ */
+export function slackEscape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
 /** `sha256=<hex HMAC-SHA256 of the body with the secret>` (X-Onset-Signature). */
@@ -86,18 +108,19 @@ function renderSlack(d: DeliveryToRender, baseUrl: string): unknown {
       : a.severity === 'page'
         ? ':rotating_light:'
         : ':warning:';
+  const e = slackEscape;
   const fields = [
     { type: 'mrkdwn', text: `*Status*\n${st}` },
     { type: 'mrkdwn', text: `*Severity*\n${a.severity}` },
-    ...(a.service ? [{ type: 'mrkdwn', text: `*Service*\n${a.service}` }] : []),
+    ...(a.service ? [{ type: 'mrkdwn', text: `*Service*\n${e(a.service)}` }] : []),
     ...(a.burn_rate !== null
-      ? [{ type: 'mrkdwn', text: `*Burn rate*\n${num(a.burn_rate)}× over ${a.window ?? '?'}` }]
+      ? [{ type: 'mrkdwn', text: `*Burn rate*\n${num(a.burn_rate)}× over ${e(a.window ?? '?')}` }]
       : []),
     { type: 'mrkdwn', text: `*Started*\n${a.started_at}` },
     ...(a.resolved_at ? [{ type: 'mrkdwn', text: `*Resolved*\n${a.resolved_at}` }] : []),
   ];
   return {
-    text: `${icon} ${summary(a, st, d.event === 'test')}`,
+    text: `${icon} ${e(summary(a, st, d.event === 'test'))}`,
     blocks: [
       {
         type: 'header',
@@ -120,7 +143,7 @@ function renderSlack(d: DeliveryToRender, baseUrl: string): unknown {
         elements: [
           {
             type: 'mrkdwn',
-            text: `${a.type} · dedup_key \`${d.dedup_key}\`${d.event === 'test' ? ' · test event' : ''}`,
+            text: `${e(a.type)} · dedup_key \`${e(d.dedup_key)}\`${d.event === 'test' ? ' · test event' : ''}`,
           },
         ],
       },
@@ -160,9 +183,9 @@ function renderPagerDuty(d: DeliveryToRender, target: WebhookTarget, baseUrl: st
   };
 }
 
-function renderAlertmanager(d: DeliveryToRender, target: WebhookTarget, baseUrl: string): unknown {
+/** Labels and annotations of an alert, shared by both Alertmanager formats. */
+function alertmanagerAlert(d: DeliveryToRender): { alertname: string; labels: Record<string, string>; annotations: Record<string, string> } {
   const a = d.payload;
-  const st = status(d);
   const alertname =
     a.type === 'slo_burn'
       ? 'OnsetSLOBurn'
@@ -182,6 +205,36 @@ function renderAlertmanager(d: DeliveryToRender, target: WebhookTarget, baseUrl:
   const annotations: Record<string, string> = { summary: a.title };
   if (a.burn_rate !== null) annotations.burn_rate = num(a.burn_rate);
   if (a.window) annotations.window = a.window;
+  return { alertname, labels, annotations };
+}
+
+/**
+ * `alertmanager`: PostableAlerts for Alertmanager's own API (POST /api/v2/alerts),
+ * as Prometheus sends them. While firing there is no endsAt: Alertmanager
+ * then keeps the alert for its resolve_timeout (5 min by default), and Onset
+ * re-sends it every minute while it fires (alertmanagerRefresh). Resolved
+ * carries endsAt = the time it resolved.
+ */
+function renderAlertmanager(d: DeliveryToRender, baseUrl: string): unknown {
+  const a = d.payload;
+  const { labels, annotations } = alertmanagerAlert(d);
+  const resolvedAt = status(d) === 'resolved' ? (a.resolved_at ?? a.started_at) : null;
+  return [
+    {
+      labels,
+      annotations,
+      startsAt: a.started_at,
+      ...(resolvedAt ? { endsAt: resolvedAt } : {}),
+      generatorURL: alertUrl(a, baseUrl),
+    },
+  ];
+}
+
+/** `alertmanager-webhook`: the body Alertmanager itself sends to its webhook receivers (for tools that take that). */
+function renderAlertmanagerWebhook(d: DeliveryToRender, target: WebhookTarget, baseUrl: string): unknown {
+  const a = d.payload;
+  const st = status(d);
+  const { alertname, labels, annotations } = alertmanagerAlert(d);
   return {
     version: '4',
     groupKey: `{}:{alertname="${alertname}", dedup_key="${d.dedup_key}"}`,
@@ -213,8 +266,10 @@ export function render(target: WebhookTarget, d: DeliveryToRender, baseUrl: stri
       : target.format === 'pagerduty'
         ? renderPagerDuty(d, target, baseUrl)
         : target.format === 'alertmanager'
-          ? renderAlertmanager(d, target, baseUrl)
-          : renderJson(d, baseUrl),
+          ? renderAlertmanager(d, baseUrl)
+          : target.format === 'alertmanager-webhook'
+            ? renderAlertmanagerWebhook(d, target, baseUrl)
+            : renderJson(d, baseUrl),
   );
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -224,5 +279,6 @@ export function render(target: WebhookTarget, d: DeliveryToRender, baseUrl: stri
     'x-onset-dedup-key': d.dedup_key,
   };
   if (target.secret) headers['x-onset-signature'] = signature(target.secret, body);
-  return { body, headers };
+  const url = target.format === 'alertmanager' ? alertmanagerAlertsUrl(target.url) : target.url;
+  return { body, headers, url };
 }

@@ -6,6 +6,7 @@ import type { FeatureJobs } from '../scheduler/jobs.ts';
 import { runDeliveryPass } from './deliver.ts';
 import { deliverySettings } from './settings.ts';
 import { baseUrlOf } from './routes.ts';
+import { ALERTMANAGER_REFRESH_CRON, refreshAlertmanagerAlerts } from './alertmanager-refresh.ts';
 
 /**
  * Webhook jobs: `webhook_deliver` every minute, and re-queued by itself for
@@ -31,7 +32,16 @@ export function webhookTasks(deps: { config: Config; pool: Pool; log: FastifyBas
   };
   return {
     deliver,
-    tasks: { webhook_deliver: async (_payload, helpers) => deliver(helpers) },
-    crontab: ['* * * * * webhook_deliver ?max=1&jobKey=webhook_deliver'],
+    tasks: {
+      webhook_deliver: async (_payload, helpers) => deliver(helpers),
+      alertmanager_refresh: async () => {
+        const r = await refreshAlertmanagerAlerts(pool, { baseUrl: baseUrlOf(config), timeoutMs: settings.timeoutMs });
+        if (r.resent || r.failed) log.info(r, 'alertmanager alerts re-sent while firing');
+      },
+    },
+    crontab: [
+      '* * * * * webhook_deliver ?max=1&jobKey=webhook_deliver',
+      `${ALERTMANAGER_REFRESH_CRON} alertmanager_refresh ?max=1&jobKey=alertmanager_refresh`,
+    ],
   };
 }

@@ -184,7 +184,8 @@ function NewWebhook({ onCreated }: { onCreated: (id: string) => void }) {
           <option value="json">JSON (HMAC signed)</option>
           <option value="slack">Slack</option>
           <option value="pagerduty">PagerDuty Events v2</option>
-          <option value="alertmanager">Alertmanager</option>
+          <option value="alertmanager">Alertmanager (its API: base URL)</option>
+          <option value="alertmanager-webhook">Alertmanager webhook payload</option>
         </select>
       </label>
       {format === 'pagerduty' ? (
