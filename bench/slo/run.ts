@@ -132,7 +132,7 @@ const receiver = http.createServer((req, res) => {
 await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
 const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 await pool.query(
-  `INSERT INTO webhooks (url, format, secret) VALUES ($1, 'json', 's'), ($1, 'alertmanager', NULL)`,
+  `INSERT INTO webhooks (url, format, secret) VALUES ($1, 'json', 's'), ($1, 'alertmanager-webhook', NULL)`,
   [hookUrl],
 );
 await pool.query('VACUUM ANALYZE'); // as autovacuum leaves settled counters: all-visible, so index-only scans
