@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
+import type { Deploy as Marker } from '@onset/contract';
 
 // Tokens per scope, so auth is exercised the way CI hooks and admins use it.
 const TOKENS = { deploys: 'tok-ci', read: 'tok-read', admin: 'tok-admin' };
@@ -14,22 +15,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-interface Marker {
-  id: string;
-  service: string | null;
-  environment: string | null;
-  hosts: string[];
-  kind: string;
-  component: string | null;
-  from_version: string | null;
-  to_version: string | null;
-  commit: string | null;
-  url: string | null;
-  description: string | null;
-  at: string;
-  source: string;
-  external_id: string | null;
-}
 
 async function post(
   body: unknown,

@@ -5,6 +5,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { SpanKind } from '@opentelemetry/api';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import { inferMarkers } from '../src/deploys/infer.ts';
+import type { Deploy as Marker } from '@onset/contract';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -46,17 +47,6 @@ async function sendSpans(
   await provider.shutdown();
 }
 
-interface Marker {
-  id: string;
-  service: string | null;
-  hosts: string[];
-  kind: string;
-  component: string | null;
-  from_version: string | null;
-  to_version: string | null;
-  at: string;
-  source: string;
-}
 
 async function inferred(query = ''): Promise<Marker[]> {
   const res = await fetch(`${server.url}/api/v1/deploys?source=inferred${query}`);

@@ -11,18 +11,11 @@ import { Partitions } from '../src/db/partitions.ts';
 import { runDetect } from '../src/regressions/pass.ts';
 import { runDetectionPass } from '../src/regressions/engine.ts';
 import { incidentTimes, replayIncidents, type MarkerIds } from './fixtures/incidents.ts';
+import type { Regression } from '@onset/contract';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 
-interface Regression {
-  id: string;
-  service: string;
-  view: string;
-  onset: string;
-  suspects: Array<{ deploy_id: string; score: number }>;
-  status: string;
-}
 
 let server: TestServer;
 beforeAll(async () => {

@@ -10,39 +10,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import { incidentTimes, replayIncidents, type MarkerIds } from './fixtures/incidents.ts';
+import type { Regression } from '@onset/contract';
 
-interface Level {
-  p50_ms: number;
-  p99_ms: number;
-  count: number;
-}
-interface Regression {
-  id: string;
-  series_id: string;
-  service: string;
-  op: string;
-  view: string;
-  name: string;
-  peer: string | null;
-  host: string | null;
-  onset: string;
-  onset_uncertainty_ms: number;
-  before: Level;
-  after: Level;
-  ratio_p50: number;
-  ratio_p99: number;
-  suspects: Array<{
-    deploy_id: string;
-    kind: string;
-    service: string | null;
-    component: string | null;
-    score: number;
-    reason: string;
-  }>;
-  cohort: { attribute: string; slow: string[]; fast: string[] } | null;
-  status: string;
-  resolved_at: string | null;
-}
+
 
 const MIN = 60_000;
 const times = incidentTimes();

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import { Partitions } from '../src/db/partitions.ts';
 import { startScheduler } from '../src/scheduler/index.ts';
+import type { Series as SeriesRow } from '@onset/contract';
 
 // Server A traces itself into server B, a second real Onset that receives
 // the spans over OTLP/HTTP protobuf, the way a Collector or Jaeger would.
@@ -25,13 +26,6 @@ afterAll(async () => {
   delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
 });
 
-interface SeriesRow {
-  id: string;
-  op: string;
-  view: string;
-  name: string;
-  hosts: string[];
-}
 
 async function receivedSeries(): Promise<SeriesRow[]> {
   const res = await fetch(`${receiver.url}/api/v1/series?service=${SERVICE}`);

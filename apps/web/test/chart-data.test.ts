@@ -22,7 +22,8 @@ import {
   deployTitle,
 } from '../src/components/graphs/markerData.ts';
 import { edgeVerdict, median, shapeEdge } from '../src/components/graphs/edgeData.ts';
-import type { Deploy, QuantilesResponse } from '../src/api/types.ts';
+import type { Deploy, QuantilesColumns } from '@onset/contract';
+import { deployOf, seriesOf } from './fixtures.ts';
 import { columnsOf } from './columns.ts';
 
 const T0 = Date.parse('2026-11-20T10:00:00Z');
@@ -89,7 +90,7 @@ describe('latency axis', () => {
 });
 
 describe('quantile chart data', () => {
-  const resp = (values: Array<[number, number, number] | null>): QuantilesResponse => ({
+  const resp = (values: Array<[number, number, number] | null>): QuantilesColumns => ({
     series: {
       id: '1',
       service: 's',
@@ -332,12 +333,8 @@ describe('heatmap data', () => {
 });
 
 describe('deploy markers', () => {
-  const d = (id: string, atMs: number, extra: Partial<Deploy> = {}): Deploy => ({
-    id,
-    kind: 'code',
-    at: iso(atMs),
-    ...extra,
-  });
+  const d = (id: string, atMs: number, extra: Partial<Deploy> = {}): Deploy =>
+    deployOf({ id, kind: 'code', at: iso(atMs), ...extra });
 
   it('keeps markers in range and flags the ranked suspects', () => {
     const ms = toMarkers(
@@ -381,18 +378,8 @@ describe('deploy markers', () => {
 });
 
 describe('edge views', () => {
-  const q = (values: number[], startMs = T0) => ({
-    series: {
-      id: '1',
-      service: 's',
-      op: 'request',
-      view: 'client',
-      name: 'n',
-      peer: null,
-      hosts: [],
-      first_seen: '',
-      last_seen: '',
-    },
+  const q = (values: number[], startMs = T0): QuantilesColumns => ({
+    series: seriesOf({ view: 'client' }),
     from: iso(startMs),
     to: iso(startMs + values.length * 60_000),
     step_ms: 60_000,

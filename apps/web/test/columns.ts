@@ -1,4 +1,4 @@
-import type { QuantileColumns } from '../src/api/types.ts';
+import type { QuantileColumns } from '@onset/contract';
 
 /** Test fixture: steps written one per object, turned into the API's columns layout. */
 export function columnsOf(

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Deploy, QuantilesResponse, Regression, Series, Slo } from '../src/api/types.ts';
+import type { Deploy, QuantilesColumns, Regression, Series, Slo, SloStatus, View } from '@onset/contract';
 import { columnsOf } from './columns.ts';
+import { deployOf, regressionOf, seriesOf, sloOf, sloStatusOf } from './fixtures.ts';
 import {
   rankRegressions,
   regressionScore,
@@ -31,45 +32,28 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const series = (
   id: string,
   service: string,
-  view: string,
+  view: View,
   name: string,
   peer: string | null = null,
   hosts: string[] = [],
-): Series => ({
-  id,
-  service,
-  op: 'request',
-  view,
-  name,
-  peer,
-  hosts,
-  first_seen: iso(T0),
-  last_seen: iso(T0),
-});
-const reg = (over: Partial<Regression>): Regression => ({
-  id: 'r',
-  service: 'checkout',
-  op: 'request',
-  view: 'gap',
-  name: 'GET /lookup',
-  peer: 'urlite',
-  onset: iso(T0),
-  before: { p50_ms: 1, p99_ms: 1.4, count: 50_000 },
-  after: { p50_ms: 41, p99_ms: 41.6, count: 8000 },
-  ratio_p50: 41,
-  ratio_p99: 29.7,
-  status: 'open',
-  ...over,
-});
-const slo = (over: Partial<Slo>): Slo => ({
-  id: 's',
-  name: 'slo',
-  service: 'checkout',
-  threshold_ms: 100,
-  objective: 0.99,
-  window: '28d',
-  ...over,
-});
+): Series => seriesOf({ id, service, op: 'request', view, name, peer, hosts });
+const reg = (over: Partial<Regression>): Regression =>
+  regressionOf({
+    id: 'r',
+    service: 'checkout',
+    op: 'request',
+    view: 'gap',
+    name: 'GET /lookup',
+    peer: 'urlite',
+    onset: iso(T0),
+    before: { p50_ms: 1, p99_ms: 1.4, count: 50_000 },
+    after: { p50_ms: 41, p99_ms: 41.6, count: 8000 },
+    ratio_p50: 41,
+    ratio_p99: 29.7,
+    status: 'open',
+    ...over,
+  });
+const slo = (over: Partial<Slo>): Slo => sloOf(over);
 
 describe('ranking regressions: ratio × traffic × SLO impact', () => {
   it('puts a ×700 regression above a ×2 one at equal traffic', () => {
@@ -94,19 +78,14 @@ describe('ranking regressions: ratio × traffic × SLO impact', () => {
     const b = reg({ id: 'b', service: 'b' });
     const paging = slo({
       service: 'b',
-      status: {
+      status: sloStatusOf({
         sli: 0.9,
         budget_remaining: -1,
-        burn_rates: {},
-        alert: { severity: 'page', since: iso(T0) },
-      },
+        alert: { id: 'a', severity: 'page', since: iso(T0), acknowledged: false },
+      }),
     });
     expect(regressionScore(b, [paging])).toBeGreaterThan(regressionScore(a, [paging]) * 3);
     expect(rankRegressions([a, b], [paging])[0]!.r.id).toBe('b');
-  });
-
-  it('uses the server severity when it sends one', () => {
-    expect(regressionScore(reg({ severity: 7 }), [])).toBe(7);
   });
 
   it('matches SLOs by series id or by labels and name pattern', () => {
@@ -125,7 +104,7 @@ describe('ranking regressions: ratio × traffic × SLO impact', () => {
 });
 
 describe('cohort split', () => {
-  const q = (values: Array<[number, number]>): QuantilesResponse => ({
+  const q = (values: Array<[number, number]>): QuantilesColumns => ({
     series: series('1', 's', 'internal', 'n'),
     from: iso(T0),
     to: iso(T0 + 3_600_000),
@@ -238,8 +217,11 @@ describe('SLO lists', () => {
     const s = (name: string, b: number | null) =>
       slo({
         name,
+        // An SLO listed without a status (defensive: the contract always sends one) sorts last.
         status:
-          b === null ? undefined : { sli: 1, budget_remaining: b, burn_rates: {}, alert: null },
+          b === null
+            ? (undefined as unknown as SloStatus)
+            : sloStatusOf({ sli: 1, budget_remaining: b }),
       });
     expect(
       sortSlosByBudget([s('a', 0.9), s('b', null), s('c', -0.2), s('d', 0.1)]).map((x) => x.name),
@@ -247,11 +229,11 @@ describe('SLO lists', () => {
   });
 
   it("reads the alert thresholds from the server's tiers, never its own", () => {
-    const state = { burn_long: null, burn_short: null, firing: false };
+    const state = { burn_long: null, burn_short: null, events_long: 0, events_short: 0, firing: false };
     const tiers = [
       {
         name: 'page_1h',
-        severity: 'page',
+        severity: 'page' as const,
         long: '1h',
         short: '5m',
         enabled: true,
@@ -260,7 +242,7 @@ describe('SLO lists', () => {
       },
       {
         name: 'ticket_3d',
-        severity: 'ticket',
+        severity: 'ticket' as const,
         long: '3d',
         short: '6h',
         enabled: false,
@@ -268,7 +250,7 @@ describe('SLO lists', () => {
         ...state,
       },
     ];
-    const s = slo({ status: { sli: 1, budget_remaining: 1, burn_rates: {}, alert: null, tiers } });
+    const s = slo({ status: sloStatusOf({ sli: 1, budget_remaining: 1, tiers }) });
     expect(tierFactor(s, '1h')).toBe(13.44);
     expect(tierFactor(s, '3d')).toBeUndefined();
     expect(tierFactor(slo({}), '1h')).toBeUndefined();
@@ -405,12 +387,8 @@ describe('edges and relevant deploys', () => {
 });
 
 describe('deploys timeline', () => {
-  const d = (id: string, atMs: number, x: Partial<Deploy> = {}): Deploy => ({
-    id,
-    kind: 'code',
-    at: iso(atMs),
-    ...x,
-  });
+  const d = (id: string, atMs: number, x: Partial<Deploy> = {}): Deploy =>
+    deployOf({ id, kind: 'code', at: iso(atMs), ...x });
   it('puts markers in lanes per service, host-only changes last, at their fraction of the range', () => {
     const lanes = timelineLanes(
       [

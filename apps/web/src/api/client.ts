@@ -93,7 +93,7 @@ export async function apiFetch<T>(
 /** Build `/api/v1/x?a=1&b=2`, leaving out empty values. */
 export function apiPath(
   path: string,
-  params: Record<string, string | number | undefined | null> = {},
+  params: Record<string, string | number | boolean | undefined | null> = {},
 ): string {
   const qs = new URLSearchParams();
   for (const [k, v] of Object.entries(params))

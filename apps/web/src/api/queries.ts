@@ -3,17 +3,31 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useSearchParams } from 'react-router-dom';
 import { ApiError, apiFetch, apiPath } from './client.ts';
 import type {
-  AlertEvent,
+  AlertList,
+  AlertListQuery,
+  AlertWithEvents,
   CohortsResponse,
   Delivery,
-  Deploy,
+  DeliveryList,
+  DeployList,
+  DeployListQuery,
   HeatmapResponse,
-  QuantilesResponse,
+  QuantilesColumns,
   Regression,
+  RegressionList,
+  RegressionListQuery,
   Series,
+  SeriesList,
+  SeriesListQuery,
   Slo,
+  SloCreated,
+  SloInput,
+  SloList,
+  SloSuggestion,
   Webhook,
-} from './types.ts';
+  WebhookInput,
+  WebhookList,
+} from '@onset/contract';
 import { rangeFromParams, refreshInterval, type RangeText } from '../state/timeRange.ts';
 
 /** The auto-refresh interval chosen in the URL (`refresh=30s|1m|off`). */
@@ -25,12 +39,12 @@ export function useRefetchInterval(): number | false {
 const retry = (n: number, e: unknown) =>
   !(e instanceof ApiError && e.status >= 400 && e.status < 500) && n < 2;
 
-export function useSeriesList(filter: Record<string, string | undefined> = {}) {
+export function useSeriesList(filter: SeriesListQuery = {}) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['series', filter],
     queryFn: () =>
-      apiFetch<{ series: Series[] }>(apiPath('/api/v1/series', filter)).then((r) => r.series),
+      apiFetch<SeriesList>(apiPath('/api/v1/series', filter)).then((r) => r.series),
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,
@@ -68,7 +82,7 @@ export function useQuantiles(id: string | null | undefined, o: SeriesQuery, enab
       o.q ?? '',
     ],
     queryFn: ({ signal }) =>
-      apiFetch<QuantilesResponse>(
+      apiFetch<QuantilesColumns>(
         apiPath(`/api/v1/series/${encodeURIComponent(id!)}/quantiles`, {
           from: o.range.from,
           to: o.range.to,
@@ -120,24 +134,14 @@ export function useCohorts(id: string | null | undefined) {
   });
 }
 
-export interface DeployFilter {
-  /** Only markers that can explain a change in this series (the server's attribution rule). */
-  series_id?: string;
-  service?: string;
-  host?: string;
-  kind?: string;
-  from?: string;
-  to?: string;
-}
+export type DeployFilter = DeployListQuery;
 
 export function useDeploys(filter: DeployFilter, enabled = true) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['deploys', filter],
     queryFn: () =>
-      apiFetch<{ deploys?: Deploy[]; markers?: Deploy[] } | Deploy[]>(
-        apiPath('/api/v1/deploys', { ...filter }),
-      ).then(listOf<Deploy>('deploys', 'markers')),
+      apiFetch<DeployList>(apiPath('/api/v1/deploys', { ...filter })).then((r) => r.deploys),
     enabled,
     refetchInterval: interval,
     retry,
@@ -145,79 +149,38 @@ export function useDeploys(filter: DeployFilter, enabled = true) {
   });
 }
 
-/** Accept `{deploys: [...]}`, `{markers: [...]}` or a bare array: the list endpoints are young. */
-function listOf<T>(...keys: string[]) {
-  return (r: unknown): T[] => {
-    if (Array.isArray(r)) return r as T[];
-    const obj = (r ?? {}) as Record<string, unknown>;
-    for (const k of keys) if (Array.isArray(obj[k])) return obj[k] as T[];
-    for (const v of Object.values(obj)) if (Array.isArray(v)) return v as T[];
-    return [];
-  };
-}
-
-export function useRegressions(filter: { status?: string; service?: string; since?: string } = {}) {
+export function useRegressions(filter: RegressionListQuery = {}) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['regressions', filter],
     queryFn: () =>
-      apiFetch<unknown>(apiPath('/api/v1/regressions', filter)).then(
-        listOf<Regression>('regressions'),
-      ),
+      apiFetch<RegressionList>(apiPath('/api/v1/regressions', filter)).then((r) => r.regressions),
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,
   });
 }
 
-/** One regression: the item endpoint if the server has it, else found in the list. */
 export function useRegression(id: string | undefined) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['regressions', 'one', id],
-    queryFn: async () => {
-      try {
-        const r = await apiFetch<Regression | { regression: Regression }>(
-          `/api/v1/regressions/${encodeURIComponent(id!)}`,
-        );
-        return 'regression' in r && r.regression ? r.regression : (r as Regression);
-      } catch (e) {
-        if (!(e instanceof ApiError && e.missingEndpoint)) throw e;
-        const all = await apiFetch<unknown>(apiPath('/api/v1/regressions', { status: 'all' })).then(
-          listOf<Regression>('regressions'),
-        );
-        const found = all.find((r) => String(r.id) === id);
-        if (!found)
-          throw new ApiError(
-            404,
-            'not_found',
-            `regression ${id} does not exist`,
-            `/api/v1/regressions/${id}`,
-          );
-        return found;
-      }
-    },
+    queryFn: () => apiFetch<Regression>(`/api/v1/regressions/${encodeURIComponent(id!)}`),
     enabled: !!id,
     refetchInterval: interval,
     retry,
   });
 }
 
-/** Ack / resolve: `POST /api/v1/regressions/:id/{ack|resolve}`, falling back to PATCH {status}. */
+/** Ack / resolve / reopen: `POST /api/v1/regressions/:id/{ack|resolve|reopen}`. */
 export function useRegressionAction() {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: async ({ id, action }: { id: string; action: 'ack' | 'resolve' | 'reopen' }) => {
-      const base = `/api/v1/regressions/${encodeURIComponent(id)}`;
-      try {
-        return await apiFetch<unknown>(`${base}/${action}`, { method: 'POST', json: {} });
-      } catch (e) {
-        if (!(e instanceof ApiError && e.missingEndpoint)) throw e;
-        const status =
-          action === 'ack' ? 'acknowledged' : action === 'resolve' ? 'resolved' : 'open';
-        return await apiFetch<unknown>(base, { method: 'PATCH', json: { status } });
-      }
-    },
+    mutationFn: ({ id, action }: { id: string; action: 'ack' | 'resolve' | 'reopen' }) =>
+      apiFetch<Regression>(`/api/v1/regressions/${encodeURIComponent(id)}/${action}`, {
+        method: 'POST',
+        json: {},
+      }),
     onSettled: () => qc.invalidateQueries({ queryKey: ['regressions'] }),
   });
 }
@@ -226,7 +189,7 @@ export function useSlos() {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['slos'],
-    queryFn: () => apiFetch<unknown>('/api/v1/slos').then(listOf<Slo>('slos')),
+    queryFn: () => apiFetch<SloList>('/api/v1/slos').then((r) => r.slos),
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,
@@ -237,33 +200,19 @@ export function useSlo(id: string | undefined) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['slos', 'one', id],
-    queryFn: () =>
-      apiFetch<Slo | { slo: Slo }>(`/api/v1/slos/${encodeURIComponent(id!)}`).then((r) =>
-        'slo' in r && r.slo ? r.slo : (r as Slo),
-      ),
+    queryFn: () => apiFetch<Slo>(`/api/v1/slos/${encodeURIComponent(id!)}`),
     enabled: !!id,
     refetchInterval: interval,
     retry,
   });
 }
 
-export function useAlerts(
-  filter: {
-    slo_id?: string;
-    regression_id?: string;
-    status?: string;
-    type?: string;
-    since?: string;
-    limit?: number;
-  } = {},
-) {
+export function useAlerts(filter: AlertListQuery = {}) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['alerts', filter],
     queryFn: () =>
-      apiFetch<unknown>(apiPath('/api/v1/alerts', filter)).then(
-        listOf<AlertEvent>('alerts', 'history'),
-      ),
+      apiFetch<AlertList>(apiPath('/api/v1/alerts', filter)).then((r) => r.alerts),
     refetchInterval: interval,
     retry,
   });
@@ -272,8 +221,7 @@ export function useAlerts(
 export function useCreateSlo() {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (spec: Partial<Omit<Slo, 'id' | 'status'>>) =>
-      apiFetch<Slo>('/api/v1/slos', { method: 'POST', json: spec }),
+    mutationFn: (spec: SloInput) => apiFetch<SloCreated>('/api/v1/slos', { method: 'POST', json: spec }),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['slos'] }),
   });
 }
@@ -281,7 +229,7 @@ export function useCreateSlo() {
 export function useWebhooks() {
   return useQuery({
     queryKey: ['webhooks'],
-    queryFn: () => apiFetch<unknown>('/api/v1/webhooks').then(listOf<Webhook>('webhooks')),
+    queryFn: () => apiFetch<WebhookList>('/api/v1/webhooks').then((r) => r.webhooks),
     retry,
   });
 }
@@ -289,14 +237,8 @@ export function useWebhooks() {
 export function useCreateWebhook() {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (spec: {
-      url: string;
-      format: string;
-      name?: string;
-      secret?: string;
-      routing_key?: string;
-      min_severity?: string;
-    }) => apiFetch<Webhook>('/api/v1/webhooks', { method: 'POST', json: spec }),
+    mutationFn: (spec: WebhookInput) =>
+      apiFetch<Webhook>('/api/v1/webhooks', { method: 'POST', json: spec }),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['webhooks'] }),
   });
 }
@@ -315,9 +257,9 @@ export function useDeliveries(webhookId: string | undefined) {
   return useQuery({
     queryKey: ['deliveries', webhookId],
     queryFn: () =>
-      apiFetch<unknown>(
+      apiFetch<DeliveryList>(
         apiPath(`/api/v1/webhooks/${encodeURIComponent(webhookId!)}/deliveries`, { limit: 50 }),
-      ).then(listOf<Delivery>('deliveries')),
+      ).then((r) => r.deliveries),
     enabled: !!webhookId,
     refetchInterval: interval === false ? false : Math.min(interval, 10_000),
     retry,
@@ -327,23 +269,10 @@ export function useDeliveries(webhookId: string | undefined) {
 export function useAlert(id: string | undefined) {
   return useQuery({
     queryKey: ['alerts', 'one', id],
-    queryFn: () => apiFetch<AlertEvent>(`/api/v1/alerts/${encodeURIComponent(id!)}`),
+    queryFn: () => apiFetch<AlertWithEvents>(`/api/v1/alerts/${encodeURIComponent(id!)}`),
     enabled: !!id,
     retry,
   });
-}
-
-export interface SloSuggestion {
-  slo: {
-    name: string;
-    series_id: string;
-    service: string;
-    threshold_ms: number;
-    objective: number;
-    window: string;
-  };
-  basis: { from: string; to: string; events: number; quantile_ms: number; expected_sli: number };
-  watched_by: Array<{ id: string; name: string }>;
 }
 
 export function useSloSuggestion(seriesId: string | undefined, objective: number) {

@@ -3,7 +3,7 @@ import { useMemo } from 'react';
 import { useQueries } from '@tanstack/react-query';
 import { useRefetchInterval } from '../api/queries.ts';
 import { apiFetch, apiPath } from '../api/client.ts';
-import type { CohortsResponse, QuantilesResponse } from '../api/types.ts';
+import type { CohortsResponse, QuantilesColumns } from '@onset/contract';
 import { useUrlState } from '../state/url.ts';
 import {
   MAX_COHORT_LINES,
@@ -71,7 +71,7 @@ export function CohortPanel({
     queries: values.map((v) => ({
       queryKey: ['quantiles', seriesId, range.from, range.to, '', '', `${key}=${v}`, '0.5,0.99'],
       queryFn: ({ signal }: { signal: AbortSignal }) =>
-        apiFetch<QuantilesResponse>(
+        apiFetch<QuantilesColumns>(
           apiPath(`/api/v1/series/${encodeURIComponent(seriesId)}/quantiles`, {
             from: range.from,
             to: range.to,

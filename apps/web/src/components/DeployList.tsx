@@ -3,7 +3,7 @@
  * versions, URL) is rendered as React text; only http(s) URLs become links.
  */
 import { memo } from 'react';
-import type { Deploy } from '../api/types.ts';
+import type { Deploy } from '@onset/contract';
 import { KindBadge } from './Controls.tsx';
 import { hostsText, versionText } from './graphs/markerData.ts';
 import { formatAgo, formatInstant } from '../state/timeRange.ts';

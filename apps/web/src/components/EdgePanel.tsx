@@ -1,7 +1,7 @@
 /** The client, server and gap views of one edge overlaid on one chart, with the verdict in words. */
 import { useMemo, useState } from 'react';
 import { useQuantiles } from '../api/queries.ts';
-import type { Series } from '../api/types.ts';
+import type { Series } from '@onset/contract';
 import { EDGE_VIEWS, edgeVerdict, shapeEdge, type EdgeView } from './graphs/edgeData.ts';
 import {
   BREAKDOWN_CHART_HEIGHT,

@@ -1,5 +1,5 @@
 /** The three views of an edge among the series. Pure. */
-import type { Series } from '../api/types.ts';
+import type { Series } from '@onset/contract';
 
 /**
  * The three views of one edge (api.md "call on an edge"). Edge pairing files

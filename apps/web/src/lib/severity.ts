@@ -7,7 +7,7 @@
  *   whose threshold the new level crosses multiplies the score.
  * Pure; the server's own `severity`, when it sends one, is used as is.
  */
-import type { Regression, Slo } from '../api/types.ts';
+import type { Regression, Slo } from '@onset/contract';
 
 export function sloMatches(
   slo: Slo,
@@ -46,7 +46,6 @@ export function sloImpact(r: Regression, slos: readonly Slo[]): number {
 }
 
 export function regressionScore(r: Regression, slos: readonly Slo[]): number {
-  if (typeof r.severity === 'number' && Number.isFinite(r.severity)) return r.severity;
   const ratio = Math.log2(worstRatio(r)) + 0.1;
   const traffic = Math.log10(10 + Math.max(0, r.after?.count ?? 0));
   return ratio * traffic * sloImpact(r, slos);
@@ -63,7 +62,7 @@ export function rankRegressions(
 
 /** Which quantile tells the story: the engine's `metric`, else the one with the bigger ratio. */
 export function headlineQuantile(
-  r: Pick<Regression, 'ratio_p50' | 'ratio_p99' | 'metric'>,
+  r: Pick<Regression, 'ratio_p50' | 'ratio_p99'> & Partial<Pick<Regression, 'metric'>>,
 ): 'p50' | 'p99' {
   if (r.metric === 'p50' || r.metric === 'p99') return r.metric;
   return (r.ratio_p99 || 0) > (r.ratio_p50 || 0) ? 'p99' : 'p50';

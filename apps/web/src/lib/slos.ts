@@ -1,5 +1,5 @@
 /** Display helpers for SLO lists. Pure. */
-import type { Slo } from '../api/types.ts';
+import type { Slo } from '@onset/contract';
 
 /** SLOs with the least budget first; unknown budgets last. */
 export function sortSlosByBudget<T extends Pick<Slo, 'status' | 'name'>>(slos: readonly T[]): T[] {

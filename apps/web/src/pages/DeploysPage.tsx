@@ -1,11 +1,11 @@
 /** Deploys: a timeline of markers (one lane per service) with filters, and the full list. */
 import { useMemo, useState } from 'react';
 import { useDeploys } from '../api/queries.ts';
-import type { Deploy } from '../api/types.ts';
+import type { Deploy } from '@onset/contract';
 import { useRange, useUrlState } from '../state/url.ts';
 import { formatInstant, resolveRange } from '../state/timeRange.ts';
 import { filterDeploys, timelineLanes, timelineTicks } from '../components/graphs/timelineData.ts';
-import { DEPLOY_KINDS as KINDS } from '@onset/contract';
+import { DEPLOY_KINDS as KINDS, isOneOf } from '@onset/contract';
 import { deployTitle, kindLetter, stackChips } from '../components/graphs/markerData.ts';
 import { DeployList } from '../components/DeployList.tsx';
 import { Empty, QueryView } from '../components/States.tsx';
@@ -23,7 +23,7 @@ export default function DeploysPage() {
   const query = useDeploys({
     from: range.from,
     to: range.to,
-    kind: filters.kind || undefined,
+    kind: isOneOf(KINDS, filters.kind) ? filters.kind : undefined,
     service: filters.service || undefined,
     host: filters.host || undefined,
   });

@@ -2,7 +2,7 @@
 import { useCallback, useMemo } from 'react';
 import { Link } from 'react-router-dom';
 import { useDeploys, useHeatmap, useQuantiles, useSeriesList } from '../api/queries.ts';
-import type { Series } from '../api/types.ts';
+import type { Series } from '@onset/contract';
 import {
   changeSelection,
   selectionOf,

@@ -1,7 +1,7 @@
 /** Overview: open regressions ranked by severity, SLOs burning, the latest deploy markers. */
 import { Link } from 'react-router-dom';
 import { useDeploys, useRegressions, useSlos } from '../api/queries.ts';
-import type { Regression, Slo } from '../api/types.ts';
+import type { Regression, Slo } from '@onset/contract';
 import { headlineQuantile, rankRegressions, severityLevel } from '../lib/severity.ts';
 import { edgeLabel, formatChange, formatPercent } from '../lib/format.ts';
 import { formatAgo, formatInstant } from '../state/timeRange.ts';

@@ -13,7 +13,7 @@ import {
   useSeriesList,
   useSlos,
 } from '../api/queries.ts';
-import type { Deploy, Regression, Series, Suspect } from '../api/types.ts';
+import type { Deploy, Regression, Series, Suspect } from '@onset/contract';
 import { ApiError } from '../api/client.ts';
 import { linkWithGlobals, useRange, useScale, useUrlState } from '../state/url.ts';
 import {
@@ -440,10 +440,10 @@ function SuspectList({
 
 function suspectText(s: Suspect, d?: Deploy): string {
   const v = versionText({
-    component: s.component ?? d?.component,
-    from_version: s.from_version ?? d?.from_version,
-    to_version: s.to_version ?? d?.to_version,
-    commit: d?.commit,
+    component: s.component ?? d?.component ?? null,
+    from_version: s.from_version ?? d?.from_version ?? null,
+    to_version: s.to_version ?? d?.to_version ?? null,
+    commit: d?.commit ?? null,
   });
   const where =
     s.service ??

@@ -3,7 +3,15 @@ import { useEffect, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { useCreateWebhook, useDeliveries, useTestWebhook, useWebhooks } from '../api/queries.ts';
 import { ApiError, apiFetch, getToken, setToken } from '../api/client.ts';
-import type { Delivery, Webhook } from '../api/types.ts';
+import {
+  isOneOf,
+  SEVERITIES,
+  WEBHOOK_FORMATS,
+  type Delivery,
+  type Severity,
+  type Webhook,
+  type WebhookFormat,
+} from '@onset/contract';
 import { useUrlState } from '../state/url.ts';
 import { formatAgo, formatInstant } from '../state/timeRange.ts';
 import { Empty, ErrorState, Loading } from '../components/States.tsx';
@@ -139,10 +147,10 @@ function NewWebhook({ onCreated }: { onCreated: (id: string) => void }) {
   const create = useCreateWebhook();
   const [url, setUrl] = useState('');
   const [name, setName] = useState('');
-  const [format, setFormat] = useState('json');
+  const [format, setFormat] = useState<WebhookFormat>('json');
   const [secret, setSecret] = useState('');
   const [routingKey, setRoutingKey] = useState('');
-  const [minSeverity, setMinSeverity] = useState('page');
+  const [minSeverity, setMinSeverity] = useState<Severity>('page');
   return (
     <form
       className="form-grid"
@@ -180,7 +188,7 @@ function NewWebhook({ onCreated }: { onCreated: (id: string) => void }) {
       </label>
       <label className="field">
         <span>Format</span>
-        <select value={format} onChange={(e) => setFormat(e.target.value)}>
+        <select value={format} onChange={(e) => isOneOf(WEBHOOK_FORMATS, e.target.value) && setFormat(e.target.value)}>
           <option value="json">JSON (HMAC signed)</option>
           <option value="slack">Slack</option>
           <option value="pagerduty">PagerDuty Events v2</option>
@@ -211,7 +219,7 @@ function NewWebhook({ onCreated }: { onCreated: (id: string) => void }) {
       )}
       <label className="field">
         <span>Send</span>
-        <select value={minSeverity} onChange={(e) => setMinSeverity(e.target.value)}>
+        <select value={minSeverity} onChange={(e) => isOneOf(SEVERITIES, e.target.value) && setMinSeverity(e.target.value)}>
           <option value="page">pages only</option>
           <option value="ticket">pages and tickets</option>
         </select>

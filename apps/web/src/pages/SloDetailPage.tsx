@@ -1,7 +1,7 @@
 /** One SLO: SLI, budget left and its burndown, burn rate per window against the alert thresholds, alert history. */
 import { Link, useParams } from 'react-router-dom';
 import { useAlerts, useSlo } from '../api/queries.ts';
-import type { Slo } from '../api/types.ts';
+import type { Slo } from '@onset/contract';
 import { linkWithGlobals, useRange, useUrlState } from '../state/url.ts';
 import { formatAgo, formatInstant } from '../state/timeRange.ts';
 import { ErrorState, Loading } from '../components/States.tsx';

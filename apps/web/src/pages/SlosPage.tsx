@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'react';
 import { useNavigate } from 'react-router-dom';
 import { useCreateSlo, useSeriesList, useSloSuggestion, useSlos } from '../api/queries.ts';
-import type { Series } from '../api/types.ts';
+import type { Series } from '@onset/contract';
 import { ApiError } from '../api/client.ts';
 import { linkWithGlobals, useUrlState } from '../state/url.ts';
 import { Empty, QueryView } from '../components/States.tsx';

@@ -2,27 +2,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { diffLockfiles, LOCKFILE_FORMATS, type LockfileFormat } from '../lockfiles/index.ts';
 import { detectCi } from './ci-env.ts';
-import { DEPLOY_KINDS } from '@onset/contract';
+import { DEPLOY_KINDS, isOneOf, type DeployInput } from '@onset/contract';
 
 
 /** Bad flags or inputs: nothing was sent. */
 export class UsageError extends Error {}
 
-/** The POST /api/v1/deploys body (api.md "Deploy markers"). */
-export interface MarkerBody {
-  service?: string;
-  environment?: string;
-  hosts?: string[];
-  kind: string;
-  component?: string;
-  from_version?: string | null;
-  to_version?: string | null;
-  commit?: string;
-  url?: string;
-  description?: string;
-  at: string;
-  external_id: string;
-}
+/** The POST /api/v1/deploys body (the contract's DeployInput), always with a time and an idempotency key. */
+export type MarkerBody = Omit<DeployInput, 'at' | 'external_id'> & { at: string; external_id: string };
 
 const FIELD_ORDER = [
   'service',
@@ -107,7 +94,7 @@ export function buildMarkers(flags: DeployFlags, machine: Machine): MarkerBody[]
         .filter(Boolean),
     ),
   ];
-  if (flags.kind !== undefined && !(DEPLOY_KINDS as readonly string[]).includes(flags.kind))
+  if (flags.kind !== undefined && !isOneOf(DEPLOY_KINDS, flags.kind))
     throw new UsageError(`--kind must be one of ${DEPLOY_KINDS.join(', ')} (got "${flags.kind}")`);
   const at = flags.at ?? new Date(machine.now).toISOString();
   if (Number.isNaN(Date.parse(at)))
@@ -182,7 +169,7 @@ export function buildMarkers(flags: DeployFlags, machine: Machine): MarkerBody[]
       },
     ];
   } else {
-    if (flags.kind === undefined)
+    if (!isOneOf(DEPLOY_KINDS, flags.kind))
       throw new UsageError(
         `--kind is required (${DEPLOY_KINDS.join(', ')}), or use --lockfile-diff OLD NEW or --kernel`,
       );

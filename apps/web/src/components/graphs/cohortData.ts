@@ -3,7 +3,7 @@
  * service.version, dependency.*), so "only hosts on 4.15 got slow" is one
  * look instead of a week of bisecting. Pure.
  */
-import type { CohortsResponse, QuantilesResponse } from '../../api/types.ts';
+import type { CohortsResponse, QuantilesColumns } from '@onset/contract';
 import { alignLines, type LatencyFrame, type LineColor } from './latencyFrame.ts';
 import { splitAt, timedValues } from './quantileData.ts';
 import { median } from './edgeData.ts';
@@ -46,7 +46,7 @@ export interface CohortSummary {
 }
 
 export function shapeCohorts(
-  inputs: ReadonlyArray<{ value: string; resp: QuantilesResponse | undefined }>,
+  inputs: ReadonlyArray<{ value: string; resp: QuantilesColumns | undefined }>,
   q: string,
   opts: { onsetMs?: number; slow?: readonly string[]; dropNonPositive?: boolean } = {},
 ): { frame: LatencyFrame; summary: CohortSummary[] } {

@@ -4,7 +4,7 @@
  * A flat server line under a client line that stepped up is the signature of
  * time lost between the two (kernel, network, Nagle + delayed ACK).
  */
-import type { QuantilesResponse } from '../../api/types.ts';
+import type { QuantilesColumns } from '@onset/contract';
 import { alignLines, type LatencyFrame, type LineColor } from './latencyFrame.ts';
 import { splitAt, timedValues } from './quantileData.ts';
 
@@ -21,7 +21,7 @@ export interface EdgeSummary {
 }
 
 export function shapeEdge(
-  responses: Partial<Record<EdgeView, QuantilesResponse | undefined>>,
+  responses: Partial<Record<EdgeView, QuantilesColumns | undefined>>,
   q: string,
   opts: { onsetMs?: number; dropNonPositive?: boolean } = {},
 ): { frame: LatencyFrame; summary: EdgeSummary[] } {

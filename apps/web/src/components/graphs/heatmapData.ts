@@ -5,7 +5,7 @@
  * fixed log interval, so the picture does not depend on the data.
  */
 import { bucketValue, ZERO_BUCKET } from '@onset/core';
-import type { HeatmapPoint } from '../../api/types.ts';
+import type { HeatmapPoint } from '@onset/contract';
 
 export interface HeatmapRow {
   loMs: number;

@@ -3,7 +3,7 @@
  * each says in one short line, and which is the top suspect. Pure.
  * Descriptions come from CI and are only ever rendered as text.
  */
-import type { Deploy } from '../../api/types.ts';
+import type { Deploy } from '@onset/contract';
 
 export interface ChartMarker {
   id: string;
@@ -31,7 +31,7 @@ export function kindLetter(kind: string): string {
 
 /** "hyper 0.12.35 → 0.13.1", "4.4.0-138 → 4.15.0-36", "9f2c1e0". */
 export function versionText(
-  d: Pick<Deploy, 'component' | 'from_version' | 'to_version' | 'commit'>,
+  d: Partial<Pick<Deploy, 'component' | 'from_version' | 'to_version' | 'commit'>>,
 ): string {
   const parts: string[] = [];
   if (d.component) parts.push(d.component);

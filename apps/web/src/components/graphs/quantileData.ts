@@ -4,7 +4,7 @@
  * columns are what uPlot draws, so a contiguous answer (the usual one) needs
  * one pass to clean values and a 30-day, 1-minute series shapes in a few ms.
  */
-import type { QuantileColumns } from '../../api/types.ts';
+import type { QuantileColumns } from '@onset/contract';
 import {
   quantileColor,
   quantileLabel,

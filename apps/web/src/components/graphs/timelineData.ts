@@ -3,7 +3,7 @@
  * kernel rollouts get a lane of their own), each marker at its fraction of
  * the visible range. Pure.
  */
-import type { Deploy } from '../../api/types.ts';
+import type { Deploy } from '@onset/contract';
 
 export interface TimelineItem {
   deploy: Deploy;

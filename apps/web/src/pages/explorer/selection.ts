@@ -3,7 +3,7 @@
  * (service, op, view, name, peer), which options each picker offers and which
  * single series (if any) the choice designates. Pure; unit-tested.
  */
-import type { Series } from '../../api/types.ts';
+import type { Series } from '@onset/contract';
 
 export interface Selection {
   service?: string;

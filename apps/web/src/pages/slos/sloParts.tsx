@@ -1,7 +1,7 @@
 /** Small SLO widgets shared by the Overview and the SLO pages. */
 import type { ReactNode } from 'react';
 import { Link } from 'react-router-dom';
-import type { Slo } from '../../api/types.ts';
+import type { Slo } from '@onset/contract';
 import { formatPercent } from '../../lib/format.ts';
 import { linkWithGlobals } from '../../state/url.ts';
 
