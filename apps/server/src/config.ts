@@ -26,6 +26,8 @@ export interface Config {
   /** When both are set, deploy markers and regressions are also posted as Grafana annotations. */
   grafanaUrl: string | undefined;
   grafanaToken: string | undefined;
+  /** While PostgreSQL is away, background work probes it with backoff up to this interval (ONSET_DB_RETRY_MAX). */
+  dbRetryMaxMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -91,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: env.ONSET_METRICS_TOKEN || undefined,
     grafanaUrl: env.GRAFANA_URL || undefined,
     grafanaToken: env.GRAFANA_TOKEN || undefined,
+    dbRetryMaxMs: duration(env, 'ONSET_DB_RETRY_MAX', '10s'),
   };
   if (!isLoopback(cfg.host) && cfg.tokens.size === 0) {
     throw new ConfigError(

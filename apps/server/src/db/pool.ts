@@ -17,8 +17,10 @@ export type PoolClient = pg.PoolClient;
 
 export function createPool(url: string, max = 20): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5000 });
-  // An idle client erroring (e.g. the database restarting) must not crash the process.
+  // A client erroring (e.g. the database restarting) must not crash the process: idle ones
+  // emit on the pool, checked-out ones on themselves (the query in flight gets the error).
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 

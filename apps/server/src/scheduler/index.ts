@@ -11,9 +11,11 @@ import { sloTasks } from '../slos/tasks.ts';
 import { regressionTasks } from '../regressions/tasks.ts';
 import { webhookTasks } from '../webhooks/tasks.ts';
 import type { FeatureJobs } from './jobs.ts';
+import { DatabaseAvailability } from '../db/availability.ts';
 
-const DATABASE_GOING_AWAY =
-  /terminating connection due to administrator command|Client has encountered a connection error|Connection terminated/i;
+/** How the job runner's own log lines read when the trouble is the database being away. */
+const DATABASE_AWAY =
+  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|terminating connection|Connection terminated|connection error|not queryable|starting up|shutting down|in recovery|too many clients|timeout exceeded when trying to connect/i;
 
 export interface Scheduler {
   stop: () => Promise<void>;
@@ -26,14 +28,33 @@ export interface SchedulerDeps {
   log: FastifyBaseLogger;
 }
 
-const RESTART_DELAY_MS = 5000;
+/** A runner that stopped for another reason than an outage is restarted after 5 s, 10 s, ... up to 60 s. */
+const RESTART_MIN_MS = 5000;
+const RESTART_MAX_MS = 60_000;
+
+/** Every-minute cron lines, as jobs to queue at once when the database is back (`* * * * * task ?…jobKey=k`). */
+export function everyMinuteJobs(crontab: string): Array<{ task: string; jobKey: string }> {
+  const jobs: Array<{ task: string; jobKey: string }> = [];
+  for (const line of crontab.split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 6 || f.slice(0, 5).join(' ') !== '* * * * *') continue;
+    const key = /[?&]jobKey=([^&\s]+)/.exec(f[6] ?? '')?.[1];
+    jobs.push({ task: f[5]!, jobKey: key ?? f[5]! });
+  }
+  return jobs;
+}
 
 /**
  * Periodic work runs as graphile-worker jobs in PostgreSQL: cron schedules a
  * job once per tick for the whole cluster, so N servers never run the same
- * pass twice, and a job that dies mid-way is retried. If the database goes
- * away the runner stops; we start it again once it is back instead of
- * letting the process die.
+ * pass twice, and a job that dies mid-way is retried.
+ *
+ * PostgreSQL going away (for a second or for an hour) never ends the process:
+ * the runner's and the jobs' failures go to one DatabaseAvailability, which
+ * logs the outage once and probes with backoff; when the database answers
+ * again the runner is started afresh (cron may itself be backing off for a
+ * minute or more) and every per-minute pass is queued at once, so detection,
+ * SLO evaluation, pairing and delivery resume without waiting for cron.
  */
 export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
   const { config, pool, partitions, log } = deps;
@@ -55,11 +76,17 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
     }
   const crontab = features.flatMap((f) => f.crontab).join('\n');
   const startup = features.flatMap((f) => f.startup ?? []);
-  const logger = new Logger(() => (level, message) => {
-    // PostgreSQL stopping (Ctrl-C reaches the embedded one too) or restarting is not a job
-    // failure: the runner reconnects or is being stopped, so these are warnings, not errors.
-    if (level === 'error' && DATABASE_GOING_AWAY.test(message)) log.warn(`scheduler: ${message}`);
-    else if (level === 'error') log.error(message);
+  const resume = everyMinuteJobs(crontab);
+  const availability = new DatabaseAvailability(pool, log, config.dbRetryMaxMs);
+  const logger = new Logger(() => (level, message, meta) => {
+    // The database away (stopping, restarting, refusing connections) is not a job failure:
+    // availability logs it once per outage; the runner's retries of it go to debug.
+    if (level === 'error' || level === 'warning') {
+      const err = (meta as { error?: unknown } | undefined)?.error;
+      const away = DATABASE_AWAY.test(message) || (err !== undefined && DATABASE_AWAY.test(String((err as Error)?.message ?? err)));
+      if (away && availability.report(err ?? { code: 'ECONNREFUSED', message }, 'job runner')) return log.debug(`scheduler: ${message}`);
+    }
+    if (level === 'error') log.error(message);
     else if (level === 'warning') log.warn(message);
     else log.debug(message);
   });
@@ -67,6 +94,16 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
   let runner: Runner | null = null;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  let restarts = 0;
+  const retryLater = (err: unknown, what: string) => {
+    runner = null;
+    if (stopped) return;
+    // An outage: the recovery listener below restarts the runner. Anything else: backoff.
+    if (availability.report(err, 'job runner')) return;
+    const delay = Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** restarts++);
+    log.warn({ err: (err as Error)?.message, retry_ms: delay }, what);
+    timer = setTimeout(() => void launch(), delay);
+  };
 
   const launch = async (): Promise<void> => {
     try {
@@ -82,25 +119,45 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
       const started = runner;
       observeJobs(started.events);
       runner.promise.catch((err: Error) => {
-        log.warn({ err: err.message }, 'scheduler stopped; restarting when the database answers');
-        runner = null;
-        if (!stopped) timer = setTimeout(() => void launch(), RESTART_DELAY_MS);
+        if (runner === started) retryLater(err, 'scheduler stopped; restarting');
       });
-      // Work that must not wait for the first cron minute; if this fails, cron starts it later.
-      for (const j of startup)
-        await started
-          .addJob(j.task, {}, { jobKey: j.jobKey, jobKeyMode: 'replace', maxAttempts: 1 })
-          .catch((err: Error) => log.warn({ err: err.message, task: j.task }, 'scheduler: startup job not queued'));
+      restarts = 0;
+      await queue(started, startup);
     } catch (err) {
-      log.warn({ err: (err as Error).message }, 'scheduler could not start; retrying');
-      if (!stopped) timer = setTimeout(() => void launch(), RESTART_DELAY_MS);
+      retryLater(err, 'scheduler could not start; retrying');
     }
   };
+  /** Queue jobs now (work that must not wait for the next cron minute); if this fails, cron starts them later. */
+  const queue = async (r: Runner, jobs: Array<{ task: string; jobKey: string }>) => {
+    for (const j of jobs)
+      await r
+        .addJob(j.task, {}, { jobKey: j.jobKey, jobKeyMode: 'replace', maxAttempts: 1 })
+        .catch((err: Error) => {
+          if (!availability.report(err, 'job runner')) log.warn({ err: err.message, task: j.task }, 'scheduler: job not queued');
+        });
+  };
+  let restarting: Promise<void> | null = null;
+  availability.onRecovered(() => {
+    if (stopped || restarting) return;
+    clearTimeout(timer);
+    const old = runner;
+    runner = null;
+    restarting = (async () => {
+      await old?.stop().catch(() => {});
+      if (stopped) return;
+      await launch();
+      if (runner) await queue(runner, resume);
+    })().finally(() => {
+      restarting = null;
+    });
+  });
   await launch();
   return {
     stop: async () => {
       stopped = true;
+      availability.stop();
       clearTimeout(timer);
+      await restarting;
       await runner?.stop().catch(() => {});
     },
   };
