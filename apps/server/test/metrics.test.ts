@@ -6,7 +6,8 @@ import { SpanKind } from '@opentelemetry/api';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import { Partitions } from '../src/db/partitions.ts';
 import { startScheduler, type Scheduler } from '../src/scheduler/index.ts';
-import { webhookDeliveries } from '../src/observability/metrics.ts';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { parseExposition, valueOf } from './metrics-exposition.ts';
 
 let server: TestServer;
@@ -109,10 +110,33 @@ describe('GET /metrics', () => {
     expect(valueOf(after, 'onset_db_pool_max_connections')).toBeGreaterThanOrEqual(pool);
   });
 
-  it('shows metrics fed by other modules (webhook deliveries) under their labels', async () => {
-    const before = valueOf(await scrape(), 'onset_webhook_deliveries_total', { format: 'slack', result: 'success' });
-    webhookDeliveries.inc({ format: 'slack', result: 'success' });
-    expect(valueOf(await scrape(), 'onset_webhook_deliveries_total', { format: 'slack', result: 'success' })).toBe(before + 1);
+  it('counts real webhook delivery attempts by format and result, with their duration', async () => {
+    // A real receiver on loopback (was: the test incremented the counter itself, which no delivery ever did).
+    const rx = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(req.url === '/down' ? 503 : 200).end('ok'));
+    });
+    await new Promise<void>((r) => rx.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(rx.address() as AddressInfo).port}`;
+    const json = { 'content-type': 'application/json' };
+    try {
+      const at = (m: ReturnType<typeof parseExposition>, result: string) => valueOf(m, 'onset_webhook_deliveries_total', { format: 'json', result });
+      const before = await scrape();
+      for (const path of ['/up', '/down']) {
+        const made = await fetch(`${server.url}/api/v1/webhooks`, { method: 'POST', headers: json, body: JSON.stringify({ url: base + path, format: 'json' }) });
+        expect(made.status).toBe(201);
+        const { id } = (await made.json()) as { id: string };
+        expect((await fetch(`${server.url}/api/v1/webhooks/${id}/test`, { method: 'POST' })).status).toBe(200);
+      }
+      const after = await scrape();
+      expect(at(after, 'success')).toBe(at(before, 'success') + 1);
+      expect(at(after, 'http_error')).toBe(at(before, 'http_error') + 1);
+      expect(valueOf(after, 'onset_webhook_delivery_duration_seconds_count', { format: 'json' })).toBe(
+        valueOf(before, 'onset_webhook_delivery_duration_seconds_count', { format: 'json' }) + 2,
+      );
+    } finally {
+      await new Promise((r) => rx.close(r));
+    }
   });
 
   it('reports the depth of the real job queue and counts the jobs the worker runs', async () => {

@@ -4,6 +4,7 @@ import type { Pool } from '../db/pool.ts';
 import type { FeatureJobs } from '../scheduler/jobs.ts';
 import { runSloPass } from './evaluate.ts';
 import { pruneCounters } from './store.ts';
+import { sloEvaluationSeconds } from '../observability/metrics.ts';
 
 /**
  * SLO jobs: `slo_evaluate` every minute (count, evaluate, alert, then
@@ -19,7 +20,12 @@ export function sloTasks(deps: {
   return {
     tasks: {
       slo_evaluate: async (_payload, helpers) => {
-        const r = await runSloPass(pool);
+        const t0 = performance.now();
+        const r = await runSloPass(pool).catch((err: unknown) => {
+          sloEvaluationSeconds.observe({ result: 'error' }, (performance.now() - t0) / 1000);
+          throw err;
+        });
+        sloEvaluationSeconds.observe({ result: 'ok' }, (performance.now() - t0) / 1000);
         if (r.fired.length || r.resolved.length || r.released)
           log.info({ fired: r.fired, resolved: r.resolved, released: r.released }, 'SLO alerts');
         if (r.ms > 10_000) log.warn({ ms: r.ms, phases_ms: r.phases_ms }, 'slow SLO pass');

@@ -11,6 +11,7 @@ import type { Pool } from '../db/pool.ts';
 import { render, type DeliveryToRender, type WebhookTarget } from './formats.ts';
 import type { AlertSnapshot } from '../alerts/snapshot.ts';
 import { DEFAULT_DELIVERY, retryDelay, type DeliverySettings } from './settings.ts';
+import { webhookDeliveries, webhookDeliverySeconds } from '../observability/metrics.ts';
 
 export interface DeliveryPassOptions extends Partial<DeliverySettings> {
   /** Base URL for links in alerts (ONSET_PUBLIC_URL). */
@@ -110,6 +111,20 @@ export async function post(
   }
 }
 
+/** Every attempt, retried or test, counts in /metrics by format and result. */
+function observeAttempt(format: string, o: AttemptOutcome): void {
+  const result =
+    o.status_code !== null
+      ? o.status_code >= 200 && o.status_code < 300
+        ? 'success'
+        : 'http_error'
+      : o.error?.startsWith('timeout')
+        ? 'timeout'
+        : 'network_error';
+  webhookDeliveries.inc({ format, result });
+  webhookDeliverySeconds.observe({ format }, o.duration_ms / 1000);
+}
+
 export const isRetryable = (o: AttemptOutcome) =>
   o.status_code === null || o.status_code >= 500 || o.status_code === 429;
 
@@ -135,6 +150,7 @@ async function attemptOne(
   };
   const { body, headers, url } = render(target, toRender, opts.baseUrl);
   const o = await post(url, body, headers, opts.timeoutMs);
+  observeAttempt(d.format, o);
   const ok = o.status_code !== null && o.status_code >= 200 && o.status_code < 300;
   const attempts = d.attempts + 1;
   let outcome: 'delivered' | 'retrying' | 'failed';
