@@ -71,6 +71,34 @@ function retryAfterMs(header: string | null, now: number): number | null {
   return Number.isNaN(t) ? null : Math.max(0, t - now);
 }
 
+/** How much of a receiver's answer is read; the rest is not downloaded (the connection is dropped). */
+export const RESPONSE_READ_BYTES = 4096;
+/** How much of it is kept with the attempt. */
+const RESPONSE_KEEP_CHARS = 500;
+
+/**
+ * The first `maxBytes` of a response body, then the connection is dropped:
+ * a receiver answering with megabytes (or forever) costs a few KiB, not RSS.
+ */
+export async function readBounded(res: Response, maxBytes = RESPONSE_READ_BYTES): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < maxBytes) {
+      const { done, value } = await reader.read();
+      if (done) return new TextDecoder().decode(Buffer.concat(chunks));
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    // Cancelling a body still arriving aborts the request: undici closes the socket.
+    await reader.cancel().catch(() => {});
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, maxBytes));
+}
+
 /** One POST; never throws. */
 export async function post(
   url: string,
@@ -89,7 +117,7 @@ export async function post(
     });
     let text: string | null = null;
     try {
-      text = (await res.text()).slice(0, 500);
+      text = (await readBounded(res)).slice(0, RESPONSE_KEEP_CHARS);
     } catch {
       /* the status is what matters */
     }
