@@ -159,13 +159,15 @@ export class StepDetector {
   /** One quantile, one point: the model, then a pending alarm's test, then the new-extremes path. */
   private stepMetric(mi: number, vi: number): StepChange | null {
     const d = this.d;
-    if (!observe(d, mi, vi)) return null;
+    const pos = vi % d.ring.cap;
+    const y = d.ring.y(mi, pos);
+    if (!observe(d, mi, vi, pos, y)) return null;
     const s = d.metrics[mi]!;
     if (s.alarm !== 0 && vi >= s.nextTest) {
       const ch = tryConfirm(d, mi, vi);
       if (ch) return ch;
     }
-    return extremes(d, mi, vi, d.ring.y(mi, vi % d.ring.cap));
+    return extremes(d, mi, vi, y);
   }
 
   // ---- state ----------------------------------------------------------

@@ -34,16 +34,21 @@ import {
 } from './tuning.ts';
 
 /**
- * Update quantile `mi` with point `vi` (already in the ring): noise model,
+ * Update quantile `mi` with point `vi` (already in the ring at `pos`, with
+ * corrected value y = ring.y(mi, pos)): noise model,
  * forecast, CUSUMs, baseline, tail share, alarm bookkeeping. False while
  * the quantile is still warming up (nothing else to do for it then).
  */
-export function observe(d: DetectorContext, mi: number, vi: number): boolean {
+export function observe(
+  d: DetectorContext,
+  mi: number,
+  vi: number,
+  pos: number,
+  y: number,
+): boolean {
   const s = d.metrics[mi]!;
   const o = d.opts;
   const ring = d.ring;
-  const pos = vi % ring.cap;
-  const y = ring.y(mi, pos);
   const c = ring.count[pos]!;
   const t = ring.time[pos]!;
   if (s.warmPoints < o.warmupPoints) {
