@@ -73,7 +73,7 @@ async function post(target: GrafanaTarget, kind: string, row: Row): Promise<void
 }
 
 /** Post every not-yet-posted annotation of each kind; returns how many were posted. */
-export async function pushGrafanaAnnotations(pool: Pool, target: GrafanaTarget): Promise<number> {
+async function pushGrafanaAnnotations(pool: Pool, target: GrafanaTarget): Promise<number> {
   let posted = 0;
   for (const [kind, src] of Object.entries(SOURCES)) {
     const exists = await pool.query<{ v: string | null }>(`SELECT to_regclass($1)::text AS v`, [src.view]);
