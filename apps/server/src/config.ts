@@ -28,6 +28,8 @@ export interface Config {
   grafanaToken: string | undefined;
   /** While PostgreSQL is away, background work probes it with backoff up to this interval (ONSET_DB_RETRY_MAX). */
   dbRetryMaxMs: number;
+  /** Link for evidence spans, e.g. http://jaeger:16686/trace/{trace_id} (ONSET_TRACE_URL_TEMPLATE). */
+  traceUrlTemplate: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -94,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     grafanaUrl: env.GRAFANA_URL || undefined,
     grafanaToken: env.GRAFANA_TOKEN || undefined,
     dbRetryMaxMs: duration(env, 'ONSET_DB_RETRY_MAX', '10s'),
+    traceUrlTemplate: env.ONSET_TRACE_URL_TEMPLATE || undefined,
   };
   if (!isLoopback(cfg.host) && cfg.tokens.size === 0) {
     throw new ConfigError(

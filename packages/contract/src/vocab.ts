@@ -58,3 +58,16 @@ export function isOneOf<const T extends readonly string[]>(
 ): text is T[number] {
   return typeof text === 'string' && (values as readonly string[]).includes(text);
 }
+
+/** Known mechanisms an evidence hint can name (api.md "Evidence"). */
+export const HINT_IDS = [
+  'tcp-delayed-ack',
+  'tcp-min-rto',
+  'tcp-syn-retry',
+  'dns-timeout',
+  'spawn-fd-count',
+  'fork-parent-rss',
+  'unmount-dirty-bytes',
+  'fsync-per-operation',
+] as const;
+export type HintId = (typeof HINT_IDS)[number];

@@ -4,3 +4,4 @@ export * from './duration.ts';
 export * from './burn/index.ts';
 export * from './detect/index.ts';
 export * from './attribution/index.ts';
+export * from './hints/index.ts';

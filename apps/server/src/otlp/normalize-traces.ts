@@ -19,6 +19,25 @@ export interface Observation {
   durationUs: number;
   series: SeriesLabels;
   resource: ResourceLabels;
+  /** Scalar span attributes, kept with the raw span for evidence (attribute lifts, hints); null when none. */
+  attrs: string | null;
+}
+
+const MAX_KEPT_ATTRS = 64;
+const MAX_KEPT_STRING = 256;
+
+/** The span's scalar attributes as JSON (strings cut to 256 chars, at most 64 keys): what evidence compares. */
+export function keptAttributes(attrs: Attributes): string | null {
+  const out: Record<string, string | number | boolean> = {};
+  let n = 0;
+  for (const [k, v] of Object.entries(attrs)) {
+    if (n >= MAX_KEPT_ATTRS) break;
+    if (typeof v === 'string') out[k] = v.length > MAX_KEPT_STRING ? v.slice(0, MAX_KEPT_STRING) : v;
+    else if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean') out[k] = v;
+    else continue;
+    n++;
+  }
+  return n ? JSON.stringify(out) : null;
 }
 
 export interface NormalizedTraces {
@@ -119,8 +138,19 @@ export function normalizeTraces(req: TracesLike, limits: SpanLimits): Normalized
         }
         const name = typeof span.name === 'string' && span.name.length > 0 ? span.name : 'unnamed';
         const kind = spanKind(span.kind);
-        const series = classifySpan({ name, kind, attributes: attributes(span.attributes) }, resource);
-        observations.push({ traceId, spanId, parentSpanId: parent, kind, startMs, durationUs, series, resource });
+        const spanAttrs = attributes(span.attributes);
+        const series = classifySpan({ name, kind, attributes: spanAttrs }, resource);
+        observations.push({
+          traceId,
+          spanId,
+          parentSpanId: parent,
+          kind,
+          startMs,
+          durationUs,
+          series,
+          resource,
+          attrs: keptAttributes(spanAttrs),
+        });
       }
     }
   }

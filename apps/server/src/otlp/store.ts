@@ -34,6 +34,7 @@ export async function storeObservations(
   const starts = new Array<number>(n);
   const durations = new Array<number>(n);
   const kinds = new Array<number>(n);
+  const attrs = new Array<string | null>(n);
   const links = new Map<string, [number, number]>();
   const minuteDays = new Set<string>();
   for (let i = 0; i < n; i++) {
@@ -46,6 +47,7 @@ export async function storeObservations(
     starts[i] = o.startMs;
     durations[i] = o.durationUs;
     kinds[i] = o.kind;
+    attrs[i] = o.attrs;
     links.set(`${sIds[i]}:${rIds[i]}`, [sIds[i]!, rIds[i]!]);
     minuteDays.add(utcDay(o.startMs));
   }
@@ -57,13 +59,13 @@ export async function storeObservations(
   const res = await pool.query<{ count: number }>(
     `WITH input AS (
        SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[], $4::bigint[], $5::bigint[],
-                            $6::float8[], $7::float8[], $8::int2[])
-         AS u(trace_id, span_id, parent_span_id, series_id, resource_id, start_ms, duration_us, kind)
+                            $6::float8[], $7::float8[], $8::int2[], $10::text[])
+         AS u(trace_id, span_id, parent_span_id, series_id, resource_id, start_ms, duration_us, kind, attrs)
      ), ins AS (
        INSERT INTO observations (received_day, trace_id, span_id, parent_span_id, series_id, resource_id,
-                                 start_time, duration_us, kind)
+                                 start_time, duration_us, kind, attrs)
        SELECT $9::date, i.trace_id, i.span_id, i.parent_span_id, i.series_id, i.resource_id,
-              to_timestamp(i.start_ms / 1000.0), i.duration_us, i.kind
+              to_timestamp(i.start_ms / 1000.0), i.duration_us, i.kind, i.attrs::jsonb
          FROM input i
         WHERE NOT EXISTS (SELECT 1 FROM observations o
                            WHERE o.received_day = $9::date - 1 AND o.trace_id = i.trace_id AND o.span_id = i.span_id)
@@ -79,7 +81,7 @@ export async function storeObservations(
             array_agg(i ORDER BY i), array_agg(c ORDER BY i)
        FROM b GROUP BY 1, 2, 3
      RETURNING count`,
-    [traceIds, spanIds, parents, sIds, rIds, starts, durations, kinds, today],
+    [traceIds, spanIds, parents, sIds, rIds, starts, durations, kinds, today, attrs],
   );
   const inserted = res.rows.reduce((a, r) => a + Number(r.count), 0);
   return { inserted, duplicates: n - inserted };

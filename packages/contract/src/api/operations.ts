@@ -1,3 +1,4 @@
+import { Evidence } from './evidence.ts';
 import {
   Alert,
   AlertAck,
@@ -111,6 +112,10 @@ export const operations = {
   'GET /api/v1/regressions/:id': {
     params: RegressionIdParams,
     response: { 200: Regression, ...ErrorResponses },
+  },
+  'GET /api/v1/regressions/:id/evidence': {
+    params: RegressionIdParams,
+    response: { 200: Evidence, ...ErrorResponses },
   },
   'POST /api/v1/regressions/:id/ack': {
     params: RegressionIdParams,

@@ -1,0 +1,137 @@
+import { attributeLifts, detectHints, type EvidenceSample, type ScalarAttr } from '@onset/core';
+import type { Evidence, Hint, Span } from '@onset/contract';
+import type { Pool } from '../db/pool.ts';
+import type { RegressionRow } from '../regressions/store.ts';
+import { edgeCalls, ownCalls, type CallRow, type Window } from './query.ts';
+
+/** How far either side of the onset evidence looks (raw spans are kept 48 h by default). */
+const SIDE_MS = 2 * 60 * 60_000;
+/** Calls read per side: enough for stable p90/p99 and shares, bounded work. */
+const SIDE_LIMIT = 5000;
+const TYPICAL = 3;
+const SLOWEST = 2;
+
+export interface EvidenceOptions {
+  traceUrlTemplate?: string;
+  nowMs?: number;
+}
+
+/** Calls before and after the onset, leaving out the onset's uncertainty. */
+export async function regressionCalls(
+  pool: Pool,
+  r: RegressionRow,
+  nowMs = Date.now(),
+): Promise<{ before: CallRow[]; after: CallRow[] }> {
+  const onset = r.onset.getTime();
+  const unc = Math.min(r.onset_uncertainty_ms, SIDE_MS / 4);
+  const before: Window = { fromMs: onset - unc - SIDE_MS, toMs: onset - unc, newestFirst: true, limit: SIDE_LIMIT };
+  const after: Window = { fromMs: onset + unc, toMs: Math.min(nowMs, onset + unc + SIDE_MS), newestFirst: false, limit: SIDE_LIMIT };
+  // An edge's views are built from paired calls; a caller's own client series may also have its spans directly.
+  if (r.peer && (r.view === 'client' || r.view === 'server' || r.view === 'gap')) {
+    const e = { service: r.service, peer: r.peer, op: r.op, name: r.name, view: r.view };
+    const b = await edgeCalls(pool, e, before);
+    const a = await edgeCalls(pool, e, after);
+    if (b.length || a.length || r.view === 'gap') return { before: b, after: a };
+  }
+  return { before: await ownCalls(pool, r.series_id, before), after: await ownCalls(pool, r.series_id, after) };
+}
+
+const scalar = (v: unknown): v is ScalarAttr =>
+  typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+
+/**
+ * Span attributes, then the resource facts (service, host, cohort attributes);
+ * a span attribute wins a clash. On an edge call the other side's resource
+ * facts come as `peer.*` (e.g. peer.dependency.hyper), so a callee's library
+ * bump shows up on the caller's regression.
+ */
+function mergedAttributes(c: CallRow): Record<string, ScalarAttr> {
+  const out: Record<string, ScalarAttr> = { 'service.name': c.service, 'host.name': c.host };
+  if (c.paired_service !== null) {
+    out['peer.service.name'] = c.paired_service;
+    if (c.paired_host !== null) out['peer.host.name'] = c.paired_host;
+    for (const [k, v] of Object.entries(c.paired_res_attrs ?? {})) if (scalar(v)) out[`peer.${k}`] = v;
+  }
+  for (const [k, v] of Object.entries(c.res_attrs ?? {})) if (scalar(v)) out[k] = v;
+  for (const [k, v] of Object.entries(c.attrs ?? {})) if (scalar(v)) out[k] = v;
+  return out;
+}
+
+function sample(c: CallRow): EvidenceSample {
+  return {
+    ms: c.measure_us / 1000,
+    ...(c.callee_us !== null ? { calleeMs: c.callee_us / 1000 } : {}),
+    attrs: mergedAttributes(c),
+  };
+}
+
+/** Fill {trace_id}, {span_id}, {start_s}, {end_s} (Unix seconds, ±1 h, for viewers that want a time range). */
+export function traceUrl(template: string, c: { trace_id: string; span_id: string; start: Date }): string {
+  const s = Math.floor(c.start.getTime() / 1000);
+  return template
+    .replaceAll('{trace_id}', c.trace_id)
+    .replaceAll('{span_id}', c.span_id)
+    .replaceAll('{start_s}', String(s - 3600))
+    .replaceAll('{end_s}', String(s + 3600));
+}
+
+function span(c: CallRow, role: Span['role'], template: string | undefined): Span {
+  const out: Span = {
+    trace_id: c.trace_id,
+    span_id: c.span_id,
+    start: c.start.toISOString(),
+    duration_ms: c.duration_us / 1000,
+    host: c.host,
+    service: c.service,
+    attributes: mergedAttributes(c),
+    role,
+  };
+  if (template) out.trace_url = traceUrl(template, c);
+  if (c.paired_span_id !== null)
+    out.paired = {
+      span_id: c.paired_span_id,
+      duration_ms: (c.paired_duration_us ?? 0) / 1000,
+      host: c.paired_host ?? '',
+      service: c.paired_service ?? '',
+    };
+  return out;
+}
+
+/** A few calls near the median of a side, then its slowest, by what the view measures. */
+export function pickExemplars(calls: readonly CallRow[], template?: string): Span[] {
+  if (!calls.length) return [];
+  const byMeasure = [...calls].sort((a, b) => a.measure_us - b.measure_us);
+  const mid = Math.floor(byMeasure.length / 2);
+  const slowest = byMeasure.slice(-SLOWEST).reverse();
+  const taken = new Set(slowest);
+  const typical: CallRow[] = [];
+  for (let d = 0; typical.length < TYPICAL && d < byMeasure.length; d++)
+    for (const i of d === 0 ? [mid] : [mid - d, mid + d]) {
+      const c = byMeasure[i];
+      if (c && !taken.has(c) && typical.length < TYPICAL) {
+        typical.push(c);
+        taken.add(c);
+      }
+    }
+  return [...typical.map((c) => span(c, 'typical', template)), ...slowest.map((c) => span(c, 'slowest', template))];
+}
+
+/** Hints from calls already read (also used for the list's `hints`). */
+export function hintsFromCalls(r: RegressionRow, calls: { before: CallRow[]; after: CallRow[] }): Hint[] {
+  return detectHints({ op: r.op, view: r.view, before: calls.before.map(sample), after: calls.after.map(sample) });
+}
+
+/** GET /api/v1/regressions/{id}/evidence: exemplars, attribute lifts and hints from the raw spans around the onset. */
+export async function regressionEvidence(pool: Pool, r: RegressionRow, opts: EvidenceOptions = {}): Promise<Evidence> {
+  const calls = await regressionCalls(pool, r, opts.nowMs);
+  const before = calls.before.map(sample);
+  const after = calls.after.map(sample);
+  return {
+    exemplars: {
+      before: pickExemplars(calls.before, opts.traceUrlTemplate),
+      after: pickExemplars(calls.after, opts.traceUrlTemplate),
+    },
+    attributes: attributeLifts(before, after),
+    hints: detectHints({ op: r.op, view: r.view, before, after }),
+  };
+}

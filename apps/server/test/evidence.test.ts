@@ -1,0 +1,124 @@
+/**
+ * GET /api/v1/regressions/{id}/evidence through a real server on embedded
+ * PostgreSQL, after replaying evidence-incidents.ts with the official OTel SDK
+ * and running detection: hints, attribute lifts and exemplars per incident.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '@onset/testkit';
+import type { Evidence, Regression } from '@onset/contract';
+import { evidenceTimes, replayEvidenceIncidents } from './fixtures/evidence-incidents.ts';
+
+const TEMPLATE = 'http://jaeger.example:16686/trace/{trace_id}?uiFind={span_id}';
+const times = evidenceTimes();
+let s: TestServer;
+let all: Regression[] = [];
+
+async function evidence(r: Regression): Promise<Evidence> {
+  const res = await fetch(`${s.url}/api/v1/regressions/${r.id}/evidence`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as Evidence;
+}
+
+const find = (service: string, view?: string) => {
+  const found = all.filter((r) => r.service === service && (view === undefined || r.view === view));
+  expect(found.map((r) => `${r.service} ${r.op} ${r.view} ${r.name} ${r.peer}`)).toHaveLength(1);
+  return found[0]!;
+};
+
+beforeAll(async () => {
+  s = await startTestServer({ env: { ONSET_TRACE_URL_TEMPLATE: TEMPLATE } });
+  await replayEvidenceIncidents(s.otlpUrl, times);
+  const res = await fetch(`${s.url}/api/v1/detect`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ upto: new Date(times.endMs).toISOString() }),
+  });
+  expect(res.status).toBe(200);
+  const list = await fetch(`${s.url}/api/v1/regressions`);
+  all = ((await list.json()) as { regressions: Regression[] }).regressions;
+}, 180_000);
+
+afterAll(async () => {
+  await s?.close();
+});
+
+describe('evidence hints', () => {
+  it('a flat +40 ms only the caller sees is tcp-delayed-ack (≥ 0.8), never tcp-min-rto', async () => {
+    const views = all.filter((r) => r.service === 'shop' && r.peer === 'pricing');
+    expect(views.map((r) => r.view).sort()).toEqual(expect.arrayContaining(['gap']));
+    for (const r of views) {
+      const e = await evidence(r);
+      const ack = e.hints.find((h) => h.id === 'tcp-delayed-ack');
+      expect(ack, `${r.view}: ${JSON.stringify(e.hints)}`).toBeDefined();
+      expect(ack!.confidence).toBeGreaterThanOrEqual(0.8);
+      expect(ack!.detail).toMatch(/\+(39|40)\.\d ms/);
+      expect(e.hints.map((h) => h.id)).not.toContain('tcp-min-rto');
+    }
+    // The callee's library bump is on the caller's regression, as the peer's resource attribute.
+    const gap = await evidence(find('shop', 'gap'));
+    expect(gap.attributes[0]).toMatchObject({ key: 'peer.dependency.hyper', value: '0.13.1', share_before: 0 });
+    // The callee's own server series did not move.
+    expect(all.filter((r) => r.service === 'pricing')).toEqual([]);
+  });
+
+  it('spawns that pay per open fd yield spawn-fd-count and a lift on the fd attribute', async () => {
+    const r = find('worker');
+    expect(r).toMatchObject({ op: 'spawn', name: 'git' });
+    const e = await evidence(r);
+    expect(e.hints[0]?.id).toBe('spawn-fd-count');
+    expect(e.hints[0]!.detail).toMatch(/process\.parent\.open_fds/);
+    expect(e.hints.map((h) => h.id)).not.toContain('fork-parent-rss');
+    const fd = e.attributes.find((a) => a.key === 'process.parent.open_fds');
+    expect(fd).toMatchObject({ value: '2048–4095', share_before: 0 });
+    expect(fd!.share_after).toBeGreaterThan(0.5);
+  });
+
+  it('unmounts slow on the kernel-bumped hosts put os.version at the top of the attributes', async () => {
+    const r = find('mounter');
+    const e = await evidence(r);
+    expect(e.attributes[0]).toMatchObject({ key: 'os.version', value: '4.15.0-36', share_before: 0 });
+    expect(e.attributes[0]!.share_after).toBeGreaterThan(0.8);
+    expect(e.attributes[0]!.count_after).toBeGreaterThan(50);
+  });
+
+  it('a ×3 callee slowdown (+40 ms at the median) gets no TCP hint on any view', async () => {
+    const control = all.filter((r) => r.service === 'front' || r.service === 'catalog');
+    expect(control.length).toBeGreaterThan(0);
+    expect(control.some((r) => r.view === 'client' || r.view === 'server')).toBe(true);
+    for (const r of control) {
+      const e = await evidence(r);
+      expect(e.exemplars.after.length, `${r.service} ${r.view}`).toBeGreaterThan(0);
+      expect(e.hints.filter((h) => h.id.startsWith('tcp-') || h.id === 'dns-timeout')).toEqual([]);
+    }
+  });
+});
+
+describe('exemplars', () => {
+  it('are well-formed, slower after than before, and link to the trace viewer', async () => {
+    for (const r of [find('worker'), find('mounter'), find('shop', 'gap')]) {
+      const e = await evidence(r);
+      expect(e.exemplars.before.length).toBeGreaterThanOrEqual(3);
+      expect(e.exemplars.after.length).toBeGreaterThanOrEqual(3);
+      for (const sp of [...e.exemplars.before, ...e.exemplars.after]) {
+        expect(sp.trace_id).toMatch(/^[0-9a-f]{32}$/);
+        expect(sp.span_id).toMatch(/^[0-9a-f]{16}$/);
+        expect(new Date(sp.start).toISOString()).toBe(sp.start);
+        expect(sp.trace_url).toBe(`http://jaeger.example:16686/trace/${sp.trace_id}?uiFind=${sp.span_id}`);
+        expect(sp.service).toBe(r.service);
+      }
+      for (const sp of e.exemplars.before) expect(Date.parse(sp.start)).toBeLessThan(Date.parse(r.onset));
+      for (const sp of e.exemplars.after) expect(Date.parse(sp.start)).toBeGreaterThan(Date.parse(r.onset));
+      const typical = (side: typeof e.exemplars.before) => side.filter((x) => x.role === 'typical').map((x) => x.duration_ms);
+      expect(Math.min(...typical(e.exemplars.after))).toBeGreaterThan(Math.max(...typical(e.exemplars.before)));
+    }
+    // An edge exemplar is the caller's span with the callee's span paired, in the same trace.
+    const gap = await evidence(find('shop', 'gap'));
+    expect(gap.exemplars.after[0]!.paired).toMatchObject({ service: 'pricing' });
+    expect(gap.exemplars.after[0]!.duration_ms - gap.exemplars.after[0]!.paired!.duration_ms).toBeGreaterThan(38);
+  });
+
+  it('404 for a regression that does not exist', async () => {
+    expect((await fetch(`${s.url}/api/v1/regressions/999999/evidence`)).status).toBe(404);
+    expect((await fetch(`${s.url}/api/v1/regressions/x'1/evidence`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,261 @@
+import type { Hint, HintId, Op, View } from '@onset/contract';
+import { HINT_ATTRS } from './attributes.ts';
+import type { EvidenceSample } from './lifts.ts';
+import { quantile, sortedCopy, spearman } from './stats.ts';
+
+export interface HintInput {
+  op: Op;
+  view: View;
+  before: readonly EvidenceSample[];
+  after: readonly EvidenceSample[];
+}
+
+/** Below this many calls on a side, no hint: a step size needs a median you can trust. */
+export const MIN_HINT_SAMPLES = 20;
+/** A rank correlation this strong between duration and a recorded attribute supports a mechanism. */
+export const MIN_CORRELATION = 0.5;
+
+const TITLES: Record<HintId, string> = {
+  'tcp-delayed-ack': 'Nagle’s algorithm waiting for a delayed ACK',
+  'tcp-min-rto': 'TCP retransmissions at the minimum retransmission timeout',
+  'tcp-syn-retry': 'TCP connection setup retried (SYN retransmit)',
+  'dns-timeout': 'DNS resolver timeout',
+  'spawn-fd-count': 'Spawn time grows with the parent’s open file descriptors',
+  'fork-parent-rss': 'Fork time grows with the parent’s resident memory',
+  'unmount-dirty-bytes': 'Unmount waits for dirty pages to be written back',
+  'fsync-per-operation': 'More fsyncs per operation',
+};
+
+interface Step {
+  b50: number;
+  b90: number;
+  b99: number;
+  a50: number;
+  a90: number;
+  a99: number;
+  d50: number;
+  d90: number;
+  d99: number;
+}
+
+function step(before: readonly number[], after: readonly number[]): Step {
+  const b = sortedCopy(before);
+  const a = sortedCopy(after);
+  const s = {
+    b50: quantile(b, 0.5),
+    b90: quantile(b, 0.9),
+    b99: quantile(b, 0.99),
+    a50: quantile(a, 0.5),
+    a90: quantile(a, 0.9),
+    a99: quantile(a, 0.99),
+  };
+  return { ...s, d50: s.a50 - s.b50, d90: s.a90 - s.b90, d99: s.a99 - s.b99 };
+}
+
+const ms = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
+const signed = (x: number) => `${x >= 0 ? '+' : '−'}${ms(Math.abs(x))} ms`;
+const clamp01 = (x: number) => Math.max(0, Math.min(1, Math.round(x * 100) / 100));
+const hint = (id: HintId, confidence: number, detail: string): Hint => ({
+  id,
+  title: TITLES[id],
+  detail,
+  confidence: clamp01(confidence),
+});
+
+/**
+ * Whether the callee saw the step too. true: the caller-side step is not in
+ * the callee's own duration (or the view is the gap); false: the callee slowed
+ * down by most of it; null: no paired callee spans to tell.
+ */
+function callerOnly(input: HintInput, s: Step): { verdict: boolean | null; text: string } {
+  if (input.view === 'gap') return { verdict: true, text: 'the step is in the gap (caller minus callee)' };
+  const paired = (xs: readonly EvidenceSample[]) =>
+    xs.filter((x) => x.calleeMs !== undefined).map((x) => x.calleeMs!);
+  const cb = paired(input.before);
+  const ca = paired(input.after);
+  if (cb.length < MIN_HINT_SAMPLES || ca.length < MIN_HINT_SAMPLES)
+    return { verdict: null, text: 'no paired callee spans to check whether the callee saw it' };
+  const cd = quantile(sortedCopy(ca), 0.5) - quantile(sortedCopy(cb), 0.5);
+  const only = Math.abs(cd) <= 0.1 * Math.abs(s.d50) + 1;
+  return {
+    verdict: only,
+    text: only
+      ? `the callee’s own median moved only ${signed(cd)} (caller-only)`
+      : `the callee’s own median moved ${signed(cd)} too`,
+  };
+}
+
+/** A constant added to every call: the step is the same at p50 and p90. */
+const isFlat = (s: Step) => Math.abs(s.d90 - s.d50) <= Math.max(4, 0.2 * Math.abs(s.d50));
+
+/** Network waits of a fixed size, seen only by the caller. */
+function networkHints(input: HintInput, s: Step, out: Hint[]): void {
+  if (input.op !== 'request' || (input.view !== 'client' && input.view !== 'gap')) return;
+  const co = callerOnly(input, s);
+  if (co.verdict === false) return;
+  const flat = isFlat(s);
+  const shape = `p50 ${signed(s.d50)}, p90 ${signed(s.d90)}, p99 ${signed(s.d99)}`;
+  const viewBonus = co.verdict ? 0.2 : 0;
+
+  const ackTol = 8;
+  if (Math.abs(s.d50 - 40) <= ackTol && flat) {
+    out.push(
+      hint(
+        'tcp-delayed-ack',
+        0.5 + 0.2 + viewBonus + 0.05 * (1 - Math.abs(s.d50 - 40) / ackTol),
+        `Every call got slower by the same ≈40 ms (${shape}; checked: 40 ± ${ackTol} ms, flat across percentiles), and ${co.text}. ` +
+          'That is the signature of Nagle’s algorithm holding a small write until the peer’s delayed ACK (40 ms on Linux). ' +
+          'Set TCP_NODELAY on the socket, or send request head and body in one write (writev).',
+      ),
+    );
+  }
+  const rto = (target: number, tol: number, id: HintId, what: string) => {
+    const atMedian = Math.abs(s.d50 - target) <= tol;
+    const atTail = Math.abs(s.d99 - target) <= tol;
+    if (!atMedian && !atTail) return;
+    const d = atMedian ? s.d50 : s.d99;
+    out.push(
+      hint(
+        id,
+        0.45 + viewBonus + (atMedian && flat ? 0.15 : 0) + 0.1 * (1 - Math.abs(d - target) / tol),
+        `The ${atMedian ? 'median' : 'p99'} step is ${signed(d)} (${shape}; checked: ${target} ± ${tol} ms), and ${co.text}. ${what}`,
+      ),
+    );
+  };
+  rto(200, 40, 'tcp-min-rto', 'A lost segment waits for the minimum retransmission timeout (200 ms on Linux): look for packet loss or a full queue on the path.');
+  rto(1000, 150, 'tcp-syn-retry', 'A lost SYN is retried after 1 s (3 s on older kernels): look for a full listen backlog or SYN drops on the callee.');
+  rto(3000, 300, 'tcp-syn-retry', 'A lost SYN is retried after 3 s on older kernels (1 s on newer): look for a full listen backlog or SYN drops.');
+  rto(5000, 500, 'dns-timeout', 'A resolver query timed out after the default 5 s and was retried: check the resolvers in resolv.conf (options timeout, rotate) or cache lookups.');
+}
+
+/** Rank correlation between duration and a numeric attribute over both sides, with the attribute's medians. */
+function correlate(input: HintInput, value: (s: EvidenceSample) => number | undefined) {
+  const xs: number[] = [];
+  const ys: number[] = [];
+  const side = (samples: readonly EvidenceSample[]) => {
+    const vals: number[] = [];
+    for (const s of samples) {
+      const v = value(s);
+      if (v === undefined || !Number.isFinite(v)) continue;
+      xs.push(v);
+      ys.push(s.ms);
+      vals.push(v);
+    }
+    return vals;
+  };
+  const vb = side(input.before);
+  const va = side(input.after);
+  const total = input.before.length + input.after.length;
+  if (xs.length < 2 * MIN_HINT_SAMPLES || xs.length < total / 2) return null;
+  const rho = spearman(xs, ys);
+  if (!(rho >= MIN_CORRELATION)) return null;
+  return {
+    rho,
+    n: xs.length,
+    medBefore: vb.length ? quantile(sortedCopy(vb), 0.5) : NaN,
+    medAfter: va.length ? quantile(sortedCopy(va), 0.5) : NaN,
+  };
+}
+
+const num = (s: EvidenceSample, key: string): number | undefined => {
+  const v = s.attrs[key];
+  return typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined;
+};
+const bytes = (b: number) =>
+  !Number.isFinite(b) ? '?' : b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(1)} GiB` : b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(0)} MiB` : `${(b / 1024).toFixed(0)} KiB`;
+const count = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '?');
+/** Confidence from the correlation, higher when the attribute itself moved with the step. */
+const corrConfidence = (rho: number, moved: boolean) => 0.35 + 0.5 * rho + (moved ? 0.1 : 0);
+
+function correlationHints(input: HintInput, s: Step, out: Hint[]): void {
+  const steps = `median ${ms(s.b50)} → ${ms(s.a50)} ms`;
+  if (input.op === 'spawn') {
+    const fds = correlate(input, (x) => num(x, HINT_ATTRS.parentOpenFds));
+    if (fds) {
+      const moved = fds.medAfter >= 2 * fds.medBefore;
+      out.push(
+        hint(
+          'spawn-fd-count',
+          corrConfidence(fds.rho, moved),
+          `Spawn time follows the parent’s open file descriptors (${HINT_ATTRS.parentOpenFds}): Spearman ρ = ${fds.rho.toFixed(2)} over ${fds.n} spawns; ` +
+            `median open fds ${count(fds.medBefore)} → ${count(fds.medAfter)}, ${steps}. ` +
+            'The child closes descriptors one by one before exec (per-fd close-on-exec or a close loop up to the fd limit): use close_range(2) or posix_spawn with fewer inherited fds.',
+        ),
+      );
+    }
+    const rss = correlate(input, (x) => num(x, HINT_ATTRS.parentRssBytes));
+    if (rss) {
+      const methods = new Set(input.after.map((x) => x.attrs[HINT_ATTRS.spawnMethod]).filter((v) => v !== undefined));
+      const forks = methods.has('fork');
+      out.push(
+        hint(
+          'fork-parent-rss',
+          corrConfidence(rss.rho, rss.medAfter >= 2 * rss.medBefore) + (forks ? 0.05 : 0),
+          `Spawn time follows the parent’s resident memory (${HINT_ATTRS.parentRssBytes}): Spearman ρ = ${rss.rho.toFixed(2)} over ${rss.n} spawns; ` +
+            `median RSS ${bytes(rss.medBefore)} → ${bytes(rss.medAfter)}, ${steps}${forks ? '; spawns after the onset use fork' : ''}. ` +
+            'fork() copies the parent’s page tables: use vfork or posix_spawn.',
+        ),
+      );
+    }
+  }
+  if (input.op === 'unmount') {
+    const dirty = (x: EvidenceSample) => {
+      const d = num(x, HINT_ATTRS.dirtyBytes);
+      const w = num(x, HINT_ATTRS.writebackBytes);
+      return d === undefined && w === undefined ? undefined : (d ?? 0) + (w ?? 0);
+    };
+    const c = correlate(input, dirty);
+    if (c)
+      out.push(
+        hint(
+          'unmount-dirty-bytes',
+          corrConfidence(c.rho, c.medAfter >= 2 * c.medBefore),
+          `Unmount time follows the dirty + writeback bytes at unmount (${HINT_ATTRS.dirtyBytes} + ${HINT_ATTRS.writebackBytes}): Spearman ρ = ${c.rho.toFixed(2)} over ${c.n} unmounts; ` +
+            `median ${bytes(c.medBefore)} → ${bytes(c.medAfter)}, ${steps}. The unmount syncs the filesystem first: write back earlier (syncfs before unmount, lower dirty ratios) or avoid the sync.`,
+        ),
+      );
+  }
+  if (input.op === 'fsync') {
+    const c = correlate(input, (x) => num(x, HINT_ATTRS.fsyncCount));
+    if (c) {
+      out.push(
+        hint(
+          'fsync-per-operation',
+          corrConfidence(c.rho, c.medAfter >= 2 * c.medBefore),
+          `Duration follows the fsyncs per operation (${HINT_ATTRS.fsyncCount}): Spearman ρ = ${c.rho.toFixed(2)} over ${c.n} operations; median ${count(c.medBefore)} → ${count(c.medAfter)} fsyncs, ${steps}. ` +
+            'Something now fsyncs more often per operation (e.g. the directory after every unlink): batch them into one fsync.',
+        ),
+      );
+      return;
+    }
+    // Without the count: a whole-number multiple, the same at p50 and p90, is what repeating the same fsync looks like.
+    const r50 = s.a50 / s.b50;
+    const r90 = s.a90 / s.b90;
+    const k = Math.round(r50);
+    if (k >= 2 && Math.abs(r50 - k) <= 0.1 * k && Math.abs(r90 - r50) <= 0.15 * r50)
+      out.push(
+        hint(
+          'fsync-per-operation',
+          0.4,
+          `Duration went ×${r50.toFixed(2)} at p50 and ×${r90.toFixed(2)} at p90 (${steps}; checked: a whole multiple within 10%, the same at both): consistent with ${k}× as many fsyncs per operation. ` +
+            `Record ${HINT_ATTRS.fsyncCount} on fsync spans to confirm.`,
+        ),
+      );
+  }
+}
+
+/** The known mechanisms the data supports, most confident first. Each hint says what it checked. */
+export function detectHints(input: HintInput): Hint[] {
+  if (input.before.length < MIN_HINT_SAMPLES || input.after.length < MIN_HINT_SAMPLES) return [];
+  const s = step(
+    input.before.map((x) => x.ms),
+    input.after.map((x) => x.ms),
+  );
+  const out: Hint[] = [];
+  networkHints(input, s, out);
+  correlationHints(input, s, out);
+  // One hint per id (the SYN retry has two sizes): keep the most confident.
+  const best = new Map<HintId, Hint>();
+  for (const h of out) if (!best.has(h.id) || best.get(h.id)!.confidence < h.confidence) best.set(h.id, h);
+  return [...best.values()].sort((a, b) => b.confidence - a.confidence);
+}
