@@ -56,7 +56,11 @@ describe('evidence hints', () => {
     }
     // The callee's library bump is on the caller's regression, as the peer's resource attribute.
     const gap = await evidence(find('shop', 'gap'));
-    expect(gap.attributes[0]).toMatchObject({ key: 'peer.dependency.hyper', value: '0.13.1', share_before: 0 });
+    expect(gap.attributes[0]).toMatchObject({
+      key: 'peer.dependency.hyper',
+      value: '0.13.1',
+      share_before: 0,
+    });
     // The callee's own server series did not move.
     expect(all.filter((r) => r.service === 'pricing')).toEqual([]);
   });
@@ -76,7 +80,11 @@ describe('evidence hints', () => {
   it('unmounts slow on the kernel-bumped hosts put os.version at the top of the attributes', async () => {
     const r = find('mounter');
     const e = await evidence(r);
-    expect(e.attributes[0]).toMatchObject({ key: 'os.version', value: '4.15.0-36', share_before: 0 });
+    expect(e.attributes[0]).toMatchObject({
+      key: 'os.version',
+      value: '4.15.0-36',
+      share_before: 0,
+    });
     expect(e.attributes[0]!.share_after).toBeGreaterThan(0.8);
     expect(e.attributes[0]!.count_after).toBeGreaterThan(50);
   });
@@ -103,18 +111,27 @@ describe('exemplars', () => {
         expect(sp.trace_id).toMatch(/^[0-9a-f]{32}$/);
         expect(sp.span_id).toMatch(/^[0-9a-f]{16}$/);
         expect(new Date(sp.start).toISOString()).toBe(sp.start);
-        expect(sp.trace_url).toBe(`http://jaeger.example:16686/trace/${sp.trace_id}?uiFind=${sp.span_id}`);
+        expect(sp.trace_url).toBe(
+          `http://jaeger.example:16686/trace/${sp.trace_id}?uiFind=${sp.span_id}`,
+        );
         expect(sp.service).toBe(r.service);
       }
-      for (const sp of e.exemplars.before) expect(Date.parse(sp.start)).toBeLessThan(Date.parse(r.onset));
-      for (const sp of e.exemplars.after) expect(Date.parse(sp.start)).toBeGreaterThan(Date.parse(r.onset));
-      const typical = (side: typeof e.exemplars.before) => side.filter((x) => x.role === 'typical').map((x) => x.duration_ms);
-      expect(Math.min(...typical(e.exemplars.after))).toBeGreaterThan(Math.max(...typical(e.exemplars.before)));
+      for (const sp of e.exemplars.before)
+        expect(Date.parse(sp.start)).toBeLessThan(Date.parse(r.onset));
+      for (const sp of e.exemplars.after)
+        expect(Date.parse(sp.start)).toBeGreaterThan(Date.parse(r.onset));
+      const typical = (side: typeof e.exemplars.before) =>
+        side.filter((x) => x.role === 'typical').map((x) => x.duration_ms);
+      expect(Math.min(...typical(e.exemplars.after))).toBeGreaterThan(
+        Math.max(...typical(e.exemplars.before)),
+      );
     }
     // An edge exemplar is the caller's span with the callee's span paired, in the same trace.
     const gap = await evidence(find('shop', 'gap'));
     expect(gap.exemplars.after[0]!.paired).toMatchObject({ service: 'pricing' });
-    expect(gap.exemplars.after[0]!.duration_ms - gap.exemplars.after[0]!.paired!.duration_ms).toBeGreaterThan(38);
+    expect(
+      gap.exemplars.after[0]!.duration_ms - gap.exemplars.after[0]!.paired!.duration_ms,
+    ).toBeGreaterThan(38);
   });
 
   it('404 for a regression that does not exist', async () => {

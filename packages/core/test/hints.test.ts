@@ -5,14 +5,22 @@
  */
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '@onset/testkit/random';
-import { attributeLifts, detectHints, HINT_ATTRS, liftValue, spearman, type EvidenceSample } from '../src/index.ts';
+import {
+  attributeLifts,
+  detectHints,
+  HINT_ATTRS,
+  liftValue,
+  spearman,
+  type EvidenceSample,
+} from '../src/index.ts';
 
 function lognormal(rand: () => number, median: number, sigma: number): number {
   const u = Math.max(1e-12, rand());
   return median * Math.exp(sigma * Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rand()));
 }
 
-const calls = (n: number, f: (i: number) => EvidenceSample) => Array.from({ length: n }, (_, i) => f(i));
+const calls = (n: number, f: (i: number) => EvidenceSample) =>
+  Array.from({ length: n }, (_, i) => f(i));
 
 describe('network hints', () => {
   it('a flat +40 ms the callee does not see is tcp-delayed-ack, not tcp-min-rto', () => {
@@ -21,7 +29,12 @@ describe('network hints', () => {
       const server = 0.7 + r() * 0.25;
       return { ms: server + 0.2 + extra + r() * 0.8, calleeMs: server, attrs: {} };
     };
-    const hints = detectHints({ op: 'request', view: 'client', before: calls(300, call(0)), after: calls(300, call(39.6)) });
+    const hints = detectHints({
+      op: 'request',
+      view: 'client',
+      before: calls(300, call(0)),
+      after: calls(300, call(39.6)),
+    });
     expect(hints.map((h) => h.id)).toEqual(['tcp-delayed-ack']);
     expect(hints[0]!.confidence).toBeGreaterThanOrEqual(0.8);
     expect(hints[0]!.detail).toMatch(/p50 \+39\.\d ms/);
@@ -34,7 +47,14 @@ describe('network hints', () => {
       const server = 1 + extra + r();
       return { ms: server + 0.3, calleeMs: server, attrs: {} };
     };
-    expect(detectHints({ op: 'request', view: 'client', before: calls(300, call(0)), after: calls(300, call(40)) })).toEqual([]);
+    expect(
+      detectHints({
+        op: 'request',
+        view: 'client',
+        before: calls(300, call(0)),
+        after: calls(300, call(40)),
+      }),
+    ).toEqual([]);
   });
 
   it('a ×3 slowdown whose median moved by 40 ms is not flat, so no TCP hint', () => {
@@ -73,7 +93,14 @@ describe('network hints', () => {
 
   it('too few calls: no hint at all', () => {
     const few = calls(5, () => ({ ms: 1, attrs: {} }));
-    expect(detectHints({ op: 'request', view: 'gap', before: few, after: few.map((x) => ({ ...x, ms: 41 })) })).toEqual([]);
+    expect(
+      detectHints({
+        op: 'request',
+        view: 'gap',
+        before: few,
+        after: few.map((x) => ({ ...x, ms: 41 })),
+      }),
+    ).toEqual([]);
   });
 });
 
@@ -82,9 +109,17 @@ describe('correlation hints', () => {
     const r = mulberry32(6);
     const spawn = (lo: number, hi: number) => (): EvidenceSample => {
       const fds = Math.round(lo + r() * (hi - lo));
-      return { ms: 0.3 + fds * 0.002 * (0.9 + r() * 0.2), attrs: { [HINT_ATTRS.parentOpenFds]: fds } };
+      return {
+        ms: 0.3 + fds * 0.002 * (0.9 + r() * 0.2),
+        attrs: { [HINT_ATTRS.parentOpenFds]: fds },
+      };
     };
-    const hints = detectHints({ op: 'spawn', view: 'internal', before: calls(200, spawn(40, 90)), after: calls(200, spawn(2500, 4000)) });
+    const hints = detectHints({
+      op: 'spawn',
+      view: 'internal',
+      before: calls(200, spawn(40, 90)),
+      after: calls(200, spawn(2500, 4000)),
+    });
     expect(hints[0]!.id).toBe('spawn-fd-count');
     expect(hints[0]!.confidence).toBeGreaterThan(0.8);
     expect(hints[0]!.detail).toMatch(/ρ = 0\.9\d/);
@@ -96,16 +131,31 @@ describe('correlation hints', () => {
       ms: ms * (0.8 + r() * 0.4),
       attrs: { [HINT_ATTRS.parentOpenFds]: Math.round(40 + r() * 50) },
     });
-    expect(detectHints({ op: 'spawn', view: 'internal', before: calls(200, spawn(0.4)), after: calls(200, spawn(8)) })).toEqual([]);
+    expect(
+      detectHints({
+        op: 'spawn',
+        view: 'internal',
+        before: calls(200, spawn(0.4)),
+        after: calls(200, spawn(8)),
+      }),
+    ).toEqual([]);
   });
 
   it('unmount time that follows dirty bytes is unmount-dirty-bytes', () => {
     const r = mulberry32(8);
     const unmount = (maxDirty: number) => (): EvidenceSample => {
       const dirty = r() * maxDirty;
-      return { ms: 10 + dirty / 50e6, attrs: { [HINT_ATTRS.dirtyBytes]: dirty, [HINT_ATTRS.writebackBytes]: 0 } };
+      return {
+        ms: 10 + dirty / 50e6,
+        attrs: { [HINT_ATTRS.dirtyBytes]: dirty, [HINT_ATTRS.writebackBytes]: 0 },
+      };
     };
-    const hints = detectHints({ op: 'unmount', view: 'internal', before: calls(100, unmount(1e6)), after: calls(100, unmount(4e11)) });
+    const hints = detectHints({
+      op: 'unmount',
+      view: 'internal',
+      before: calls(100, unmount(1e6)),
+      after: calls(100, unmount(4e11)),
+    });
     expect(hints.map((h) => h.id)).toEqual(['unmount-dirty-bytes']);
   });
 
@@ -125,13 +175,24 @@ describe('correlation hints', () => {
 describe('attribute lifts', () => {
   it('ranks the value that only the slow calls after the onset carry first', () => {
     const r = mulberry32(10);
-    const before = calls(400, (i) => ({ ms: 14 + r() * 12, attrs: { 'host.name': `node-${(i % 4) + 1}`, 'os.version': '4.4.0-138', 'fs.type': 'overlay' } }));
+    const before = calls(400, (i) => ({
+      ms: 14 + r() * 12,
+      attrs: {
+        'host.name': `node-${(i % 4) + 1}`,
+        'os.version': '4.4.0-138',
+        'fs.type': 'overlay',
+      },
+    }));
     const after = calls(400, (i) => {
       const host = `node-${(i % 4) + 1}`;
       const bumped = host === 'node-3' || host === 'node-4';
       return {
         ms: bumped ? 8000 + r() * 2000 : 14 + r() * 12,
-        attrs: { 'host.name': host, 'os.version': bumped ? '4.15.0-36' : '4.4.0-138', 'fs.type': 'overlay' },
+        attrs: {
+          'host.name': host,
+          'os.version': bumped ? '4.15.0-36' : '4.4.0-138',
+          'fs.type': 'overlay',
+        },
       };
     });
     const lifts = attributeLifts(before, after);

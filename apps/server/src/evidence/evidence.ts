@@ -24,8 +24,18 @@ export async function regressionCalls(
 ): Promise<{ before: CallRow[]; after: CallRow[] }> {
   const onset = r.onset.getTime();
   const unc = Math.min(r.onset_uncertainty_ms, SIDE_MS / 4);
-  const before: Window = { fromMs: onset - unc - SIDE_MS, toMs: onset - unc, newestFirst: true, limit: SIDE_LIMIT };
-  const after: Window = { fromMs: onset + unc, toMs: Math.min(nowMs, onset + unc + SIDE_MS), newestFirst: false, limit: SIDE_LIMIT };
+  const before: Window = {
+    fromMs: onset - unc - SIDE_MS,
+    toMs: onset - unc,
+    newestFirst: true,
+    limit: SIDE_LIMIT,
+  };
+  const after: Window = {
+    fromMs: onset + unc,
+    toMs: Math.min(nowMs, onset + unc + SIDE_MS),
+    newestFirst: false,
+    limit: SIDE_LIMIT,
+  };
   // An edge's views are built from paired calls; a caller's own client series may also have its spans directly.
   if (r.peer && (r.view === 'client' || r.view === 'server' || r.view === 'gap')) {
     const e = { service: r.service, peer: r.peer, op: r.op, name: r.name, view: r.view };
@@ -33,7 +43,10 @@ export async function regressionCalls(
     const a = await edgeCalls(pool, e, after);
     if (b.length || a.length || r.view === 'gap') return { before: b, after: a };
   }
-  return { before: await ownCalls(pool, r.series_id, before), after: await ownCalls(pool, r.series_id, after) };
+  return {
+    before: await ownCalls(pool, r.series_id, before),
+    after: await ownCalls(pool, r.series_id, after),
+  };
 }
 
 const scalar = (v: unknown): v is ScalarAttr =>
@@ -50,7 +63,8 @@ function mergedAttributes(c: CallRow): Record<string, ScalarAttr> {
   if (c.paired_service !== null) {
     out['peer.service.name'] = c.paired_service;
     if (c.paired_host !== null) out['peer.host.name'] = c.paired_host;
-    for (const [k, v] of Object.entries(c.paired_res_attrs ?? {})) if (scalar(v)) out[`peer.${k}`] = v;
+    for (const [k, v] of Object.entries(c.paired_res_attrs ?? {}))
+      if (scalar(v)) out[`peer.${k}`] = v;
   }
   for (const [k, v] of Object.entries(c.res_attrs ?? {})) if (scalar(v)) out[k] = v;
   for (const [k, v] of Object.entries(c.attrs ?? {})) if (scalar(v)) out[k] = v;
@@ -66,7 +80,10 @@ function sample(c: CallRow): EvidenceSample {
 }
 
 /** Fill {trace_id}, {span_id}, {start_s}, {end_s} (Unix seconds, ±1 h, for viewers that want a time range). */
-export function traceUrl(template: string, c: { trace_id: string; span_id: string; start: Date }): string {
+export function traceUrl(
+  template: string,
+  c: { trace_id: string; span_id: string; start: Date },
+): string {
   const s = Math.floor(c.start.getTime() / 1000);
   return template
     .replaceAll('{trace_id}', c.trace_id)
@@ -113,16 +130,31 @@ export function pickExemplars(calls: readonly CallRow[], template?: string): Spa
         taken.add(c);
       }
     }
-  return [...typical.map((c) => span(c, 'typical', template)), ...slowest.map((c) => span(c, 'slowest', template))];
+  return [
+    ...typical.map((c) => span(c, 'typical', template)),
+    ...slowest.map((c) => span(c, 'slowest', template)),
+  ];
 }
 
 /** Hints from calls already read (also used for the list's `hints`). */
-export function hintsFromCalls(r: RegressionRow, calls: { before: CallRow[]; after: CallRow[] }): Hint[] {
-  return detectHints({ op: r.op, view: r.view, before: calls.before.map(sample), after: calls.after.map(sample) });
+export function hintsFromCalls(
+  r: RegressionRow,
+  calls: { before: CallRow[]; after: CallRow[] },
+): Hint[] {
+  return detectHints({
+    op: r.op,
+    view: r.view,
+    before: calls.before.map(sample),
+    after: calls.after.map(sample),
+  });
 }
 
 /** GET /api/v1/regressions/{id}/evidence: exemplars, attribute lifts and hints from the raw spans around the onset. */
-export async function regressionEvidence(pool: Pool, r: RegressionRow, opts: EvidenceOptions = {}): Promise<Evidence> {
+export async function regressionEvidence(
+  pool: Pool,
+  r: RegressionRow,
+  opts: EvidenceOptions = {},
+): Promise<Evidence> {
   const calls = await regressionCalls(pool, r, opts.nowMs);
   const before = calls.before.map(sample);
   const after = calls.after.map(sample);

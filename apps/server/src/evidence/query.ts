@@ -65,7 +65,8 @@ export interface EdgeLabels {
  */
 export async function edgeCalls(db: Queryable, e: EdgeLabels, w: Window): Promise<CallRow[]> {
   const server = e.view === 'server';
-  const measure = e.view === 'gap' ? 'c.duration_us - s.duration_us' : server ? 's.duration_us' : 'c.duration_us';
+  const measure =
+    e.view === 'gap' ? 'c.duration_us - s.duration_us' : server ? 's.duration_us' : 'c.duration_us';
   const [main, other, mainRes, otherRes] = server ? ['s', 'c', 'rs', 'rc'] : ['c', 's', 'rc', 'rs'];
   const { rows } = await db.query<CallRow>(
     `SELECT encode(${main}.trace_id, 'hex') AS trace_id, encode(${main}.span_id, 'hex') AS span_id,

@@ -19,11 +19,21 @@ export const Span = Type.Object({
   duration_ms: Type.Number(),
   host: Type.String(),
   service: Type.String(),
-  attributes: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
-    description: 'the span attributes, then the resource attributes Onset keeps (os.version, service.version, …)',
-  }),
-  trace_url: Type.Optional(Type.String({ description: 'set when ONSET_TRACE_URL_TEMPLATE is configured' })),
-  role: stringEnum(['typical', 'slowest'] as const, 'typical: near the median of its side; slowest: its slowest'),
+  attributes: Type.Record(
+    Type.String(),
+    Type.Union([Type.String(), Type.Number(), Type.Boolean()]),
+    {
+      description:
+        'the span attributes, then the resource attributes Onset keeps (os.version, service.version, …)',
+    },
+  ),
+  trace_url: Type.Optional(
+    Type.String({ description: 'set when ONSET_TRACE_URL_TEMPLATE is configured' }),
+  ),
+  role: stringEnum(
+    ['typical', 'slowest'] as const,
+    'typical: near the median of its side; slowest: its slowest',
+  ),
   paired: Type.Optional(PairedSpan),
 });
 export type Span = Static<typeof Span>;
@@ -32,7 +42,9 @@ export type Span = Static<typeof Span>;
 export const AttributeLift = Type.Object({
   key: Type.String(),
   value: Type.String({ description: 'numbers are bucketed by powers of two, e.g. "2048–4095"' }),
-  share_before: Type.Number({ description: 'share of slow calls (slower than the before-p90) before the onset' }),
+  share_before: Type.Number({
+    description: 'share of slow calls (slower than the before-p90) before the onset',
+  }),
   share_after: Type.Number({ description: 'share of slow calls after the onset' }),
   lift: Type.Number({ description: 'share_after − share_before; most explanatory first' }),
   count_after: Type.Number({ description: 'slow calls after the onset with this value' }),
@@ -43,7 +55,9 @@ export type AttributeLift = Static<typeof AttributeLift>;
 export const Hint = Type.Object({
   id: stringEnum(HINT_IDS),
   title: Type.String(),
-  detail: Type.String({ description: 'plain language, with the measured numbers and what was checked' }),
+  detail: Type.String({
+    description: 'plain language, with the measured numbers and what was checked',
+  }),
   confidence: Type.Number({ minimum: 0, maximum: 1 }),
 });
 export type Hint = Static<typeof Hint>;

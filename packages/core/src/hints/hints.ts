@@ -52,7 +52,8 @@ function step(before: readonly number[], after: readonly number[]): Step {
   return { ...s, d50: s.a50 - s.b50, d90: s.a90 - s.b90, d99: s.a99 - s.b99 };
 }
 
-const ms = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
+const ms = (x: number) =>
+  Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2);
 const signed = (x: number) => `${x >= 0 ? '+' : '−'}${ms(Math.abs(x))} ms`;
 const clamp01 = (x: number) => Math.max(0, Math.min(1, Math.round(x * 100) / 100));
 const hint = (id: HintId, confidence: number, detail: string): Hint => ({
@@ -68,7 +69,8 @@ const hint = (id: HintId, confidence: number, detail: string): Hint => ({
  * down by most of it; null: no paired callee spans to tell.
  */
 function callerOnly(input: HintInput, s: Step): { verdict: boolean | null; text: string } {
-  if (input.view === 'gap') return { verdict: true, text: 'the step is in the gap (caller minus callee)' };
+  if (input.view === 'gap')
+    return { verdict: true, text: 'the step is in the gap (caller minus callee)' };
   const paired = (xs: readonly EvidenceSample[]) =>
     xs.filter((x) => x.calleeMs !== undefined).map((x) => x.calleeMs!);
   const cb = paired(input.before);
@@ -122,10 +124,30 @@ function networkHints(input: HintInput, s: Step, out: Hint[]): void {
       ),
     );
   };
-  rto(200, 40, 'tcp-min-rto', 'A lost segment waits for the minimum retransmission timeout (200 ms on Linux): look for packet loss or a full queue on the path.');
-  rto(1000, 150, 'tcp-syn-retry', 'A lost SYN is retried after 1 s (3 s on older kernels): look for a full listen backlog or SYN drops on the callee.');
-  rto(3000, 300, 'tcp-syn-retry', 'A lost SYN is retried after 3 s on older kernels (1 s on newer): look for a full listen backlog or SYN drops.');
-  rto(5000, 500, 'dns-timeout', 'A resolver query timed out after the default 5 s and was retried: check the resolvers in resolv.conf (options timeout, rotate) or cache lookups.');
+  rto(
+    200,
+    40,
+    'tcp-min-rto',
+    'A lost segment waits for the minimum retransmission timeout (200 ms on Linux): look for packet loss or a full queue on the path.',
+  );
+  rto(
+    1000,
+    150,
+    'tcp-syn-retry',
+    'A lost SYN is retried after 1 s (3 s on older kernels): look for a full listen backlog or SYN drops on the callee.',
+  );
+  rto(
+    3000,
+    300,
+    'tcp-syn-retry',
+    'A lost SYN is retried after 3 s on older kernels (1 s on newer): look for a full listen backlog or SYN drops.',
+  );
+  rto(
+    5000,
+    500,
+    'dns-timeout',
+    'A resolver query timed out after the default 5 s and was retried: check the resolvers in resolv.conf (options timeout, rotate) or cache lookups.',
+  );
 }
 
 /** Rank correlation between duration and a numeric attribute over both sides, with the attribute's medians. */
@@ -159,10 +181,20 @@ function correlate(input: HintInput, value: (s: EvidenceSample) => number | unde
 
 const num = (s: EvidenceSample, key: string): number | undefined => {
   const v = s.attrs[key];
-  return typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined;
+  return typeof v === 'number'
+    ? v
+    : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
+      ? Number(v)
+      : undefined;
 };
 const bytes = (b: number) =>
-  !Number.isFinite(b) ? '?' : b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(1)} GiB` : b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(0)} MiB` : `${(b / 1024).toFixed(0)} KiB`;
+  !Number.isFinite(b)
+    ? '?'
+    : b >= 2 ** 30
+      ? `${(b / 2 ** 30).toFixed(1)} GiB`
+      : b >= 2 ** 20
+        ? `${(b / 2 ** 20).toFixed(0)} MiB`
+        : `${(b / 1024).toFixed(0)} KiB`;
 const count = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '?');
 /** Confidence from the correlation, higher when the attribute itself moved with the step. */
 const corrConfidence = (rho: number, moved: boolean) => 0.35 + 0.5 * rho + (moved ? 0.1 : 0);
@@ -185,7 +217,9 @@ function correlationHints(input: HintInput, s: Step, out: Hint[]): void {
     }
     const rss = correlate(input, (x) => num(x, HINT_ATTRS.parentRssBytes));
     if (rss) {
-      const methods = new Set(input.after.map((x) => x.attrs[HINT_ATTRS.spawnMethod]).filter((v) => v !== undefined));
+      const methods = new Set(
+        input.after.map((x) => x.attrs[HINT_ATTRS.spawnMethod]).filter((v) => v !== undefined),
+      );
       const forks = methods.has('fork');
       out.push(
         hint(
@@ -256,6 +290,7 @@ export function detectHints(input: HintInput): Hint[] {
   correlationHints(input, s, out);
   // One hint per id (the SYN retry has two sizes): keep the most confident.
   const best = new Map<HintId, Hint>();
-  for (const h of out) if (!best.has(h.id) || best.get(h.id)!.confidence < h.confidence) best.set(h.id, h);
+  for (const h of out)
+    if (!best.has(h.id) || best.get(h.id)!.confidence < h.confidence) best.set(h.id, h);
   return [...best.values()].sort((a, b) => b.confidence - a.confidence);
 }

@@ -32,7 +32,10 @@ const MAX_DISTINCT = 64;
  * share of each attribute value changed from before the onset to after.
  * Positive lifts only, largest first (ties: more slow calls after first).
  */
-export function attributeLifts(before: readonly EvidenceSample[], after: readonly EvidenceSample[]): AttributeLift[] {
+export function attributeLifts(
+  before: readonly EvidenceSample[],
+  after: readonly EvidenceSample[],
+): AttributeLift[] {
   if (!before.length || !after.length) return [];
   const threshold = quantile(sortedCopy(before.map((s) => s.ms)), 0.9);
   const slowBefore = before.filter((s) => s.ms > threshold);
@@ -55,7 +58,9 @@ export function attributeLifts(before: readonly EvidenceSample[], after: readonl
   for (const [key, values] of ca) {
     if (values.size > MAX_DISTINCT) continue;
     for (const [value, n] of values) {
-      const shareBefore = slowBefore.length ? (cb.get(key)?.get(value) ?? 0) / slowBefore.length : 0;
+      const shareBefore = slowBefore.length
+        ? (cb.get(key)?.get(value) ?? 0) / slowBefore.length
+        : 0;
       const shareAfter = n / slowAfter.length;
       const lift = shareAfter - shareBefore;
       if (lift <= 0) continue;
@@ -69,7 +74,9 @@ export function attributeLifts(before: readonly EvidenceSample[], after: readonl
       });
     }
   }
-  out.sort((a, b) => b.lift - a.lift || b.count_after - a.count_after || a.key.localeCompare(b.key));
+  out.sort(
+    (a, b) => b.lift - a.lift || b.count_after - a.count_after || a.key.localeCompare(b.key),
+  );
   return out.slice(0, MAX_LIFTS);
 }
 
