@@ -1,0 +1,214 @@
+/**
+ * What a batch's steps do to the regressions table, in one transaction:
+ * new steps open regressions (attributed, alerted), open regressions of the
+ * series fed get their after level and are resolved when latency is back,
+ * and the batch's detector states are checkpointed. Also the re-attribution
+ * of young regressions at the end of a pass.
+ */
+import { stepRecovery, type MinutePoint } from '@onset/core';
+import type { PoolClient } from '../db/pool.ts';
+import { regressionsDetected } from '../observability/metrics.ts';
+import { raiseRegressionAlert, resolveRegressionAlert } from './alerting.ts';
+import { attribute } from './attribute.ts';
+import { detectOptionsFor } from './detect-options.ts';
+import { fmtMs, level, median, ratio, round, roundMs } from './levels.ts';
+import { countEvents } from './points.ts';
+import type { StateCache } from './state-cache.ts';
+import { writeStates } from './state.ts';
+import {
+  dueForReattribution,
+  insertRegression,
+  knownOnsets,
+  regressionById,
+  regressionJson,
+  unresolvedOf,
+  updateAfter,
+  type Level,
+} from './store.ts';
+import {
+  HOUR_MS as HOUR,
+  MINUTE_MS as MIN,
+  type BatchWork,
+  type PassResult,
+  type StepEvent,
+} from './work.ts';
+
+/** Points that decide whether latency is back (stepRecovery). */
+const RECOVERY_POINTS = 30;
+/** Points after the onset that "after" levels are medians over. */
+const AFTER_POINTS = 120;
+/** Re-rank suspects and cohorts of regressions this young on every pass (late markers, more data). */
+const REATTRIBUTE_FOR_MS = 2 * HOUR;
+
+/** Write one batch: new regressions, updated open ones, checkpoints — one transaction. */
+export async function commit(
+  cache: StateCache,
+  c: PoolClient,
+  work: BatchWork,
+  H: number,
+  now: number,
+  dbThrough: Map<number, number>,
+  result: PassResult,
+): Promise<void> {
+  await c.query('BEGIN');
+  try {
+    const touched = new Set<number>([...work.fed.keys()]);
+    // New regressions get their alert after the update below, which may find them already over.
+    const pendingAlerts = new Set<string>();
+    const opened = await openRegressions(cache, c, work.events, H, now, result, pendingAlerts);
+    for (const id of opened) touched.add(id);
+    if (touched.size)
+      await updateOpen(cache, c, [...touched], work.fed, H, now, result, pendingAlerts);
+    await writeStates(
+      c,
+      H,
+      work.checkpoint.map((id) => [id, cache.detectors.get(id)!.det.encode()] as const),
+    );
+    await c.query('COMMIT');
+    for (const id of work.checkpoint) dbThrough.set(id, H);
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}
+
+/** One regression per step: new steps are inserted, steps already known (any status) are left alone. */
+async function openRegressions(
+  cache: StateCache,
+  c: PoolClient,
+  events: StepEvent[],
+  H: number,
+  now: number,
+  result: PassResult,
+  pendingAlerts: Set<string>,
+): Promise<number[]> {
+  const ups = events.filter((e) => e.change.direction === 'regression');
+  if (!ups.length) return [];
+  const ids = [...new Set(ups.map((e) => e.seriesId))];
+  const existing = await knownOnsets(c, ids);
+  await cache.loadLabels(c, ids);
+  const seriesOpened: number[] = [];
+  for (const e of ups) {
+    const ch = e.change;
+    const unc = ch.onsetUncertaintyPoints * MIN;
+    const dup = existing.find(
+      (r) =>
+        Number(r.series_id) === e.seriesId &&
+        Math.abs(r.onset.getTime() - ch.t) <= Math.max(10 * MIN, 3 * Math.max(unc, r.unc)),
+    );
+    if (dup) continue;
+    const labels = cache.labels.get(e.seriesId)!;
+    const floor = detectOptionsFor(labels.view).floor ?? 0;
+    const before = level(ch.before);
+    const after = level(ch.after);
+    after.count = await countEvents(c, e.seriesId, ch.t, H);
+    const row = await insertRegression(c, {
+      seriesId: e.seriesId,
+      labels,
+      change: ch,
+      uncertaintyMs: unc,
+      detectedMs: now,
+      confidence: round(ch.confidence, 6),
+      before,
+      after,
+      ratioP50: ratio(before.p50_ms, after.p50_ms, floor / 1000),
+      ratioP99: ratio(before.p99_ms, after.p99_ms, floor / 1000),
+      afterThroughMs: H,
+    });
+    existing.push({ series_id: e.seriesId, onset: row.onset, unc });
+    await attribute(c, row, H, now, { alert: false });
+    seriesOpened.push(e.seriesId);
+    result.regressions.opened++;
+    regressionsDetected.inc({ op: labels.op, view: labels.view });
+    pendingAlerts.add(row.id);
+  }
+  return seriesOpened;
+}
+
+/**
+ * Open and acknowledged regressions of the series fed in this pass: levels
+ * since the onset from the detector's recent points, events counted once
+ * (after_through), and resolution when latency is back at the before level.
+ */
+async function updateOpen(
+  cache: StateCache,
+  c: PoolClient,
+  ids: number[],
+  fed: Map<number, MinutePoint[]>,
+  H: number,
+  now: number,
+  result: PassResult,
+  pendingAlerts: Set<string>,
+): Promise<void> {
+  for (const r of await unresolvedOf(c, ids)) {
+    const sid = Number(r.series_id);
+    const tracked = cache.detectors.get(sid);
+    if (!tracked) continue;
+    const floor = tracked.det.opts.floor;
+    const since = r.onset.getTime() + r.onset_uncertainty_ms;
+    const pts = tracked.det.recentPoints().filter((p) => p.t >= since);
+    const newCount = (fed.get(sid) ?? []).reduce(
+      (n, p) => (p.t >= r.after_through.getTime() ? n + p.count : n),
+      0,
+    );
+    const after: Level = { ...r.after, count: r.after.count + newCount };
+    if (pts.length) {
+      const last = pts.slice(-AFTER_POINTS);
+      after.p50_ms = roundMs(median(last.map((p) => p.p50)) / 1000);
+      after.p99_ms = roundMs(median(last.map((p) => p.p99)) / 1000);
+    }
+    const recovery = stepRecovery(r.change, pts.slice(-RECOVERY_POINTS), { floor });
+    const resolved = recovery.resolved;
+    await updateAfter(c, r.id, {
+      after,
+      ratioP50: ratio(r.before.p50_ms, after.p50_ms, floor / 1000),
+      ratioP99: ratio(r.before.p99_ms, after.p99_ms, floor / 1000),
+      afterThroughMs: H,
+      nowMs: now,
+      resolvedAtMs: resolved ? pts[pts.length - 1]!.t + MIN : null,
+      resolution: resolved
+        ? `latency returned to the before level (${r.metric} ${fmtMs(recovery.level / 1000)} ms)`
+        : null,
+    });
+    const wasPending = pendingAlerts.delete(r.id);
+    if (resolved) {
+      result.regressions.resolved++;
+      if (!wasPending)
+        await resolveRegressionAlert(c, r.id, {
+          now,
+          reason: 'latency returned to the before level',
+        });
+    } else {
+      if (!wasPending) result.regressions.updated++;
+      if (wasPending) {
+        const fresh = await regressionById(c, r.id);
+        await raiseRegressionAlert(c, regressionJson(fresh!), { now });
+      }
+    }
+  }
+  // Opened on a series without new points in this pass (a zoomed old step): alert as is.
+  for (const id of [...pendingAlerts]) {
+    pendingAlerts.delete(id);
+    const fresh = await regressionById(c, id, { unresolved: true });
+    if (fresh) await raiseRegressionAlert(c, regressionJson(fresh), { now });
+  }
+}
+
+/** Young regressions: markers posted late and more data after the onset can change suspects and cohort. */
+export async function reattribute(
+  c: PoolClient,
+  H: number,
+  now: number,
+  _result: PassResult,
+): Promise<void> {
+  for (const r of await dueForReattribution(c, now - REATTRIBUTE_FOR_MS, now - 30_000)) {
+    await c.query('BEGIN');
+    try {
+      await attribute(c, r, H, now, { alert: true });
+      await c.query('COMMIT');
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => {});
+      throw err;
+    }
+  }
+}

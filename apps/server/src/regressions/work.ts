@@ -1,0 +1,45 @@
+/** What one detection pass produces, batch by batch, and reports. */
+import type { MinutePoint, StepChange } from '@onset/core';
+
+export interface PassOptions {
+  /** Feed minutes before this instant (floored to a minute). Default: now - lagMs. */
+  uptoMs?: number;
+  /** How long a minute is left open for late spans. Default 60 s. */
+  lagMs?: number;
+  /** Minutes of history a new series' detector starts from. Default 6 h. */
+  coldWindowMs?: number;
+  /** How far back a new series' history is screened (hourly). Default 7 d. */
+  lookbackMs?: number;
+  /** Series per read and per transaction. */
+  batchSize?: number;
+  /** Wall clock (tests). */
+  now?: number;
+}
+
+export interface PassResult {
+  skipped?: boolean;
+  through: string;
+  duration_ms: number;
+  series: { total: number; new: number; fed: number; points: number };
+  screened: number;
+  regressions: { opened: number; resolved: number; updated: number };
+}
+
+/** A step the detector confirmed on a series. */
+export interface StepEvent {
+  seriesId: number;
+  change: StepChange;
+}
+
+/** One batch of series, fed: what the commit writes. */
+export interface BatchWork {
+  events: StepEvent[];
+  /** Points fed in this pass, per series. */
+  fed: Map<number, MinutePoint[]>;
+  /** Series whose state is written (with `through` = the horizon). */
+  checkpoint: number[];
+}
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 60 * MINUTE_MS;
+export const floorMinute = (ms: number) => Math.floor(ms / MINUTE_MS) * MINUTE_MS;
