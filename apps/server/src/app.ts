@@ -86,6 +86,7 @@ export async function buildOtlpApp(ctx: Omit<AppContext, 'guard'>): Promise<Fast
 async function registerFeatures(_app: FastifyInstance, _ctx: AppContext): Promise<void> {
   // Each feature registers here: await app.register(featureRoutes, ctx);
   await _app.register((await import('./series/heatmap-routes.ts')).heatmapRoutes, _ctx);
+  await _app.register((await import('./series/edge-routes.ts')).edgeRoutes, _ctx);
   await _app.register((await import('./deploys/routes.ts')).deployRoutes, _ctx);
   await _app.register((await import('./regressions/routes.ts')).regressionRoutes, _ctx);
   await _app.register((await import('./evidence/routes.ts')).evidenceRoutes, _ctx);

@@ -21,9 +21,9 @@ import {
   versionText,
   deployTitle,
 } from '../src/components/graphs/markerData.ts';
-import { edgeVerdict, median, shapeEdge } from '../src/components/graphs/edgeData.ts';
+import { edgeFrame } from '../src/components/graphs/edgeData.ts';
 import type { Deploy, QuantilesColumns } from '@onset/contract';
-import { deployOf, seriesOf } from './fixtures.ts';
+import { deployOf } from './fixtures.ts';
 import { columnsOf } from './columns.ts';
 
 const T0 = Date.parse('2026-11-20T10:00:00Z');
@@ -378,50 +378,38 @@ describe('deploy markers', () => {
 });
 
 describe('edge views', () => {
-  const q = (values: number[], startMs = T0): QuantilesColumns => ({
-    series: seriesOf({ view: 'client' }),
-    from: iso(startMs),
-    to: iso(startMs + values.length * 60_000),
-    step_ms: 60_000,
-    columns: columnsOf(
-      values.map((v, i) => ({
-        t: startMs + i * 60_000,
-        count: 1,
-        q: { '0.5': v, '0.99': v * 1.1 },
-      })),
-    ),
+  // Which series are the views, their medians and the verdict are the server's (core edges.test.ts).
+  const view = (v: 'client' | 'server' | 'gap', values: number[] | null) => ({
+    view: v,
+    series: null,
+    columns: values
+      ? {
+          t: values.map((_, i) => T0 + i * 60_000),
+          count: values.map(() => 1),
+          q: { '0.5': values },
+        }
+      : null,
+    summary: {},
   });
 
-  it('overlays client, server and gap and tells that only callers see the change', () => {
-    const onset = T0 + 3 * 60_000;
-    const { frame, summary } = shapeEdge(
+  it('lines up the reported views of the server answer on one time axis', () => {
+    const frame = edgeFrame(
       {
-        client: q([1, 1, 1, 41, 41, 41]),
-        server: q([0.8, 0.8, 0.8, 0.8, 0.8, 0.8]),
-        gap: q([0.2, 0.2, 0.2, 40.2, 40.2, 40.2]),
+        series_id: '1',
+        caller: 'checkout',
+        callee: 'urlite',
+        from: new Date(T0).toISOString(),
+        to: new Date(T0 + 3 * 60_000).toISOString(),
+        step_ms: 60_000,
+        views: [view('client', [1, 41, 41]), view('server', null), view('gap', [0.2, 40.2, 40.2])],
+        verdict: {},
       },
       '0.5',
-      { onsetMs: onset },
     );
-    expect(frame.lines.map((l) => l.key)).toEqual(['client', 'server', 'gap']);
-    const client = summary.find((s) => s.view === 'client')!;
-    expect([client.beforeMs, client.afterMs]).toEqual([1, 41]);
-    expect(edgeVerdict(summary)).toMatch(/Only callers see it/);
-  });
-
-  it('blames the server when it got slower itself', () => {
-    const onset = T0 + 2 * 60_000;
-    const { summary } = shapeEdge(
-      { client: q([1, 1, 21, 21]), server: q([0.8, 0.8, 20.8, 20.8]) },
-      '0.5',
-      { onsetMs: onset },
-    );
-    expect(edgeVerdict(summary)).toMatch(/server itself/);
-  });
-
-  it('takes medians', () => {
-    expect(median([3, 1, 2])).toBe(2);
-    expect(median([4, 1, 2, 3])).toBe(2.5);
-    expect(median([])).toBeNull();
+    expect(frame.lines.map((l) => [l.key, l.dash ?? false])).toEqual([
+      ['client', false],
+      ['gap', false],
+    ]);
+    expect(frame.lines[0]!.values).toEqual([1, 41, 41]);
   });
 });

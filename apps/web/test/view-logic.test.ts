@@ -24,7 +24,6 @@ import {
 } from '../src/state/timeRange.ts';
 import { applyPatch, linkWithGlobals } from '../src/state/url.ts';
 import { changeSelection, selectionOptions } from '../src/pages/explorer/selection.ts';
-import { edgeSeries } from '../src/lib/series.ts';
 import { formatChange, safeHttpUrl } from '../src/lib/format.ts';
 
 const T0 = Date.parse('2026-11-20T10:00:00Z');
@@ -357,34 +356,8 @@ describe('explorer pickers', () => {
   });
 });
 
-describe('edges and relevant deploys', () => {
-  const all = [
-    series('1', 'checkout', 'client', 'GET /lookup', 'urlite'),
-    series('2', 'checkout', 'server', 'GET /lookup', 'urlite'),
-    series('3', 'checkout', 'gap', 'GET /lookup', 'urlite'),
-    series('4', 'urlite', 'server', 'GET /lookup', null, ['api-1']),
-  ];
-
-  it('finds client, server and gap of an edge from any of its views', () => {
-    for (const from of [all[0]!, all[2]!, all[3]!]) {
-      const e = edgeSeries(all, from);
-      expect([e.client?.id, e.server?.id, e.gap?.id, e.caller, e.callee]).toEqual([
-        '1',
-        '2',
-        '3',
-        'checkout',
-        'urlite',
-      ]);
-    }
-  });
-
-  it("falls back to the callee's own server series before pairing has run", () => {
-    const e = edgeSeries([all[0]!, all[3]!], all[0]!);
-    expect(e.server?.id).toBe('4');
-    expect(e.gap).toBeNull();
-  });
-  // Which deploys can explain a series is the server's rule now: apps/server/test/deploys-relevance.test.ts.
-});
+// Edge membership and relevant deploys are the server's: packages/core/test/edges.test.ts and
+// apps/server/test/deploys-relevance.test.ts.
 
 describe('deploys timeline', () => {
   const d = (id: string, atMs: number, x: Partial<Deploy> = {}): Deploy =>

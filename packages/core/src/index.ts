@@ -5,3 +5,4 @@ export * from './burn/index.ts';
 export * from './detect/index.ts';
 export * from './attribution/index.ts';
 export * from './hints/index.ts';
+export * from './edges.ts';

@@ -1,55 +1,60 @@
-/** The client, server and gap views of one edge overlaid on one chart, with the verdict in words. */
+/** The client, server and gap views of one edge overlaid on one chart, with the server's verdict in words. */
 import { useMemo, useState } from 'react';
-import { useQuantiles } from '../api/queries.ts';
-import type { Series } from '@onset/contract';
-import { EDGE_VIEWS, edgeVerdict, shapeEdge, type EdgeView } from './graphs/edgeData.ts';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import type { EdgeResponse } from '@onset/contract';
+import { apiFetch, apiPath } from '../api/client.ts';
+import { useRefetchInterval } from '../api/queries.ts';
+import { edgeFrame } from './graphs/edgeData.ts';
 import {
   BREAKDOWN_CHART_HEIGHT,
   BreakdownChart,
   type PageChartContext,
 } from './graphs/BreakdownChart.tsx';
-import { ErrorState, Loading } from './States.tsx';
 import { QuantileToggle, type MedianOrTail } from './Controls.tsx';
 import { formatDelta, formatLatencyMs } from '../lib/format.ts';
 import type { LevelBand } from './graphs/ChartOverlay.tsx';
+import { Loading } from './States.tsx';
+
+/** The edge a series belongs to, as the server finds and summarises it (around `onsetMs` when given). */
+export function useEdge(
+  seriesId: string | undefined,
+  o: { range: { from: string; to: string }; onsetMs?: number },
+  enabled = true,
+) {
+  const interval = useRefetchInterval();
+  const onset = o.onsetMs === undefined ? undefined : new Date(o.onsetMs).toISOString();
+  return useQuery({
+    queryKey: ['edge', seriesId, o.range.from, o.range.to, onset ?? ''],
+    queryFn: ({ signal }) =>
+      apiFetch<EdgeResponse>(
+        apiPath(`/api/v1/series/${encodeURIComponent(seriesId!)}/edge`, {
+          from: o.range.from,
+          to: o.range.to,
+          q: '0.5,0.99',
+          onset,
+        }),
+        { signal },
+      ),
+    enabled: enabled && seriesId !== undefined,
+    refetchInterval: interval,
+    placeholderData: keepPreviousData,
+  });
+}
 
 export function EdgePanel({
   edge,
   bands,
   ...page
-}: PageChartContext & {
-  edge: {
-    client: Series | null;
-    server: Series | null;
-    gap: Series | null;
-    caller: string | null;
-    callee: string | null;
-  };
-  bands?: readonly LevelBand[];
-}) {
-  const { range, scale, onsetMs } = page;
+}: PageChartContext & { edge: EdgeResponse | undefined; bands?: readonly LevelBand[] }) {
+  const { scale } = page;
   const [q, setQ] = useState<MedianOrTail>('0.5');
-  const client = useQuantiles(edge.client?.id, { range, q: '0.5,0.99' });
-  const server = useQuantiles(edge.server?.id, { range, q: '0.5,0.99' });
-  const gap = useQuantiles(edge.gap?.id, { range, q: '0.5,0.99' });
-  const queries: Record<EdgeView, typeof client> = { client, server, gap };
-  const pending = EDGE_VIEWS.some(
-    (v) => edge[v] && queries[v].data === undefined && !queries[v].error,
+  const frame = useMemo(
+    () => (edge ? edgeFrame(edge, q, { dropNonPositive: scale === 'log' }) : null),
+    [edge, q, scale],
   );
-  const error = EDGE_VIEWS.map((v) => (edge[v] ? queries[v].error : null)).find(Boolean);
-
-  const shaped = useMemo(
-    () =>
-      pending
-        ? null
-        : shapeEdge({ client: client.data, server: server.data, gap: gap.data }, q, {
-            onsetMs,
-            dropNonPositive: scale === 'log',
-          }),
-    [pending, client.data, server.data, gap.data, q, onsetMs, scale],
-  );
-  const verdict = shaped ? edgeVerdict(shaped.summary) : null;
-  const missing = EDGE_VIEWS.filter((v) => !edge[v]);
+  if (!edge || !frame)
+    return <Loading label="Loading the edge views…" height={BREAKDOWN_CHART_HEIGHT + 60} />;
+  const verdict = edge.verdict[q] ?? null;
 
   return (
     <div className="edge-panel" data-testid="edge-panel">
@@ -60,51 +65,48 @@ export function EdgePanel({
         </p>
         <QuantileToggle label="Quantile shown" value={q} onChange={setQ} />
       </div>
-      {error ? <ErrorState error={error} what="edge views" /> : null}
-      {shaped ? (
-        <>
-          <ul className="edge-summary" aria-label="Edge views">
-            {shaped.summary.map((s) => (
-              <li key={s.view} className={`edge-view edge-${s.view}`} data-view={s.view}>
-                <i
-                  className={`swatch line-${s.view}${s.view === 'server' ? ' dashed' : ''}`}
-                  aria-hidden="true"
-                />
-                <b>{s.view}</b>{' '}
-                {s.beforeMs !== null && s.afterMs !== null ? (
-                  <>
-                    {formatLatencyMs(s.beforeMs)} → {formatLatencyMs(s.afterMs)}{' '}
-                    <span className="muted">({formatDelta(s.beforeMs, s.afterMs)})</span>
-                  </>
-                ) : (
-                  <>
-                    p{Number(q) * 100} ≈ {s.typicalMs === null ? '–' : formatLatencyMs(s.typicalMs)}
-                  </>
-                )}
+      <ul className="edge-summary" aria-label="Edge views">
+        {edge.views.map((v) => {
+          const s = v.summary[q];
+          if (!v.series || !s)
+            return (
+              <li key={v.view} className="edge-view muted" data-view={v.view}>
+                <b>{v.view}</b> not reported
               </li>
-            ))}
-            {missing.map((v) => (
-              <li key={v} className="edge-view muted" data-view={v}>
-                <b>{v}</b> not reported
-              </li>
-            ))}
-          </ul>
-          {verdict ? (
-            <p className="verdict" role="note">
-              {verdict}
-            </p>
-          ) : null}
-          <BreakdownChart
-            page={page}
-            frame={shaped.frame}
-            bands={bands}
-            chartId="edge"
-            title={`Client, server and gap p${Number(q) * 100} of ${edge.caller} to ${edge.callee}`}
-          />
-        </>
-      ) : pending ? (
-        <Loading label="Loading the edge views…" height={BREAKDOWN_CHART_HEIGHT + 60} />
+            );
+          return (
+            <li key={v.view} className={`edge-view edge-${v.view}`} data-view={v.view}>
+              <i
+                className={`swatch line-${v.view}${v.view === 'server' ? ' dashed' : ''}`}
+                aria-hidden="true"
+              />
+              <b>{v.view}</b>{' '}
+              {s.before_ms !== null && s.after_ms !== null ? (
+                <>
+                  {formatLatencyMs(s.before_ms)} → {formatLatencyMs(s.after_ms)}{' '}
+                  <span className="muted">({formatDelta(s.before_ms, s.after_ms)})</span>
+                </>
+              ) : (
+                <>
+                  p{Number(q) * 100} ≈ {s.typical_ms === null ? '–' : formatLatencyMs(s.typical_ms)}
+                </>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+      {verdict ? (
+        <p className="verdict" role="note">
+          {verdict}
+        </p>
       ) : null}
+      <BreakdownChart
+        page={page}
+        frame={frame}
+        bands={bands}
+        chartId="edge"
+        title={`Client, server and gap p${Number(q) * 100} of ${edge.caller} to ${edge.callee}`}
+      />
     </div>
   );
 }

@@ -9,7 +9,6 @@ import {
   selectionOptions,
   type Selection,
 } from './explorer/selection.ts';
-import { edgeSeries } from '../lib/series.ts';
 import { linkWithGlobals, useRange, useScale, useUrlState } from '../state/url.ts';
 import { resolveRange, zoomRange } from '../state/timeRange.ts';
 import { ChartOrState, Empty, ErrorState, Loading } from '../components/States.tsx';
@@ -20,7 +19,8 @@ import { shapeQuantiles } from '../components/graphs/quantileData.ts';
 import { shapeHeatmap } from '../components/graphs/heatmapData.ts';
 import { toMarkers } from '../components/graphs/markerData.ts';
 import { DeployList } from '../components/DeployList.tsx';
-import { EdgePanel } from '../components/EdgePanel.tsx';
+import { EdgePanel, useEdge } from '../components/EdgePanel.tsx';
+import { reportedViews } from '../components/graphs/edgeData.ts';
 import { parseDuration } from '@onset/contract';
 import { edgeLabel } from '../lib/format.ts';
 
@@ -220,7 +220,6 @@ function SeriesCharts({
       : undefined;
   const heatmap = useHeatmap(series.id, { range, step: heatStep, host: host || undefined });
   const deploys = useDeploys({ from: range.from, to: range.to, series_id: series.id });
-  const seriesList = useSeriesList();
 
   // The resolved range of the last answer keeps the x axis still while a refresh is in flight.
   const fromMs = quantiles.data ? Date.parse(quantiles.data.from) : resolvedNow.fromMs;
@@ -251,13 +250,10 @@ function SeriesCharts({
     [relevant],
   );
 
-  const found =
-    series.view !== 'internal' && (series.peer || series.view === 'server')
-      ? edgeSeries(seriesList.data ?? [], series)
-      : null;
+  const onEdge = series.view !== 'internal' && (!!series.peer || series.view === 'server');
+  const edgeQuery = useEdge(series.id, { range }, onEdge);
   // Worth a panel only when there is something to compare: two of the three views.
-  const edge =
-    found && [found.client, found.server, found.gap].filter(Boolean).length >= 2 ? found : null;
+  const edge = onEdge && reportedViews(edgeQuery.data) >= 2 ? edgeQuery.data : undefined;
   const title = `${edgeLabel(series)} · ${series.op} · ${series.view} · ${series.name}`;
   // The quantiles chart and the heatmap show the same window and markers, zoom alike and share the cursor.
   const linked = { range: resolved, markers, onZoom, syncKey: 'explorer' };

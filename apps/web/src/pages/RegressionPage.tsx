@@ -13,7 +13,7 @@ import {
   useSeriesList,
   useSlos,
 } from '../api/queries.ts';
-import type { Deploy, Regression, Series, Suspect } from '@onset/contract';
+import type { Deploy, EdgeResponse, Regression, Series, Suspect } from '@onset/contract';
 import { ApiError } from '../api/client.ts';
 import { linkWithGlobals, useRange, useScale, useUrlState } from '../state/url.ts';
 import {
@@ -23,7 +23,6 @@ import {
   resolveRange,
   zoomRange,
 } from '../state/timeRange.ts';
-import { edgeSeries } from '../lib/series.ts';
 import { sloMatches } from '../lib/severity.ts';
 import {
   edgeLabel,
@@ -40,7 +39,8 @@ import type { LevelBand } from '../components/graphs/ChartOverlay.tsx';
 import type { PageChartContext } from '../components/graphs/BreakdownChart.tsx';
 import { shapeQuantiles } from '../components/graphs/quantileData.ts';
 import { hostsText, toMarkers, versionText } from '../components/graphs/markerData.ts';
-import { EdgePanel } from '../components/EdgePanel.tsx';
+import { EdgePanel, useEdge } from '../components/EdgePanel.tsx';
+import { reportedViews } from '../components/graphs/edgeData.ts';
 import { CohortPanel } from '../components/CohortPanel.tsx';
 import { DeployList } from '../components/DeployList.tsx';
 import { BudgetBar, SloAlertPill, SloBurn } from './slos/sloParts.tsx';
@@ -96,7 +96,6 @@ function RegressionView({ r }: { r: Regression }) {
   const range = hasRange ? urlRange : dflt;
   const [scale, setScale] = useScale();
   const seriesList = useSeriesList({ service: r.service });
-  const allSeries = useSeriesList();
   const series = findSeries(r, seriesList.data ?? []);
   const quantiles = useQuantiles(series?.id, { range, q: '0.5,0.99' });
   const seriesId = r.series_id ?? series?.id;
@@ -160,15 +159,8 @@ function RegressionView({ r }: { r: Regression }) {
   // The edge and cohort charts line up with the main chart: same window, scale, markers and onset.
   const breakdownCharts: PageChartContext = { range, resolved, scale, markers, onsetMs, onZoom };
   const isEdge = !!r.peer || r.view === 'gap' || r.view === 'client';
-  const edge = isEdge
-    ? edgeSeries(allSeries.data ?? [], {
-        service: r.service,
-        name: r.name,
-        peer: r.peer,
-        view: r.view,
-        op: r.op,
-      })
-    : null;
+  const edgeQuery = useEdge(seriesId, { range, onsetMs }, isEdge);
+  const edge = isEdge && reportedViews(edgeQuery.data) >= 1 ? edgeQuery.data : undefined;
   const matchingSlos = (slos.data ?? []).filter((s) => sloMatches(s, r));
   const top = suspects[0];
   const topDeploy = top
@@ -367,7 +359,7 @@ function RegressionView({ r }: { r: Regression }) {
         )}
       </Panel>
 
-      {edge && (edge.client || edge.server || edge.gap) ? (
+      {edge ? (
         <Panel title="Client, server and gap views of this edge">
           <EdgePanel edge={edge} {...breakdownCharts} />
         </Panel>
@@ -482,22 +474,25 @@ function findSeries(r: Regression, list: readonly Series[]): Series | undefined 
  * callee's version or dependency bump shows there; the client view shows the
  * caller's hosts.
  */
+type SeriesLabels = Pick<Series, 'id' | 'service' | 'view' | 'peer'>;
+
 function cohortSources(
-  series: Series,
-  edge: ReturnType<typeof edgeSeries> | null,
+  series: SeriesLabels,
+  edge: EdgeResponse | undefined,
 ): Array<{ id: string; label: string }> {
-  const whose = (s: Series) =>
+  const whose = (s: SeriesLabels) =>
     s.peer && (s.view === 'gap' || s.view === 'server') ? s.peer : s.service;
   const out: Array<{ id: string; label: string }> = [];
-  const add = (s: Series | null | undefined) => {
+  const add = (s: SeriesLabels | null | undefined) => {
     if (!s || out.some((o) => o.id === s.id)) return;
     const label = `${whose(s)} hosts (${s.view} view)`;
     if (out.some((o) => o.label.startsWith(`${whose(s)} hosts`))) return;
     out.push({ id: s.id, label });
   };
   add(series);
-  add(edge?.gap);
-  add(edge?.server);
-  add(edge?.client);
+  const view = (v: string) => edge?.views.find((x) => x.view === v)?.series;
+  add(view('gap'));
+  add(view('server'));
+  add(view('client'));
   return out;
 }

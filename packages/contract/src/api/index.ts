@@ -9,3 +9,4 @@ export * from './webhooks.ts';
 export * from './health.ts';
 export * from './slo-history.ts';
 export * from './operations.ts';
+export * from './series-edge.ts';

@@ -1,4 +1,5 @@
 import { Evidence } from './evidence.ts';
+import { EdgeQuery, EdgeResponse } from './series-edge.ts';
 import {
   Alert,
   AlertAck,
@@ -142,6 +143,11 @@ export const operations = {
   'GET /api/v1/slos/:id/openslo': { params: SloIdParams },
   'PUT /api/v1/slos/:id': { params: SloIdParams, body: SloBody, response: { 200: Slo } },
   'DELETE /api/v1/slos/:id': { params: SloIdParams },
+  'GET /api/v1/series/:id/edge': {
+    params: SeriesIdParams,
+    querystring: EdgeQuery,
+    response: { 200: EdgeResponse },
+  },
   'GET /api/v1/slos/:id/history': {
     params: SloIdParams,
     querystring: SloHistoryQuery,

@@ -6,7 +6,7 @@
 import type { CohortsResponse, QuantilesColumns } from '@onset/contract';
 import { alignLines, type LatencyFrame, type LineColor } from './latencyFrame.ts';
 import { splitAt, timedValues } from './quantileData.ts';
-import { median } from './edgeData.ts';
+import { medianOf as median } from '@onset/core';
 
 export const MAX_COHORT_LINES = 8;
 
