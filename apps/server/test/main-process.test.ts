@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -75,4 +75,117 @@ describe('npm start on the embedded database', () => {
     expect(existsSync(path.join(dir, 'data', 'pg', 'postmaster.pid'))).toBe(false);
     proc = undefined;
   });
+});
+
+const SUPERVISOR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/supervisor.ts');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** Every live descendant of pid (children keep the supervisor as parent even in their own process group). */
+function descendants(pid: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const p of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      parentOf.set(Number(p), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const [child, parent] of parentOf) if (parent === p) (out.push(child), walk(child));
+  };
+  walk(pid);
+  return out;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+};
+
+const agentTemp = () => readdirSync(os.tmpdir()).filter((n) => n.startsWith('onset-agent-'));
+
+describe('npm start: the supervisor owns the process tree', () => {
+  it('runs `exec node … supervisor.ts --build-web --with-agent`, so npm signals reach it directly', () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.start).toBe('exec node --import tsx apps/server/src/supervisor.ts --build-web --with-agent');
+  });
+
+  for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+    it(`${signal}: the agent flushes, then the server and PostgreSQL stop; nothing survives, no temp folder remains`, async () => {
+      const sdir = await mkdtemp(path.join(os.tmpdir(), 'onset-sup-'));
+      await chmod(sdir, 0o755);
+      const port = await freePort();
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        ONSET_DATA_DIR: path.join(sdir, 'data'),
+        ONSET_PORT: String(port),
+        ONSET_OTLP_PORT: '0',
+        ONSET_LOG_LEVEL: 'warn',
+        ONSET_EMBEDDED_PG_PORT: String(await freePort()),
+      };
+      delete env.DATABASE_URL;
+      delete env.ONSET_AGENT;
+      // A folder left by an earlier run that crashed: removed at start (no process uses it).
+      const stale = path.join(os.tmpdir(), `onset-agent-bpftrace-stale${signal}`);
+      mkdirSync(stale, { recursive: true });
+      writeFileSync(path.join(stale, 'onset-agent.bt'), '');
+      utimesSync(stale, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+      const before = new Set(agentTemp());
+      // What `npm start` execs, minus the web build (other tests serve apps/web/dist meanwhile).
+      const sup = spawn(process.execPath, ['--import', 'tsx', SUPERVISOR, '--with-agent'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      proc = sup;
+      let out = '';
+      sup.stdout!.on('data', (d) => (out += d));
+      sup.stderr!.on('data', (d) => (out += d));
+      try {
+        for (let i = 0; i < 1200 && !/onset-agent: running with/.test(out); i++) {
+          if (sup.exitCode !== null) throw new Error(`supervisor exited early: ${out}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(out).toMatch(/onset-agent: running with/);
+        expect(existsSync(stale)).toBe(false);
+        expect(out).toMatch(/removed \d+ stale agent temp folder/);
+        if (signal === 'SIGTERM') {
+          // A child dying unexpectedly is logged and restarted with backoff.
+          const serverPid = descendants(sup.pid!).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('main.ts'))!;
+          process.kill(serverPid, 'SIGKILL');
+          for (let i = 0; i < 300 && !(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok && !alive(serverPid), () => false)); i++)
+            await new Promise((r) => setTimeout(r, 100));
+          expect(out).toMatch(/server exited unexpectedly \(SIGKILL\); restarting in 1 s/);
+          expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+        }
+        // Let the agent measure something, so it has a batch in hand when the signal comes.
+        await new Promise((r) => setTimeout(r, 3000));
+        const tree = descendants(sup.pid!);
+        expect(tree.length).toBeGreaterThanOrEqual(4); // server, agent, postgres and its workers
+        const runTemp = agentTemp().filter((n) => !before.has(n));
+
+        const t0 = Date.now();
+        const code = exited(sup);
+        sup.kill(signal);
+        expect(await code).toBe(0);
+        const ms = Date.now() - t0;
+        expect(ms).toBeLessThan(10_000);
+        // In order: the agent delivered everything to the still-running server, then the rest stopped.
+        expect(out).toMatch(/onset-agent: flushed; \d+ spans delivered/);
+        expect(out).not.toMatch(/undelivered/);
+        expect(out).toMatch(/stopped in \d+ ms \(agent exited, server exited, PostgreSQL stopped/);
+        expect(out.indexOf('onset-agent: flushed')).toBeLessThan(out.lastIndexOf('stopped in'));
+        expect(tree.filter(alive)).toEqual([]);
+        expect(existsSync(path.join(sdir, 'data', 'pg', 'postmaster.pid'))).toBe(false);
+        for (const n of runTemp) expect(existsSync(path.join(os.tmpdir(), n)), n).toBe(false);
+        console.log(`${signal}: supervisor and ${tree.length} descendants gone in ${ms} ms; ${out.match(/flushed; \d+ spans delivered/)?.[0]}`);
+      } finally {
+        sup.kill('SIGKILL');
+        proc = undefined;
+        await rm(sdir, { recursive: true, force: true });
+      }
+    }, 180_000);
+  }
 });

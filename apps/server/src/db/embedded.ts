@@ -11,6 +11,11 @@ export interface EmbeddedDatabase {
   url: (database?: string) => string;
   createDatabase: (name: string) => Promise<void>;
   stop: () => Promise<void>;
+  port: number;
+  /** Called once if the postgres process exits (stopped or died). */
+  onExit: (fn: () => void) => void;
+  /** SIGKILL the postgres process (a stop that did not finish in time). */
+  kill: () => void;
 }
 
 const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
@@ -120,9 +125,14 @@ export async function startEmbeddedPostgres(opts: {
   await pg.start();
   const url = (database = 'postgres') =>
     `postgres://postgres:${password}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+  // The package keeps the postmaster's ChildProcess in a private field.
+  const proc = (pg as unknown as { process?: import('node:child_process').ChildProcess }).process;
   return {
     url,
+    port,
     createDatabase: (name) => pg.createDatabase(name),
     stop: () => pg.stop(),
+    onExit: (fn) => void proc?.once('exit', fn),
+    kill: () => void proc?.kill('SIGKILL'),
   };
 }
