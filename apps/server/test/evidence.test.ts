@@ -101,6 +101,23 @@ describe('evidence hints', () => {
   });
 });
 
+describe('hints beyond the evidence endpoint', () => {
+  it('list items carry the hints detection stored, and the alert text names the top one', async () => {
+    const gap = find('shop', 'gap');
+    expect(gap.hints[0]).toMatchObject({ id: 'tcp-delayed-ack' });
+    expect(gap.hints[0]!.confidence).toBeGreaterThanOrEqual(0.8);
+    expect(find('mounter').hints).toEqual([]);
+    for (const r of all.filter((x) => x.service === 'front' || x.service === 'catalog'))
+      expect(r.hints.filter((h) => h.id.startsWith('tcp-'))).toEqual([]);
+    const res = await fetch(`${s.url}/api/v1/alerts?regression_id=${gap.id}`);
+    expect(res.status).toBe(200);
+    const alerts = ((await res.json()) as { alerts: Array<{ title: string; regression_id: string | null }> }).alerts;
+    const mine = alerts.filter((a) => a.regression_id === gap.id);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.title).toMatch(/likely: Nagle’s algorithm waiting for a delayed ACK \(confidence 0\.\d\d\)$/);
+  });
+});
+
 describe('exemplars', () => {
   it('are well-formed, slower after than before, and link to the trace viewer', async () => {
     for (const r of [find('worker'), find('mounter'), find('shop', 'gap')]) {

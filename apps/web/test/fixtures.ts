@@ -40,6 +40,7 @@ export const regressionOf = (over: Partial<Regression> = {}): Regression => ({
   ratio_p50: 1,
   ratio_p99: 1,
   suspects: [],
+  hints: [],
   cohort: null,
   status: 'open',
   acknowledged_at: null,

@@ -1,6 +1,6 @@
 import { attributeLifts, detectHints, type EvidenceSample, type ScalarAttr } from '@onset/core';
 import type { Evidence, Hint, Span } from '@onset/contract';
-import type { Pool } from '../db/pool.ts';
+import type { Queryable } from '../slos/store.ts';
 import type { RegressionRow } from '../regressions/store.ts';
 import { edgeCalls, ownCalls, type CallRow, type Window } from './query.ts';
 
@@ -18,9 +18,10 @@ export interface EvidenceOptions {
 
 /** Calls before and after the onset, leaving out the onset's uncertainty. */
 export async function regressionCalls(
-  pool: Pool,
+  pool: Queryable,
   r: RegressionRow,
   nowMs = Date.now(),
+  limit = SIDE_LIMIT,
 ): Promise<{ before: CallRow[]; after: CallRow[] }> {
   const onset = r.onset.getTime();
   const unc = Math.min(r.onset_uncertainty_ms, SIDE_MS / 4);
@@ -28,13 +29,13 @@ export async function regressionCalls(
     fromMs: onset - unc - SIDE_MS,
     toMs: onset - unc,
     newestFirst: true,
-    limit: SIDE_LIMIT,
+    limit,
   };
   const after: Window = {
     fromMs: onset + unc,
     toMs: Math.min(nowMs, onset + unc + SIDE_MS),
     newestFirst: false,
-    limit: SIDE_LIMIT,
+    limit,
   };
   // An edge's views are built from paired calls; a caller's own client series may also have its spans directly.
   if (r.peer && (r.view === 'client' || r.view === 'server' || r.view === 'gap')) {
@@ -149,9 +150,28 @@ export function hintsFromCalls(
   });
 }
 
+/** Fewer calls per side for the hints stored with a regression: part of a detection pass. */
+const STORED_HINTS_LIMIT = 2000;
+
+/**
+ * Compute and store a regression's hints (the list's and the alert's `hints`),
+ * from calls up to `throughMs`. Called by detection when it opens a regression.
+ */
+export async function storeRegressionHints(db: Queryable, r: RegressionRow, throughMs: number): Promise<Hint[]> {
+  const calls = await regressionCalls(db, r, throughMs, STORED_HINTS_LIMIT);
+  const hints = hintsFromCalls(r, calls);
+  await saveHints(db, r.id, hints);
+  r.hints = hints;
+  return hints;
+}
+
+export async function saveHints(db: Queryable, id: string, hints: Hint[]): Promise<void> {
+  await db.query(`UPDATE regressions SET hints = $2::jsonb WHERE id = $1::bigint`, [id, JSON.stringify(hints)]);
+}
+
 /** GET /api/v1/regressions/{id}/evidence: exemplars, attribute lifts and hints from the raw spans around the onset. */
 export async function regressionEvidence(
-  pool: Pool,
+  pool: Queryable,
   r: RegressionRow,
   opts: EvidenceOptions = {},
 ): Promise<Evidence> {

@@ -1,6 +1,4 @@
-import type { Pool } from '../db/pool.ts';
-
-type Queryable = Pick<Pool, 'query'>;
+import type { Queryable } from '../slos/store.ts';
 
 /** One raw call read for evidence: the span (and, on an edge, its paired half) with resource facts. */
 export interface CallRow {

@@ -4,7 +4,7 @@ import { operations } from '@onset/contract';
 import type { AppContext } from '../app.ts';
 import { notFound } from '../http/errors.ts';
 import { getRegression } from '../regressions/store.ts';
-import { regressionEvidence } from './evidence.ts';
+import { regressionEvidence, saveHints } from './evidence.ts';
 
 /** api.md "Evidence": the spans, attributes and known mechanisms behind a regression. */
 export async function evidenceRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -25,7 +25,10 @@ export async function evidenceRoutes(app: FastifyInstance, ctx: AppContext): Pro
       const id = req.params.id;
       const r = /^\d{1,18}$/.test(id) ? await getRegression(ctx.pool, id) : null;
       if (!r) throw notFound(`regression ${id} does not exist`);
-      return regressionEvidence(ctx.pool, r, { traceUrlTemplate: ctx.config.traceUrlTemplate });
+      const e = await regressionEvidence(ctx.pool, r, { traceUrlTemplate: ctx.config.traceUrlTemplate });
+      // The list's hints were computed when detection opened it, often on fewer calls: keep them current.
+      if (JSON.stringify(e.hints) !== JSON.stringify(r.hints)) await saveHints(ctx.pool, r.id, e.hints);
+      return e;
     },
   );
 }

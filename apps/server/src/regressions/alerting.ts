@@ -26,10 +26,17 @@ export interface RegressionForAlert {
   ratio_p99?: number | null;
   suspects?: Array<Record<string, unknown>> | null;
   cohort?: Record<string, unknown> | null;
+  hints?: Array<{ title: string; confidence: number }> | null;
 }
 
 const fmt = (x: number | undefined | null) =>
   x === undefined || x === null ? '?' : Number(x.toPrecision(3)).toString();
+
+/** The most confident evidence hint, for the alert (and so every webhook's) text. */
+function topHint(r: RegressionForAlert): string {
+  const h = r.hints?.[0];
+  return h ? ` — likely: ${h.title} (confidence ${h.confidence.toFixed(2)})` : '';
+}
 
 /**
  * Raise (or refresh) the alert for a newly detected regression. Severity:
@@ -57,7 +64,8 @@ export async function raiseRegressionAlert(
   const edge = regression.peer ? ` → ${regression.peer}` : '';
   const title =
     `Regression: ${regression.service} ${regression.op} "${regression.name}"${edge} (${regression.view})` +
-    ` p99 ${fmt(regression.before?.p99_ms)} → ${fmt(regression.after?.p99_ms)} ms (×${fmt(ratio || null)})`;
+    ` p99 ${fmt(regression.before?.p99_ms)} → ${fmt(regression.after?.p99_ms)} ms (×${fmt(ratio || null)})` +
+    topHint(regression);
   const { alert } = await fireAlert(
     db,
     {

@@ -5,6 +5,7 @@
  * and the batch's detector states are checkpointed. Also the re-attribution
  * of young regressions at the end of a pass.
  */
+import { storeRegressionHints } from '../evidence/evidence.ts';
 import { stepRecovery, type MinutePoint } from '@onset/core';
 import type { PoolClient } from '../db/pool.ts';
 import { regressionsDetected } from '../observability/metrics.ts';
@@ -117,6 +118,8 @@ async function openRegressions(
     });
     existing.push({ series_id: e.seriesId, onset: row.onset, unc });
     await attribute(c, row, H, now, { alert: false });
+    // Hints before the alert is raised, so its text (and every webhook's) names the likely mechanism.
+    await storeRegressionHints(c, row, H);
     seriesOpened.push(e.seriesId);
     result.regressions.opened++;
     regressionsDetected.inc({ op: labels.op, view: labels.view });

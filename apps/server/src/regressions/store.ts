@@ -1,3 +1,4 @@
+import type { Hint } from '@onset/contract';
 /**
  * The `regressions` table, its whole lifecycle in one place: rows opened by
  * the detection pass, their levels and resolution as data arrives, their
@@ -38,11 +39,12 @@ export interface RegressionRow {
   resolved_at: Date | null;
   resolved_by: string | null;
   resolution: string | null;
+  hints: Hint[];
 }
 
 export const REGRESSION_COLUMNS = `id::text, series_id::text, service, op, view, name, peer, host, onset, onset_uncertainty_ms,
   detected_at, updated_at, metric, confidence, before, after, ratio_p50, ratio_p99, suspects, cohort, status,
-  acknowledged_at, acknowledged_by, resolved_at, resolved_by, resolution`;
+  acknowledged_at, acknowledged_by, resolved_at, resolved_by, resolution, hints`;
 
 /** What the API shows (the contract's Regression): the row with times as RFC 3339 and an empty peer as null. */
 export type RegressionJson = Regression;
@@ -71,6 +73,7 @@ export function regressionJson(r: RegressionRow): RegressionJson {
     ratio_p99: r.ratio_p99,
     suspects: r.suspects,
     cohort: r.cohort,
+    hints: r.hints ?? [],
     status: r.status,
     acknowledged_at: iso(r.acknowledged_at),
     acknowledged_by: r.acknowledged_by,

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { OPS, REGRESSION_METRICS, REGRESSION_STATUSES, VIEWS } from '../vocab.ts';
 import { NStr, stringEnum } from './common.ts';
+import { Hint } from './evidence.ts';
 
 /** Latency of a series over a window (before the onset, or since). */
 export const Level = Type.Object({
@@ -65,6 +66,9 @@ export const Regression = Type.Object({
   ratio_p99: Type.Number(),
   suspects: Type.Array(Suspect),
   cohort: Type.Union([Cohort, Type.Null()]),
+  hints: Type.Array(Hint, {
+    description: 'known mechanisms the raw spans match, most confident first (api.md "Evidence")',
+  }),
   status: stringEnum(REGRESSION_STATUSES, 'open | acknowledged | resolved'),
   acknowledged_at: NStr,
   acknowledged_by: NStr,
