@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from './config.ts';
 import type { Pool } from './db/pool.ts';
 import type { Partitions } from './db/partitions.ts';
-import { scopeGuard, type ScopeGuard } from './auth/plugin.ts';
+import { authPlugin } from './auth/plugin.ts';
 import { installErrorHandler, sendError, notFound } from './http/errors.ts';
 import { healthRoutes } from './health/routes.ts';
 import { otlpRoutes } from './otlp/routes.ts';
@@ -24,7 +24,6 @@ export interface AppContext {
   registry: Registry;
   partitions: Partitions;
   stats: IngestStats;
-  guard: ScopeGuard;
   /** Wake the scheduler (e.g. after ingest) without waiting for the next tick. */
   onIngested?: (kind: 'traces' | 'metrics', count: number) => void;
 }
@@ -42,10 +41,12 @@ function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInst
 }
 
 /** The main listener: UI, REST API, OpenAPI, OTLP. */
-export async function buildApp(ctx: Omit<AppContext, 'guard'>): Promise<FastifyInstance> {
+export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const hasUi = existsSync(path.join(WEB_DIST, 'index.html'));
   const app = baseApp(ctx.config, { notFound: !hasUi });
-  const full: AppContext = { ...ctx, guard: scopeGuard(ctx.config.tokens) };
+  const full = ctx;
+  // First, so its onRoute check sees every route.
+  await app.register(authPlugin, { tokens: ctx.config.tokens });
   await app.register(swagger, {
     openapi: {
       info: { title: 'Onset API', version: '1', description: 'Cross-service latency regressions, deploy attribution and SLOs.' },
@@ -73,9 +74,10 @@ export async function buildApp(ctx: Omit<AppContext, 'guard'>): Promise<FastifyI
 }
 
 /** The OTLP-only listener on ONSET_OTLP_PORT (4318) so stock exporters work unconfigured. */
-export async function buildOtlpApp(ctx: Omit<AppContext, 'guard'>): Promise<FastifyInstance> {
+export async function buildOtlpApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = baseApp(ctx.config);
-  const full: AppContext = { ...ctx, guard: scopeGuard(ctx.config.tokens) };
+  const full = ctx;
+  await app.register(authPlugin, { tokens: ctx.config.tokens });
   await app.register(healthRoutes, { pool: ctx.pool });
   await app.register(otlpRoutes, full);
   await app.register((await import('./observability/plugin.ts')).selfObservationPlugin, { ...full, metricsRoute: false });

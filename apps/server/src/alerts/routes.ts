@@ -66,13 +66,13 @@ function silenceJson(s: SilenceRow, now = Date.now()) {
 }
 
 export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  const { pool, guard, config } = ctx;
+  const { pool, config } = ctx;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   api.get(
     '/api/v1/alerts',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags: ['alerts'],
         summary: 'Alert history, newest first',
@@ -94,7 +94,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
   api.get(
     '/api/v1/alerts/:id',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags: ['alerts'],
         summary: 'One alert with its history (firing, silenced, notified, acknowledged, resolved)',
@@ -115,7 +115,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
   api.post(
     '/api/v1/alerts/:id/ack',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: {
         tags: ['alerts'],
         summary: 'Acknowledge an alert',
@@ -137,7 +137,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
   api.post(
     '/api/v1/silences',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: {
         tags: ['alerts'],
         summary:
@@ -185,7 +185,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
   api.get(
     '/api/v1/silences',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags: ['alerts'],
         summary: 'Silences, newest first',
@@ -203,7 +203,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
   api.delete(
     '/api/v1/silences/:id',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: {
         tags: ['alerts'],
         summary: 'End a silence now (kept in history)',

@@ -6,7 +6,6 @@ import {
   operations,
 } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
-import type { ScopeGuard } from '../auth/plugin.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
 import { formatValidationError } from './schema.ts';
@@ -24,16 +23,16 @@ import { normalizeMarker, parseMarkerTime, type MarkerInput } from './validate.t
 /** Deploy markers (api.md "Deploy markers"): CI hooks post, everyone reads, admins fix mistakes. */
 export async function deployRoutes(
   app: FastifyInstance,
-  deps: { pool: Pool; guard: ScopeGuard },
+  deps: { pool: Pool },
 ): Promise<void> {
-  const { pool, guard } = deps;
+  const { pool } = deps;
   const schemaErrorFormatter = formatValidationError as never;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   api.post(
     '/api/v1/deploys',
     {
-      onRequest: guard('deploys'),
+      config: { scope: 'deploys' },
       schemaErrorFormatter,
       schema: {
         tags: ['deploys'],
@@ -56,7 +55,7 @@ export async function deployRoutes(
   api.get(
     '/api/v1/deploys',
     {
-      onRequest: guard('read'),
+      config: { scope: 'read' },
       schemaErrorFormatter,
       schema: {
         tags: ['deploys'],
@@ -95,7 +94,7 @@ export async function deployRoutes(
   api.get(
     '/api/v1/deploys/:id',
     {
-      onRequest: guard('read'),
+      config: { scope: 'read' },
       schemaErrorFormatter,
       schema: {
         tags: ['deploys'],
@@ -113,7 +112,7 @@ export async function deployRoutes(
   api.patch(
     '/api/v1/deploys/:id',
     {
-      onRequest: guard('admin'),
+      config: { scope: 'admin' },
       schemaErrorFormatter,
       schema: {
         tags: ['deploys'],
@@ -137,7 +136,7 @@ export async function deployRoutes(
   api.delete(
     '/api/v1/deploys/:id',
     {
-      onRequest: guard('admin'),
+      config: { scope: 'admin' },
       schemaErrorFormatter,
       schema: {
         tags: ['deploys'],

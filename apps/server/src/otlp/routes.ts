@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Config } from '../config.ts';
-import type { ScopeGuard } from '../auth/plugin.ts';
 import { HttpError, badRequest } from '../http/errors.ts';
 import { isDatabaseUnavailable, type Pool } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
@@ -21,7 +20,6 @@ export interface OtlpDeps {
   pool: Pool;
   registry: Registry;
   partitions: Partitions;
-  guard: ScopeGuard;
   stats: IngestStats;
   /** Called after data was committed (the scheduler uses it to know there is new data). */
   onIngested?: (kind: 'traces' | 'metrics', count: number) => void;
@@ -135,10 +133,10 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
     consumes: ['application/x-protobuf', 'application/json'],
     response: { 200: Type.Any({ description: 'Export*ServiceResponse in the request encoding' }) },
   });
-  app.post('/v1/traces', { logLevel: 'warn', schema: schema('Receive OTLP traces'), preHandler: deps.guard('ingest') }, (req, reply) =>
+  app.post('/v1/traces', { logLevel: 'warn', schema: schema('Receive OTLP traces'), config: { scope: 'ingest' } }, (req, reply) =>
     ingest(req, reply, 'traces'),
   );
-  app.post('/v1/metrics', { logLevel: 'warn', schema: schema('Receive OTLP latency histograms'), preHandler: deps.guard('ingest') }, (req, reply) =>
+  app.post('/v1/metrics', { logLevel: 'warn', schema: schema('Receive OTLP latency histograms'), config: { scope: 'ingest' } }, (req, reply) =>
     ingest(req, reply, 'metrics'),
   );
 }

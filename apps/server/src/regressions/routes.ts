@@ -51,14 +51,14 @@ function parseId(id: string): string {
 
 /** Regressions (api.md "Regressions"): the list, one item, ack/resolve/reopen, and POST /api/v1/detect. */
 export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  const { pool, guard, registry, partitions } = ctx;
+  const { pool, registry, partitions } = ctx;
   const tags = ['regressions'];
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   api.get(
     '/api/v1/regressions',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags,
         summary: 'Regressions, newest onset first',
@@ -87,7 +87,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
   api.get(
     '/api/v1/regressions/:id',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags,
         summary: 'One regression',
@@ -113,7 +113,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
     api.post(
       `/api/v1/regressions/:id/${path}`,
       {
-        preHandler: guard('admin'),
+        config: { scope: 'admin' },
         schema: {
           tags,
           summary,
@@ -157,7 +157,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
   api.post(
     '/api/v1/detect',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: {
         tags,
         summary: 'Run edge pairing, marker inference and a detection pass over all data now',
@@ -180,7 +180,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
   api.get(
     '/api/v1/detect',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags,
         summary: 'The last detection pass',

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { operations } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
-import type { ScopeGuard } from '../auth/plugin.ts';
 import { notFound } from '../http/errors.ts';
 import { getSeries, stepHistograms } from './queries.ts';
 import { parseAttribute, parseStepRange } from './range.ts';
@@ -20,15 +19,15 @@ const MAX_COLUMNS = 5_000;
 
 export async function heatmapRoutes(
   app: FastifyInstance,
-  deps: { pool: Pool; guard: ScopeGuard },
+  deps: { pool: Pool },
 ): Promise<void> {
-  const { pool, guard } = deps;
+  const { pool } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   api.get(
     '/api/v1/series/:id/heatmap',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags: ['series'],
         summary:
@@ -70,7 +69,7 @@ export async function heatmapRoutes(
   api.get(
     '/api/v1/series/:id/cohorts',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags: ['series'],
         summary:

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { operations } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
-import type { ScopeGuard } from '../auth/plugin.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { getSeries, listSeries, quantileColumns, quantiles } from './queries.ts';
 import { parseAttribute, parseStepRange } from './range.ts';
@@ -11,14 +10,14 @@ const MAX_POINTS = 50_000;
 
 export async function seriesRoutes(
   app: FastifyInstance,
-  deps: { pool: Pool; guard: ScopeGuard },
+  deps: { pool: Pool },
 ): Promise<void> {
-  const { pool, guard } = deps;
+  const { pool } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   api.get(
     '/api/v1/series',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags: ['series'],
         summary: 'List latency series',
@@ -31,7 +30,7 @@ export async function seriesRoutes(
   api.get(
     '/api/v1/series/:id',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags: ['series'],
         summary: 'One series',
@@ -48,7 +47,7 @@ export async function seriesRoutes(
   api.get(
     '/api/v1/series/:id/quantiles',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags: ['series'],
         summary:

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { operations } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
-import type { ScopeGuard } from '../auth/plugin.ts';
 import { badRequest } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
 import { getSlo, notFoundSlo } from './store.ts';
@@ -13,13 +12,13 @@ const MAX_RANGE_MS = 400 * 86_400_000;
 
 export async function sloHistoryRoutes(
   app: FastifyInstance,
-  deps: { pool: Pool; guard: ScopeGuard },
+  deps: { pool: Pool },
 ): Promise<void> {
-  const { pool, guard } = deps;
+  const { pool } = deps;
   app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/api/v1/slos/:id/history',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags: ['slos'],
         summary:

@@ -30,7 +30,7 @@ import { deliverySettings } from '../webhooks/settings.ts';
 import { baseUrlOf } from '../webhooks/routes.ts';
 
 export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  const { pool, guard, config } = ctx;
+  const { pool, config } = ctx;
   const tags = ['slos'];
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addContentTypeParser([...SLO_YAML_TYPES], { parseAs: 'string' }, (_req, body, done) =>
@@ -78,7 +78,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   api.post(
     '/api/v1/slos',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: {
         tags,
         summary:
@@ -98,7 +98,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   api.get(
     '/api/v1/slos',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags,
         summary: 'SLOs with their current status',
@@ -113,7 +113,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   api.get(
     '/api/v1/slos/unwatched',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags,
         summary:
@@ -133,7 +133,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   api.post(
     '/api/v1/slos/evaluate',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: {
         tags,
         summary:
@@ -154,7 +154,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   api.get(
     '/api/v1/slos/:id',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags,
         summary: 'One SLO: spec and status (SLI, budget remaining, burn rates, current alert)',
@@ -172,7 +172,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   api.get(
     '/api/v1/slos/:id/openslo',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: { tags, summary: 'The SLO as an OpenSLO v1 YAML document', ...operations['GET /api/v1/slos/:id/openslo'] },
     },
     async (req, reply) => {
@@ -185,7 +185,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   api.put(
     '/api/v1/slos/:id',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: {
         tags,
         summary:
@@ -205,7 +205,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   api.delete(
     '/api/v1/slos/:id',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: { tags, summary: 'Delete an SLO; its firing alerts resolve', ...operations['DELETE /api/v1/slos/:id'] },
     },
     async (req, reply) => {
@@ -221,7 +221,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   api.get(
     '/api/v1/series/:id/slo-suggestion',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags,
         summary:

@@ -73,14 +73,14 @@ export function baseUrlOf(config: Config, req?: FastifyRequest): string {
 }
 
 export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  const { pool, guard, config } = ctx;
+  const { pool, config } = ctx;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['webhooks'];
 
   api.post(
     '/api/v1/webhooks',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: {
         tags,
         summary: 'Add an alert webhook',
@@ -112,7 +112,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   api.get(
     '/api/v1/webhooks',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: {
         tags,
         summary: 'List webhooks',
@@ -136,7 +136,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   api.get(
     '/api/v1/webhooks/:id',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: { tags, summary: 'One webhook', ...operations['GET /api/v1/webhooks/:id'] },
     },
     async (req) => webhookJson(await load(req.params.id)),
@@ -145,7 +145,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   api.put(
     '/api/v1/webhooks/:id',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: {
         tags,
         summary: 'Change a webhook (omitted fields keep their value)',
@@ -186,7 +186,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   api.delete(
     '/api/v1/webhooks/:id',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: { tags, summary: 'Remove a webhook and its delivery log', ...operations['DELETE /api/v1/webhooks/:id'] },
     },
     async (req, reply) => {
@@ -199,7 +199,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   api.post(
     '/api/v1/webhooks/:id/test',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: {
         tags,
         summary:
@@ -222,7 +222,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   api.get(
     '/api/v1/webhooks/:id/deliveries',
     {
-      preHandler: guard('admin'),
+      config: { scope: 'admin' },
       schema: {
         tags,
         summary:
