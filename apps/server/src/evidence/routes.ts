@@ -12,7 +12,7 @@ export async function evidenceRoutes(app: FastifyInstance, ctx: AppContext): Pro
   api.get(
     '/api/v1/regressions/:id/evidence',
     {
-      preHandler: ctx.guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags: ['regressions'],
         summary: 'Evidence for a regression: exemplar spans, attribute lifts, hints',
