@@ -94,6 +94,7 @@ async function registerFeatures(_app: FastifyInstance, _ctx: AppContext): Promis
   await _app.register((await import('./evidence/routes.ts')).evidenceRoutes, _ctx);
   await _app.register((await import('./slos/routes.ts')).sloRoutes, _ctx);
   await _app.register((await import('./slos/history-routes.ts')).sloHistoryRoutes, _ctx);
+  await _app.register((await import('./slos/membership-routes.ts')).sloMembershipRoutes, _ctx);
   await _app.register((await import('./alerts/routes.ts')).alertRoutes, _ctx);
   await _app.register((await import('./webhooks/routes.ts')).webhookRoutes, _ctx);
   await _app.register((await import('./observability/plugin.ts')).selfObservationPlugin, _ctx);

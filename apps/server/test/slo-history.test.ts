@@ -114,3 +114,39 @@ describe('SLO history', () => {
     expect((await A.get(`/api/v1/slos/abc/history`)).status).toBe(400);
   });
 });
+
+describe('SLO membership', () => {
+  // Moved from the web's sloMatches test: the server's rule (MATCH_SQL, PostgreSQL regex) is the only one.
+  it('says which SLOs watch each series: by selector and regex, or by bound series', async () => {
+    const bySelector = await create('28d');
+    const series = (await A.get('/api/v1/series?service=pageserver')).body.series as Array<{
+      id: string;
+      name: string;
+    }>;
+    const id = (name: string) => series.find((s) => s.name === name)!.id;
+    const bound = await A.post('/api/v1/slos', {
+      name: 'pg-3 only',
+      series_id: id('pg-3'),
+      threshold_ms: 100,
+      objective: 0.99,
+      window: '7d',
+    });
+    expect(bound.status, JSON.stringify(bound.body)).toBe(201);
+    const r = await A.get(
+      `/api/v1/slos/watching?series_id=${id('pg-3')},${id('pg-4')},${id('pg-t]')},${id('pg-3')}`,
+    );
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const watching = new Map<string, string[]>(
+      r.body.series.map((x: { series_id: string; slo_ids: string[] }) => [x.series_id, x.slo_ids]),
+    );
+    expect(watching.size).toBe(3);
+    expect(watching.get(id('pg-3'))).toEqual(
+      expect.arrayContaining([bySelector.id, bound.body.id]),
+    );
+    expect(watching.get(id('pg-4'))).toContain(bySelector.id);
+    expect(watching.get(id('pg-4'))).not.toContain(bound.body.id);
+    expect(watching.get(id('pg-t]'))).toEqual([]);
+    expect((await A.get('/api/v1/slos/watching?series_id=abc')).status).toBe(400);
+    expect((await A.get('/api/v1/slos/watching')).status).toBe(400);
+  });
+});

@@ -1,11 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import type { Deploy, QuantilesColumns, Regression, Series, Slo, SloStatus, View } from '@onset/contract';
+import type {
+  Deploy,
+  QuantilesColumns,
+  Regression,
+  Series,
+  Slo,
+  SloStatus,
+  View,
+} from '@onset/contract';
 import { columnsOf } from './columns.ts';
 import { deployOf, regressionOf, seriesOf, sloOf, sloStatusOf } from './fixtures.ts';
 import {
   rankRegressions,
   regressionScore,
-  sloMatches,
+  slosWatching,
   headlineQuantile,
 } from '../src/lib/severity.ts';
 import { shapeCohorts, splitCandidates } from '../src/components/graphs/cohortData.ts';
@@ -73,9 +81,10 @@ describe('ranking regressions: ratio × traffic × SLO impact', () => {
   });
 
   it('multiplies by the impact on a paging SLO of the same series', () => {
-    const a = reg({ id: 'a', service: 'a' });
-    const b = reg({ id: 'b', service: 'b' });
+    const a = reg({ id: 'a', service: 'a', series_id: '1' });
+    const b = reg({ id: 'b', service: 'b', series_id: '2' });
     const paging = slo({
+      id: 'p',
       service: 'b',
       status: sloStatusOf({
         sli: 0.9,
@@ -83,16 +92,26 @@ describe('ranking regressions: ratio × traffic × SLO impact', () => {
         alert: { id: 'a', severity: 'page', since: iso(T0), acknowledged: false },
       }),
     });
-    expect(regressionScore(b, [paging])).toBeGreaterThan(regressionScore(a, [paging]) * 3);
-    expect(rankRegressions([a, b], [paging])[0]!.r.id).toBe('b');
+    // Series 2 is watched by the paging SLO, as the server says (GET /api/v1/slos/watching).
+    const watching = new Map([
+      ['1', []],
+      ['2', ['p']],
+    ]);
+    expect(regressionScore(b, [paging], watching)).toBeGreaterThan(
+      regressionScore(a, [paging], watching) * 3,
+    );
+    expect(rankRegressions([a, b], [paging], watching)[0]!.r.id).toBe('b');
+    // Without the server's answer no SLO counts: the web never matches selectors itself.
+    expect(regressionScore(b, [paging])).toBe(regressionScore(a, [paging]));
   });
 
-  it('matches SLOs by series id or by labels and name pattern', () => {
-    expect(sloMatches(slo({ series_id: '9' }), reg({ series_id: '9' }))).toBe(true);
-    expect(sloMatches(slo({ series_id: '8' }), reg({ series_id: '9' }))).toBe(false);
-    expect(sloMatches(slo({ op: 'request', name_match: '^GET ' }), reg({}))).toBe(true);
-    expect(sloMatches(slo({ name_match: '^POST ' }), reg({}))).toBe(false);
-    expect(sloMatches(slo({ name_match: '([' }), reg({}))).toBe(false);
+  it("takes the SLOs that watch a series from the server's membership answer", () => {
+    const slos = [slo({ id: 'x' }), slo({ id: 'y' })];
+    expect(
+      slosWatching(reg({ series_id: '9' }), slos, new Map([['9', ['y']]])).map((s) => s.id),
+    ).toEqual(['y']);
+    expect(slosWatching(reg({ series_id: '8' }), slos, new Map([['9', ['y']]]))).toEqual([]);
+    // Selector and name_match semantics (PostgreSQL regex) are tested on the server: slo-history.test.ts.
   });
 
   it('headlines the quantile that moved most', () => {
@@ -228,7 +247,13 @@ describe('SLO lists', () => {
   });
 
   it("reads the alert thresholds from the server's tiers, never its own", () => {
-    const state = { burn_long: null, burn_short: null, events_long: 0, events_short: 0, firing: false };
+    const state = {
+      burn_long: null,
+      burn_short: null,
+      events_long: 0,
+      events_short: 0,
+      firing: false,
+    };
     const tiers = [
       {
         name: 'page_1h',

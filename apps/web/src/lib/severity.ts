@@ -5,27 +5,21 @@
  * - traffic: calls after the onset (log), so a busy endpoint outranks a cron job;
  * - SLO impact: an SLO over the same series that is paging, ticketing, or
  *   whose threshold the new level crosses multiplies the score.
- * Pure; the server's own `severity`, when it sends one, is used as is.
+ * Pure; which SLOs watch a series is the server's answer (GET /api/v1/slos/watching).
  */
 import type { Regression, Slo } from '@onset/contract';
 
-export function sloMatches(
-  slo: Slo,
-  r: Pick<Regression, 'series_id' | 'service' | 'op' | 'view' | 'name' | 'peer'>,
-): boolean {
-  if (slo.series_id && r.series_id) return slo.series_id === r.series_id;
-  if (slo.service !== r.service) return false;
-  if (slo.op && slo.op !== r.op) return false;
-  if (slo.view && slo.view !== r.view) return false;
-  if (slo.peer && slo.peer !== (r.peer ?? '')) return false;
-  if (slo.name_match) {
-    try {
-      if (!new RegExp(slo.name_match).test(r.name)) return false;
-    } catch {
-      return false;
-    }
-  }
-  return true;
+/** Which SLOs watch which series (series id → SLO ids), as the server answers it. */
+export type Watching = ReadonlyMap<string, readonly string[]>;
+
+/** The SLOs that watch a regression's series, by the server's membership answer. */
+export function slosWatching(
+  r: Pick<Regression, 'series_id'>,
+  slos: readonly Slo[],
+  watching: Watching,
+): Slo[] {
+  const ids = new Set(watching.get(r.series_id) ?? []);
+  return slos.filter((s) => ids.has(s.id));
 }
 
 export function worstRatio(r: Pick<Regression, 'ratio_p50' | 'ratio_p99'>): number {
@@ -33,10 +27,9 @@ export function worstRatio(r: Pick<Regression, 'ratio_p50' | 'ratio_p99'>): numb
 }
 
 /** 1 (no SLO involved) … 4 (an SLO on this series is paging). */
-export function sloImpact(r: Regression, slos: readonly Slo[]): number {
+export function sloImpact(r: Regression, slos: readonly Slo[], watching: Watching): number {
   let impact = 1;
-  for (const s of slos) {
-    if (!sloMatches(s, r)) continue;
+  for (const s of slosWatching(r, slos, watching)) {
     const sev = s.status?.alert?.severity;
     if (sev === 'page') impact = Math.max(impact, 4);
     else if (sev === 'ticket') impact = Math.max(impact, 2.5);
@@ -45,18 +38,23 @@ export function sloImpact(r: Regression, slos: readonly Slo[]): number {
   return impact;
 }
 
-export function regressionScore(r: Regression, slos: readonly Slo[]): number {
+export function regressionScore(
+  r: Regression,
+  slos: readonly Slo[],
+  watching: Watching = new Map(),
+): number {
   const ratio = Math.log2(worstRatio(r)) + 0.1;
   const traffic = Math.log10(10 + Math.max(0, r.after?.count ?? 0));
-  return ratio * traffic * sloImpact(r, slos);
+  return ratio * traffic * sloImpact(r, slos, watching);
 }
 
 export function rankRegressions(
   rs: readonly Regression[],
   slos: readonly Slo[],
+  watching: Watching = new Map(),
 ): Array<{ r: Regression; score: number }> {
   return rs
-    .map((r) => ({ r, score: regressionScore(r, slos) }))
+    .map((r) => ({ r, score: regressionScore(r, slos, watching) }))
     .sort((a, b) => b.score - a.score || Date.parse(b.r.onset) - Date.parse(a.r.onset));
 }
 

@@ -3,6 +3,7 @@ import { Link } from 'react-router-dom';
 import { useDeploys, useRegressions, useSlos } from '../api/queries.ts';
 import type { Regression, Slo } from '@onset/contract';
 import { headlineQuantile, rankRegressions, severityLevel } from '../lib/severity.ts';
+import { useSloWatching } from './slos/membership.ts';
 import { edgeLabel, formatChange, formatPercent } from '../lib/format.ts';
 import { formatAgo, formatInstant } from '../state/timeRange.ts';
 import { linkWithGlobals, useUrlState } from '../state/url.ts';
@@ -23,6 +24,7 @@ export default function OverviewPage() {
   const deploys = useDeploys({ from: 'now-7d' });
   const now = Date.now();
   const sloList = slos.data ?? [];
+  const watching = useSloWatching((regressions.data ?? []).map((r) => r.series_id));
 
   return (
     <div className="page">
@@ -50,7 +52,7 @@ export default function OverviewPage() {
           </Empty>
         ) : (
           <RegressionList
-            items={rankRegressions(regressions.data, sloList)}
+            items={rankRegressions(regressions.data, sloList, watching)}
             params={params}
             now={now}
           />

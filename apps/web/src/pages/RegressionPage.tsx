@@ -23,7 +23,8 @@ import {
   resolveRange,
   zoomRange,
 } from '../state/timeRange.ts';
-import { sloMatches } from '../lib/severity.ts';
+import { slosWatching } from '../lib/severity.ts';
+import { useSloWatching } from './slos/membership.ts';
 import {
   edgeLabel,
   formatChange,
@@ -104,6 +105,7 @@ function RegressionView({ r }: { r: Regression }) {
     seriesId !== undefined,
   );
   const slos = useSlos();
+  const watching = useSloWatching([r.series_id]);
   const action = useRegressionAction();
 
   const fallback = resolveRange(range, Date.now());
@@ -161,7 +163,7 @@ function RegressionView({ r }: { r: Regression }) {
   const isEdge = !!r.peer || r.view === 'gap' || r.view === 'client';
   const edgeQuery = useEdge(seriesId, { range, onsetMs }, isEdge);
   const edge = isEdge && reportedViews(edgeQuery.data) >= 1 ? edgeQuery.data : undefined;
-  const matchingSlos = (slos.data ?? []).filter((s) => sloMatches(s, r));
+  const matchingSlos = slosWatching(r, slos.data ?? [], watching);
   const top = suspects[0];
   const topDeploy = top
     ? (deploys.data ?? []).find((d) => String(d.id) === String(top.deploy_id))

@@ -10,3 +10,4 @@ export * from './health.ts';
 export * from './slo-history.ts';
 export * from './operations.ts';
 export * from './series-edge.ts';
+export * from './slo-membership.ts';

@@ -1,3 +1,4 @@
+import { SloWatching, SloWatchingQuery } from './slo-membership.ts';
 import { Evidence } from './evidence.ts';
 import { EdgeQuery, EdgeResponse } from './series-edge.ts';
 import {
@@ -148,6 +149,7 @@ export const operations = {
     querystring: EdgeQuery,
     response: { 200: EdgeResponse },
   },
+  'GET /api/v1/slos/watching': { querystring: SloWatchingQuery, response: { 200: SloWatching } },
   'GET /api/v1/slos/:id/history': {
     params: SloIdParams,
     querystring: SloHistoryQuery,
