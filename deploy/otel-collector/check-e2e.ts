@@ -25,8 +25,12 @@ import { setup as startPostgres, teardown as stopPostgres } from '../../packages
 const BIN = process.env.OTELCOL_BIN;
 if (!BIN) throw new Error('set OTELCOL_BIN to a Collector built as in docs/deploy.md');
 const CONFIG = new URL('./config.yaml', import.meta.url);
+const LB_CONFIG = new URL('./loadbalancing.yaml', import.meta.url);
 const HTTP_PORT = 24318;
+const GRPC_PORT = 24317;
 const HEALTH_PORT = 23133;
+const LB_HTTP_PORT = 24328;
+const LB_HEALTH_PORT = 23134;
 const work = mkdtempSync(join(tmpdir(), 'onset-collector-e2e-'));
 await startPostgres();
 const server = await startTestServer();
@@ -36,20 +40,39 @@ interface Collector {
   log: () => string;
 }
 
-async function startCollector(name: string, compression: string, endpoint: string): Promise<Collector> {
+async function startCollector(name: string, compression: string, endpoint: string, grpc = false): Promise<Collector> {
   const cfg = parse(readFileSync(CONFIG, 'utf8'));
-  cfg.receivers.otlp.protocols = { http: { endpoint: `127.0.0.1:${HTTP_PORT}` } };
+  cfg.receivers.otlp.protocols = { http: { endpoint: `127.0.0.1:${HTTP_PORT}` }, ...(grpc ? { grpc: { endpoint: `127.0.0.1:${GRPC_PORT}` } } : {}) };
   cfg.extensions.health_check.endpoint = `127.0.0.1:${HEALTH_PORT}`;
   cfg.exporters['otlp_http/onset'].compression = compression;
   cfg.exporters['otlp_http/onset'].retry_on_failure.initial_interval = '200ms';
   cfg.processors.batch.timeout = '200ms';
+  return run(name, cfg, HEALTH_PORT, endpoint);
+}
+
+/** Tier 1 of loadbalancing.yaml, routing by trace id to the tier-2 Collector's gRPC port. */
+async function startLoadBalancer(): Promise<Collector> {
+  const cfg = parse(readFileSync(LB_CONFIG, 'utf8'));
+  cfg.receivers.otlp.protocols = { http: { endpoint: `127.0.0.1:${LB_HTTP_PORT}` } };
+  cfg.extensions.health_check.endpoint = `127.0.0.1:${LB_HEALTH_PORT}`;
+  cfg.exporters['loadbalancing/onset'].resolver.dns.port = String(GRPC_PORT);
+  return run('lb-tier1', cfg, LB_HEALTH_PORT, '', { ONSET_COLLECTOR_HOSTNAME: '127.0.0.1' });
+}
+
+const running = new Set<ChildProcess>();
+
+async function run(name: string, cfg: any, healthPort: number, endpoint: string, extraEnv: Record<string, string> = {}): Promise<Collector> {
+  const HEALTH_PORT = healthPort;
+  cfg.service.telemetry = { metrics: { level: 'none' } }; // two Collectors at once: no shared :8888
   const file = join(work, `${name}.yaml`);
   writeFileSync(file, stringify(cfg));
   let log = '';
   const proc = spawn(BIN!, [`--config=${file}`], {
-    env: { ...process.env, ONSET_OTLP_ENDPOINT: endpoint, ONSET_INGEST_TOKEN: 'e2e', ONSET_COLLECTOR_QUEUE_DIR: join(work, 'queue') },
+    env: { ...process.env, ONSET_OTLP_ENDPOINT: endpoint, ONSET_INGEST_TOKEN: 'e2e', ONSET_COLLECTOR_QUEUE_DIR: join(work, 'queue'), ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(proc);
+  proc.once('exit', () => running.delete(proc));
   proc.stdout!.on('data', (d) => (log += d));
   proc.stderr!.on('data', (d) => (log += d));
   for (let i = 0; i < 100; i++) {
@@ -66,10 +89,10 @@ async function stop(c: Collector): Promise<void> {
   await exited;
 }
 
-async function exportSpans(service: string, n: number, tooOld = false): Promise<void> {
+async function exportSpans(service: string, n: number, tooOld = false, port = HTTP_PORT): Promise<void> {
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': service, 'host.name': 'e2e-host' }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `http://127.0.0.1:${HTTP_PORT}/v1/traces` }), { maxExportBatchSize: 500, maxQueueSize: 10_000 })],
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `http://127.0.0.1:${port}/v1/traces` }), { maxExportBatchSize: 500, maxQueueSize: 10_000 })],
   });
   const tracer = provider.getTracer('collector-e2e');
   const base = tooOld ? Date.now() - 3650 * 86_400_000 : Date.now() - 60_000; // ten years old: refused by Onset, not by the Collector
@@ -119,6 +142,16 @@ try {
   results.push({ check: 'refusal message in the Collector log', found: Boolean(line), line: line.slice(Math.max(0, line.indexOf('"error"')), line.indexOf('"error"') + 400) });
   if (!line) failed = true;
 
+  // loadbalancing.yaml (tier 1) -> config.yaml (tier 2, gRPC in) -> Onset.
+  const tier2 = await startCollector('lb-tier2', 'zstd', server.otlpUrl, true);
+  const tier1 = await startLoadBalancer();
+  await exportSpans('e2e-loadbalancing', 2_000, false, LB_HTTP_PORT);
+  const lb = await stored('e2e-loadbalancing', 2_000);
+  await stop(tier1);
+  await stop(tier2);
+  results.push({ check: 'loadbalancing.yaml -> config.yaml -> Onset', sent: 2_000, stored: lb.n, ms: lb.ms });
+  if (lb.n !== 2_000) failed = true;
+
   // Onset unreachable: the Collector acknowledges and queues on disk; restart it, then let Onset be reachable.
   const down = await startCollector('queue-down', 'zstd', 'http://127.0.0.1:9');
   await exportSpans('e2e-queue', 1_200);
@@ -130,6 +163,7 @@ try {
   results.push({ check: 'file_storage queue across a restart with Onset down', sent: 1_200, stored: q.n, ms: q.ms });
   if (q.n !== 1_200) failed = true;
 } finally {
+  for (const p of running) p.kill('SIGTERM');
   console.log(JSON.stringify(results, null, 2));
   await server.close();
   await stopPostgres();
