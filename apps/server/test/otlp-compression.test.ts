@@ -111,7 +111,7 @@ describe('every OTLP/HTTP compression the Collector sends is accepted', () => {
       // 3,000 spans: several snappy chunks and several lz4/zstd blocks
       const body = encode(traces(service, 3_000));
       const res = await post(body, encoding);
-      expect(res.status).toBe(200);
+      expect(res.status, res.text).toBe(200);
       expect(await storedFor(service)).toBe(3_000);
     });
   });
