@@ -2,18 +2,17 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { operations } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
-import type { ScopeGuard } from '../auth/plugin.ts';
 import { slosWatchingSeries } from './membership.ts';
 
 export async function sloMembershipRoutes(
   app: FastifyInstance,
-  deps: { pool: Pool; guard: ScopeGuard },
+  deps: { pool: Pool },
 ): Promise<void> {
-  const { pool, guard } = deps;
+  const { pool } = deps;
   app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/api/v1/slos/watching',
     {
-      preHandler: guard('read'),
+      config: { scope: 'read' },
       schema: {
         tags: ['slos'],
         summary:
