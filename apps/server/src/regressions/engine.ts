@@ -38,6 +38,7 @@ import { computeFresh, fetchFresh } from './cold-start.ts';
 import { commit, reattribute } from './commit.ts';
 import { feedKnown } from './feed-known.ts';
 import { withPassLock } from './lock.ts';
+import { beginProgress, detectBudget, endProgress } from './budget.ts';
 import { StateCache, type Labels } from './state-cache.ts';
 import { readThroughs, recordPass, seriesWithoutState } from './state.ts';
 import {
@@ -60,7 +61,8 @@ class Engine {
     const H = floorMinute(opts.uptoMs ?? now - (opts.lagMs ?? MIN));
     const coldWindow = opts.coldWindowMs ?? 6 * HOUR;
     const lookback = Math.max(coldWindow, opts.lookbackMs ?? 7 * 24 * HOUR);
-    const batchSize = opts.batchSize ?? 1000;
+    const budget = detectBudget();
+    const batchSize = opts.batchSize ?? budget.batchSize;
     const result: PassResult = {
       through: new Date(H).toISOString(),
       duration_ms: 0,
@@ -85,6 +87,12 @@ class Engine {
     if (restart.length) await this.cache.loadLabels(c, restart);
     result.series.total = known.length + fresh.length;
     result.series.new = fresh.length;
+    const progress = beginProgress(pool, result.series.total);
+    // After each batch: count it, and keep the detector cache within its memory budget.
+    const batchDone = (n: number) => {
+      progress.series_done = Math.min(progress.series_total, progress.series_done + n);
+      this.cache.trim(budget.cacheMaxSeries, dbThrough);
+    };
 
     // Reads go through a second connection so that PostgreSQL prepares the
     // next batch while this process runs the detectors, and the previous
@@ -119,6 +127,7 @@ class Engine {
           unreadable,
         );
         await commitLater(work);
+        batchDone(Math.min(batchSize, known.length - i));
       }
       if (unreadable.length) {
         await this.cache.loadLabels(reader, unreadable);
@@ -151,6 +160,7 @@ class Engine {
         zoomer ??= await pool.connect();
         const work = await computeFresh(this.cache, zoomer, batch, data, H, coldFrom, result);
         await commitLater(work);
+        batchDone(batch.length);
       }
       if (pending) await pending;
     } finally {
@@ -158,7 +168,9 @@ class Engine {
       await Promise.all([...inflight]);
       reader.release();
       zoomer?.release();
+      endProgress(pool);
     }
+    this.cache.trim(budget.cacheMaxSeries, dbThrough, true);
     await reattribute(c, H, now, result);
 
     result.duration_ms = Math.round(performance.now() - started);
@@ -173,6 +185,11 @@ function engineFor(pool: Pool): Engine {
   let e = engines.get(pool);
   if (!e) engines.set(pool, (e = new Engine()));
   return e;
+}
+
+/** Detectors this process keeps in memory for the pool's passes (budget.ts bounds it). */
+export function cachedDetectors(pool: Pool): number {
+  return engines.get(pool)?.cache.detectors.size ?? 0;
 }
 
 /**

@@ -14,6 +14,7 @@ import { parseTime } from '../http/time.ts';
 import { acknowledgeRegressionAlert, resolveRegressionAlert } from './alerting.ts';
 import { runDetect, settledArrivalMs } from './pass.ts';
 import { readLastPass } from './state.ts';
+import { progressOf } from './budget.ts';
 import {
   getRegression,
   listRegressions,
@@ -195,6 +196,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
           r?.result && r.started_at
             ? { ...r.result, started_at: r.started_at.toISOString() }
             : null,
+        running: progressOf(pool),
       };
     },
   );

@@ -32,6 +32,29 @@ export class StateCache {
     this.detectors.clear();
   }
 
+  /**
+   * Keep at most `max` detectors (budget.ts). Those whose stored checkpoint
+   * is as recent as they are go first (the next pass reloads them, nothing
+   * lost); with `evenUnsaved`, then the oldest others (replayed from their
+   * checkpoint). Returns how many were dropped.
+   */
+  trim(max: number, stored: ReadonlyMap<number, number>, evenUnsaved = false): number {
+    let excess = this.detectors.size - max;
+    if (excess <= 0) return 0;
+    const dropped = excess;
+    for (const [id, t] of this.detectors) {
+      if (excess <= 0) break;
+      if (t.through <= (stored.get(id) ?? -Infinity)) (this.detectors.delete(id), excess--);
+    }
+    if (evenUnsaved)
+      for (const id of this.detectors.keys()) {
+        if (excess <= 0) break;
+        this.detectors.delete(id);
+        excess--;
+      }
+    return dropped - excess;
+  }
+
   /** Drop detectors whose stored state is gone (series deleted). */
   keepStored(stored: ReadonlyMap<number, number>): void {
     for (const id of this.detectors.keys()) if (!stored.has(id)) this.detectors.delete(id);

@@ -162,12 +162,18 @@ export const DetectResult = Type.Object({
 });
 export type DetectResult = Static<typeof DetectResult>;
 
-/** GET /api/v1/detect: the last pass. */
+/** GET /api/v1/detect: the last pass, and the one this server is running now (if any). */
 export const DetectStatus = Type.Object({
   passes: Type.Number(),
   last: Type.Union([
     Type.Intersect([DetectPass, Type.Object({ started_at: Type.String() })]),
     Type.Null(),
   ]),
+  running: Type.Optional(
+    Type.Union([
+      Type.Object({ started_at: Type.String(), series_done: Type.Number(), series_total: Type.Number() }),
+      Type.Null(),
+    ]),
+  ),
 });
 export type DetectStatus = Static<typeof DetectStatus>;
