@@ -92,6 +92,7 @@ async function registerFeatures(_app: FastifyInstance, _ctx: AppContext): Promis
   await _app.register((await import('./deploys/routes.ts')).deployRoutes, _ctx);
   await _app.register((await import('./regressions/routes.ts')).regressionRoutes, _ctx);
   await _app.register((await import('./evidence/routes.ts')).evidenceRoutes, _ctx);
+  await _app.register((await import('./mcp/routes.ts')).mcpRoutes, _ctx);
   await _app.register((await import('./slos/routes.ts')).sloRoutes, _ctx);
   await _app.register((await import('./slos/history-routes.ts')).sloHistoryRoutes, _ctx);
   await _app.register((await import('./slos/membership-routes.ts')).sloMembershipRoutes, _ctx);

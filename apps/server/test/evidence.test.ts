@@ -6,15 +6,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { Evidence, Regression } from '@onset/contract';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { evidenceTimes, replayEvidenceIncidents } from './fixtures/evidence-incidents.ts';
 
+const READ = 'tok-read-evidence';
+const ADMIN = 'tok-admin-evidence';
+const INGEST = 'tok-ingest-evidence';
+const auth = (token = READ) => ({ authorization: `Bearer ${token}` });
 const TEMPLATE = 'http://jaeger.example:16686/trace/{trace_id}?uiFind={span_id}';
 const times = evidenceTimes();
 let s: TestServer;
 let all: Regression[] = [];
 
 async function evidence(r: Regression): Promise<Evidence> {
-  const res = await fetch(`${s.url}/api/v1/regressions/${r.id}/evidence`);
+  const res = await fetch(`${s.url}/api/v1/regressions/${r.id}/evidence`, { headers: auth() });
   expect(res.status).toBe(200);
   return (await res.json()) as Evidence;
 }
@@ -26,15 +32,20 @@ const find = (service: string, view?: string) => {
 };
 
 beforeAll(async () => {
-  s = await startTestServer({ env: { ONSET_TRACE_URL_TEMPLATE: TEMPLATE } });
-  await replayEvidenceIncidents(s.otlpUrl, times);
+  s = await startTestServer({
+    env: {
+      ONSET_TRACE_URL_TEMPLATE: TEMPLATE,
+      ONSET_TOKENS: `read:${READ},admin:${ADMIN},ingest:${INGEST}`,
+    },
+  });
+  await replayEvidenceIncidents(s.otlpUrl, times, auth(INGEST));
   const res = await fetch(`${s.url}/api/v1/detect`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...auth(ADMIN) },
     body: JSON.stringify({ upto: new Date(times.endMs).toISOString() }),
   });
   expect(res.status).toBe(200);
-  const list = await fetch(`${s.url}/api/v1/regressions`);
+  const list = await fetch(`${s.url}/api/v1/regressions`, { headers: auth() });
   all = ((await list.json()) as { regressions: Regression[] }).regressions;
 }, 180_000);
 
@@ -109,12 +120,16 @@ describe('hints beyond the evidence endpoint', () => {
     expect(find('mounter').hints).toEqual([]);
     for (const r of all.filter((x) => x.service === 'front' || x.service === 'catalog'))
       expect(r.hints.filter((h) => h.id.startsWith('tcp-'))).toEqual([]);
-    const res = await fetch(`${s.url}/api/v1/alerts?regression_id=${gap.id}`);
+    const res = await fetch(`${s.url}/api/v1/alerts?regression_id=${gap.id}`, { headers: auth() });
     expect(res.status).toBe(200);
-    const alerts = ((await res.json()) as { alerts: Array<{ title: string; regression_id: string | null }> }).alerts;
+    const alerts = (
+      (await res.json()) as { alerts: Array<{ title: string; regression_id: string | null }> }
+    ).alerts;
     const mine = alerts.filter((a) => a.regression_id === gap.id);
     expect(mine).toHaveLength(1);
-    expect(mine[0]!.title).toMatch(/likely: Nagle’s algorithm waiting for a delayed ACK \(confidence 0\.\d\d\)$/);
+    expect(mine[0]!.title).toMatch(
+      /likely: Nagle’s algorithm waiting for a delayed ACK \(confidence 0\.\d\d\)$/,
+    );
   });
 });
 
@@ -152,7 +167,100 @@ describe('exemplars', () => {
   });
 
   it('404 for a regression that does not exist', async () => {
-    expect((await fetch(`${s.url}/api/v1/regressions/999999/evidence`)).status).toBe(404);
-    expect((await fetch(`${s.url}/api/v1/regressions/x'1/evidence`)).status).toBe(404);
+    expect(
+      (await fetch(`${s.url}/api/v1/regressions/999999/evidence`, { headers: auth() })).status,
+    ).toBe(404);
+    expect(
+      (await fetch(`${s.url}/api/v1/regressions/x'1/evidence`, { headers: auth() })).status,
+    ).toBe(404);
+    expect((await fetch(`${s.url}/api/v1/regressions/${all[0]!.id}/evidence`)).status).toBe(401);
+  });
+});
+
+describe('MCP at /mcp (the SDK’s own client)', () => {
+  const connect = async (token?: string) => {
+    const client = new Client({ name: 'onset-test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), {
+      requestInit: token ? { headers: auth(token) } : {},
+    });
+    await client.connect(transport);
+    return client;
+  };
+
+  it('lists the read tools and gets a regression with its evidence using a read token', async () => {
+    const client = await connect(READ);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual([
+        'get_regression',
+        'list_deploys',
+        'list_regressions',
+        'list_series',
+        'list_slos',
+        'query_series_quantiles',
+      ]);
+      const gap = find('shop', 'gap');
+      const listed = await client.callTool({
+        name: 'list_regressions',
+        arguments: { service: 'shop', view: 'gap' },
+      });
+      expect(listed.isError).toBeFalsy();
+      const regs = (listed.structuredContent as { regressions: Regression[] }).regressions;
+      expect(regs.map((r) => r.id)).toEqual([gap.id]);
+
+      const got = await client.callTool({ name: 'get_regression', arguments: { id: gap.id } });
+      expect(got.isError).toBeFalsy();
+      const body = got.structuredContent as { regression: Regression; evidence: Evidence };
+      expect(body.regression).toMatchObject({
+        id: gap.id,
+        service: 'shop',
+        view: 'gap',
+        peer: 'pricing',
+      });
+      expect(body.evidence.hints[0]).toMatchObject({ id: 'tcp-delayed-ack' });
+      // The text an assistant reads is the same JSON.
+      const text = (got.content as Array<{ type: string; text: string }>)[0]!.text;
+      expect(JSON.parse(text)).toEqual(body);
+
+      const q = await client.callTool({
+        name: 'query_series_quantiles',
+        arguments: {
+          series_id: gap.series_id,
+          from: new Date(times.fromMs).toISOString(),
+          to: new Date(times.endMs).toISOString(),
+          step: '15m',
+        },
+      });
+      expect(q.isError).toBeFalsy();
+      const points = (q.structuredContent as { points: Array<{ q: Record<string, number> }> })
+        .points;
+      expect(points.length).toBeGreaterThan(5);
+      expect(points.at(-1)!.q['0.5']!).toBeGreaterThan(points[0]!.q['0.5']! + 30);
+
+      const missing = await client.callTool({
+        name: 'get_regression',
+        arguments: { id: '999999' },
+      });
+      expect(missing.isError).toBe(true);
+      expect((missing.content as Array<{ text: string }>)[0]!.text).toMatch(/404/);
+      const slos = await client.callTool({ name: 'list_slos', arguments: {} });
+      expect(slos.structuredContent).toEqual({ slos: [] });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('answers 401 without a token, and the client fails to connect', async () => {
+    const res = await fetch(`${s.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(401);
+    await expect(connect()).rejects.toThrow(/401|Unauthorized/i);
+    await expect(connect('not-a-token')).rejects.toThrow(/401|403|Unauthorized|Forbidden/i);
   });
 });

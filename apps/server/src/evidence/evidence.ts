@@ -157,7 +157,11 @@ const STORED_HINTS_LIMIT = 2000;
  * Compute and store a regression's hints (the list's and the alert's `hints`),
  * from calls up to `throughMs`. Called by detection when it opens a regression.
  */
-export async function storeRegressionHints(db: Queryable, r: RegressionRow, throughMs: number): Promise<Hint[]> {
+export async function storeRegressionHints(
+  db: Queryable,
+  r: RegressionRow,
+  throughMs: number,
+): Promise<Hint[]> {
   const calls = await regressionCalls(db, r, throughMs, STORED_HINTS_LIMIT);
   const hints = hintsFromCalls(r, calls);
   await saveHints(db, r.id, hints);
@@ -166,7 +170,10 @@ export async function storeRegressionHints(db: Queryable, r: RegressionRow, thro
 }
 
 export async function saveHints(db: Queryable, id: string, hints: Hint[]): Promise<void> {
-  await db.query(`UPDATE regressions SET hints = $2::jsonb WHERE id = $1::bigint`, [id, JSON.stringify(hints)]);
+  await db.query(`UPDATE regressions SET hints = $2::jsonb WHERE id = $1::bigint`, [
+    id,
+    JSON.stringify(hints),
+  ]);
 }
 
 /** GET /api/v1/regressions/{id}/evidence: exemplars, attribute lifts and hints from the raw spans around the onset. */

@@ -25,9 +25,12 @@ export async function evidenceRoutes(app: FastifyInstance, ctx: AppContext): Pro
       const id = req.params.id;
       const r = /^\d{1,18}$/.test(id) ? await getRegression(ctx.pool, id) : null;
       if (!r) throw notFound(`regression ${id} does not exist`);
-      const e = await regressionEvidence(ctx.pool, r, { traceUrlTemplate: ctx.config.traceUrlTemplate });
+      const e = await regressionEvidence(ctx.pool, r, {
+        traceUrlTemplate: ctx.config.traceUrlTemplate,
+      });
       // The list's hints were computed when detection opened it, often on fewer calls: keep them current.
-      if (JSON.stringify(e.hints) !== JSON.stringify(r.hints)) await saveHints(ctx.pool, r.id, e.hints);
+      if (JSON.stringify(e.hints) !== JSON.stringify(r.hints))
+        await saveHints(ctx.pool, r.id, e.hints);
       return e;
     },
   );
