@@ -13,7 +13,7 @@ const VERSION = '1';
 export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   app.post(
     '/mcp',
-    { preHandler: ctx.guard('read'), schema: { hide: true } },
+    { config: { scope: 'read' }, schema: { hide: true } },
     async (req, reply) => {
       const server = mcpServer(app, req.headers.authorization, VERSION);
       const transport = new StreamableHTTPServerTransport({
@@ -39,6 +39,6 @@ export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<
         error: { code: -32000, message: 'Method not allowed: POST JSON-RPC messages to /mcp' },
         id: null,
       });
-  app.get('/mcp', { preHandler: ctx.guard('read'), schema: { hide: true } }, notAllowed);
-  app.delete('/mcp', { preHandler: ctx.guard('read'), schema: { hide: true } }, notAllowed);
+  app.get('/mcp', { config: { scope: 'read' }, schema: { hide: true } }, notAllowed);
+  app.delete('/mcp', { config: { scope: 'read' }, schema: { hide: true } }, notAllowed);
 }
