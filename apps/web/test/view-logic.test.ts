@@ -21,7 +21,6 @@ import { sortSlosByBudget, tierFactor } from '../src/lib/slos.ts';
 import { filterDeploys, timelineLanes, HOST_LANE } from '../src/components/graphs/timelineData.ts';
 import {
   describeRange,
-  extendBack,
   refreshInterval,
   regressionWindow,
   resolveRange,
@@ -313,14 +312,6 @@ describe('time ranges in the URL', () => {
     expect(refreshInterval(null, { from: iso(now - 1), to: iso(now) })).toBe(false);
     expect(refreshInterval('10s', { from: iso(now - 1), to: iso(now) })).toBe(10_000);
     expect(refreshInterval('off', { from: 'now-6h', to: 'now' })).toBe(false);
-  });
-
-  it('extends a range back for rolling windows without making it absolute', () => {
-    expect(extendBack({ from: 'now-6h', to: 'now' }, 3_600_000, now)).toEqual({
-      from: `now-${7 * 3_600_000}ms`,
-      to: 'now',
-    });
-    expect(extendBack({ from: iso(now), to: iso(now + 1) }, 1000, now).from).toBe(iso(now - 1000));
   });
 
   it('opens a regression with more history before the onset than after, up to now', () => {

@@ -4,7 +4,7 @@
  * absolute RFC 3339 times (after a zoom, so the link shows that exact window).
  * The server accepts the same strings, so they pass through unchanged.
  */
-import { parseDuration, resolveTime } from '@onset/contract';
+import { resolveTime } from '@onset/contract';
 
 export interface RangeText {
   from: string;
@@ -126,24 +126,6 @@ export function refreshInterval(value: string | null, range: RangeText): number 
   const opt = REFRESH_OPTIONS.find((o) => o.value === value);
   if (opt) return opt.ms;
   return isRelative(range) || range.to.trim() === 'now' ? 60_000 : false;
-}
-
-/**
- * The same range reaching `extraMs` further back (for rolling windows that
- * need history before the first visible point). Relative ranges stay
- * relative so query keys do not change every second.
- */
-export function extendBack(r: RangeText, extraMs: number, now: number): RangeText {
-  const m = /^now-(.+)$/.exec(r.from.trim());
-  if (m) {
-    try {
-      return { from: `now-${Math.round(parseDuration(m[1]!) + extraMs)}ms`, to: r.to };
-    } catch {
-      /* fall through to absolute */
-    }
-  }
-  const { fromMs } = resolveRange(r, now);
-  return { from: new Date(fromMs - extraMs).toISOString(), to: r.to };
 }
 
 /**
