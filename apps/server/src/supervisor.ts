@@ -18,13 +18,13 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './config.ts';
-import type { EmbeddedDatabase } from './db/embedded.ts';
 import { killGroup, SupervisedChild } from './supervise/child.ts';
 import { removeStaleAgentTemp } from './supervise/temp.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '../../..');
 const MAIN = path.join(here, 'main.ts');
+const PG_CHILD = path.join(here, 'supervise/postgres.ts');
 const AGENT_BIN = path.resolve(here, '../../agent/bin/onset-agent.js');
 
 /**
@@ -55,10 +55,9 @@ async function main(): Promise<void> {
 
   let stopping = false;
   let build: ChildProcess | undefined;
-  let embedded: EmbeddedDatabase | undefined;
+  let postgres: SupervisedChild | undefined;
   let server: SupervisedChild | undefined;
   let agent: SupervisedChild | undefined;
-  let startingPg: Promise<unknown> | undefined;
 
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -68,14 +67,8 @@ async function main(): Promise<void> {
     if (build?.pid) killGroup(build.pid, 'SIGTERM');
     const a = await agent?.stop('SIGTERM', AGENT_GRACE_MS);
     const s = await server?.stop('SIGTERM', SERVER_GRACE_MS);
-    await startingPg?.catch(() => {});
-    const pg = embedded
-      ? await Promise.race([
-          embedded.stop().then(() => 'stopped', () => 'failed'),
-          new Promise<string>((r) => setTimeout(() => r('timed out'), Math.max(1000, t0 + TOTAL_GRACE_MS - Date.now())).unref()),
-        ])
-      : undefined;
-    if (pg === 'timed out') embedded?.kill();
+    const pgResult = await postgres?.stop('SIGTERM', Math.max(1000, t0 + TOTAL_GRACE_MS - Date.now()));
+    const pg = pgResult === 'exited' ? 'stopped' : pgResult;
     const removed = await removeStaleAgentTemp(undefined, 2000);
     log(
       `stopped in ${Date.now() - t0} ms (agent ${a ?? 'not started'}, server ${s ?? 'not started'}` +
@@ -107,28 +100,27 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) {
     const dataDir = path.join(config.dataDir, 'pg');
     log(`no DATABASE_URL; starting embedded PostgreSQL in ${dataDir}`);
-    const { startEmbeddedPostgres } = await import('./db/embedded.ts');
-    const port = Number(process.env.ONSET_EMBEDDED_PG_PORT) || undefined;
-    const startPg = async (): Promise<EmbeddedDatabase> => {
-      const db = await startEmbeddedPostgres({ dataDir, port: port ?? embedded?.port });
-      embedded = db;
-      // PostgreSQL dying under us: the server rides out the outage (503s); start it again.
-      db.onExit(() => {
-        if (stopping || embedded !== db) return;
-        log('embedded PostgreSQL exited unexpectedly; restarting in 1 s');
-        setTimeout(() => {
-          if (!stopping) startingPg = startPg().catch((e) => log(`PostgreSQL restart failed: ${(e as Error).message}`));
-        }, 1000);
-      });
-      return db;
-    };
-    startingPg = startPg();
-    const db = await startingPg.then(() => embedded!);
+    let pgReady: (url: string) => void;
+    const pgUrl = new Promise<string>((r) => (pgReady = r));
+    postgres = new SupervisedChild(
+      {
+        name: 'embedded PostgreSQL',
+        command: process.execPath,
+        args: [...process.execArgv, PG_CHILD],
+        // A restart keeps the port the server connects to.
+        env: { ...process.env, ONSET_PG_DATA_DIR: dataDir },
+        onStart: (child) =>
+          child.on('message', (m: { type?: string; url?: string; port?: number }) => {
+            if (m?.type !== 'ready' || !m.url) return;
+            if (postgres && m.port) postgres.setEnv('ONSET_EMBEDDED_PG_PORT', String(m.port));
+            pgReady(m.url);
+          }),
+      },
+      log,
+    );
+    postgres.start();
+    env.DATABASE_URL = await pgUrl;
     if (stopping) return;
-    await db.createDatabase('onset').catch(() => {
-      /* exists from a previous run */
-    });
-    env.DATABASE_URL = db.url('onset');
   }
 
   let ready: (m: { url: string; otlpUrl: string | null }) => void;

@@ -116,7 +116,8 @@ describe('npm start: the supervisor owns the process tree', () => {
     expect(pkg.scripts.start).toBe('exec node --import tsx apps/server/src/supervisor.ts --build-web --with-agent');
   });
 
-  for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+  // Ctrl-C in a terminal: SIGINT to the whole foreground process group, the supervisor's.
+  for (const signal of ['SIGTERM', 'SIGHUP', 'Ctrl-C'] as const) {
     it(`${signal}: the agent flushes, then the server and PostgreSQL stop; nothing survives, no temp folder remains`, async () => {
       const sdir = await mkdtemp(path.join(os.tmpdir(), 'onset-sup-'));
       await chmod(sdir, 0o755);
@@ -138,7 +139,12 @@ describe('npm start: the supervisor owns the process tree', () => {
       utimesSync(stale, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
       const before = new Set(agentTemp());
       // What `npm start` execs, minus the web build (other tests serve apps/web/dist meanwhile).
-      const sup = spawn(process.execPath, ['--import', 'tsx', SUPERVISOR, '--with-agent'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const sup = spawn(process.execPath, ['--import', 'tsx', SUPERVISOR, '--with-agent'], {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: signal === 'Ctrl-C', // its own group, as a shell gives a foreground job
+      });
       proc = sup;
       let out = '';
       sup.stdout!.on('data', (d) => (out += d));
@@ -168,7 +174,8 @@ describe('npm start: the supervisor owns the process tree', () => {
 
         const t0 = Date.now();
         const code = exited(sup);
-        sup.kill(signal);
+        if (signal === 'Ctrl-C') process.kill(-sup.pid!, 'SIGINT');
+        else sup.kill(signal);
         expect(await code).toBe(0);
         const ms = Date.now() - t0;
         expect(ms).toBeLessThan(10_000);

@@ -28,9 +28,14 @@ export class SupervisedChild {
   private startedAt = 0;
 
   constructor(
-    private readonly spec: ChildSpec,
+    private spec: ChildSpec,
     private readonly log: (line: string) => void,
   ) {}
+
+  /** Set a variable for the next (re)starts. */
+  setEnv(name: string, value: string): void {
+    this.spec.env = { ...(this.spec.env ?? process.env), [name]: value };
+  }
 
   get pid(): number | undefined {
     return this.child?.pid;
