@@ -5,28 +5,28 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config.ts';
-import type { Pool } from './db/pool.ts';
-import type { Partitions } from './db/partitions.ts';
+import type { AppContext } from './context.ts';
 import { authPlugin } from './auth/plugin.ts';
 import { installErrorHandler, sendError, notFound } from './http/errors.ts';
 import { healthRoutes } from './health/routes.ts';
 import { otlpRoutes } from './otlp/routes.ts';
 import { seriesRoutes } from './series/routes.ts';
-import type { Registry } from './otlp/registry.ts';
-import type { IngestStats } from './otlp/stats.ts';
+import { heatmapRoutes } from './series/heatmap-routes.ts';
+import { edgeRoutes } from './series/edge-routes.ts';
+import { deployRoutes } from './deploys/routes.ts';
+import { regressionRoutes } from './regressions/routes.ts';
+import { evidenceRoutes } from './evidence/routes.ts';
+import { mcpRoutes } from './mcp/routes.ts';
+import { sloRoutes } from './slos/routes.ts';
+import { sloHistoryRoutes } from './slos/history-routes.ts';
+import { sloMembershipRoutes } from './slos/membership-routes.ts';
+import { alertRoutes } from './alerts/routes.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
+import { selfObservationPlugin } from './observability/plugin.ts';
+
+export type { AppContext };
 
 export const WEB_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/dist');
-
-/** Everything a feature plugin may need; each plugin takes what it uses. */
-export interface AppContext {
-  config: Config;
-  pool: Pool;
-  registry: Registry;
-  partitions: Partitions;
-  stats: IngestStats;
-  /** Wake the scheduler (e.g. after ingest) without waiting for the next tick. */
-  onIngested?: (kind: 'traces' | 'metrics', count: number) => void;
-}
 
 function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInstance {
   const app = Fastify({
@@ -56,8 +56,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   });
   await app.register(healthRoutes, { pool: ctx.pool });
   await app.register(otlpRoutes, full);
-  await app.register(seriesRoutes, full);
-  await registerFeatures(app, full);
+  await app.register((api) => apiRoutes(api, full), { prefix: '/api/v1' });
+  await app.register(mcpRoutes, full);
+  await app.register(selfObservationPlugin, full);
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger());
 
   if (hasUi) {
@@ -80,23 +81,21 @@ export async function buildOtlpApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(authPlugin, { tokens: ctx.config.tokens });
   await app.register(healthRoutes, { pool: ctx.pool });
   await app.register(otlpRoutes, full);
-  await app.register((await import('./observability/plugin.ts')).selfObservationPlugin, { ...full, metricsRoute: false });
+  await app.register(selfObservationPlugin, { ...full, metricsRoute: false });
   return app;
 }
 
-/** Feature plugins beyond ingest and series (deploys, regressions, SLOs, webhooks...). */
-async function registerFeatures(_app: FastifyInstance, _ctx: AppContext): Promise<void> {
-  // Each feature registers here: await app.register(featureRoutes, ctx);
-  await _app.register((await import('./series/heatmap-routes.ts')).heatmapRoutes, _ctx);
-  await _app.register((await import('./series/edge-routes.ts')).edgeRoutes, _ctx);
-  await _app.register((await import('./deploys/routes.ts')).deployRoutes, _ctx);
-  await _app.register((await import('./regressions/routes.ts')).regressionRoutes, _ctx);
-  await _app.register((await import('./evidence/routes.ts')).evidenceRoutes, _ctx);
-  await _app.register((await import('./mcp/routes.ts')).mcpRoutes, _ctx);
-  await _app.register((await import('./slos/routes.ts')).sloRoutes, _ctx);
-  await _app.register((await import('./slos/history-routes.ts')).sloHistoryRoutes, _ctx);
-  await _app.register((await import('./slos/membership-routes.ts')).sloMembershipRoutes, _ctx);
-  await _app.register((await import('./alerts/routes.ts')).alertRoutes, _ctx);
-  await _app.register((await import('./webhooks/routes.ts')).webhookRoutes, _ctx);
-  await _app.register((await import('./observability/plugin.ts')).selfObservationPlugin, _ctx);
+/** The REST API: every feature's routes, under the one /api/v1 prefix. */
+async function apiRoutes(api: FastifyInstance, ctx: AppContext): Promise<void> {
+  await api.register(seriesRoutes, ctx);
+  await api.register(heatmapRoutes, ctx);
+  await api.register(edgeRoutes, ctx);
+  await api.register(deployRoutes, ctx);
+  await api.register(regressionRoutes, ctx);
+  await api.register(evidenceRoutes, ctx);
+  await api.register(sloRoutes, ctx);
+  await api.register(sloHistoryRoutes, ctx);
+  await api.register(sloMembershipRoutes, ctx);
+  await api.register(alertRoutes, ctx);
+  await api.register(webhookRoutes, ctx);
 }

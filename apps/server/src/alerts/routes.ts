@@ -6,7 +6,7 @@ import {
   parseDuration,
   Silence,
 } from '@onset/contract';
-import type { AppContext } from '../app.ts';
+import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
 import { acknowledgeAlert } from './state.ts';
@@ -70,7 +70,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   api.get(
-    '/api/v1/alerts',
+    '/alerts',
     {
       config: { scope: 'read' },
       schema: {
@@ -92,7 +92,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
   );
 
   api.get(
-    '/api/v1/alerts/:id',
+    '/alerts/:id',
     {
       config: { scope: 'read' },
       schema: {
@@ -113,7 +113,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
   );
 
   api.post(
-    '/api/v1/alerts/:id/ack',
+    '/alerts/:id/ack',
     {
       config: { scope: 'admin' },
       schema: {
@@ -135,7 +135,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
   );
 
   api.post(
-    '/api/v1/silences',
+    '/silences',
     {
       config: { scope: 'admin' },
       schema: {
@@ -183,7 +183,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
   );
 
   api.get(
-    '/api/v1/silences',
+    '/silences',
     {
       config: { scope: 'read' },
       schema: {
@@ -201,7 +201,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
   );
 
   api.delete(
-    '/api/v1/silences/:id',
+    '/silences/:id',
     {
       config: { scope: 'admin' },
       schema: {

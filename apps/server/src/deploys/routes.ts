@@ -30,7 +30,7 @@ export async function deployRoutes(
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   api.post(
-    '/api/v1/deploys',
+    '/deploys',
     {
       config: { scope: 'deploys' },
       schemaErrorFormatter,
@@ -53,7 +53,7 @@ export async function deployRoutes(
   );
 
   api.get(
-    '/api/v1/deploys',
+    '/deploys',
     {
       config: { scope: 'read' },
       schemaErrorFormatter,
@@ -92,7 +92,7 @@ export async function deployRoutes(
   );
 
   api.get(
-    '/api/v1/deploys/:id',
+    '/deploys/:id',
     {
       config: { scope: 'read' },
       schemaErrorFormatter,
@@ -110,7 +110,7 @@ export async function deployRoutes(
   );
 
   api.patch(
-    '/api/v1/deploys/:id',
+    '/deploys/:id',
     {
       config: { scope: 'admin' },
       schemaErrorFormatter,
@@ -134,7 +134,7 @@ export async function deployRoutes(
   );
 
   api.delete(
-    '/api/v1/deploys/:id',
+    '/deploys/:id',
     {
       config: { scope: 'admin' },
       schemaErrorFormatter,

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { operations } from '@onset/contract';
-import type { AppContext } from '../app.ts';
+import type { AppContext } from '../context.ts';
 import { notFound } from '../http/errors.ts';
 import { getRegression } from '../regressions/store.ts';
 import { regressionEvidence, saveHints } from './evidence.ts';
@@ -10,7 +10,7 @@ import { regressionEvidence, saveHints } from './evidence.ts';
 export async function evidenceRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   api.get(
-    '/api/v1/regressions/:id/evidence',
+    '/regressions/:id/evidence',
     {
       config: { scope: 'read' },
       schema: {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { AppContext } from '../app.ts';
+import type { AppContext } from '../context.ts';
 import { mcpServer } from './tools.ts';
 
 const VERSION = '1';

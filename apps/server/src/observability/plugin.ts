@@ -7,6 +7,7 @@
  * the durable queues, read when scraped.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.ts';
@@ -195,7 +196,7 @@ function serverMetrics(ctx: ServerParts) {
   return m;
 }
 
-async function selfObservationPlugin(app: FastifyInstance, ctx: SelfObservationOptions): Promise<void> {
+async function selfObservation(app: FastifyInstance, ctx: SelfObservationOptions): Promise<void> {
   const { registry, requests, durations } = serverMetrics(ctx);
 
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
@@ -234,8 +235,5 @@ async function selfObservationPlugin(app: FastifyInstance, ctx: SelfObservationO
 
 }
 
-// Hooks must reach every route of the app, not only this plugin's: skip encapsulation.
-(selfObservationPlugin as unknown as Record<symbol, unknown>)[Symbol.for('skip-override')] = true;
-(selfObservationPlugin as unknown as Record<symbol, unknown>)[Symbol.for('fastify.display-name')] = 'onset-self-observation';
-
-export { selfObservationPlugin };
+/** Hooks must reach every route of the app, not only this plugin's: not encapsulated (fastify-plugin). */
+export const selfObservationPlugin = fp(selfObservation, { name: 'onset-self-observation', fastify: '5.x' });

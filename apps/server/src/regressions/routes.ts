@@ -7,7 +7,7 @@ import {
   REGRESSION_STATUSES as STATUSES,
   type RegressionStatus,
 } from '@onset/contract';
-import type { AppContext } from '../app.ts';
+import type { AppContext } from '../context.ts';
 import { withTransaction } from '../db/pool.ts';
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
@@ -57,7 +57,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   api.get(
-    '/api/v1/regressions',
+    '/regressions',
     {
       config: { scope: 'read' },
       schema: {
@@ -86,7 +86,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
   );
 
   api.get(
-    '/api/v1/regressions/:id',
+    '/regressions/:id',
     {
       config: { scope: 'read' },
       schema: {
@@ -112,7 +112,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
     ) => Promise<RegressionRow>,
   ) =>
     api.post(
-      `/api/v1/regressions/:id/${path}`,
+      `/regressions/:id/${path}`,
       {
         config: { scope: 'admin' },
         schema: {
@@ -156,7 +156,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
   });
 
   api.post(
-    '/api/v1/detect',
+    '/detect',
     {
       config: { scope: 'admin' },
       schema: {
@@ -179,7 +179,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
   );
 
   api.get(
-    '/api/v1/detect',
+    '/detect',
     {
       config: { scope: 'read' },
       schema: {

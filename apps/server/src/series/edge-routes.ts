@@ -18,7 +18,7 @@ export async function edgeRoutes(
   const { pool } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   api.get(
-    '/api/v1/series/:id/edge',
+    '/series/:id/edge',
     {
       config: { scope: 'read' },
       schema: {

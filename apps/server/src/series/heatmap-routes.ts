@@ -25,7 +25,7 @@ export async function heatmapRoutes(
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   api.get(
-    '/api/v1/series/:id/heatmap',
+    '/series/:id/heatmap',
     {
       config: { scope: 'read' },
       schema: {
@@ -67,7 +67,7 @@ export async function heatmapRoutes(
   );
 
   api.get(
-    '/api/v1/series/:id/cohorts',
+    '/series/:id/cohorts',
     {
       config: { scope: 'read' },
       schema: {

@@ -15,7 +15,7 @@ export async function seriesRoutes(
   const { pool } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   api.get(
-    '/api/v1/series',
+    '/series',
     {
       config: { scope: 'read' },
       schema: {
@@ -28,7 +28,7 @@ export async function seriesRoutes(
   );
 
   api.get(
-    '/api/v1/series/:id',
+    '/series/:id',
     {
       config: { scope: 'read' },
       schema: {
@@ -45,7 +45,7 @@ export async function seriesRoutes(
   );
 
   api.get(
-    '/api/v1/series/:id/quantiles',
+    '/series/:id/quantiles',
     {
       config: { scope: 'read' },
       schema: {

@@ -16,7 +16,7 @@ export async function sloHistoryRoutes(
 ): Promise<void> {
   const { pool } = deps;
   app.withTypeProvider<TypeBoxTypeProvider>().get(
-    '/api/v1/slos/:id/history',
+    '/slos/:id/history',
     {
       config: { scope: 'read' },
       schema: {

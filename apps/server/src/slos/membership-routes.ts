@@ -10,7 +10,7 @@ export async function sloMembershipRoutes(
 ): Promise<void> {
   const { pool } = deps;
   app.withTypeProvider<TypeBoxTypeProvider>().get(
-    '/api/v1/slos/watching',
+    '/slos/watching',
     {
       config: { scope: 'read' },
       schema: {

@@ -7,7 +7,7 @@ import {
   sloAlertKey,
   type SloInput,
 } from '@onset/contract';
-import type { AppContext } from '../app.ts';
+import type { AppContext } from '../context.ts';
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
 import { selectorOfSeries, specFromJson, type SloSpec } from './spec.ts';
@@ -76,7 +76,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   };
 
   api.post(
-    '/api/v1/slos',
+    '/slos',
     {
       config: { scope: 'admin' },
       schema: {
@@ -96,7 +96,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   );
 
   api.get(
-    '/api/v1/slos',
+    '/slos',
     {
       config: { scope: 'read' },
       schema: {
@@ -111,7 +111,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   );
 
   api.get(
-    '/api/v1/slos/unwatched',
+    '/slos/unwatched',
     {
       config: { scope: 'read' },
       schema: {
@@ -131,7 +131,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   );
 
   api.post(
-    '/api/v1/slos/evaluate',
+    '/slos/evaluate',
     {
       config: { scope: 'admin' },
       schema: {
@@ -152,7 +152,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   );
 
   api.get(
-    '/api/v1/slos/:id',
+    '/slos/:id',
     {
       config: { scope: 'read' },
       schema: {
@@ -170,7 +170,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   );
 
   api.get(
-    '/api/v1/slos/:id/openslo',
+    '/slos/:id/openslo',
     {
       config: { scope: 'read' },
       schema: { tags, summary: 'The SLO as an OpenSLO v1 YAML document', ...operations['GET /api/v1/slos/:id/openslo'] },
@@ -183,7 +183,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   );
 
   api.put(
-    '/api/v1/slos/:id',
+    '/slos/:id',
     {
       config: { scope: 'admin' },
       schema: {
@@ -203,7 +203,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   );
 
   api.delete(
-    '/api/v1/slos/:id',
+    '/slos/:id',
     {
       config: { scope: 'admin' },
       schema: { tags, summary: 'Delete an SLO; its firing alerts resolve', ...operations['DELETE /api/v1/slos/:id'] },
@@ -219,7 +219,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
   );
 
   api.get(
-    '/api/v1/series/:id/slo-suggestion',
+    '/series/:id/slo-suggestion',
     {
       config: { scope: 'read' },
       schema: {

@@ -6,7 +6,7 @@ import {
   type Severity,
   type WebhookFormat,
 } from '@onset/contract';
-import type { AppContext } from '../app.ts';
+import type { AppContext } from '../context.ts';
 import type { Config } from '../config.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { sendTestEvent } from './deliver.ts';
@@ -78,7 +78,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   const tags = ['webhooks'];
 
   api.post(
-    '/api/v1/webhooks',
+    '/webhooks',
     {
       config: { scope: 'admin' },
       schema: {
@@ -110,7 +110,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   );
 
   api.get(
-    '/api/v1/webhooks',
+    '/webhooks',
     {
       config: { scope: 'admin' },
       schema: {
@@ -134,7 +134,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   };
 
   api.get(
-    '/api/v1/webhooks/:id',
+    '/webhooks/:id',
     {
       config: { scope: 'admin' },
       schema: { tags, summary: 'One webhook', ...operations['GET /api/v1/webhooks/:id'] },
@@ -143,7 +143,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   );
 
   api.put(
-    '/api/v1/webhooks/:id',
+    '/webhooks/:id',
     {
       config: { scope: 'admin' },
       schema: {
@@ -184,7 +184,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   );
 
   api.delete(
-    '/api/v1/webhooks/:id',
+    '/webhooks/:id',
     {
       config: { scope: 'admin' },
       schema: { tags, summary: 'Remove a webhook and its delivery log', ...operations['DELETE /api/v1/webhooks/:id'] },
@@ -197,7 +197,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   );
 
   api.post(
-    '/api/v1/webhooks/:id/test',
+    '/webhooks/:id/test',
     {
       config: { scope: 'admin' },
       schema: {
@@ -220,7 +220,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   );
 
   api.get(
-    '/api/v1/webhooks/:id/deliveries',
+    '/webhooks/:id/deliveries',
     {
       config: { scope: 'admin' },
       schema: {

@@ -1,0 +1,20 @@
+import type { Config } from './config.ts';
+import type { Pool } from './db/pool.ts';
+import type { Partitions } from './db/partitions.ts';
+import type { Registry } from './otlp/registry.ts';
+import type { IngestStats } from './otlp/stats.ts';
+
+/**
+ * Everything a feature plugin may need; each plugin takes what it uses. Its
+ * own module so feature plugins and app.ts (which registers them) do not
+ * import each other.
+ */
+export interface AppContext {
+  config: Config;
+  pool: Pool;
+  registry: Registry;
+  partitions: Partitions;
+  stats: IngestStats;
+  /** Wake the scheduler (e.g. after ingest) without waiting for the next tick. */
+  onIngested?: (kind: 'traces' | 'metrics', count: number) => void;
+}
