@@ -81,9 +81,9 @@ describe('evidence hints', () => {
     expect(r).toMatchObject({ op: 'spawn', name: 'git' });
     const e = await evidence(r);
     expect(e.hints[0]?.id).toBe('spawn-fd-count');
-    expect(e.hints[0]!.detail).toMatch(/process\.parent\.open_fds/);
+    expect(e.hints[0]!.detail).toMatch(/onset\.parent\.fd_count/);
     expect(e.hints.map((h) => h.id)).not.toContain('fork-parent-rss');
-    const fd = e.attributes.find((a) => a.key === 'process.parent.open_fds');
+    const fd = e.attributes.find((a) => a.key === 'onset.parent.fd_count');
     expect(fd).toMatchObject({ value: '2048–4095', share_before: 0 });
     expect(fd!.share_after).toBeGreaterThan(0.5);
   });

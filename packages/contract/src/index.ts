@@ -1,5 +1,6 @@
 export * from './vocab.ts';
 export * from './time.ts';
 export * from './alert-keys.ts';
+export * from './hint-attrs.ts';
 export * from './vocab-schemas.ts';
 export * from './api/index.ts';

@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '@onset/testkit/random';
+import { HINT_ATTRS } from '@onset/contract';
 import {
   attributeLifts,
   detectHints,
-  HINT_ATTRS,
   liftValue,
   spearman,
   type EvidenceSample,

@@ -7,6 +7,8 @@
  */
 import path from 'node:path';
 import type { Attributes } from '@opentelemetry/api';
+// The attributes evidence hints read are named once, in the contract.
+import { HINT_ATTRS } from '@onset/contract';
 import type { AgentEvent, FsyncEvent, RequestEvent, SpawnEvent, UnmountEvent } from '../events.ts';
 import { newSpanId, newTraceId } from './ids.ts';
 import { normalizeComponent, normalizePath } from './normalize.ts';
@@ -40,7 +42,7 @@ function spawnSpan(e: SpawnEvent): SpanRecord {
   const exe = path.basename(e.executable);
   put(attrs, 'process.executable.name', e.label ?? (traced(e) ? normalizeComponent(exe) : exe));
   put(attrs, 'process.executable.path', e.executable);
-  put(attrs, 'onset.spawn.method', e.method);
+  put(attrs, HINT_ATTRS.spawnMethod, e.method);
   if (e.sharedMemory !== undefined) attrs['onset.spawn.shared_memory'] = e.sharedMemory;
   put(
     attrs,
@@ -50,8 +52,8 @@ function spawnSpan(e: SpawnEvent): SpanRecord {
   put(attrs, 'process.pid', e.pid);
   put(attrs, 'process.parent_pid', e.parentPid);
   put(attrs, 'onset.parent.name', e.parentComm);
-  put(attrs, 'onset.parent.fd_count', e.parentFdCount);
-  put(attrs, 'onset.parent.rss_bytes', e.parentRssBytes);
+  put(attrs, HINT_ATTRS.parentOpenFds, e.parentFdCount);
+  put(attrs, HINT_ATTRS.parentRssBytes, e.parentRssBytes);
   return record('process.spawn', SpanKind.INTERNAL, e, attrs);
 }
 
@@ -79,9 +81,9 @@ function unmountSpan(e: UnmountEvent): SpanRecord {
   const mp = e.label ?? (traced(e) ? normalizePath(e.mountPoint) : e.mountPoint);
   put(attrs, 'fs.mountpoint', mp);
   put(attrs, 'onset.unmount.path', mp !== e.mountPoint ? e.mountPoint : undefined);
-  put(attrs, 'fs.type', e.fsType);
-  put(attrs, 'onset.unmount.dirty_bytes', e.dirtyBytes);
-  put(attrs, 'onset.unmount.writeback_bytes', e.writebackBytes);
+  put(attrs, HINT_ATTRS.fsType, e.fsType);
+  put(attrs, HINT_ATTRS.dirtyBytes, e.dirtyBytes);
+  put(attrs, HINT_ATTRS.writebackBytes, e.writebackBytes);
   put(attrs, 'onset.unmount.written_bytes', e.writtenBytes);
   put(attrs, 'onset.unmount.flags', e.flags);
   put(attrs, 'process.pid', e.pid);

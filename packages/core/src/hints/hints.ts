@@ -1,5 +1,5 @@
 import type { Hint, HintId, Op, View } from '@onset/contract';
-import { HINT_ATTRS } from './attributes.ts';
+import { HINT_ATTRS } from '@onset/contract';
 import type { EvidenceSample } from './lifts.ts';
 import { quantile, sortedCopy, spearman } from './stats.ts';
 

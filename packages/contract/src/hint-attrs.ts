@@ -1,0 +1,23 @@
+/**
+ * Span attribute names the hints read: the names the agent records
+ * (docs/agent.md, apps/agent/src/telemetry/spans.ts), so any instrumentation
+ * that sets them gets the same hints.
+ */
+export const HINT_ATTRS = {
+  /** spawn: fork | vfork | clone | clone3. */
+  spawnMethod: 'onset.spawn.method',
+  /** spawn: the parent's open file descriptors when it spawned. */
+  parentOpenFds: 'onset.parent.fd_count',
+  /** spawn: the parent's resident set size in bytes. */
+  parentRssBytes: 'onset.parent.rss_bytes',
+  /** unmount: dirty page-cache bytes at unmount (from /proc/meminfo Dirty). */
+  dirtyBytes: 'onset.unmount.dirty_bytes',
+  /** unmount: bytes under writeback at unmount (/proc/meminfo Writeback). */
+  writebackBytes: 'onset.unmount.writeback_bytes',
+  /** unmount: the filesystem type. */
+  fsType: 'fs.type',
+  /** fsync: the operation that called it (e.g. unlink, rename, write); not recorded by the agent yet. */
+  fsyncOperation: 'onset.fsync.operation',
+  /** fsync: fsyncs the calling operation issued (per span); not recorded by the agent yet. */
+  fsyncCount: 'onset.fsync.count',
+} as const;
