@@ -11,6 +11,7 @@ import type {
   DeliveryList,
   DeployList,
   DeployListQuery,
+  Evidence,
   HeatmapResponse,
   QuantilesColumns,
   Regression,
@@ -43,8 +44,7 @@ export function useSeriesList(filter: SeriesListQuery = {}) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['series', filter],
-    queryFn: () =>
-      apiFetch<SeriesList>(apiPath('/api/v1/series', filter)).then((r) => r.series),
+    queryFn: () => apiFetch<SeriesList>(apiPath('/api/v1/series', filter)).then((r) => r.series),
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,
@@ -172,6 +172,16 @@ export function useRegression(id: string | undefined) {
   });
 }
 
+/** `GET /api/v1/regressions/:id/evidence`: exemplars, attribute lifts, hints (computed by the server). */
+export function useRegressionEvidence(id: string | undefined) {
+  return useQuery({
+    queryKey: ['regressions', 'evidence', id],
+    queryFn: () => apiFetch<Evidence>(`/api/v1/regressions/${encodeURIComponent(id!)}/evidence`),
+    enabled: !!id,
+    retry,
+  });
+}
+
 /** Ack / resolve / reopen: `POST /api/v1/regressions/:id/{ack|resolve|reopen}`. */
 export function useRegressionAction() {
   const qc = useQueryClient();
@@ -211,8 +221,7 @@ export function useAlerts(filter: AlertListQuery = {}) {
   const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['alerts', filter],
-    queryFn: () =>
-      apiFetch<AlertList>(apiPath('/api/v1/alerts', filter)).then((r) => r.alerts),
+    queryFn: () => apiFetch<AlertList>(apiPath('/api/v1/alerts', filter)).then((r) => r.alerts),
     refetchInterval: interval,
     retry,
   });
@@ -221,7 +230,8 @@ export function useAlerts(filter: AlertListQuery = {}) {
 export function useCreateSlo() {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: (spec: SloInput) => apiFetch<SloCreated>('/api/v1/slos', { method: 'POST', json: spec }),
+    mutationFn: (spec: SloInput) =>
+      apiFetch<SloCreated>('/api/v1/slos', { method: 'POST', json: spec }),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['slos'] }),
   });
 }

@@ -10,6 +10,7 @@ import {
   useQuantiles,
   useRegression,
   useRegressionAction,
+  useRegressionEvidence,
   useSeriesList,
   useSlos,
 } from '../api/queries.ts';
@@ -43,6 +44,7 @@ import { hostsText, toMarkers, versionText } from '../components/graphs/markerDa
 import { EdgePanel, useEdge } from '../components/EdgePanel.tsx';
 import { reportedViews } from '../components/graphs/edgeData.ts';
 import { CohortPanel } from '../components/CohortPanel.tsx';
+import { AttributeTable, ExemplarTable, HintList } from '../components/EvidencePanel.tsx';
 import { DeployList } from '../components/DeployList.tsx';
 import { BudgetBar, SloAlertPill, SloBurn } from './slos/sloParts.tsx';
 
@@ -361,6 +363,8 @@ function RegressionView({ r }: { r: Regression }) {
         )}
       </Panel>
 
+      <EvidenceSection id={r.id} />
+
       {edge ? (
         <Panel title="Client, server and gap views of this edge">
           <EdgePanel edge={edge} {...breakdownCharts} />
@@ -497,4 +501,34 @@ function cohortSources(
   add(view('server'));
   add(view('client'));
   return out;
+}
+
+/** Hints, attribute lifts and exemplars from GET /api/v1/regressions/:id/evidence. */
+function EvidenceSection({ id }: { id: string }) {
+  const evidence = useRegressionEvidence(id);
+  if (evidence.isLoading) return <Panel title="Evidence">{<Loading />}</Panel>;
+  if (evidence.error || !evidence.data)
+    return (
+      <Panel title="Evidence">
+        <ErrorState
+          error={evidence.error}
+          what="the evidence"
+          onRetry={() => void evidence.refetch()}
+        />
+      </Panel>
+    );
+  const e = evidence.data;
+  return (
+    <>
+      <Panel title="Likely mechanism">
+        <HintList hints={e.hints} />
+      </Panel>
+      <Panel title="What the slow calls after the onset have in common">
+        <AttributeTable lifts={e.attributes} />
+      </Panel>
+      <Panel title="Example calls">
+        <ExemplarTable exemplars={e.exemplars} />
+      </Panel>
+    </>
+  );
 }
