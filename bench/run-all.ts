@@ -9,5 +9,9 @@ for (const name of benches) {
   const r = spawnSync('npm', ['run', '--silent', `bench:${name}`], { cwd: ROOT, stdio: 'inherit' });
   if (r.status !== 0) failed.push(name);
 }
-console.log(failed.length ? `\nbenchmarks that failed: ${failed.join(', ')}` : '\nall benchmarks ran; results in bench/results/');
+console.log(
+  failed.length
+    ? `\nbenchmarks that failed: ${failed.join(', ')}`
+    : '\nall benchmarks ran; results in bench/results/',
+);
 process.exit(failed.length ? 1 : 0);

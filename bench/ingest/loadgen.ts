@@ -70,7 +70,14 @@ const deadline = Date.now() + seconds * 1000;
 function post(body: Buffer): Promise<number> {
   return new Promise((resolve) => {
     const req = http.request(
-      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -101,5 +108,7 @@ async function worker(): Promise<void> {
 const started = performance.now();
 await Promise.all(Array.from({ length: concurrency }, worker));
 const elapsed = (performance.now() - started) / 1000;
-process.stdout.write(JSON.stringify({ spans: sent, failedRequests: failed, seconds: elapsed, latencies }) + '\n');
+process.stdout.write(
+  JSON.stringify({ spans: sent, failedRequests: failed, seconds: elapsed, latencies }) + '\n',
+);
 agent.destroy();

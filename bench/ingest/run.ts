@@ -5,31 +5,62 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { ROOT, benchDatabase, percentile, rssMb, startServerProcess, writeResult } from '../lib/harness.ts';
+import {
+  ROOT,
+  benchDatabase,
+  percentile,
+  rssMb,
+  startServerProcess,
+  writeResult,
+} from '../lib/harness.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 
 const { db, url } = await benchDatabase();
 const server = await startServerProcess(url, { ONSET_AGENT: 'off' });
-console.log(`bench/ingest: server pid ${server.proc.pid}, ${SECONDS}s, ${CONCURRENCY} requests in flight, 200 spans each`);
+console.log(
+  `bench/ingest: server pid ${server.proc.pid}, ${SECONDS}s, ${CONCURRENCY} requests in flight, 200 spans each`,
+);
 
 let peakRss = 0;
 const sampler = setInterval(() => {
-  rssMb(server.proc.pid!).then((mb) => (peakRss = Math.max(peakRss, mb)), () => {});
+  rssMb(server.proc.pid!).then(
+    (mb) => (peakRss = Math.max(peakRss, mb)),
+    () => {},
+  );
 }, 250);
 
-const gen = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/ingest/loadgen.ts'), server.otlpUrl, String(SECONDS), String(CONCURRENCY), '200'], {
-  cwd: ROOT,
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+const gen = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    path.join(ROOT, 'bench/ingest/loadgen.ts'),
+    server.otlpUrl,
+    String(SECONDS),
+    String(CONCURRENCY),
+    '200',
+  ],
+  {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
 let out = '';
 gen.stdout.on('data', (d) => (out += d));
 await new Promise((r) => gen.once('exit', r));
 clearInterval(sampler);
-const r = JSON.parse(out.trim().split('\n').at(-1)!) as { spans: number; failedRequests: number; seconds: number; latencies: number[] };
+const r = JSON.parse(out.trim().split('\n').at(-1)!) as {
+  spans: number;
+  failedRequests: number;
+  seconds: number;
+  latencies: number[];
+};
 
-const stored = await fetch(`${server.url}/api/v1/series`).then((x) => x.json() as Promise<{ series: unknown[] }>);
+const stored = await fetch(`${server.url}/api/v1/series`).then(
+  (x) => x.json() as Promise<{ series: unknown[] }>,
+);
 await server.stop();
 await db.stop();
 

@@ -4,7 +4,11 @@ import { mkdtemp, mkdir, writeFile, chmod, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '@onset/server/embedded-postgres';
+import {
+  freePort,
+  startEmbeddedPostgres,
+  type EmbeddedDatabase,
+} from '@onset/server/embedded-postgres';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -23,14 +27,28 @@ export interface ServerProcess {
   stop: () => Promise<void>;
 }
 
-export async function startServerProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   const otlpPort = await freePort();
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/server/src/main.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, ONSET_PORT: String(port), ONSET_OTLP_PORT: String(otlpPort), ONSET_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'apps/server/src/main.ts')],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        ONSET_PORT: String(port),
+        ONSET_OTLP_PORT: String(otlpPort),
+        ONSET_LOG_LEVEL: 'warn',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200; i++) {
     try {
@@ -69,6 +87,18 @@ export async function writeResult(name: string, result: Record<string, unknown>)
   const dir = path.join(ROOT, 'bench/results');
   await mkdir(dir, { recursive: true });
   const file = path.join(dir, `${name}.json`);
-  await writeFile(file, JSON.stringify({ name, at: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version }, ...result }, null, 2) + '\n');
+  await writeFile(
+    file,
+    JSON.stringify(
+      {
+        name,
+        at: new Date().toISOString(),
+        machine: { cpus: os.cpus().length, node: process.version },
+        ...result,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   return file;
 }

@@ -22,20 +22,50 @@ await fetch(`${server.otlpUrl}/v1/traces`, {
   method: 'POST',
   headers: { 'content-type': 'application/json' },
   body: JSON.stringify({
-    resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'bench' } }, { key: 'host.name', value: { stringValue: 'h1' } }] },
-      scopeSpans: [{ spans: [{ traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8), name: 'spawn', startTimeUnixNano: String(ns), endTimeUnixNano: String(ns + 3_000_000n) }] }] }],
+    resourceSpans: [
+      {
+        resource: {
+          attributes: [
+            { key: 'service.name', value: { stringValue: 'bench' } },
+            { key: 'host.name', value: { stringValue: 'h1' } },
+          ],
+        },
+        scopeSpans: [
+          {
+            spans: [
+              {
+                traceId: 'ab'.repeat(16),
+                spanId: 'cd'.repeat(8),
+                name: 'spawn',
+                startTimeUnixNano: String(ns),
+                endTimeUnixNano: String(ns + 3_000_000n),
+              },
+            ],
+          },
+        ],
+      },
+    ],
   }),
 });
-const { rows: [s] } = await client.query(`SELECT id, (SELECT resource_id FROM series_resources WHERE series_id = series.id LIMIT 1) AS rid FROM series WHERE service = 'bench'`);
+const {
+  rows: [s],
+} = await client.query(
+  `SELECT id, (SELECT resource_id FROM series_resources WHERE series_id = series.id LIMIT 1) AS rid FROM series WHERE service = 'bench'`,
+);
 const t0 = performance.now();
 for (let day = 0; day < DAYS; day++) {
   const dayStart = start + day * 86_400_000;
-  await client.query(`CREATE TABLE IF NOT EXISTS histograms_p${new Date(dayStart).toISOString().slice(0, 10).replaceAll('-', '')} PARTITION OF histograms FOR VALUES FROM ('${new Date(dayStart).toISOString().slice(0, 10)} 00:00:00+00') TO ('${new Date(dayStart + 86_400_000).toISOString().slice(0, 10)} 00:00:00+00')`).catch(() => {});
+  await client
+    .query(
+      `CREATE TABLE IF NOT EXISTS histograms_p${new Date(dayStart).toISOString().slice(0, 10).replaceAll('-', '')} PARTITION OF histograms FOR VALUES FROM ('${new Date(dayStart).toISOString().slice(0, 10)} 00:00:00+00') TO ('${new Date(dayStart + 86_400_000).toISOString().slice(0, 10)} 00:00:00+00')`,
+    )
+    .catch(() => {});
   const rows: string[][] = [[], [], [], [], [], [], []];
   for (let m = 0; m < 1440; m++) {
     const h = new Histogram();
     const base = 3000 * (1 + 0.3 * Math.sin((m / 1440) * 2 * Math.PI)); // diurnal, µs
-    for (let k = 0; k < 60; k++) h.record(base * Math.exp((Math.random() - 0.5) * 2) * (Math.random() < 0.02 ? 50 : 1));
+    for (let k = 0; k < 60; k++)
+      h.record(base * Math.exp((Math.random() - 0.5) * 2) * (Math.random() < 0.02 ? 50 : 1));
     const sp = h.toSparse();
     rows[0]!.push(new Date(dayStart + m * 60_000).toISOString());
     rows[1]!.push(String(h.count));
@@ -56,11 +86,15 @@ for (let day = 0; day < DAYS; day++) {
 const pool = createPool(url, 2);
 const tc = performance.now();
 await compactHistograms(pool, new Partitions(pool), end);
-console.log(`bench/quantiles: compaction + hourly rollups took ${((performance.now() - tc) / 1000).toFixed(1)} s`);
+console.log(
+  `bench/quantiles: compaction + hourly rollups took ${((performance.now() - tc) / 1000).toFixed(1)} s`,
+);
 await pool.end();
 await client.query('ANALYZE histograms');
 await client.query('ANALYZE histograms_hourly');
-console.log(`bench/quantiles: loaded ${DAYS * 1440} minute histograms in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+console.log(
+  `bench/quantiles: loaded ${DAYS * 1440} minute histograms in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+);
 
 async function timeQuery(label: string, qs: string, runs = 15) {
   const times: number[] = [];
@@ -72,7 +106,12 @@ async function timeQuery(label: string, qs: string, runs = 15) {
     times.push(performance.now() - t);
     points = body.points.length;
   }
-  return { view: label, points, p50_ms: Number(percentile(times, 0.5).toFixed(1)), p90_ms: Number(percentile(times, 0.9).toFixed(1)) };
+  return {
+    view: label,
+    points,
+    p50_ms: Number(percentile(times, 0.5).toFixed(1)),
+    p90_ms: Number(percentile(times, 0.9).toFixed(1)),
+  };
 }
 
 const from = new Date(start).toISOString();
@@ -88,4 +127,6 @@ console.table(results);
 await client.end();
 await server.stop();
 await db.stop();
-console.log(`wrote ${await writeResult('quantiles', { minutes: DAYS * 1440, target_ms: 50, results })}`);
+console.log(
+  `wrote ${await writeResult('quantiles', { minutes: DAYS * 1440, target_ms: 50, results })}`,
+);

@@ -7,7 +7,9 @@ const self = String(process.pid);
 const running = readdirSync('/proc').some((pid) => {
   if (!/^\d+$/.test(pid) || pid === self) return false;
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').some((arg) => arg.endsWith('onset-agent.js') || arg.endsWith('agent/src/main.ts'));
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .some((arg) => arg.endsWith('onset-agent.js') || arg.endsWith('agent/src/main.ts'));
   } catch {
     return false; // the process exited while we looked
   }

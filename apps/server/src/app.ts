@@ -26,7 +26,10 @@ import { selfObservationPlugin } from './observability/plugin.ts';
 
 export type { AppContext };
 
-export const WEB_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/dist');
+export const WEB_DIST = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../web/dist',
+);
 
 function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInstance {
   const app = Fastify({
@@ -49,7 +52,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(authPlugin, { tokens: ctx.config.tokens });
   await app.register(swagger, {
     openapi: {
-      info: { title: 'Onset API', version: '1', description: 'Cross-service latency regressions, deploy attribution and SLOs.' },
+      info: {
+        title: 'Onset API',
+        version: '1',
+        description: 'Cross-service latency regressions, deploy attribution and SLOs.',
+      },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
@@ -62,11 +69,21 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger());
 
   if (hasUi) {
-    await app.register(fastifyStatic, { root: WEB_DIST, prefix: '/', wildcard: false, index: 'index.html' });
+    await app.register(fastifyStatic, {
+      root: WEB_DIST,
+      prefix: '/',
+      wildcard: false,
+      index: 'index.html',
+    });
     // Client-side routes (deep links like /regressions/42) get the SPA shell.
     app.setNotFoundHandler((req, reply) => {
       const url = req.url.split('?')[0]!;
-      if (req.method === 'GET' && !url.startsWith('/api/') && !url.startsWith('/v1/') && !path.extname(url))
+      if (
+        req.method === 'GET' &&
+        !url.startsWith('/api/') &&
+        !url.startsWith('/v1/') &&
+        !path.extname(url)
+      )
         return reply.type('text/html').sendFile('index.html');
       return sendError(reply, notFound(`no route for ${req.method} ${url}`));
     });

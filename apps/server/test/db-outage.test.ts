@@ -42,7 +42,11 @@ function batch(spanIds: string[]) {
 }
 
 const send = (body: string) =>
-  fetch(`${server!.otlpUrl}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  fetch(`${server!.otlpUrl}/v1/traces`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
 
 describe('PostgreSQL unreachable', () => {
   it('answers 503 with Retry-After, and nothing is half-written once the database is back', async () => {
@@ -115,14 +119,24 @@ describe('a 90 s PostgreSQL outage across a minute boundary', () => {
       ONSET_LOG_LEVEL: 'info',
       ONSET_DB_RETRY_MAX: '2s',
     };
-    proc = spawn(process.execPath, ['--import', 'tsx', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    proc = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     proc.stdout!.on('data', (d) => (out += d));
     proc.stderr!.on('data', (d) => (out += d));
     let exitedAt: string | null = null;
-    proc.once('exit', (code, signal) => (exitedAt = `${new Date().toISOString()} code ${code} signal ${signal}`));
+    proc.once(
+      'exit',
+      (code, signal) => (exitedAt = `${new Date().toISOString()} code ${code} signal ${signal}`),
+    );
     const base = `http://127.0.0.1:${port}`;
-    await until(async () => (await fetch(`${base}/readyz`).catch(() => null))?.ok === true, 60_000, () => out);
+    await until(
+      async () => (await fetch(`${base}/readyz`).catch(() => null))?.ok === true,
+      60_000,
+      () => out,
+    );
 
     // An exporter: a new batch every 200 ms; a refused batch is re-sent as is (same span ids)
     // after Retry-After, as OTLP exporters do. Spans start inside the current minute.
@@ -148,16 +162,27 @@ describe('a 90 s PostgreSQL outage across a minute boundary', () => {
           pending = null;
           await sleep(200);
         } else {
-          refusals.push({ status: res?.status ?? 0, retryAfter: res?.headers.get('retry-after') ?? null });
+          refusals.push({
+            status: res?.status ?? 0,
+            retryAfter: res?.headers.get('retry-after') ?? null,
+          });
           await res?.body?.cancel();
           await sleep(1000);
         }
       }
     })();
 
-    await until(async () => acked.size >= 25, 30_000, () => out);
+    await until(
+      async () => acked.size >= 25,
+      30_000,
+      () => out,
+    );
     // A detection pass before the outage, so "after" below is a new one.
-    await until(async () => (await detectStatus(base)).passes > 0, 90_000, () => out);
+    await until(
+      async () => (await detectStatus(base)).passes > 0,
+      90_000,
+      () => out,
+    );
     const sloRunsBefore = await jobRuns(base, 'slo_evaluate');
 
     const stoppedAt = Date.now();
@@ -194,10 +219,18 @@ describe('a 90 s PostgreSQL outage across a minute boundary', () => {
     const restartedAt = Date.now();
     outageDb = await startEmbeddedPostgres({ dataDir, port: pgPort });
     // Readiness comes back by itself, the refused batches go in, and the sender catches up.
-    await until(async () => (await fetch(`${base}/readyz`)).ok, 30_000, () => out);
+    await until(
+      async () => (await fetch(`${base}/readyz`)).ok,
+      30_000,
+      () => out,
+    );
     const readyMs = Date.now() - restartedAt;
     const target = next + 10;
-    await until(async () => next > target && acked.size > ackedBefore + 50, 30_000, () => out);
+    await until(
+      async () => next > target && acked.size > ackedBefore + 50,
+      30_000,
+      () => out,
+    );
     sending = false;
     await sender;
     expect(refusals.length).toBeGreaterThan(10);
@@ -207,12 +240,20 @@ describe('a 90 s PostgreSQL outage across a minute boundary', () => {
     }
 
     // The passes resume without waiting for the next cron minute to come round twice.
-    await until(async () => {
-      const d = await detectStatus(base);
-      return d.last !== null && Date.parse(d.last.started_at) >= restartedAt;
-    }, 90_000, () => out);
+    await until(
+      async () => {
+        const d = await detectStatus(base);
+        return d.last !== null && Date.parse(d.last.started_at) >= restartedAt;
+      },
+      90_000,
+      () => out,
+    );
     const detectMs = Date.now() - restartedAt;
-    await until(async () => (await jobRuns(base, 'slo_evaluate')) > sloRunsBefore, 90_000, () => out);
+    await until(
+      async () => (await jobRuns(base, 'slo_evaluate')) > sloRunsBefore,
+      90_000,
+      () => out,
+    );
     const sloMs = Date.now() - restartedAt;
 
     // Every acknowledged span stored exactly once; nothing else of this service stored.
@@ -251,11 +292,16 @@ describe('a 90 s PostgreSQL outage across a minute boundary', () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
-async function until(check: () => Promise<boolean>, timeoutMs: number, output: () => string): Promise<void> {
+async function until(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  output: () => string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms; server output:\n${output().slice(-4000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms; server output:\n${output().slice(-4000)}`);
     await sleep(250);
   }
 }
@@ -282,26 +328,50 @@ function spansOf(service: string, spanIds: string[]): string {
   });
 }
 
-async function detectStatus(base: string): Promise<{ passes: number; last: { started_at: string } | null }> {
-  return (await (await fetch(`${base}/api/v1/detect`)).json()) as { passes: number; last: { started_at: string } | null };
+async function detectStatus(
+  base: string,
+): Promise<{ passes: number; last: { started_at: string } | null }> {
+  return (await (await fetch(`${base}/api/v1/detect`)).json()) as {
+    passes: number;
+    last: { started_at: string } | null;
+  };
 }
 
 /** Successful runs of a background task, from the server's own /metrics. */
 async function jobRuns(base: string, task: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`onset_jobs_total{task="${task}",result="success"}`));
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`onset_jobs_total{task="${task}",result="success"}`));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
 describe('outageReason', () => {
   it('names the outage in a few fixed words, never the driver text', async () => {
     const { outageReason } = await import('../src/db/availability.ts');
-    expect(outageReason({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 10.1.2.3:5432' })).toBe('unreachable');
-    expect(outageReason({ code: '57P03', message: 'the database system is starting up' })).toBe('starting up or shutting down');
-    expect(outageReason({ code: '57P01', message: 'terminating connection due to administrator command' })).toBe('restarting');
-    expect(outageReason({ code: '53300', message: 'sorry, too many clients already' })).toBe('too many connections');
-    expect(outageReason({ code: '28P01', message: 'password authentication failed for user "onset"' })).toBe('authentication failed');
-    expect(outageReason(new Error('timeout exceeded when trying to connect'))).toBe('connection timed out');
-    expect(outageReason({ code: '57014', message: 'canceling statement due to statement timeout' })).toBe('error');
+    expect(
+      outageReason({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 10.1.2.3:5432' }),
+    ).toBe('unreachable');
+    expect(outageReason({ code: '57P03', message: 'the database system is starting up' })).toBe(
+      'starting up or shutting down',
+    );
+    expect(
+      outageReason({
+        code: '57P01',
+        message: 'terminating connection due to administrator command',
+      }),
+    ).toBe('restarting');
+    expect(outageReason({ code: '53300', message: 'sorry, too many clients already' })).toBe(
+      'too many connections',
+    );
+    expect(
+      outageReason({ code: '28P01', message: 'password authentication failed for user "onset"' }),
+    ).toBe('authentication failed');
+    expect(outageReason(new Error('timeout exceeded when trying to connect'))).toBe(
+      'connection timed out',
+    );
+    expect(
+      outageReason({ code: '57014', message: 'canceling statement due to statement timeout' }),
+    ).toBe('error');
   });
 });

@@ -15,7 +15,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-
 async function post(
   body: unknown,
   token = TOKENS.deploys,

@@ -47,7 +47,6 @@ async function sendSpans(
   await provider.shutdown();
 }
 
-
 async function inferred(query = ''): Promise<Marker[]> {
   const res = await fetch(`${server.url}/api/v1/deploys?source=inferred${query}`);
   expect(res.status).toBe(200);

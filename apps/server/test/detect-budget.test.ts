@@ -41,7 +41,9 @@ describe('detection pass memory budget', () => {
       const p = progressOf(pool);
       if (p) seen.push(p);
     }, 1);
-    const first = await runDetect(deps, { uptoMs: times.endMs, pairUptoMs: Date.now() }).finally(() => clearInterval(poll));
+    const first = await runDetect(deps, { uptoMs: times.endMs, pairUptoMs: Date.now() }).finally(
+      () => clearInterval(poll),
+    );
     expect(first.detection.series.total).toBeGreaterThan(6);
     expect(cachedDetectors(pool)).toBeLessThanOrEqual(2);
     expect(progressOf(pool)).toBeNull();
@@ -55,13 +57,23 @@ describe('detection pass memory budget', () => {
     const res = await fetch(`${server.url}/api/v1/regressions`);
     const found = ((await res.json()) as { regressions: Regression[] }).regressions;
     expect(found.map((r) => `${r.service}/${r.view}`).sort()).toEqual(
-      ['builder/internal', 'checkout/client', 'checkout/gap', 'containerd/internal', 'pageserver/internal', 'postgres/internal'].sort(),
+      [
+        'builder/internal',
+        'checkout/client',
+        'checkout/gap',
+        'containerd/internal',
+        'pageserver/internal',
+        'postgres/internal',
+      ].sort(),
     );
     // The next pass reloads the evicted detectors from their checkpoints: nothing found twice.
     const again = await runDetectionPass(pool, { uptoMs: times.endMs + 5 * 60_000 });
     expect(again.regressions.opened).toBe(0);
     expect(cachedDetectors(pool)).toBeLessThanOrEqual(2);
-    const status = (await (await fetch(`${server.url}/api/v1/detect`)).json()) as { running: unknown; passes: number };
+    const status = (await (await fetch(`${server.url}/api/v1/detect`)).json()) as {
+      running: unknown;
+      passes: number;
+    };
     expect(status.running).toBeNull();
     expect(status.passes).toBe(2);
   }, 120_000);

@@ -19,7 +19,13 @@ function request(service: string, spans: object[]) {
   return {
     resourceSpans: [
       {
-        resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }, { key: 'host.name', value: { stringValue: `${service}-1` } }, { key: 'dependency.hyper', value: { stringValue: '0.13.1' } }] },
+        resource: {
+          attributes: [
+            { key: 'service.name', value: { stringValue: service } },
+            { key: 'host.name', value: { stringValue: `${service}-1` } },
+            { key: 'dependency.hyper', value: { stringValue: '0.13.1' } },
+          ],
+        },
         scopeSpans: [{ spans }],
       },
     ],
@@ -27,16 +33,28 @@ function request(service: string, spans: object[]) {
 }
 
 async function send(body: object) {
-  const res = await fetch(`${server.otlpUrl}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${server.otlpUrl}/v1/traces`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(200);
 }
 
 async function quantile(service: string, view: string, q = 0.5) {
-  const list = (await (await fetch(`${server.url}/api/v1/series?service=${service}&view=${view}`)).json()) as { series: Array<{ id: string; name: string; peer: string | null }> };
+  const list = (await (
+    await fetch(`${server.url}/api/v1/series?service=${service}&view=${view}`)
+  ).json()) as { series: Array<{ id: string; name: string; peer: string | null }> };
   const s = list.series.find((x) => x.peer === 'urlite');
   if (!s) return { series: undefined, value: NaN, count: 0 };
-  const body = (await (await fetch(`${server.url}/api/v1/series/${s.id}/quantiles?from=now-2h&step=1d&q=${q}`)).json()) as { points: Array<{ count: number; q: Record<string, number> }> };
-  return { series: s, value: body.points[0]?.q[String(q)] ?? NaN, count: body.points.reduce((a, p) => a + p.count, 0) };
+  const body = (await (
+    await fetch(`${server.url}/api/v1/series/${s.id}/quantiles?from=now-2h&step=1d&q=${q}`)
+  ).json()) as { points: Array<{ count: number; q: Record<string, number> }> };
+  return {
+    series: s,
+    value: body.points[0]?.q[String(q)] ?? NaN,
+    count: body.points.reduce((a, p) => a + p.count, 0),
+  };
 }
 
 describe('edge pairing: the caller-vs-callee gap', () => {
@@ -51,14 +69,29 @@ describe('edge pairing: the caller-vs-callee gap', () => {
       const serverUs = 900n + BigInt(i % 7) * 20n; // ~0.9 ms of real work
       const gapUs = 40_000n + BigInt(i % 5) * 100n; // the delayed ACK
       client.push({
-        traceId, spanId: hex(i + 1, 16), name: 'GET', kind: 3,
-        startTimeUnixNano: String(start), endTimeUnixNano: String(start + (serverUs + gapUs) * 1000n),
-        attributes: [{ key: 'http.request.method', value: { stringValue: 'GET' } }, { key: 'server.address', value: { stringValue: 'urlite.internal' } }],
+        traceId,
+        spanId: hex(i + 1, 16),
+        name: 'GET',
+        kind: 3,
+        startTimeUnixNano: String(start),
+        endTimeUnixNano: String(start + (serverUs + gapUs) * 1000n),
+        attributes: [
+          { key: 'http.request.method', value: { stringValue: 'GET' } },
+          { key: 'server.address', value: { stringValue: 'urlite.internal' } },
+        ],
       });
       serverSpans.push({
-        traceId, spanId: hex(1000 + i, 16), parentSpanId: hex(i + 1, 16), name: 'GET /lookup', kind: 2,
-        startTimeUnixNano: String(start + 20_000_000n), endTimeUnixNano: String(start + 20_000_000n + serverUs * 1000n),
-        attributes: [{ key: 'http.request.method', value: { stringValue: 'GET' } }, { key: 'http.route', value: { stringValue: '/lookup' } }],
+        traceId,
+        spanId: hex(1000 + i, 16),
+        parentSpanId: hex(i + 1, 16),
+        name: 'GET /lookup',
+        kind: 2,
+        startTimeUnixNano: String(start + 20_000_000n),
+        endTimeUnixNano: String(start + 20_000_000n + serverUs * 1000n),
+        attributes: [
+          { key: 'http.request.method', value: { stringValue: 'GET' } },
+          { key: 'http.route', value: { stringValue: '/lookup' } },
+        ],
       });
     }
     // Callee's spans arrive first, the caller's later, in two requests each.
@@ -67,10 +100,16 @@ describe('edge pairing: the caller-vs-callee gap', () => {
     await send(request('urlite', serverSpans.slice(0, 30)));
     await send(request('checkout', client.slice(30)));
     // An orphan client span (its server half never comes) must not pair.
-    await send(request('checkout', [{ ...(client[0] as object), traceId: hex(999, 32), spanId: hex(999, 16) }]));
+    await send(
+      request('checkout', [
+        { ...(client[0] as object), traceId: hex(999, 32), spanId: hex(999, 16) },
+      ]),
+    );
 
     const pool = server.onset.pool;
-    const result = await pairEdges(pool, new Registry(pool), new Partitions(pool), { uptoMs: Date.now() + 1000 });
+    const result = await pairEdges(pool, new Registry(pool), new Partitions(pool), {
+      uptoMs: Date.now() + 1000,
+    });
     expect(result.pairs).toBe(calls);
     expect(result.edges).toBe(1);
 
@@ -85,7 +124,9 @@ describe('edge pairing: the caller-vs-callee gap', () => {
     expect(cli.value).toBeGreaterThan(40);
 
     // A second pass finds nothing new: no call is counted twice.
-    const again = await pairEdges(pool, new Registry(pool), new Partitions(pool), { uptoMs: Date.now() + 1000 });
+    const again = await pairEdges(pool, new Registry(pool), new Partitions(pool), {
+      uptoMs: Date.now() + 1000,
+    });
     expect(again.pairs).toBe(0);
     expect((await quantile('checkout', 'gap')).count).toBe(calls);
   });

@@ -24,18 +24,28 @@ function formatVariable(v: { values: string[]; multi: boolean }): string {
 }
 
 export function interpolateVariables(sql: string, vars: Variables): string {
-  return sql.replace(/\$(\w+)|\$\{(\w+)(?::\w+)?\}|\[\[(\w+)\]\]/g, (m, a?: string, b?: string, c?: string) => {
-    const name = a ?? b ?? c!;
-    if (name.startsWith('__')) return m; // Grafana's own: $__interval, macros
-    const v = vars[name];
-    if (!v) throw new Error(`query uses unknown template variable $${name}`);
-    return formatVariable(v);
-  });
+  return sql.replace(
+    /\$(\w+)|\$\{(\w+)(?::\w+)?\}|\[\[(\w+)\]\]/g,
+    (m, a?: string, b?: string, c?: string) => {
+      const name = a ?? b ?? c!;
+      if (name.startsWith('__')) return m; // Grafana's own: $__interval, macros
+      const v = vars[name];
+      if (!v) throw new Error(`query uses unknown template variable $${name}`);
+      return formatVariable(v);
+    },
+  );
 }
 
 /** gtime.FormatInterval: the largest unit that divides evenly ("1m", "5m", "1h", "30s", "1d"). */
 export function formatInterval(ms: number): string {
-  const units: Array<[string, number]> = [['y', 31_536_000_000], ['w', 604_800_000], ['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]];
+  const units: Array<[string, number]> = [
+    ['y', 31_536_000_000],
+    ['w', 604_800_000],
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ];
   for (const [u, size] of units) if (ms >= size && ms % size === 0) return `${ms / size}${u}`;
   return `${ms}ms`;
 }
@@ -43,7 +53,15 @@ export function formatInterval(ms: number): string {
 function parseInterval(s: string): number {
   const m = /^(\d+)(ms|s|m|h|d|w|y)$/.exec(s.trim().replace(/^'|'$/g, ''));
   if (!m) throw new Error(`bad interval ${s}`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000, y: 31_536_000_000 }[m[2] as 'ms'];
+  const unit = {
+    ms: 1,
+    s: 1000,
+    m: 60_000,
+    h: 3_600_000,
+    d: 86_400_000,
+    w: 604_800_000,
+    y: 31_536_000_000,
+  }[m[2] as 'ms'];
   return Number(m[1]) * unit;
 }
 

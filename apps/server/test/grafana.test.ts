@@ -10,7 +10,12 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { SpanKind } from '@opentelemetry/api';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import { runSloPass } from '../src/slos/evaluate.ts';
-import { expandMacros, interpolateVariables, type TimeRange, type Variables } from './grafana-sql.ts';
+import {
+  expandMacros,
+  interpolateVariables,
+  type TimeRange,
+  type Variables,
+} from './grafana-sql.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const GRAFANA = path.join(ROOT, 'deploy/grafana');
@@ -33,7 +38,9 @@ interface Panel {
   title: string;
   datasource?: { type: string; uid: string };
   targets?: Target[];
-  fieldConfig?: { defaults?: { unit?: string; custom?: { scaleDistribution?: { type: string; log?: number } } } };
+  fieldConfig?: {
+    defaults?: { unit?: string; custom?: { scaleDistribution?: { type: string; log?: number } } };
+  };
   options?: Record<string, unknown>;
   panels?: Panel[];
 }
@@ -41,22 +48,55 @@ interface Dashboard {
   uid: string;
   title: string;
   panels: Panel[];
-  templating: { list: Array<{ name: string; type: string; query: string; multi?: boolean; includeAll?: boolean; datasource?: { uid: string } }> };
-  annotations: { list: Array<{ name: string; builtIn?: number; datasource?: { type: string; uid: string }; target?: Target }> };
+  templating: {
+    list: Array<{
+      name: string;
+      type: string;
+      query: string;
+      multi?: boolean;
+      includeAll?: boolean;
+      datasource?: { uid: string };
+    }>;
+  };
+  annotations: {
+    list: Array<{
+      name: string;
+      builtIn?: number;
+      datasource?: { type: string; uid: string };
+      target?: Target;
+    }>;
+  };
 }
 
 const dashboardFiles = readdirSync(DASHBOARD_DIR).filter((f) => f.endsWith('.json'));
-const dashboards: Array<[string, Dashboard]> = dashboardFiles.map((f) => [f, JSON.parse(readFileSync(path.join(DASHBOARD_DIR, f), 'utf8'))]);
+const dashboards: Array<[string, Dashboard]> = dashboardFiles.map((f) => [
+  f,
+  JSON.parse(readFileSync(path.join(DASHBOARD_DIR, f), 'utf8')),
+]);
 const allPanels = (d: Dashboard): Panel[] => d.panels.flatMap((p) => [p, ...(p.panels ?? [])]);
 
-const datasources = YAML.parse(readFileSync(path.join(GRAFANA, 'provisioning/datasources/onset.yaml'), 'utf8')) as {
+const datasources = YAML.parse(
+  readFileSync(path.join(GRAFANA, 'provisioning/datasources/onset.yaml'), 'utf8'),
+) as {
   datasources: Array<{ uid: string; type: string; name: string }>;
 };
 const DS = datasources.datasources[0]!;
 
-const TIME_UNITS = new Set(['ns', 'µs', 'us', 'ms', 's', 'm', 'h', 'd', 'dtdurationms', 'dtdurations']);
+const TIME_UNITS = new Set([
+  'ns',
+  'µs',
+  'us',
+  'ms',
+  's',
+  'm',
+  'h',
+  'd',
+  'dtdurationms',
+  'dtdurations',
+]);
 const isLatencyPanel = (p: Panel) =>
-  p.type === 'heatmap' || (p.type === 'timeseries' && TIME_UNITS.has(p.fieldConfig?.defaults?.unit ?? ''));
+  p.type === 'heatmap' ||
+  (p.type === 'timeseries' && TIME_UNITS.has(p.fieldConfig?.defaults?.unit ?? ''));
 
 // ---------------------------------------------------------------------------
 // A real Onset with real ingested data, and Grafana's own database user.
@@ -76,7 +116,10 @@ async function exportSpans(
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes(resource),
     spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${server.otlpUrl}/v1/traces` }), { maxExportBatchSize: 500, maxQueueSize: 20_000 }),
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${server.otlpUrl}/v1/traces` }), {
+        maxExportBatchSize: 500,
+        maxQueueSize: 20_000,
+      }),
     ],
   });
   emit(provider.getTracer('grafana-test'));
@@ -86,23 +129,38 @@ async function exportSpans(
 
 async function ingest(): Promise<void> {
   // checkout GET /cart: 5 ms until STEP_AT, then 50 ms, on two hosts with different kernels.
-  for (const [host, kernel] of [['node-1', '4.4.0-138'], ['node-2', '4.15.0-36']] as const) {
-    await exportSpans({ 'service.name': 'checkout', 'host.name': host, 'os.version': kernel, 'service.version': '1.4.2' }, (tracer) => {
-      for (let t = START; t < NOW - MIN; t += 10_000) {
-        const ms = (t < STEP_AT ? 5 : 50) * (1 + ((t / 10_000) % 7) / 100);
-        const span = tracer.startSpan('GET /cart', {
-          kind: SpanKind.SERVER,
-          startTime: t,
-          attributes: { 'http.request.method': 'GET', 'http.route': '/cart' },
-        });
-        span.end(t + ms);
-      }
-      // Unmounts: slow only on the new kernel (incident 5).
-      for (let t = START; t < NOW - MIN; t += 60_000) {
-        const span = tracer.startSpan('umount', { kind: SpanKind.INTERNAL, startTime: t, attributes: { 'fs.mountpoint': '/var/lib/containers' } });
-        span.end(t + (kernel.startsWith('4.15') ? 8_000 : 25));
-      }
-    });
+  for (const [host, kernel] of [
+    ['node-1', '4.4.0-138'],
+    ['node-2', '4.15.0-36'],
+  ] as const) {
+    await exportSpans(
+      {
+        'service.name': 'checkout',
+        'host.name': host,
+        'os.version': kernel,
+        'service.version': '1.4.2',
+      },
+      (tracer) => {
+        for (let t = START; t < NOW - MIN; t += 10_000) {
+          const ms = (t < STEP_AT ? 5 : 50) * (1 + ((t / 10_000) % 7) / 100);
+          const span = tracer.startSpan('GET /cart', {
+            kind: SpanKind.SERVER,
+            startTime: t,
+            attributes: { 'http.request.method': 'GET', 'http.route': '/cart' },
+          });
+          span.end(t + ms);
+        }
+        // Unmounts: slow only on the new kernel (incident 5).
+        for (let t = START; t < NOW - MIN; t += 60_000) {
+          const span = tracer.startSpan('umount', {
+            kind: SpanKind.INTERNAL,
+            startTime: t,
+            attributes: { 'fs.mountpoint': '/var/lib/containers' },
+          });
+          span.end(t + (kernel.startsWith('4.15') ? 8_000 : 25));
+        }
+      },
+    );
   }
   // A client calling urlite, and urlite's server spans of the same calls.
   await exportSpans({ 'service.name': 'frontend', 'host.name': 'web-1' }, (tracer) => {
@@ -110,7 +168,11 @@ async function ingest(): Promise<void> {
       const span = tracer.startSpan('GET /lookup', {
         kind: SpanKind.CLIENT,
         startTime: t,
-        attributes: { 'http.request.method': 'GET', 'http.route': '/lookup', 'peer.service': 'urlite' },
+        attributes: {
+          'http.request.method': 'GET',
+          'http.route': '/lookup',
+          'peer.service': 'urlite',
+        },
       });
       span.end(t + 41);
     }
@@ -118,7 +180,11 @@ async function ingest(): Promise<void> {
   // A spawn with microsecond durations next to multi-second ones: the log scale matters.
   await exportSpans({ 'service.name': 'pageserver', 'host.name': 'ps-1' }, (tracer) => {
     for (let t = START; t < NOW - MIN; t += 20_000) {
-      const span = tracer.startSpan('spawn', { kind: SpanKind.INTERNAL, startTime: t, attributes: { 'process.executable.name': 'postgres' } });
+      const span = tracer.startSpan('spawn', {
+        kind: SpanKind.INTERNAL,
+        startTime: t,
+        attributes: { 'process.executable.name': 'postgres' },
+      });
       span.end(t + 0.052);
     }
   });
@@ -146,13 +212,37 @@ beforeAll(async () => {
   server = await startTestServer();
   await ingest();
   // Compaction folds closed minutes into hourly rollups (what the scheduler does every minute).
-  expect((await server.onset.maintain()) as { compacted: number }).toMatchObject({ compacted: expect.any(Number) });
+  expect((await server.onset.maintain()) as { compacted: number }).toMatchObject({
+    compacted: expect.any(Number),
+  });
   const hourly = await server.onset.pool.query(`SELECT count(*)::int AS n FROM histograms_hourly`);
   expect(hourly.rows[0].n).toBeGreaterThan(0);
   for (const marker of [
-    { service: 'checkout', kind: 'code', from_version: '1.4.1', to_version: '1.4.2', commit: '9f2c1e0aa', description: 'cart: new pricing', at: new Date(STEP_AT - 30_000).toISOString() },
-    { hosts: ['node-2'], kind: 'kernel', component: 'linux', from_version: '4.4.0-138', to_version: '4.15.0-36', at: new Date(START + 5 * MIN).toISOString() },
-    { service: 'frontend', kind: 'dependency', component: 'hyper', from_version: '0.12.35', to_version: '0.13.1', at: new Date(START + 10 * MIN).toISOString() },
+    {
+      service: 'checkout',
+      kind: 'code',
+      from_version: '1.4.1',
+      to_version: '1.4.2',
+      commit: '9f2c1e0aa',
+      description: 'cart: new pricing',
+      at: new Date(STEP_AT - 30_000).toISOString(),
+    },
+    {
+      hosts: ['node-2'],
+      kind: 'kernel',
+      component: 'linux',
+      from_version: '4.4.0-138',
+      to_version: '4.15.0-36',
+      at: new Date(START + 5 * MIN).toISOString(),
+    },
+    {
+      service: 'frontend',
+      kind: 'dependency',
+      component: 'hyper',
+      from_version: '0.12.35',
+      to_version: '0.13.1',
+      at: new Date(START + 10 * MIN).toISOString(),
+    },
   ]) {
     const res = await api('POST', '/api/v1/deploys', marker);
     expect(res.status, await res.clone().text()).toBe(201);
@@ -160,8 +250,14 @@ beforeAll(async () => {
 
   // An SLO on the cart (20 ms, 99%): the step to 50 ms burns it at ~100×, and the SLO pass pages.
   const slo = await api('POST', '/api/v1/slos', {
-    name: 'cart latency', service: 'checkout', op: 'request', view: 'server', name_match: '^GET /cart$',
-    threshold_ms: 20, objective: 0.99, window: '28d',
+    name: 'cart latency',
+    service: 'checkout',
+    op: 'request',
+    view: 'server',
+    name_match: '^GET /cart$',
+    threshold_ms: 20,
+    objective: 0.99,
+    window: '28d',
   });
   expect(slo.status, await slo.clone().text()).toBe(201);
   await new Promise((r) => setTimeout(r, 300)); // past the counters' settle time
@@ -180,7 +276,11 @@ afterAll(async () => {
   await server?.close();
 });
 
-const RANGE: TimeRange = { from: new Date(NOW - 3 * 3_600_000), to: new Date(NOW + MIN), intervalMs: 5 * MIN };
+const RANGE: TimeRange = {
+  from: new Date(NOW - 3 * 3_600_000),
+  to: new Date(NOW + MIN),
+  intervalMs: 5 * MIN,
+};
 /** A whole-hour interval: panels read the hourly rollups (plus minutes not compacted yet). */
 const HOURLY: TimeRange = { ...RANGE, intervalMs: 3_600_000 };
 
@@ -192,7 +292,10 @@ async function resolveVariables(d: Dashboard): Promise<Variables> {
     const sql = expandMacros(interpolateVariables(v.query, vars), RANGE);
     const { rows, fields } = await grafanaDb.query(sql);
     expect(rows.length, `${d.title}: variable ${v.name} has options`).toBeGreaterThan(0);
-    vars[v.name] = { values: rows.map((r) => String(r[fields[0]!.name])), multi: Boolean(v.multi || v.includeAll) };
+    vars[v.name] = {
+      values: rows.map((r) => String(r[fields[0]!.name])),
+      multi: Boolean(v.multi || v.includeAll),
+    };
   }
   return vars;
 }
@@ -210,7 +313,9 @@ async function runAsGrafana(d: Dashboard, vars: Variables, rawSql: string, range
 
 describe('Grafana provisioning', () => {
   it('has dashboards, and each one parses and is complete', () => {
-    expect(dashboardFiles).toEqual(expect.arrayContaining(['onset-latency.json', 'onset-slos.json']));
+    expect(dashboardFiles).toEqual(
+      expect.arrayContaining(['onset-latency.json', 'onset-slos.json']),
+    );
     const uids = new Set<string>();
     for (const [file, d] of dashboards) {
       expect(d.uid, file).toMatch(/^[a-z0-9-]{1,40}$/);
@@ -227,9 +332,13 @@ describe('Grafana provisioning', () => {
     for (const [file, d] of dashboards) {
       for (const p of allPanels(d).filter((x) => x.targets)) {
         expect(p.datasource?.uid, `${file} ${p.title}`).toBe(DS.uid);
-        for (const t of p.targets!) expect(t.datasource?.uid ?? p.datasource?.uid, `${file} ${p.title} ${t.refId}`).toBe(DS.uid);
+        for (const t of p.targets!)
+          expect(t.datasource?.uid ?? p.datasource?.uid, `${file} ${p.title} ${t.refId}`).toBe(
+            DS.uid,
+          );
       }
-      for (const v of d.templating.list) expect(v.datasource?.uid, `${file} $${v.name}`).toBe(DS.uid);
+      for (const v of d.templating.list)
+        expect(v.datasource?.uid, `${file} $${v.name}`).toBe(DS.uid);
       for (const a of d.annotations.list.filter((x) => !x.builtIn)) {
         expect(a.datasource?.uid, `${file} annotation ${a.name}`).toBe(DS.uid);
         expect(a.datasource?.type).toBe(DS.type);
@@ -242,10 +351,15 @@ describe('Grafana provisioning', () => {
     for (const [file, d] of dashboards) {
       for (const p of allPanels(d).filter(isLatencyPanel)) {
         latencyPanels++;
-        expect(p.fieldConfig?.defaults?.custom?.scaleDistribution, `${file} ${p.title}`).toMatchObject({ type: 'log', log: 10 });
+        expect(
+          p.fieldConfig?.defaults?.custom?.scaleDistribution,
+          `${file} ${p.title}`,
+        ).toMatchObject({ type: 'log', log: 10 });
         if (p.type === 'heatmap') {
           expect((p.options?.yAxis as { unit?: string }).unit, `${file} ${p.title}`).toBe('ms');
-          expect(p.options?.calculation, `${file} ${p.title}`).toMatchObject({ yBuckets: { scale: { type: 'log' } } });
+          expect(p.options?.calculation, `${file} ${p.title}`).toMatchObject({
+            yBuckets: { scale: { type: 'log' } },
+          });
         }
       }
     }
@@ -256,8 +370,12 @@ describe('Grafana provisioning', () => {
   it('gives Grafana a database user that reads the views and not the tables', async () => {
     const { rows } = await grafanaDb.query(`SELECT count(*)::int AS n FROM grafana_series`);
     expect(rows[0].n).toBeGreaterThan(0);
-    await expect(grafanaDb.query(`SELECT * FROM histograms LIMIT 1`)).rejects.toThrow(/permission denied/);
-    await expect(grafanaDb.query(`SELECT * FROM deploys LIMIT 1`)).rejects.toThrow(/permission denied/);
+    await expect(grafanaDb.query(`SELECT * FROM histograms LIMIT 1`)).rejects.toThrow(
+      /permission denied/,
+    );
+    await expect(grafanaDb.query(`SELECT * FROM deploys LIMIT 1`)).rejects.toThrow(
+      /permission denied/,
+    );
   });
 });
 
@@ -266,28 +384,45 @@ describe('every SQL query of the provisioned dashboards, run against real data',
     it(`${file}: panels return the columns Grafana expects, at minute and hour intervals`, async () => {
       const vars = await resolveVariables(d);
       for (const range of [RANGE, HOURLY])
-      for (const p of allPanels(d).filter((x) => x.targets)) {
-        for (const t of p.targets!) {
-          const res = await runAsGrafana(d, vars, t.rawSql, range);
-          const where = `${file} "${p.title}" ${t.refId} at ${range.intervalMs / 60_000} min`;
-          expect(res.rows.length, `${where} returns rows`).toBeGreaterThan(0);
-          const cols = res.fields.map((f) => f.name);
-          if ((t.format ?? 'time_series') === 'time_series') {
-            expect(cols, where).toContain('time');
-            // Long format: time, an optional text "metric" column, then numeric values.
-            const values = cols.filter((c) => c !== 'time' && c !== 'metric');
-            expect(values.length, `${where} has value columns`).toBeGreaterThan(0);
-            for (const r of res.rows) {
-              expect(Number.isFinite(Number(r.time)) || r.time instanceof Date, `${where} time`).toBe(true);
-              for (const c of values) expect(r[c] === null || typeof r[c] === 'number', `${where} ${c} is numeric`).toBe(true);
+        for (const p of allPanels(d).filter((x) => x.targets)) {
+          for (const t of p.targets!) {
+            const res = await runAsGrafana(d, vars, t.rawSql, range);
+            const where = `${file} "${p.title}" ${t.refId} at ${range.intervalMs / 60_000} min`;
+            expect(res.rows.length, `${where} returns rows`).toBeGreaterThan(0);
+            const cols = res.fields.map((f) => f.name);
+            if ((t.format ?? 'time_series') === 'time_series') {
+              expect(cols, where).toContain('time');
+              // Long format: time, an optional text "metric" column, then numeric values.
+              const values = cols.filter((c) => c !== 'time' && c !== 'metric');
+              expect(values.length, `${where} has value columns`).toBeGreaterThan(0);
+              for (const r of res.rows) {
+                expect(
+                  Number.isFinite(Number(r.time)) || r.time instanceof Date,
+                  `${where} time`,
+                ).toBe(true);
+                for (const c of values)
+                  expect(
+                    r[c] === null || typeof r[c] === 'number',
+                    `${where} ${c} is numeric`,
+                  ).toBe(true);
+              }
+              expect(
+                res.rows.some((r) => values.some((c) => typeof r[c] === 'number')),
+                `${where} has values`,
+              ).toBe(true);
+              const times = res.rows.map((r) => Number(r.time));
+              expect(
+                [...times].sort((a, b) => a - b),
+                `${where} ascending time`,
+              ).toEqual(times);
+              if (p.type === 'heatmap')
+                for (const r of res.rows)
+                  expect(Number.isFinite(Number(r.metric)), `${where} bucket ${r.metric}`).toBe(
+                    true,
+                  );
             }
-            expect(res.rows.some((r) => values.some((c) => typeof r[c] === 'number')), `${where} has values`).toBe(true);
-            const times = res.rows.map((r) => Number(r.time));
-            expect([...times].sort((a, b) => a - b), `${where} ascending time`).toEqual(times);
-            if (p.type === 'heatmap') for (const r of res.rows) expect(Number.isFinite(Number(r.metric)), `${where} bucket ${r.metric}`).toBe(true);
           }
         }
-      }
     });
 
     const annotations = d.annotations.list.filter((a) => !a.builtIn);
@@ -330,10 +465,15 @@ describe('what the dashboards show', () => {
     }
 
     // The same numbers as GET /api/v1/series/{id}/quantiles for the same steps.
-    const series = (await (await api('GET', '/api/v1/series?service=checkout&op=request')).json()) as { series: Array<{ id: string; name: string }> };
+    const series = (await (
+      await api('GET', '/api/v1/series?service=checkout&op=request')
+    ).json()) as { series: Array<{ id: string; name: string }> };
     const id = series.series.find((s) => s.name === 'GET /cart')!.id;
     const q = (await (
-      await api('GET', `/api/v1/series/${id}/quantiles?from=${RANGE.from.toISOString()}&to=${RANGE.to.toISOString()}&step=5m&q=0.5,0.99`)
+      await api(
+        'GET',
+        `/api/v1/series/${id}/quantiles?from=${RANGE.from.toISOString()}&to=${RANGE.to.toISOString()}&step=5m&q=0.5,0.99`,
+      )
     ).json()) as { points: Array<{ t: string; q: Record<string, number> }> };
     expect(q.points.length).toBe(cart.length);
     for (const p of q.points) {
@@ -350,10 +490,15 @@ describe('what the dashboards show', () => {
     expect(sql).toContain('grafana_latency_rollup_buckets');
     const res = await runAsGrafana(latency, vars, sql, HOURLY);
     const cart = res.rows.filter((r) => r.metric === 'checkout server GET /cart');
-    const series = (await (await api('GET', '/api/v1/series?service=checkout&op=request')).json()) as { series: Array<{ id: string; name: string }> };
+    const series = (await (
+      await api('GET', '/api/v1/series?service=checkout&op=request')
+    ).json()) as { series: Array<{ id: string; name: string }> };
     const id = series.series.find((s) => s.name === 'GET /cart')!.id;
     const q = (await (
-      await api('GET', `/api/v1/series/${id}/quantiles?from=${HOURLY.from.toISOString()}&to=${HOURLY.to.toISOString()}&step=1h&q=0.5,0.99`)
+      await api(
+        'GET',
+        `/api/v1/series/${id}/quantiles?from=${HOURLY.from.toISOString()}&to=${HOURLY.to.toISOString()}&step=1h&q=0.5,0.99`,
+      )
     ).json()) as { points: Array<{ t: string; count: number; q: Record<string, number> }> };
     expect(q.points.length).toBeGreaterThan(0);
     expect(cart.map((r) => Number(r.time) * 1000)).toEqual(q.points.map((p) => Date.parse(p.t)));
@@ -364,14 +509,17 @@ describe('what the dashboards show', () => {
     }
     // Every observation counted exactly once through hours + uncompacted minutes.
     const tp = await runAsGrafana(latency, vars, panel(/Throughput/).targets![0]!.rawSql, HOURLY);
-    const perHour = tp.rows.filter((r) => r.metric === 'checkout server GET /cart').reduce((n, r) => n + r['per minute'] * 60, 0);
+    const perHour = tp.rows
+      .filter((r) => r.metric === 'checkout server GET /cart')
+      .reduce((n, r) => n + r['per minute'] * 60, 0);
     expect(Math.round(perHour)).toBe(q.points.reduce((n, p) => n + p.count, 0));
   });
 
   it('the kernel cohort panel separates slow unmounts on 4.15 from fast ones on 4.4', async () => {
     const vars = await resolveVariables(latency);
     const res = await runAsGrafana(latency, vars, panel(/kernel version/).targets![0]!.rawSql);
-    const last = (metric: string) => res.rows.filter((r) => r.metric === metric).at(-1)?.p99 as number;
+    const last = (metric: string) =>
+      res.rows.filter((r) => r.metric === metric).at(-1)?.p99 as number;
     expect(last('checkout /var/lib/containers @ 4.15.0-36')).toBeGreaterThan(7_800);
     expect(last('checkout /var/lib/containers @ 4.4.0-138')).toBeLessThan(26);
   });
@@ -397,7 +545,9 @@ describe('what the dashboards show', () => {
     const dep = res.rows.find((r) => r.tags.split(',').includes('dependency'));
     expect(dep.text).toContain('hyper 0.12.35 → 0.13.1');
     const code = res.rows.find((r) => r.tags.split(',').includes('code'));
-    expect(code.text).toMatch(/^checkout: code 1\.4\.1 → 1\.4\.2 \(9f2c1e0aa\) — cart: new pricing/);
+    expect(code.text).toMatch(
+      /^checkout: code 1\.4\.1 → 1\.4\.2 \(9f2c1e0aa\) — cart: new pricing/,
+    );
     expect(code.tags.split(',')).toEqual(expect.arrayContaining(['deploy', 'code', 'checkout']));
   });
 
@@ -420,7 +570,9 @@ describe('what the dashboards show', () => {
     const a = slos.annotations.list.find((x) => x.name === 'SLO alerts')!;
     const res = await runAsGrafana(slos, vars, a.target!.rawSql);
     const page = res.rows.find((r) => r.tags.split(',').includes('page'))!;
-    expect(page.tags.split(',')).toEqual(expect.arrayContaining(['alert', 'slo_burn', 'firing', 'checkout']));
+    expect(page.tags.split(',')).toEqual(
+      expect.arrayContaining(['alert', 'slo_burn', 'firing', 'checkout']),
+    );
     expect(page.text).toMatch(/burn \d+(\.\d)?× over/);
     expect(page.timeend.getTime()).toBeGreaterThanOrEqual(page.time.getTime());
   });

@@ -26,7 +26,8 @@ function parseValue(raw: string, line: number): number {
   if (/^nan$/i.test(raw)) return NaN;
   if (/^\+?inf(inity)?$/i.test(raw)) return Infinity;
   if (/^-inf(inity)?$/i.test(raw)) return -Infinity;
-  if (!/^[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?)$/.test(raw)) throw new Error(`line ${line}: bad sample value "${raw}"`);
+  if (!/^[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?)$/.test(raw))
+    throw new Error(`line ${line}: bad sample value "${raw}"`);
   return Number(raw);
 }
 
@@ -50,7 +51,8 @@ function parseSample(text: string, line: number): Sample {
       const label = text.slice(i, j);
       if (!LABEL_NAME.test(label)) throw new Error(`line ${line}: bad label name "${label}"`);
       if (label in labels) throw new Error(`line ${line}: label "${label}" repeated`);
-      if (text[j] !== '=' || text[j + 1] !== '"') throw new Error(`line ${line}: expected ="…" after label ${label}`);
+      if (text[j] !== '=' || text[j + 1] !== '"')
+        throw new Error(`line ${line}: expected ="…" after label ${label}`);
       j += 2;
       let value = '';
       for (;;) {
@@ -72,14 +74,20 @@ function parseSample(text: string, line: number): Sample {
       labels[label] = value;
       i = j + 1;
       if (text[i] === ',') i++;
-      else if (text[i] !== '}') throw new Error(`line ${line}: expected , or } after label ${label}`);
+      else if (text[i] !== '}')
+        throw new Error(`line ${line}: expected , or } after label ${label}`);
     }
   }
   if (text[i] !== ' ') throw new Error(`line ${line}: expected a space before the value`);
-  const rest = text.slice(i + 1).trim().split(/\s+/);
-  if (rest.length < 1 || rest.length > 2) throw new Error(`line ${line}: expected "value [timestamp]"`);
+  const rest = text
+    .slice(i + 1)
+    .trim()
+    .split(/\s+/);
+  if (rest.length < 1 || rest.length > 2)
+    throw new Error(`line ${line}: expected "value [timestamp]"`);
   const value = parseValue(rest[0]!, line);
-  if (rest[1] !== undefined && !/^-?\d+$/.test(rest[1])) throw new Error(`line ${line}: bad timestamp "${rest[1]}"`);
+  if (rest[1] !== undefined && !/^-?\d+$/.test(rest[1]))
+    throw new Error(`line ${line}: bad timestamp "${rest[1]}"`);
   return { name, labels, value };
 }
 
@@ -89,7 +97,8 @@ function familyOf(sample: string, families: Map<string, Family>): string {
     if (sample.endsWith(suffix)) {
       const base = sample.slice(0, -suffix.length);
       const f = families.get(base);
-      if (f && (f.type === 'histogram' || (f.type === 'summary' && suffix !== '_bucket'))) return base;
+      if (f && (f.type === 'histogram' || (f.type === 'summary' && suffix !== '_bucket')))
+        return base;
     }
   }
   return sample;
@@ -112,7 +121,8 @@ export function parseExposition(body: string): Map<string, Family> {
       const [, kind, name, rest] = m;
       if (!METRIC_NAME.test(name!)) throw new Error(`line ${line}: bad metric name in ${kind}`);
       let f = families.get(name!);
-      if (f && f.samples.length) throw new Error(`line ${line}: ${kind} for ${name} after its samples`);
+      if (f && f.samples.length)
+        throw new Error(`line ${line}: ${kind} for ${name} after its samples`);
       if (!f) {
         f = { name: name!, type: 'untyped', help: undefined, samples: [] };
         families.set(name!, f);
@@ -130,7 +140,8 @@ export function parseExposition(body: string): Map<string, Family> {
     const fam = familyOf(s.name, families);
     if (current !== fam) {
       if (current) closed.add(current);
-      if (closed.has(fam)) throw new Error(`line ${line}: samples of ${fam} are not grouped together`);
+      if (closed.has(fam))
+        throw new Error(`line ${line}: samples of ${fam} are not grouped together`);
       current = fam;
     }
     let f = families.get(fam);
@@ -141,7 +152,8 @@ export function parseExposition(body: string): Map<string, Family> {
     const key = `${s.name}${JSON.stringify(Object.entries(s.labels).sort())}`;
     if (seenSeries.has(key)) throw new Error(`line ${line}: duplicate series ${key}`);
     seenSeries.add(key);
-    if (f.type === 'counter' && s.value < 0) throw new Error(`line ${line}: negative counter ${s.name}`);
+    if (f.type === 'counter' && s.value < 0)
+      throw new Error(`line ${line}: negative counter ${s.name}`);
     f.samples.push(s);
   });
 
@@ -163,17 +175,25 @@ export function parseExposition(body: string): Map<string, Family> {
       const sorted = [...g.buckets].sort((a, b) => a[0] - b[0]);
       if (sorted.at(-1)?.[0] !== Infinity) throw new Error(`${f.name}${key}: no +Inf bucket`);
       for (let i = 1; i < sorted.length; i++)
-        if (sorted[i]![1] < sorted[i - 1]![1]) throw new Error(`${f.name}${key}: buckets are not cumulative`);
-      if (g.count !== sorted.at(-1)![1]) throw new Error(`${f.name}${key}: _count differs from the +Inf bucket`);
+        if (sorted[i]![1] < sorted[i - 1]![1])
+          throw new Error(`${f.name}${key}: buckets are not cumulative`);
+      if (g.count !== sorted.at(-1)![1])
+        throw new Error(`${f.name}${key}: _count differs from the +Inf bucket`);
     }
   }
   return families;
 }
 
 /** Value of one series, or 0 when the family has no sample with these labels (a counter not yet moved). */
-export function valueOf(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number {
+export function valueOf(
+  families: Map<string, Family>,
+  name: string,
+  labels: Record<string, string> = {},
+): number {
   const f = families.get(name) ?? families.get(name.replace(/_(bucket|sum|count)$/, ''));
   if (!f) throw new Error(`metric ${name} is not exposed`);
-  const s = f.samples.find((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v));
+  const s = f.samples.find(
+    (x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v),
+  );
   return s?.value ?? 0;
 }

@@ -28,7 +28,9 @@ async function scrape(base = server.url, headers: Record<string, string> = {}) {
 async function exportSpans(n: number): Promise<void> {
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'checkout', 'host.name': 'node-1' }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${server.otlpUrl}/v1/traces` }))],
+    spanProcessors: [
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${server.otlpUrl}/v1/traces` })),
+    ],
   });
   const tracer = provider.getTracer('metrics-test');
   const base = Date.now() - 60_000;
@@ -82,30 +84,62 @@ describe('GET /metrics', () => {
       resourceSpans: [
         {
           resource: { attributes: [{ key: 'service.name', value: { stringValue: 'checkout' } }] },
-          scopeSpans: [{ spans: [span(1, now - 5e9, now - 4e9), span(2, now - 5e9, now - 3e9), span(3, now - 1e9, now - 2e9)] }],
+          scopeSpans: [
+            {
+              spans: [
+                span(1, now - 5e9, now - 4e9),
+                span(2, now - 5e9, now - 3e9),
+                span(3, now - 1e9, now - 2e9),
+              ],
+            },
+          ],
         },
       ],
     };
     const post = (b: string, type = 'application/json') =>
-      fetch(`${server.otlpUrl}/v1/traces`, { method: 'POST', headers: { 'content-type': type }, body: b });
+      fetch(`${server.otlpUrl}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: b,
+      });
     const partial = await post(JSON.stringify(body));
     expect(partial.status).toBe(200);
-    expect(((await partial.json()) as { partialSuccess?: { rejectedSpans?: string } }).partialSuccess?.rejectedSpans).toBe('1');
+    expect(
+      ((await partial.json()) as { partialSuccess?: { rejectedSpans?: string } }).partialSuccess
+        ?.rejectedSpans,
+    ).toBe('1');
     // The same request again: all duplicates of what is stored (and the bad span again).
     expect((await post(JSON.stringify(body))).status).toBe(200);
     // Not OTLP at all.
     expect((await post('this is not protobuf', 'application/x-protobuf')).status).toBe(400);
 
     const after = await scrape();
-    const delta = (name: string, labels: Record<string, string>) => valueOf(after, name, labels) - valueOf(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      valueOf(after, name, labels) - valueOf(before, name, labels);
     expect(delta('onset_ingest_accepted_total', { kind: 'spans' })).toBe(27);
     expect(delta('onset_ingest_duplicates_total', { kind: 'spans' })).toBe(2);
     expect(delta('onset_ingest_rejected_total', { reason: 'invalid_span' })).toBe(2);
-    expect(delta('onset_http_requests_total', { route: '/v1/traces', method: 'POST', status_code: '400' })).toBe(1);
-    expect(delta('onset_http_requests_total', { route: '/v1/traces', method: 'POST', status_code: '200' })).toBeGreaterThanOrEqual(3);
-    expect(delta('onset_http_request_duration_seconds_count', { route: '/v1/traces', method: 'POST' })).toBeGreaterThanOrEqual(4);
+    expect(
+      delta('onset_http_requests_total', {
+        route: '/v1/traces',
+        method: 'POST',
+        status_code: '400',
+      }),
+    ).toBe(1);
+    expect(
+      delta('onset_http_requests_total', {
+        route: '/v1/traces',
+        method: 'POST',
+        status_code: '200',
+      }),
+    ).toBeGreaterThanOrEqual(3);
+    expect(
+      delta('onset_http_request_duration_seconds_count', { route: '/v1/traces', method: 'POST' }),
+    ).toBeGreaterThanOrEqual(4);
     // The pool served those requests; the connections it holds are idle or active.
-    const pool = valueOf(after, 'onset_db_pool_connections', { state: 'idle' }) + valueOf(after, 'onset_db_pool_connections', { state: 'active' });
+    const pool =
+      valueOf(after, 'onset_db_pool_connections', { state: 'idle' }) +
+      valueOf(after, 'onset_db_pool_connections', { state: 'active' });
     expect(pool).toBeGreaterThan(0);
     expect(valueOf(after, 'onset_db_pool_max_connections')).toBeGreaterThanOrEqual(pool);
   });
@@ -120,18 +154,27 @@ describe('GET /metrics', () => {
     const base = `http://127.0.0.1:${(rx.address() as AddressInfo).port}`;
     const json = { 'content-type': 'application/json' };
     try {
-      const at = (m: ReturnType<typeof parseExposition>, result: string) => valueOf(m, 'onset_webhook_deliveries_total', { format: 'json', result });
+      const at = (m: ReturnType<typeof parseExposition>, result: string) =>
+        valueOf(m, 'onset_webhook_deliveries_total', { format: 'json', result });
       const before = await scrape();
       for (const path of ['/up', '/down']) {
-        const made = await fetch(`${server.url}/api/v1/webhooks`, { method: 'POST', headers: json, body: JSON.stringify({ url: base + path, format: 'json' }) });
+        const made = await fetch(`${server.url}/api/v1/webhooks`, {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ url: base + path, format: 'json' }),
+        });
         expect(made.status).toBe(201);
         const { id } = (await made.json()) as { id: string };
-        expect((await fetch(`${server.url}/api/v1/webhooks/${id}/test`, { method: 'POST' })).status).toBe(200);
+        expect(
+          (await fetch(`${server.url}/api/v1/webhooks/${id}/test`, { method: 'POST' })).status,
+        ).toBe(200);
       }
       const after = await scrape();
       expect(at(after, 'success')).toBe(at(before, 'success') + 1);
       expect(at(after, 'http_error')).toBe(at(before, 'http_error') + 1);
-      expect(valueOf(after, 'onset_webhook_delivery_duration_seconds_count', { format: 'json' })).toBe(
+      expect(
+        valueOf(after, 'onset_webhook_delivery_duration_seconds_count', { format: 'json' }),
+      ).toBe(
         valueOf(before, 'onset_webhook_delivery_duration_seconds_count', { format: 'json' }) + 2,
       );
     } finally {
@@ -143,21 +186,39 @@ describe('GET /metrics', () => {
     const { pool, config, app } = server.onset;
     let scheduler: Scheduler | undefined;
     try {
-      scheduler = await startScheduler({ config, pool, partitions: new Partitions(pool), log: app.log });
+      scheduler = await startScheduler({
+        config,
+        pool,
+        partitions: new Partitions(pool),
+        log: app.log,
+      });
       const before = await scrape();
       expect(valueOf(before, 'onset_queue_depth_up')).toBe(1);
-      await pool.query(`SELECT graphile_worker.add_job('maintenance', '{}'::json, run_at := now() + interval '1 hour')`);
-      await pool.query(`SELECT graphile_worker.add_job('maintenance', '{}'::json, run_at := now() + interval '2 hours')`);
+      await pool.query(
+        `SELECT graphile_worker.add_job('maintenance', '{}'::json, run_at := now() + interval '1 hour')`,
+      );
+      await pool.query(
+        `SELECT graphile_worker.add_job('maintenance', '{}'::json, run_at := now() + interval '2 hours')`,
+      );
       await pool.query(`SELECT graphile_worker.add_job('maintenance', '{}'::json)`);
       let after = await scrape();
       const deadline = Date.now() + 20_000;
-      while (valueOf(after, 'onset_jobs_total', { task: 'maintenance', result: 'success' }) < 1 && Date.now() < deadline) {
+      while (
+        valueOf(after, 'onset_jobs_total', { task: 'maintenance', result: 'success' }) < 1 &&
+        Date.now() < deadline
+      ) {
         await new Promise((r) => setTimeout(r, 200));
         after = await scrape();
       }
-      expect(valueOf(after, 'onset_jobs_total', { task: 'maintenance', result: 'success' })).toBeGreaterThanOrEqual(1);
-      expect(valueOf(after, 'onset_job_duration_seconds_count', { task: 'maintenance' })).toBeGreaterThanOrEqual(1);
-      expect(valueOf(after, 'onset_queue_depth', { queue: 'maintenance', state: 'delayed' })).toBe(2);
+      expect(
+        valueOf(after, 'onset_jobs_total', { task: 'maintenance', result: 'success' }),
+      ).toBeGreaterThanOrEqual(1);
+      expect(
+        valueOf(after, 'onset_job_duration_seconds_count', { task: 'maintenance' }),
+      ).toBeGreaterThanOrEqual(1);
+      expect(valueOf(after, 'onset_queue_depth', { queue: 'maintenance', state: 'delayed' })).toBe(
+        2,
+      );
     } finally {
       await scheduler?.stop();
     }
@@ -169,7 +230,13 @@ describe('GET /metrics', () => {
       const none = await fetch(`${guarded.url}/metrics`);
       expect(none.status).toBe(401);
       expect(((await none.json()) as { error: string }).error).toBe('unauthorized');
-      expect((await fetch(`${guarded.url}/metrics`, { headers: { authorization: 'Bearer wrong-secret!' } })).status).toBe(401);
+      expect(
+        (
+          await fetch(`${guarded.url}/metrics`, {
+            headers: { authorization: 'Bearer wrong-secret!' },
+          })
+        ).status,
+      ).toBe(401);
       const ok = await scrape(guarded.url, { authorization: 'Bearer scrape-secret' });
       expect(ok.has('onset_ingest_accepted_total')).toBe(true);
     } finally {

@@ -34,7 +34,10 @@ function span(over: Record<string, unknown> = {}) {
 function body(spans: unknown[], service = 'bad-input') {
   return {
     resourceSpans: [
-      { resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] }, scopeSpans: [{ spans }] },
+      {
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
+        scopeSpans: [{ spans }],
+      },
     ],
   };
 }
@@ -81,41 +84,126 @@ async function expectRefused(
 
 describe('bad OTLP input gets a clear 4xx, stores nothing, and the server stays healthy', () => {
   const cases: Array<[string, () => ReturnType<typeof post>, number, RegExp]> = [
-    ['garbage bytes as protobuf', () => post(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x07, 0x99]), { 'content-type': 'application/x-protobuf' }), 400, /protobuf/],
+    [
+      'garbage bytes as protobuf',
+      () =>
+        post(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x07, 0x99]), {
+          'content-type': 'application/x-protobuf',
+        }),
+      400,
+      /protobuf/,
+    ],
     [
       'truncated protobuf',
       () => {
         const msg = TraceRequest.fromObject({
-          resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 2), name: 'x', startTimeUnixNano: 1, endTimeUnixNano: 2 }] }] }],
+          resourceSpans: [
+            {
+              scopeSpans: [
+                {
+                  spans: [
+                    {
+                      traceId: Buffer.alloc(16, 1),
+                      spanId: Buffer.alloc(8, 2),
+                      name: 'x',
+                      startTimeUnixNano: 1,
+                      endTimeUnixNano: 2,
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
         });
         const full = Buffer.from(TraceRequest.encode(msg).finish());
-        return post(full.subarray(0, full.length - 7), { 'content-type': 'application/x-protobuf' });
+        return post(full.subarray(0, full.length - 7), {
+          'content-type': 'application/x-protobuf',
+        });
       },
       400,
       /protobuf/,
     ],
-    ['wrong content type', () => post('hello', { 'content-type': 'text/plain' }), 415, /Content-Type/],
-    ['garbage JSON', () => post('{"resourceSpans": [', { 'content-type': 'application/json' }), 400, /JSON/],
-    ['JSON with wrong types', () => postJson({ resourceSpans: [{ scopeSpans: [{ spans: [{ ...span(), name: 42 }] }] }] }), 400, /name/],
-    ['JSON whose spans is not an array', () => postJson({ resourceSpans: [{ scopeSpans: [{ spans: 'nope' }] }] }), 400, /spans/],
+    [
+      'wrong content type',
+      () => post('hello', { 'content-type': 'text/plain' }),
+      415,
+      /Content-Type/,
+    ],
+    [
+      'garbage JSON',
+      () => post('{"resourceSpans": [', { 'content-type': 'application/json' }),
+      400,
+      /JSON/,
+    ],
+    [
+      'JSON with wrong types',
+      () => postJson({ resourceSpans: [{ scopeSpans: [{ spans: [{ ...span(), name: 42 }] }] }] }),
+      400,
+      /name/,
+    ],
+    [
+      'JSON whose spans is not an array',
+      () => postJson({ resourceSpans: [{ scopeSpans: [{ spans: 'nope' }] }] }),
+      400,
+      /spans/,
+    ],
     ['an invalid trace id', () => postJson(body([span({ traceId: 'zz' })])), 400, /trace id/],
-    ['an all-zero span id', () => postJson(body([span({ spanId: '0000000000000000' })])), 400, /span id/],
-    ['end before start', () => postJson(body([span({ endTimeUnixNano: String(NOW_NS - 1_000n) })])), 400, /ends before it starts/],
-    ['an absurd duration (> 1 day)', () => postJson(body([span({ endTimeUnixNano: String(NOW_NS + 2n * 86_400_000_000_000n) })])), 400, /exceeds/],
+    [
+      'an all-zero span id',
+      () => postJson(body([span({ spanId: '0000000000000000' })])),
+      400,
+      /span id/,
+    ],
+    [
+      'end before start',
+      () => postJson(body([span({ endTimeUnixNano: String(NOW_NS - 1_000n) })])),
+      400,
+      /ends before it starts/,
+    ],
+    [
+      'an absurd duration (> 1 day)',
+      () => postJson(body([span({ endTimeUnixNano: String(NOW_NS + 2n * 86_400_000_000_000n) })])),
+      400,
+      /exceeds/,
+    ],
     [
       '100,000 attributes on one span',
-      () => postJson(body([span({ attributes: Array.from({ length: 100_000 }, (_, i) => ({ key: `k${i}`, value: { intValue: String(i) } })) })])),
+      () =>
+        postJson(
+          body([
+            span({
+              attributes: Array.from({ length: 100_000 }, (_, i) => ({
+                key: `k${i}`,
+                value: { intValue: String(i) },
+              })),
+            }),
+          ]),
+        ),
       400,
       /attributes/,
     ],
     [
       'a gzip bomb (small body inflating past the limit)',
-      () => post(gzipSync(Buffer.alloc(LIMIT * 4, 0x20)), { 'content-type': 'application/json', 'content-encoding': 'gzip' }),
+      () =>
+        post(gzipSync(Buffer.alloc(LIMIT * 4, 0x20)), {
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+        }),
       413,
       /limit/,
     ],
-    ['a body over the size limit', () => post(Buffer.alloc(LIMIT + 1024, 0x20), { 'content-type': 'application/json' }), 413, /./],
-    ['an unknown content encoding', () => post('{}', { 'content-type': 'application/json', 'content-encoding': 'br' }), 415, /Content-Encoding/],
+    [
+      'a body over the size limit',
+      () => post(Buffer.alloc(LIMIT + 1024, 0x20), { 'content-type': 'application/json' }),
+      413,
+      /./,
+    ],
+    [
+      'an unknown content encoding',
+      () => post('{}', { 'content-type': 'application/json', 'content-encoding': 'br' }),
+      415,
+      /Content-Encoding/,
+    ],
   ];
 
   for (const [label, send, status, message] of cases) {
@@ -130,29 +218,63 @@ describe('bad OTLP input gets a clear 4xx, stores nothing, and the server stays 
 
   it('a refused protobuf request gets a protobuf google.rpc.Status with the reason (what the Collector logs)', async () => {
     const msg = TraceRequest.fromObject({
-      resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: Buffer.alloc(16, 3), spanId: Buffer.alloc(8, 4), name: 'x', startTimeUnixNano: (NOW_NS + 9n).toString(), endTimeUnixNano: NOW_NS.toString() }] }] }],
+      resourceSpans: [
+        {
+          scopeSpans: [
+            {
+              spans: [
+                {
+                  traceId: Buffer.alloc(16, 3),
+                  spanId: Buffer.alloc(8, 4),
+                  name: 'x',
+                  startTimeUnixNano: (NOW_NS + 9n).toString(),
+                  endTimeUnixNano: NOW_NS.toString(),
+                },
+              ],
+            },
+          ],
+        },
+      ],
     });
-    const res = await post(Buffer.from(TraceRequest.encode(msg).finish()), { 'content-type': 'application/x-protobuf' });
+    const res = await post(Buffer.from(TraceRequest.encode(msg).finish()), {
+      'content-type': 'application/x-protobuf',
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/^application\/x-protobuf/);
-    expect(Status.toObject(Status.decode(res.bytes))).toEqual({ code: 3, message: expect.stringMatching(/all 1 spans were rejected: .*ends before it starts/) });
+    expect(Status.toObject(Status.decode(res.bytes))).toEqual({
+      code: 3,
+      message: expect.stringMatching(/all 1 spans were rejected: .*ends before it starts/),
+    });
 
-    const unsupported = await post(Buffer.from('x'), { 'content-type': 'application/x-protobuf', 'content-encoding': 'br' });
+    const unsupported = await post(Buffer.from('x'), {
+      'content-type': 'application/x-protobuf',
+      'content-encoding': 'br',
+    });
     expect(unsupported.status).toBe(415);
-    expect(Status.toObject(Status.decode(unsupported.bytes))).toEqual({ code: 12, message: expect.stringMatching(/Content-Encoding "br"/) });
+    expect(Status.toObject(Status.decode(unsupported.bytes))).toEqual({
+      code: 12,
+      message: expect.stringMatching(/Content-Encoding "br"/),
+    });
   });
 
   it('a refused JSON request gets the JSON form of google.rpc.Status, keeping the API error code', async () => {
     const res = await postJson(body([span({ spanId: '0000000000000000' })]));
     expect(res.status).toBe(400);
-    expect(res.json()).toEqual({ code: 3, message: expect.stringMatching(/span id/), details: [], error: 'bad_request' });
+    expect(res.json()).toEqual({
+      code: 3,
+      message: expect.stringMatching(/span id/),
+      details: [],
+      error: 'bad_request',
+    });
   });
 
   it('a mixed batch stores the good spans and reports the bad ones as partial success', async () => {
     const before = await storedSpans();
     const res = await postJson(body([span(), span({ spanId: 'xyz' }), span()]));
     expect(res.status).toBe(200);
-    expect(res.json()).toEqual({ partialSuccess: { rejectedSpans: '1', errorMessage: expect.stringMatching(/span id/) } });
+    expect(res.json()).toEqual({
+      partialSuccess: { rejectedSpans: '1', errorMessage: expect.stringMatching(/span id/) },
+    });
     expect(await storedSpans()).toBe(before + 2);
   });
 
@@ -170,7 +292,20 @@ describe('bad OTLP input gets a clear 4xx, stores nothing, and the server stays 
       resourceSpans: [
         {
           resource: { attributes: [{ key: 'service.name', value: { stringValue: 'gz' } }] },
-          scopeSpans: [{ spans: [{ traceId: Buffer.alloc(16, 7), spanId: Buffer.alloc(8, 9), name: 'fsync', kind: 1, startTimeUnixNano: (NOW_NS).toString(), endTimeUnixNano: (NOW_NS + 2_000_000n).toString() }] }],
+          scopeSpans: [
+            {
+              spans: [
+                {
+                  traceId: Buffer.alloc(16, 7),
+                  spanId: Buffer.alloc(8, 9),
+                  name: 'fsync',
+                  kind: 1,
+                  startTimeUnixNano: NOW_NS.toString(),
+                  endTimeUnixNano: (NOW_NS + 2_000_000n).toString(),
+                },
+              ],
+            },
+          ],
         },
       ],
     });
@@ -185,7 +320,12 @@ describe('bad OTLP input gets a clear 4xx, stores nothing, and the server stays 
   it('a span days old (backfill) lands in its own minute', async () => {
     const threeDaysAgo = Math.floor((Date.now() - 3 * 86_400_000) / 60_000) * 60_000 + 17_000;
     const start = BigInt(threeDaysAgo) * 1_000_000n;
-    const res = await postJson(body([span({ startTimeUnixNano: String(start), endTimeUnixNano: String(start + 7_000_000n) })], 'backfill'));
+    const res = await postJson(
+      body(
+        [span({ startTimeUnixNano: String(start), endTimeUnixNano: String(start + 7_000_000n) })],
+        'backfill',
+      ),
+    );
     expect(res.status).toBe(200);
     const { rows } = await server.onset.pool.query(
       `SELECT h.minute FROM histograms h JOIN series s ON s.id = h.series_id WHERE s.service = 'backfill'`,

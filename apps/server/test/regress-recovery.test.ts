@@ -16,7 +16,6 @@ import type { Regression } from '@onset/contract';
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 
-
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer();

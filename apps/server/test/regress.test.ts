@@ -12,8 +12,6 @@ import { startTestServer, type TestServer } from '@onset/testkit';
 import { incidentTimes, replayIncidents, type MarkerIds } from './fixtures/incidents.ts';
 import type { Regression } from '@onset/contract';
 
-
-
 const MIN = 60_000;
 const times = incidentTimes();
 let a: TestServer;

@@ -43,7 +43,9 @@ describe('retention and compaction', () => {
         body: JSON.stringify({
           resourceSpans: [
             {
-              resource: { attributes: [{ key: 'service.name', value: { stringValue: 'compact' } }] },
+              resource: {
+                attributes: [{ key: 'service.name', value: { stringValue: 'compact' } }],
+              },
               scopeSpans: [
                 {
                   spans: [1, 2].map((k) => ({
@@ -63,7 +65,11 @@ describe('retention and compaction', () => {
     }
     const q = `SELECT count(*)::int AS rows, sum(count)::int AS n FROM histograms h JOIN series s ON s.id = h.series_id WHERE s.service = 'compact'`;
     expect((await server.onset.pool.query(q)).rows[0]).toEqual({ rows: 3, n: 6 });
-    await compactHistograms(server.onset.pool, new Partitions(server.onset.pool), Date.now() - 120_000);
+    await compactHistograms(
+      server.onset.pool,
+      new Partitions(server.onset.pool),
+      Date.now() - 120_000,
+    );
     expect((await server.onset.pool.query(q)).rows[0]).toEqual({ rows: 1, n: 6 });
     const { rows } = await server.onset.pool.query(
       `SELECT idx, cnt FROM histograms h JOIN series s ON s.id = h.series_id WHERE s.service = 'compact'`,

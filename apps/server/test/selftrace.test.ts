@@ -26,7 +26,6 @@ afterAll(async () => {
   delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
 });
 
-
 async function receivedSeries(): Promise<SeriesRow[]> {
   const res = await fetch(`${receiver.url}/api/v1/series?service=${SERVICE}`);
   expect(res.status).toBe(200);
@@ -53,8 +52,13 @@ describe('self-tracing with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(api, JSON.stringify(series)).toMatchObject({ op: 'request', view: 'server' });
     // Resource attributes come through: the span names this machine as its host.
     expect(api!.hosts).toContain(os.hostname());
-    const { rows } = await receiver.onset.pool.query(`SELECT attrs FROM resources WHERE service = $1`, [SERVICE]);
-    const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+    const { rows } = await receiver.onset.pool.query(
+      `SELECT attrs FROM resources WHERE service = $1`,
+      [SERVICE],
+    );
+    const version = JSON.parse(
+      readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+    ).version;
     expect(rows.map((r) => r.attrs['service.version'])).toContain(version);
     // Probes and scrapes are not traced.
     expect(series.some((s) => /healthz|metrics/.test(s.name))).toBe(false);
@@ -62,8 +66,12 @@ describe('self-tracing with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     // The receiver reads back real durations for the traced requests.
     const from = new Date(Date.now() - 3_600_000).toISOString();
     const to = new Date(Date.now() + 60_000).toISOString();
-    const q = await fetch(`${receiver.url}/api/v1/series/${api!.id}/quantiles?from=${from}&to=${to}&step=1h&q=0.5`);
-    const points = ((await q.json()) as { points: Array<{ count: number; q: Record<string, number> }> }).points;
+    const q = await fetch(
+      `${receiver.url}/api/v1/series/${api!.id}/quantiles?from=${from}&to=${to}&step=1h&q=0.5`,
+    );
+    const points = (
+      (await q.json()) as { points: Array<{ count: number; q: Record<string, number> }> }
+    ).points;
     expect(points.reduce((n, p) => n + p.count, 0)).toBeGreaterThanOrEqual(1);
     expect(points[0]!.q['0.5']).toBeGreaterThan(0);
   });
@@ -76,16 +84,27 @@ describe('self-tracing with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     });
     expect(res.status).toBe(200);
     const series = await waitForSeries('POST /v1/traces');
-    expect(series.find((s) => s.name === 'POST /v1/traces')).toMatchObject({ op: 'request', view: 'server' });
+    expect(series.find((s) => s.name === 'POST /v1/traces')).toMatchObject({
+      op: 'request',
+      view: 'server',
+    });
   });
 
   it('exports a span for each background job the worker runs', async () => {
     const { pool, config, app } = traced.onset;
-    const scheduler = await startScheduler({ config, pool, partitions: new Partitions(pool), log: app.log });
+    const scheduler = await startScheduler({
+      config,
+      pool,
+      partitions: new Partitions(pool),
+      log: app.log,
+    });
     try {
       await pool.query(`SELECT graphile_worker.add_job('maintenance', '{}'::json)`);
       const series = await waitForSeries('job maintenance', 20_000);
-      expect(series.find((s) => s.name === 'job maintenance'), JSON.stringify(series)).toMatchObject({ view: 'internal' });
+      expect(
+        series.find((s) => s.name === 'job maintenance'),
+        JSON.stringify(series),
+      ).toMatchObject({ view: 'internal' });
     } finally {
       await scheduler.stop();
     }

@@ -26,11 +26,21 @@ const SECRET = 'shh-its-a-secret';
 
 let srv: TestServer;
 let A: ReturnType<typeof api>;
-const receivers: Record<'json' | 'slack' | 'pagerduty' | 'alertmanager' | 'alertmanager-webhook', Receiver> = {} as never;
+const receivers: Record<
+  'json' | 'slack' | 'pagerduty' | 'alertmanager' | 'alertmanager-webhook',
+  Receiver
+> = {} as never;
 // The official PostableAlerts definitions (Alertmanager's OpenAPI), for the `alertmanager` target's bodies.
 const ajv = new Ajv({ strict: false });
 (ajvFormats as unknown as { default: (a: Ajv) => Ajv }).default(ajv); // CommonJS default export
-const isPostableAlerts = ajv.compile(JSON.parse(readFileSync(new URL('./fixtures/alertmanager-postable-alerts.schema.json', import.meta.url), 'utf8')));
+const isPostableAlerts = ajv.compile(
+  JSON.parse(
+    readFileSync(
+      new URL('./fixtures/alertmanager-postable-alerts.schema.json', import.meta.url),
+      'utf8',
+    ),
+  ),
+);
 // Minute-aligned timeline in the recent past (spans may be up to 90 d old).
 const M0 = Math.floor(Date.now() / MIN) * MIN;
 const at = (minutesFromM0: number) => M0 + minutesFromM0 * MIN;
@@ -175,11 +185,18 @@ describe('SLO burn -> page -> resolved, delivered to every format', () => {
     expect(pd.payload.summary.length).toBeLessThanOrEqual(1024);
 
     const postable = receivers.alertmanager.requests[0]!;
-    expect(postable.path).toBe(`${new URL(receivers.alertmanager.url).pathname.replace(/\/$/, '')}/api/v2/alerts`);
+    expect(postable.path).toBe(
+      `${new URL(receivers.alertmanager.url).pathname.replace(/\/$/, '')}/api/v2/alerts`,
+    );
     expect(isPostableAlerts(postable.json), JSON.stringify(isPostableAlerts.errors)).toBe(true);
     expect(postable.json).toEqual([
       {
-        labels: expect.objectContaining({ alertname: 'OnsetSLOBurn', severity: 'page', slo_id: sloId, dedup_key: dedupKey }),
+        labels: expect.objectContaining({
+          alertname: 'OnsetSLOBurn',
+          severity: 'page',
+          slo_id: sloId,
+          dedup_key: dedupKey,
+        }),
         annotations: expect.objectContaining({ summary: expect.any(String) }),
         startsAt: expect.any(String),
         generatorURL: expect.stringMatching(/^http/),
@@ -225,7 +242,9 @@ describe('SLO burn -> page -> resolved, delivered to every format', () => {
     });
     const resolvedPostable = receivers.alertmanager.requests[1]!.json;
     expect(isPostableAlerts(resolvedPostable), JSON.stringify(isPostableAlerts.errors)).toBe(true);
-    expect(resolvedPostable).toMatchObject([{ endsAt: json.json.alert.resolved_at, labels: { dedup_key: dedupKey } }]);
+    expect(resolvedPostable).toMatchObject([
+      { endsAt: json.json.alert.resolved_at, labels: { dedup_key: dedupKey } },
+    ]);
     expect(receivers['alertmanager-webhook'].requests[1]!.json).toMatchObject({
       status: 'resolved',
       alerts: [{ status: 'resolved', endsAt: json.json.alert.resolved_at }],

@@ -36,7 +36,12 @@ describe('webhook responses are bounded', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
     const rssBefore = process.memoryUsage().rss;
-    const outcome = await post(url, '{"test":true}', { 'content-type': 'application/json' }, 10_000);
+    const outcome = await post(
+      url,
+      '{"test":true}',
+      { 'content-type': 'application/json' },
+      10_000,
+    );
     expect(outcome.status_code).toBe(200);
     expect(outcome.error).toBeNull();
     expect(outcome.response).toBe('x'.repeat(500));

@@ -40,7 +40,13 @@ export const ALERT_STATUSES = ['firing', 'resolved'] as const;
 export type AlertStatus = (typeof ALERT_STATUSES)[number];
 
 /** Payload formats a webhook can speak. */
-export const WEBHOOK_FORMATS = ['json', 'slack', 'pagerduty', 'alertmanager', 'alertmanager-webhook'] as const;
+export const WEBHOOK_FORMATS = [
+  'json',
+  'slack',
+  'pagerduty',
+  'alertmanager',
+  'alertmanager-webhook',
+] as const;
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 
 /** What a webhook delivery announces (`test` from the "send test" button). */

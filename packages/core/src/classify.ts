@@ -7,7 +7,6 @@ import { OPS, type Op, type View } from '@onset/contract';
 export type AttrValue = string | number | boolean | null | AttrValue[] | { [k: string]: AttrValue };
 export type Attributes = Record<string, AttrValue>;
 
-
 /** OTLP SpanKind numbers. */
 export const SpanKind = {
   UNSPECIFIED: 0,
@@ -97,7 +96,13 @@ export function classifySpan(
     view === 'client'
       ? clip(str(span.attributes['peer.service']) ?? str(span.attributes['server.address']) ?? '')
       : '';
-  return { service: resource.service, op, view, name: observationName(op, span.name, span.attributes), peer };
+  return {
+    service: resource.service,
+    op,
+    view,
+    name: observationName(op, span.name, span.attributes),
+    peer,
+  };
 }
 
 /** Resource attributes Onset keeps for cohorts. */

@@ -19,33 +19,67 @@ describe('classifySpan', () => {
   });
   it('names HTTP server requests by method and route', () => {
     const l = classifySpan(
-      { name: 'GET', kind: SpanKind.SERVER, attributes: { 'http.request.method': 'GET', 'http.route': '/lookup' } },
+      {
+        name: 'GET',
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': 'GET', 'http.route': '/lookup' },
+      },
       res,
     );
-    expect(l).toEqual({ service: 'checkout', op: 'request', view: 'server', name: 'GET /lookup', peer: '' });
+    expect(l).toEqual({
+      service: 'checkout',
+      op: 'request',
+      view: 'server',
+      name: 'GET /lookup',
+      peer: '',
+    });
   });
   it('takes the peer of client spans from peer.service, then server.address', () => {
     const a = classifySpan(
-      { name: 'GET', kind: SpanKind.CLIENT, attributes: { 'http.method': 'GET', 'server.address': 'urlite.internal' } },
+      {
+        name: 'GET',
+        kind: SpanKind.CLIENT,
+        attributes: { 'http.method': 'GET', 'server.address': 'urlite.internal' },
+      },
       res,
     );
     expect(a.view).toBe('client');
     expect(a.peer).toBe('urlite.internal');
     const b = classifySpan(
-      { name: 'x', kind: SpanKind.PRODUCER, attributes: { 'peer.service': 'urlite', 'server.address': 'h' } },
+      {
+        name: 'x',
+        kind: SpanKind.PRODUCER,
+        attributes: { 'peer.service': 'urlite', 'server.address': 'h' },
+      },
       res,
     );
     expect(b.peer).toBe('urlite');
   });
   it('recognises spawn, fsync and unmount spans by name, and onset.op wins', () => {
-    expect(classifySpan({ name: 'process.spawn', kind: 1, attributes: { 'process.executable.name': 'postgres' } }, res))
-      .toMatchObject({ op: 'spawn', view: 'internal', name: 'postgres' });
-    expect(classifySpan({ name: 'fdatasync', kind: 0, attributes: { 'file.directory': '/pg/wal' } }, res))
-      .toMatchObject({ op: 'fsync', name: '/pg/wal' });
-    expect(classifySpan({ name: 'umount', kind: 1, attributes: { 'fs.mountpoint': '/var/lib/overlay/x' } }, res))
-      .toMatchObject({ op: 'unmount', name: '/var/lib/overlay/x' });
-    expect(classifySpan({ name: 'GET', kind: 2, attributes: { 'onset.op': 'fsync', 'http.method': 'GET' } }, res).op)
-      .toBe('fsync');
+    expect(
+      classifySpan(
+        { name: 'process.spawn', kind: 1, attributes: { 'process.executable.name': 'postgres' } },
+        res,
+      ),
+    ).toMatchObject({ op: 'spawn', view: 'internal', name: 'postgres' });
+    expect(
+      classifySpan(
+        { name: 'fdatasync', kind: 0, attributes: { 'file.directory': '/pg/wal' } },
+        res,
+      ),
+    ).toMatchObject({ op: 'fsync', name: '/pg/wal' });
+    expect(
+      classifySpan(
+        { name: 'umount', kind: 1, attributes: { 'fs.mountpoint': '/var/lib/overlay/x' } },
+        res,
+      ),
+    ).toMatchObject({ op: 'unmount', name: '/var/lib/overlay/x' });
+    expect(
+      classifySpan(
+        { name: 'GET', kind: 2, attributes: { 'onset.op': 'fsync', 'http.method': 'GET' } },
+        res,
+      ).op,
+    ).toBe('fsync');
     expect(classifySpan({ name: 'compute', kind: 1, attributes: {} }, res).op).toBe('other');
   });
 });

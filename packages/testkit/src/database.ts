@@ -4,7 +4,10 @@ import { randomBytes } from 'node:crypto';
 /** A fresh, empty database on the run's embedded PostgreSQL; returns its URL. */
 export async function createTestDatabase(prefix = 'onset_test'): Promise<string> {
   const base = process.env.ONSET_TEST_PG_URL;
-  if (!base) throw new Error('ONSET_TEST_PG_URL is not set: run tests through vitest (globalSetup starts PostgreSQL)');
+  if (!base)
+    throw new Error(
+      'ONSET_TEST_PG_URL is not set: run tests through vitest (globalSetup starts PostgreSQL)',
+    );
   const name = `${prefix}_${randomBytes(5).toString('hex')}`;
   const client = new pg.Client(base);
   await client.connect();

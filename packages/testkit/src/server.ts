@@ -20,7 +20,13 @@ export async function startTestServer(
   opts: { env?: Record<string, string>; databaseUrl?: string; scheduler?: boolean } = {},
 ): Promise<TestServer> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
-  const config = loadConfig({ ONSET_PORT: '0', ONSET_OTLP_PORT: '0', ONSET_LOG_LEVEL: 'warn', ...opts.env, DATABASE_URL: databaseUrl });
+  const config = loadConfig({
+    ONSET_PORT: '0',
+    ONSET_OTLP_PORT: '0',
+    ONSET_LOG_LEVEL: 'warn',
+    ...opts.env,
+    DATABASE_URL: databaseUrl,
+  });
   const onset = await startOnset(config, { scheduler: opts.scheduler ?? false });
   return {
     url: onset.url,

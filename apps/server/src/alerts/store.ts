@@ -7,7 +7,6 @@
 import type { AlertStatus, AlertType, Severity } from '@onset/contract';
 import type { Queryable } from '../slos/store.ts';
 
-
 export interface AlertRow {
   id: string;
   type: AlertType;

@@ -22,10 +22,16 @@ export function checkScope(
   if (tokens.size === 0) return;
   const header = request.headers.authorization ?? '';
   const m = /^Bearer\s+(.+)$/i.exec(header);
-  if (!m) throw new HttpError(401, 'unauthorized', 'missing bearer token (Authorization: Bearer <token>)');
+  if (!m)
+    throw new HttpError(
+      401,
+      'unauthorized',
+      'missing bearer token (Authorization: Bearer <token>)',
+    );
   const scopes = tokens.get(m[1]!.trim());
   if (!scopes) throw new HttpError(401, 'unauthorized', 'invalid token');
-  if (!scopes.has(scope)) throw new HttpError(403, 'forbidden', `this token lacks the "${scope}" scope`);
+  if (!scopes.has(scope))
+    throw new HttpError(403, 'forbidden', `this token lacks the "${scope}" scope`);
 }
 
 /**

@@ -28,12 +28,19 @@ export function outageReason(err: unknown): string {
   const e = (err ?? {}) as { code?: string; message?: string };
   const code = e.code ?? '';
   const message = e.message ?? '';
-  if (code === '57P03' || /starting up|shutting down|in recovery/i.test(message)) return 'starting up or shutting down';
-  if (code === '57P01' || code === '57P02' || /administrator command/i.test(message)) return 'restarting';
-  if (code === '53300' || /too many (clients|connections)/i.test(message)) return 'too many connections';
+  if (code === '57P03' || /starting up|shutting down|in recovery/i.test(message))
+    return 'starting up or shutting down';
+  if (code === '57P01' || code === '57P02' || /administrator command/i.test(message))
+    return 'restarting';
+  if (code === '53300' || /too many (clients|connections)/i.test(message))
+    return 'too many connections';
   if (code === '28P01' || code === '28000') return 'authentication failed';
   if (code === '3D000') return 'database does not exist';
-  if (code === 'ETIMEDOUT' || /timeout exceeded when trying to connect|connection timeout/i.test(message)) return 'connection timed out';
+  if (
+    code === 'ETIMEDOUT' ||
+    /timeout exceeded when trying to connect|connection timeout/i.test(message)
+  )
+    return 'connection timed out';
   if (isDatabaseUnavailable(err)) return 'unreachable';
   return 'error';
 }
@@ -103,7 +110,10 @@ export class DatabaseAvailability {
     if (!outage || this.stopped) return;
     this.outage = null;
     const downMs = Date.now() - outage.since;
-    this.log.info({ down_ms: downMs, reason: outage.reason }, 'database reachable again; background work resumes');
+    this.log.info(
+      { down_ms: downMs, reason: outage.reason },
+      'database reachable again; background work resumes',
+    );
     for (const fn of this.recovered) {
       try {
         fn(downMs);

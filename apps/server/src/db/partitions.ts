@@ -30,7 +30,9 @@ export class Partitions {
           ? `FROM ('${day}') TO ('${next}')`
           : `FROM ('${day} 00:00:00+00') TO ('${next} 00:00:00+00')`;
       try {
-        await this.pool.query(`CREATE TABLE IF NOT EXISTS ${name} PARTITION OF ${table} FOR VALUES ${bounds}`);
+        await this.pool.query(
+          `CREATE TABLE IF NOT EXISTS ${name} PARTITION OF ${table} FOR VALUES ${bounds}`,
+        );
       } catch (err) {
         // Two requests creating the same partition at once: the loser sees a duplicate.
         const code = (err as { code?: string }).code;

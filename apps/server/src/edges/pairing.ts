@@ -46,7 +46,12 @@ interface PairRow {
 
 const DEFAULT_WINDOW_MS = 5 * 60_000;
 
-export async function pairEdges(pool: Pool, registry: Registry, partitions: Partitions, opts: PairingOptions = {}): Promise<PairingResult> {
+export async function pairEdges(
+  pool: Pool,
+  registry: Registry,
+  partitions: Partitions,
+  opts: PairingOptions = {},
+): Promise<PairingResult> {
   // Whole milliseconds: the cursor round-trips through Date, and a fractional bound would never be reached.
   const uptoMs = Math.floor(opts.uptoMs ?? Date.now() - 5000);
   const sliceMs = opts.sliceMs ?? 10_000;
@@ -61,7 +66,15 @@ export async function pairEdges(pool: Pool, registry: Registry, partitions: Part
   const edges = new Set<string>();
   let cursor = '';
   for (;;) {
-    const r = await pairSlice(pool, registry, partitions, opts.windowMs ?? DEFAULT_WINDOW_MS, uptoMs, sliceMs, edges);
+    const r = await pairSlice(
+      pool,
+      registry,
+      partitions,
+      opts.windowMs ?? DEFAULT_WINDOW_MS,
+      uptoMs,
+      sliceMs,
+      edges,
+    );
     pairs += r.pairs;
     cursor = r.cursor;
     if (r.done) break;
@@ -80,7 +93,9 @@ async function pairSlice(
 ): Promise<{ pairs: number; cursor: string; done: boolean }> {
   return withTransaction(pool, async (c) => {
     // One pass at a time across all servers: the state row is the lock.
-    const { rows: st } = await c.query<{ cursor_at: Date }>(`SELECT cursor_at FROM pairing_state FOR UPDATE`);
+    const { rows: st } = await c.query<{ cursor_at: Date }>(
+      `SELECT cursor_at FROM pairing_state FOR UPDATE`,
+    );
     const cursor = st[0]!.cursor_at;
     if (cursor.getTime() >= uptoMs) return { pairs: 0, cursor: cursor.toISOString(), done: true };
     const upto = new Date(Math.min(uptoMs, cursor.getTime() + sliceMs));
@@ -114,7 +129,10 @@ async function pairSlice(
       [cursor, upto, fromDay, windowMs],
     );
     // Fold calls into per-minute histograms per edge view.
-    const groups = new Map<string, { labels: SeriesLabels; resource: number; minute: number; h: Histogram }>();
+    const groups = new Map<
+      string,
+      { labels: SeriesLabels; resource: number; minute: number; h: Histogram }
+    >();
     const add = (labels: SeriesLabels, resource: number, minute: number, us: number) => {
       const k = `${seriesKey(labels)}\u0001${resource}\u0001${minute}`;
       let g = groups.get(k);
@@ -130,7 +148,10 @@ async function pairSlice(
       add(view('gap'), r.server_resource, minute, r.client_us - r.server_us);
       add(view('server'), r.server_resource, minute, r.server_us);
       // The caller's own span series may already carry exactly these labels; never count it twice.
-      const own = r.client_view === 'client' && r.client_name === r.server_name && r.client_peer === r.server_service;
+      const own =
+        r.client_view === 'client' &&
+        r.client_name === r.server_name &&
+        r.client_peer === r.server_service;
       if (!own) add(view('client'), r.server_resource, minute, r.client_us);
     }
     if (groups.size) {
@@ -164,11 +185,19 @@ async function pairSlice(
     let next = upto;
     if (!rows.length) {
       // Nothing here: skip straight to the next arrival instead of walking empty slices.
-      const { rows: n } = await c.query<{ at: Date | null }>(`SELECT min(received_at) AS at FROM observations WHERE received_at > $1`, [upto]);
+      const { rows: n } = await c.query<{ at: Date | null }>(
+        `SELECT min(received_at) AS at FROM observations WHERE received_at > $1`,
+        [upto],
+      );
       const at = n[0]?.at?.getTime();
-      next = new Date(at === undefined ? uptoMs : Math.max(upto.getTime(), Math.min(uptoMs, at - 1)));
+      next = new Date(
+        at === undefined ? uptoMs : Math.max(upto.getTime(), Math.min(uptoMs, at - 1)),
+      );
     }
-    await c.query(`UPDATE pairing_state SET cursor_at = $1, pairs_total = pairs_total + $2, updated_at = now()`, [next, rows.length]);
+    await c.query(
+      `UPDATE pairing_state SET cursor_at = $1, pairs_total = pairs_total + $2, updated_at = now()`,
+      [next, rows.length],
+    );
     return { pairs: rows.length, cursor: next.toISOString(), done: next.getTime() >= uptoMs };
   });
 }

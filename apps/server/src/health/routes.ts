@@ -4,12 +4,28 @@ import type { Pool } from '../db/pool.ts';
 import { outageReason } from '../db/availability.ts';
 
 export async function healthRoutes(app: FastifyInstance, deps: { pool: Pool }): Promise<void> {
-  app.get('/healthz', { schema: { tags: ['health'], summary: 'Liveness: the process is serving', ...operations['GET /healthz'] } }, async () => ({
-    status: 'ok',
-  }));
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'Liveness: the process is serving',
+        ...operations['GET /healthz'],
+      },
+    },
+    async () => ({
+      status: 'ok',
+    }),
+  );
   app.get(
     '/readyz',
-    { schema: { tags: ['health'], summary: 'Readiness: the database answers', ...operations['GET /readyz'] } },
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'Readiness: the database answers',
+        ...operations['GET /readyz'],
+      },
+    },
     async (req, reply) => {
       try {
         await deps.pool.query('SELECT 1');

@@ -17,8 +17,12 @@ export const badRequest = (message: string) => new HttpError(400, 'bad_request',
 export const notFound = (message: string) => new HttpError(404, 'not_found', message);
 
 export function sendError(reply: FastifyReply, err: HttpError): FastifyReply {
-  if (err.retryAfterSeconds !== undefined) reply.header('Retry-After', String(err.retryAfterSeconds));
-  return reply.status(err.statusCode).type('application/json').send({ error: err.code, message: err.message });
+  if (err.retryAfterSeconds !== undefined)
+    reply.header('Retry-After', String(err.retryAfterSeconds));
+  return reply
+    .status(err.statusCode)
+    .type('application/json')
+    .send({ error: err.code, message: err.message });
 }
 
 const FASTIFY_CODES: Record<string, [number, string]> = {
@@ -36,10 +40,14 @@ export function installErrorHandler(app: FastifyInstance, opts: { notFound?: boo
     if (error.validation) return sendError(reply, new HttpError(400, 'bad_request', error.message));
     const mapped = error.code ? FASTIFY_CODES[error.code] : undefined;
     if (mapped) return sendError(reply, new HttpError(mapped[0], mapped[1], error.message));
-    if (error instanceof SyntaxError) return sendError(reply, badRequest(`invalid JSON: ${error.message}`));
+    if (error instanceof SyntaxError)
+      return sendError(reply, badRequest(`invalid JSON: ${error.message}`));
     if (isDatabaseUnavailable(error)) {
       request.log.warn({ err: error.message }, 'database unavailable');
-      return sendError(reply, new HttpError(503, 'unavailable', 'the database is unreachable; retry later', 5));
+      return sendError(
+        reply,
+        new HttpError(503, 'unavailable', 'the database is unreachable; retry later', 5),
+      );
     }
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)
       return sendError(reply, new HttpError(error.statusCode, 'bad_request', error.message));

@@ -55,19 +55,24 @@ async function post(target: GrafanaTarget, kind: string, row: Row): Promise<void
   };
   let res: Response;
   try {
-    res = await fetch(new URL('api/annotations', target.url.endsWith('/') ? target.url : `${target.url}/`), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${target.token}` },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(POST_TIMEOUT_MS),
-    });
+    res = await fetch(
+      new URL('api/annotations', target.url.endsWith('/') ? target.url : `${target.url}/`),
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${target.token}` },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(POST_TIMEOUT_MS),
+      },
+    );
   } catch (err) {
     grafanaAnnotations.inc({ kind, result: 'network_error' });
     throw err;
   }
   if (!res.ok) {
     grafanaAnnotations.inc({ kind, result: 'http_error' });
-    throw new Error(`Grafana answered ${res.status} to POST /api/annotations: ${(await res.text()).slice(0, 200)}`);
+    throw new Error(
+      `Grafana answered ${res.status} to POST /api/annotations: ${(await res.text()).slice(0, 200)}`,
+    );
   }
   grafanaAnnotations.inc({ kind, result: 'success' });
 }
@@ -76,7 +81,9 @@ async function post(target: GrafanaTarget, kind: string, row: Row): Promise<void
 async function pushGrafanaAnnotations(pool: Pool, target: GrafanaTarget): Promise<number> {
   let posted = 0;
   for (const [kind, src] of Object.entries(SOURCES)) {
-    const exists = await pool.query<{ v: string | null }>(`SELECT to_regclass($1)::text AS v`, [src.view]);
+    const exists = await pool.query<{ v: string | null }>(`SELECT to_regclass($1)::text AS v`, [
+      src.view,
+    ]);
     if (!exists.rows[0]?.v) continue;
     const client = await pool.connect();
     try {
@@ -103,7 +110,10 @@ async function pushGrafanaAnnotations(pool: Pool, target: GrafanaTarget): Promis
         }
       } finally {
         // Keep the progress of a batch that failed part-way.
-        await client.query(`UPDATE grafana_annotation_cursor SET last_id = $2, pushed_at = now() WHERE kind = $1`, [kind, last]);
+        await client.query(
+          `UPDATE grafana_annotation_cursor SET last_id = $2, pushed_at = now() WHERE kind = $1`,
+          [kind, last],
+        );
         await client.query('COMMIT');
       }
     } catch (err) {
@@ -148,7 +158,11 @@ export function grafanaAnnotationTasks(deps: {
           failures = 0;
           await again(helpers, TICK_MS);
         } catch (err) {
-          if (!failures) log.warn({ err: (err as Error).message }, 'grafana annotations: push failed; retrying with backoff');
+          if (!failures)
+            log.warn(
+              { err: (err as Error).message },
+              'grafana annotations: push failed; retrying with backoff',
+            );
           failures++;
           // 1 s, 2 s, 4 s ... up to 30 s: quick recovery from a blip, no hammering of a Grafana that is down.
           await again(helpers, Math.min(30_000, 1000 * 2 ** (failures - 1)));

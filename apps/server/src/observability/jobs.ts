@@ -37,7 +37,10 @@ export function observeJobs(events: WorkerEvents): void {
     const result = error ? 'error' : 'success';
     jobRuns.inc({ task: job.task_identifier, result });
     if (!r) return;
-    jobSeconds.observe({ task: job.task_identifier }, Number(process.hrtime.bigint() - r.started) / 1e9);
+    jobSeconds.observe(
+      { task: job.task_identifier },
+      Number(process.hrtime.bigint() - r.started) / 1e9,
+    );
     if (error) {
       const message = error instanceof Error ? error.message : String(error);
       r.span.recordException(error instanceof Error ? error : { message });

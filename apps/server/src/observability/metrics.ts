@@ -17,7 +17,9 @@ export const metricsRegistry = new Registry();
 collectDefaultMetrics({ register: metricsRegistry });
 
 /** Seconds buckets from 1 ms to ~17 min: passes and jobs range from trivial to backfills. */
-const SECONDS_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 1000];
+const SECONDS_BUCKETS = [
+  0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 1000,
+];
 
 /** One change-point detection pass over the data (scheduled or POST /api/v1/detect). result: ok | error. */
 export const detectionPassSeconds = new Histogram({

@@ -97,8 +97,10 @@ function instanceMetrics(ctx: ServerParts, registry: Registry) {
     registers: [registry],
     collect() {
       this.reset();
-      for (const kind of ['spans', 'data_points']) this.inc({ kind }, stats.acceptedByKind.get(kind) ?? 0);
-      for (const [kind, n] of stats.acceptedByKind) if (kind !== 'spans' && kind !== 'data_points') this.inc({ kind }, n);
+      for (const kind of ['spans', 'data_points'])
+        this.inc({ kind }, stats.acceptedByKind.get(kind) ?? 0);
+      for (const [kind, n] of stats.acceptedByKind)
+        if (kind !== 'spans' && kind !== 'data_points') this.inc({ kind }, n);
     },
   });
   new Counter({
@@ -184,7 +186,10 @@ export interface SelfObservationOptions extends ServerParts {
 }
 
 /** One set per server: both listeners (API and OTLP) share the ctx's IngestStats, and so their metrics. */
-const perServer = new WeakMap<object, { registry: Registry } & ReturnType<typeof instanceMetrics>>();
+const perServer = new WeakMap<
+  object,
+  { registry: Registry } & ReturnType<typeof instanceMetrics>
+>();
 
 function serverMetrics(ctx: ServerParts) {
   let m = perServer.get(ctx.stats);
@@ -224,16 +229,24 @@ async function selfObservation(app: FastifyInstance, ctx: SelfObservationOptions
     async (request, reply) => {
       if (token) {
         const m = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '');
-        if (!m) throw new HttpError(401, 'unauthorized', 'missing bearer token (Authorization: Bearer <ONSET_METRICS_TOKEN>)');
-        if (!sameSecret(m[1]!.trim(), token)) throw new HttpError(401, 'unauthorized', 'invalid metrics token');
+        if (!m)
+          throw new HttpError(
+            401,
+            'unauthorized',
+            'missing bearer token (Authorization: Bearer <ONSET_METRICS_TOKEN>)',
+          );
+        if (!sameSecret(m[1]!.trim(), token))
+          throw new HttpError(401, 'unauthorized', 'invalid metrics token');
       }
       const merged = Registry.merge([metricsRegistry, registry]);
       const body = await merged.metrics();
       return reply.type(merged.contentType).send(body);
     },
   );
-
 }
 
 /** Hooks must reach every route of the app, not only this plugin's: not encapsulated (fastify-plugin). */
-export const selfObservationPlugin = fp(selfObservation, { name: 'onset-self-observation', fastify: '5.x' });
+export const selfObservationPlugin = fp(selfObservation, {
+  name: 'onset-self-observation',
+  fastify: '5.x',
+});

@@ -13,7 +13,13 @@
 import { context, trace, SpanStatusCode, type Span, type SpanOptions } from '@opentelemetry/api';
 import { NodeTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  defaultResource,
+  detectResources,
+  envDetector,
+  hostDetector,
+  resourceFromAttributes,
+} from '@opentelemetry/resources';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
 import { readFileSync } from 'node:fs';
 
@@ -31,7 +37,11 @@ let active: SelfTracing | null = null;
 
 function serverVersion(): string {
   try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    return (
+      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+        version: string;
+      }
+    ).version;
   } catch {
     return 'unknown';
   }
@@ -53,7 +63,9 @@ export function startSelfTracing(env: NodeJS.ProcessEnv = process.env): SelfTrac
   if (!selfTracingRequested(env)) return null;
 
   const resource = defaultResource()
-    .merge(resourceFromAttributes({ 'service.name': TRACER_NAME, 'service.version': serverVersion() }))
+    .merge(
+      resourceFromAttributes({ 'service.name': TRACER_NAME, 'service.version': serverVersion() }),
+    )
     .merge(detectResources({ detectors: [hostDetector] }))
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over the defaults.
     .merge(detectResources({ detectors: [envDetector] }));
@@ -94,7 +106,11 @@ export function startSelfTracing(env: NodeJS.ProcessEnv = process.env): SelfTrac
 }
 
 /** Run `fn` inside a span of Onset's own tracer (a no-op unless self-tracing is on). */
-export async function withSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
+export async function withSpan<T>(
+  name: string,
+  options: SpanOptions,
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
   const tracer = trace.getTracer(TRACER_NAME);
   return tracer.startActiveSpan(name, options, context.active(), async (span) => {
     try {

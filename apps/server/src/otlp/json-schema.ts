@@ -15,7 +15,11 @@ const AnyValue: TSchema = Type.Recursive((Self) =>
     bytesValue: Type.Optional(Type.String()),
     arrayValue: Type.Optional(Type.Object({ values: Type.Optional(Type.Array(Self)) })),
     kvlistValue: Type.Optional(
-      Type.Object({ values: Type.Optional(Type.Array(Type.Object({ key: Type.String(), value: Type.Optional(Self) }))) }),
+      Type.Object({
+        values: Type.Optional(
+          Type.Array(Type.Object({ key: Type.String(), value: Type.Optional(Self) })),
+        ),
+      }),
     ),
   }),
 );
@@ -39,7 +43,9 @@ export const TracesJson = Type.Object({
     Type.Array(
       Type.Object({
         resource: Type.Optional(Resource),
-        scopeSpans: Type.Optional(Type.Array(Type.Object({ spans: Type.Optional(Type.Array(Span)) }))),
+        scopeSpans: Type.Optional(
+          Type.Array(Type.Object({ spans: Type.Optional(Type.Array(Span)) })),
+        ),
       }),
     ),
   ),
@@ -57,7 +63,10 @@ const HistogramPoint = Type.Object({
   bucketCounts: Type.Optional(Type.Array(Int64)),
   explicitBounds: Type.Optional(Type.Array(Double)),
 });
-const ExpBuckets = Type.Object({ offset: Type.Optional(Type.Integer()), bucketCounts: Type.Optional(Type.Array(Int64)) });
+const ExpBuckets = Type.Object({
+  offset: Type.Optional(Type.Integer()),
+  bucketCounts: Type.Optional(Type.Array(Int64)),
+});
 const ExpPoint = Type.Object({
   attributes: Type.Optional(KeyValues),
   startTimeUnixNano: Type.Optional(Int64),
@@ -86,10 +95,16 @@ export const MetricsJson = Type.Object({
                     name: Type.String(),
                     unit: Type.Optional(Type.String()),
                     histogram: Type.Optional(
-                      Type.Object({ dataPoints: Type.Optional(Type.Array(HistogramPoint)), aggregationTemporality: Temporality }),
+                      Type.Object({
+                        dataPoints: Type.Optional(Type.Array(HistogramPoint)),
+                        aggregationTemporality: Temporality,
+                      }),
                     ),
                     exponentialHistogram: Type.Optional(
-                      Type.Object({ dataPoints: Type.Optional(Type.Array(ExpPoint)), aggregationTemporality: Temporality }),
+                      Type.Object({
+                        dataPoints: Type.Optional(Type.Array(ExpPoint)),
+                        aggregationTemporality: Temporality,
+                      }),
                     ),
                   }),
                 ),
@@ -106,7 +121,9 @@ export const checkTracesJson = TypeCompiler.Compile(TracesJson);
 export const checkMetricsJson = TypeCompiler.Compile(MetricsJson);
 
 /** First schema error as "path: message", for a 400 a human can act on. */
-export type JsonChecker = { Errors(value: unknown): { First(): { path: string; message: string } | undefined } };
+export type JsonChecker = {
+  Errors(value: unknown): { First(): { path: string; message: string } | undefined };
+};
 
 export function firstError(checker: JsonChecker, value: unknown): string | null {
   const e = checker.Errors(value).First();

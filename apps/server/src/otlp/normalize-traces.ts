@@ -1,5 +1,19 @@
-import { classifySpan, resourceLabels, type Attributes, type ResourceLabels, type SeriesLabels } from '@onset/core';
-import { attributes, diffNanosToUs, idBytes, nanosToMs, parentIdBytes, type Int64Like, type KeyValueLike } from './values.ts';
+import {
+  classifySpan,
+  resourceLabels,
+  type Attributes,
+  type ResourceLabels,
+  type SeriesLabels,
+} from '@onset/core';
+import {
+  attributes,
+  diffNanosToUs,
+  idBytes,
+  nanosToMs,
+  parentIdBytes,
+  type Int64Like,
+  type KeyValueLike,
+} from './values.ts';
 
 export interface SpanLimits {
   maxDurationMs: number;
@@ -32,7 +46,8 @@ export function keptAttributes(attrs: Attributes): string | null {
   let n = 0;
   for (const [k, v] of Object.entries(attrs)) {
     if (n >= MAX_KEPT_ATTRS) break;
-    if (typeof v === 'string') out[k] = v.length > MAX_KEPT_STRING ? v.slice(0, MAX_KEPT_STRING) : v;
+    if (typeof v === 'string')
+      out[k] = v.length > MAX_KEPT_STRING ? v.slice(0, MAX_KEPT_STRING) : v;
     else if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean') out[k] = v;
     else continue;
     n++;
@@ -125,7 +140,9 @@ export function normalizeTraces(req: TracesLike, limits: SpanLimits): Normalized
           continue;
         }
         if (durationUs / 1000 > limits.maxDurationMs) {
-          reject(`span duration ${(durationUs / 3.6e9).toFixed(1)} h exceeds the ${limits.maxDurationMs / 3.6e6} h limit`);
+          reject(
+            `span duration ${(durationUs / 3.6e9).toFixed(1)} h exceeds the ${limits.maxDurationMs / 3.6e6} h limit`,
+          );
           continue;
         }
         if (startMs < limits.oldestMs) {

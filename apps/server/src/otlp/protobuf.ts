@@ -39,7 +39,9 @@ function nullDefaults(ns: protobuf.NamespaceBase): void {
   }
 }
 
-const set = (descriptor as any).FileDescriptorSet.decode(readFileSync(new URL('./otlp.binpb', import.meta.url))) as {
+const set = (descriptor as any).FileDescriptorSet.decode(
+  readFileSync(new URL('./otlp.binpb', import.meta.url)),
+) as {
   file: Array<{ messageType?: MessageDescriptor[] }>;
 };
 for (const file of set.file) for (const m of file.messageType ?? []) useJsonNames(m);
@@ -55,7 +57,15 @@ interface Codec {
 
 const codec = (name: string) => root.lookupType(name) as unknown as Codec;
 
-export const TraceRequest: Codec = codec('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
-export const TraceResponse: Codec = codec('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse');
-export const MetricsRequest: Codec = codec('opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest');
-export const MetricsResponse: Codec = codec('opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse');
+export const TraceRequest: Codec = codec(
+  'opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest',
+);
+export const TraceResponse: Codec = codec(
+  'opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse',
+);
+export const MetricsRequest: Codec = codec(
+  'opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest',
+);
+export const MetricsResponse: Codec = codec(
+  'opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse',
+);

@@ -10,7 +10,11 @@ export function resourceKey(r: ResourceLabels): string {
   return `${r.service}\u0000${r.host}\u0000${attrsKey(r.attrs)}`;
 }
 function attrsKey(attrs: Record<string, string>): string {
-  return JSON.stringify(Object.keys(attrs).sort().map((k) => [k, attrs[k]]));
+  return JSON.stringify(
+    Object.keys(attrs)
+      .sort()
+      .map((k) => [k, attrs[k]]),
+  );
 }
 
 /**
@@ -35,12 +39,25 @@ export class Registry {
     }
     if (missing.size) {
       const rows = [...missing.values()].sort((a, b) => (seriesKey(a) < seriesKey(b) ? -1 : 1));
-      const res = await this.pool.query<{ id: number; service: string; op: string; view: string; name: string; peer: string }>(
+      const res = await this.pool.query<{
+        id: number;
+        service: string;
+        op: string;
+        view: string;
+        name: string;
+        peer: string;
+      }>(
         `INSERT INTO series (service, op, view, name, peer)
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
          ON CONFLICT (service, op, view, name, peer) DO UPDATE SET last_seen = now()
          RETURNING id, service, op, view, name, peer`,
-        [rows.map((r) => r.service), rows.map((r) => r.op), rows.map((r) => r.view), rows.map((r) => r.name), rows.map((r) => r.peer)],
+        [
+          rows.map((r) => r.service),
+          rows.map((r) => r.op),
+          rows.map((r) => r.view),
+          rows.map((r) => r.name),
+          rows.map((r) => r.peer),
+        ],
       );
       for (const r of res.rows) {
         const k = seriesKey(r as SeriesLabels);
@@ -62,12 +79,22 @@ export class Registry {
     }
     if (missing.size) {
       const rows = [...missing.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, r]) => r);
-      const res = await this.pool.query<{ id: number; service: string; host: string; attrs_key: string }>(
+      const res = await this.pool.query<{
+        id: number;
+        service: string;
+        host: string;
+        attrs_key: string;
+      }>(
         `INSERT INTO resources (service, host, attrs, attrs_key)
          SELECT s, h, a::jsonb, k FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(s, h, a, k)
          ON CONFLICT (service, host, attrs_key) DO UPDATE SET last_seen = now()
          RETURNING id, service, host, attrs_key`,
-        [rows.map((r) => r.service), rows.map((r) => r.host), rows.map((r) => JSON.stringify(r.attrs)), rows.map((r) => attrsKey(r.attrs))],
+        [
+          rows.map((r) => r.service),
+          rows.map((r) => r.host),
+          rows.map((r) => JSON.stringify(r.attrs)),
+          rows.map((r) => attrsKey(r.attrs)),
+        ],
       );
       for (const r of res.rows) {
         const k = `${r.service}\u0000${r.host}\u0000${r.attrs_key}`;

@@ -29,7 +29,13 @@ export interface OtlpDeps {
 const MAX_IN_FLIGHT = 64;
 const FUTURE_SLACK_MS = 3_600_000;
 
-function parse(body: Buffer, encoding: Encoding, codec: { decode(b: Uint8Array): unknown }, check: JsonChecker, what: string): unknown {
+function parse(
+  body: Buffer,
+  encoding: Encoding,
+  codec: { decode(b: Uint8Array): unknown },
+  check: JsonChecker,
+  what: string,
+): unknown {
   if (encoding === 'protobuf') {
     try {
       return codec.decode(body);
@@ -43,7 +49,8 @@ function parse(body: Buffer, encoding: Encoding, codec: { decode(b: Uint8Array):
   } catch (err) {
     throw badRequest(`body is not valid JSON: ${(err as Error).message}`);
   }
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw badRequest(`body must be a JSON object (${what})`);
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    throw badRequest(`body must be a JSON object (${what})`);
   const problem = firstError(check, json);
   if (problem) throw badRequest(`invalid ${what} JSON at ${problem}`);
   return json;
@@ -57,13 +64,19 @@ function respond(
   rejected: number,
   reasons: string[],
 ): FastifyReply {
-  const partial = rejected > 0 ? { [rejectedField]: rejected, errorMessage: reasons.join('; ') } : undefined;
+  const partial =
+    rejected > 0 ? { [rejectedField]: rejected, errorMessage: reasons.join('; ') } : undefined;
   if (encoding === 'json') {
-    const body = partial ? { partialSuccess: { ...partial, [rejectedField]: String(rejected) } } : {};
+    const body = partial
+      ? { partialSuccess: { ...partial, [rejectedField]: String(rejected) } }
+      : {};
     return reply.status(200).type('application/json').send(body);
   }
   const msg = codec.fromObject(partial ? { partialSuccess: partial } : {});
-  return reply.status(200).type('application/x-protobuf').send(Buffer.from(codec.encode(msg).finish()));
+  return reply
+    .status(200)
+    .type('application/x-protobuf')
+    .send(Buffer.from(codec.encode(msg).finish()));
 }
 
 export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<void> {
@@ -73,24 +86,46 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
   // OTLP bodies are read raw here (any type; 415 is decided per route) and
   // decoded after decompression, where the real size limit applies.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.maxBodyBytes }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser(
+    '*',
+    { parseAs: 'buffer', bodyLimit: config.maxBodyBytes },
+    (_req, body, done) => done(null, body),
+  );
   // Refusals are google.rpc.Status bodies, as OTLP/HTTP clients expect.
   statusErrorBodies(app);
 
-  const ingest = async (request: FastifyRequest, reply: FastifyReply, kind: 'traces' | 'metrics') => {
+  const ingest = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    kind: 'traces' | 'metrics',
+  ) => {
     const encoding = mediaType(request.headers['content-type']);
     if (inFlight >= MAX_IN_FLIGHT) {
       stats.rejected('overloaded', 1);
-      throw new HttpError(429, 'overloaded', 'too many concurrent exports; retry after the delay', 1);
+      throw new HttpError(
+        429,
+        'overloaded',
+        'too many concurrent exports; retry after the delay',
+        1,
+      );
     }
     inFlight++;
     try {
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const body = await decodeBody(raw, request.headers['content-encoding'], config.maxBodyBytes);
       const now = Date.now();
-      const window = { oldestMs: now - config.histogramRetentionMs, newestMs: now + FUTURE_SLACK_MS };
+      const window = {
+        oldestMs: now - config.histogramRetentionMs,
+        newestMs: now + FUTURE_SLACK_MS,
+      };
       if (kind === 'traces') {
-        const req = parse(body, encoding, TraceRequest, checkTracesJson, 'ExportTraceServiceRequest');
+        const req = parse(
+          body,
+          encoding,
+          TraceRequest,
+          checkTracesJson,
+          'ExportTraceServiceRequest',
+        );
         const norm = normalizeTraces(req as never, {
           ...window,
           maxDurationMs: config.maxSpanDurationMs,
@@ -102,21 +137,48 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
         const res = await storeObservations(pool, registry, partitions, norm.observations, now);
         stats.accepted('spans', res.inserted, res.duplicates);
         deps.onIngested?.('traces', res.inserted);
-        return respond(reply, encoding, TraceResponse, 'rejectedSpans', norm.rejected, norm.reasons);
+        return respond(
+          reply,
+          encoding,
+          TraceResponse,
+          'rejectedSpans',
+          norm.rejected,
+          norm.reasons,
+        );
       }
-      const req = parse(body, encoding, MetricsRequest, checkMetricsJson, 'ExportMetricsServiceRequest');
+      const req = parse(
+        body,
+        encoding,
+        MetricsRequest,
+        checkMetricsJson,
+        'ExportMetricsServiceRequest',
+      );
       const norm = normalizeMetrics(req as never, window);
       if (norm.rejected > 0) stats.rejected('invalid_data_point', norm.rejected);
       if (norm.points.length === 0 && norm.rejected > 0)
-        throw badRequest(`all ${norm.rejected} data points were rejected: ${norm.reasons.join('; ')}`);
+        throw badRequest(
+          `all ${norm.rejected} data points were rejected: ${norm.reasons.join('; ')}`,
+        );
       const stored = await storeMetricPoints(pool, registry, partitions, norm.points);
       stats.accepted('data_points', norm.points.length, 0);
       deps.onIngested?.('metrics', stored);
-      return respond(reply, encoding, MetricsResponse, 'rejectedDataPoints', norm.rejected, norm.reasons);
+      return respond(
+        reply,
+        encoding,
+        MetricsResponse,
+        'rejectedDataPoints',
+        norm.rejected,
+        norm.reasons,
+      );
     } catch (err) {
       if (isDatabaseUnavailable(err)) {
         stats.rejected('database_unavailable', 1);
-        throw new HttpError(503, 'unavailable', 'the database is unreachable; nothing was stored, retry later', 5);
+        throw new HttpError(
+          503,
+          'unavailable',
+          'the database is unreachable; nothing was stored, retry later',
+          5,
+        );
       }
       throw err;
     } finally {
@@ -133,10 +195,18 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
     consumes: ['application/x-protobuf', 'application/json'],
     response: { 200: Type.Any({ description: 'Export*ServiceResponse in the request encoding' }) },
   });
-  app.post('/v1/traces', { logLevel: 'warn', schema: schema('Receive OTLP traces'), config: { scope: 'ingest' } }, (req, reply) =>
-    ingest(req, reply, 'traces'),
+  app.post(
+    '/v1/traces',
+    { logLevel: 'warn', schema: schema('Receive OTLP traces'), config: { scope: 'ingest' } },
+    (req, reply) => ingest(req, reply, 'traces'),
   );
-  app.post('/v1/metrics', { logLevel: 'warn', schema: schema('Receive OTLP latency histograms'), config: { scope: 'ingest' } }, (req, reply) =>
-    ingest(req, reply, 'metrics'),
+  app.post(
+    '/v1/metrics',
+    {
+      logLevel: 'warn',
+      schema: schema('Receive OTLP latency histograms'),
+      config: { scope: 'ingest' },
+    },
+    (req, reply) => ingest(req, reply, 'metrics'),
   );
 }

@@ -30,7 +30,15 @@ export async function storeMetricPoints(
   const sorted = [...points].sort((a, b) => a.timeMs - b.timeMs);
   return withTransaction(pool, async (c) => {
     const keys = [...new Set(sorted.filter((p) => p.cumulative).map((p) => p.streamKey))].sort();
-    type StreamState = { startMs: number; timeMs: number; layout: string | null; scale: number; idx: number[]; cnt: number[]; sumUs: number };
+    type StreamState = {
+      startMs: number;
+      timeMs: number;
+      layout: string | null;
+      scale: number;
+      idx: number[];
+      cnt: number[];
+      sumUs: number;
+    };
     const state = new Map<string, StreamState>();
     if (keys.length) {
       const { rows } = await c.query(
@@ -68,7 +76,13 @@ export async function storeMetricPoints(
         });
         if (prev && prev.layout === null) continue; // state written before 0012 (Onset buckets): re-seed only
         if (prev && prev.layout === p.native.layout && Math.abs(prev.startMs - p.startMs) < 1)
-          native = subtractNative(p.native, { idx: prev.idx, cnt: prev.cnt, sum: prev.sumUs / p.toUs, scale: prev.scale }) ?? p.native;
+          native =
+            subtractNative(p.native, {
+              idx: prev.idx,
+              cnt: prev.cnt,
+              sum: prev.sumUs / p.toUs,
+              scale: prev.scale,
+            }) ?? p.native;
       }
       if (!native.cnt.length) continue;
       const delta = placeNative(native, p.toUs);

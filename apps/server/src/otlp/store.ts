@@ -86,4 +86,3 @@ export async function storeObservations(
   const inserted = res.rows.reduce((a, r) => a + Number(r.count), 0);
   return { inserted, duplicates: n - inserted };
 }
-

@@ -88,16 +88,21 @@ export function anyValue(v: AnyValueLike | null | undefined, depth = 0): AttrVal
   if (has(v, 'boolValue') && v.boolValue != null) return v.boolValue;
   if (has(v, 'intValue') && v.intValue != null) return int64ToNumber(v.intValue);
   if (has(v, 'doubleValue') && v.doubleValue != null) return Number(v.doubleValue);
-  if (has(v, 'arrayValue') && v.arrayValue) return (v.arrayValue.values ?? []).map((x) => anyValue(x, depth + 1));
-  if (has(v, 'kvlistValue') && v.kvlistValue) return attributes(v.kvlistValue.values ?? [], depth + 1);
+  if (has(v, 'arrayValue') && v.arrayValue)
+    return (v.arrayValue.values ?? []).map((x) => anyValue(x, depth + 1));
+  if (has(v, 'kvlistValue') && v.kvlistValue)
+    return attributes(v.kvlistValue.values ?? [], depth + 1);
   if (has(v, 'bytesValue') && v.bytesValue != null)
-    return typeof v.bytesValue === 'string' ? v.bytesValue : Buffer.from(v.bytesValue).toString('base64');
+    return typeof v.bytesValue === 'string'
+      ? v.bytesValue
+      : Buffer.from(v.bytesValue).toString('base64');
   return null;
 }
 
 export function attributes(kvs: KeyValueLike[] | null | undefined, depth = 0): Attributes {
   const out: Attributes = {};
   if (!kvs) return out;
-  for (const kv of kvs) if (kv && typeof kv.key === 'string') out[kv.key] = anyValue(kv.value, depth);
+  for (const kv of kvs)
+    if (kv && typeof kv.key === 'string') out[kv.key] = anyValue(kv.value, depth);
   return out;
 }

@@ -83,8 +83,11 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
     // availability logs it once per outage; the runner's retries of it go to debug.
     if (level === 'error' || level === 'warning') {
       const err = (meta as { error?: unknown } | undefined)?.error;
-      const away = DATABASE_AWAY.test(message) || (err !== undefined && DATABASE_AWAY.test(String((err as Error)?.message ?? err)));
-      if (away && availability.report(err ?? { code: 'ECONNREFUSED', message }, 'job runner')) return log.debug(`scheduler: ${message}`);
+      const away =
+        DATABASE_AWAY.test(message) ||
+        (err !== undefined && DATABASE_AWAY.test(String((err as Error)?.message ?? err)));
+      if (away && availability.report(err ?? { code: 'ECONNREFUSED', message }, 'job runner'))
+        return log.debug(`scheduler: ${message}`);
     }
     if (level === 'error') log.error(message);
     else if (level === 'warning') log.warn(message);
@@ -133,7 +136,8 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
       await r
         .addJob(j.task, {}, { jobKey: j.jobKey, jobKeyMode: 'replace', maxAttempts: 1 })
         .catch((err: Error) => {
-          if (!availability.report(err, 'job runner')) log.warn({ err: err.message, task: j.task }, 'scheduler: job not queued');
+          if (!availability.report(err, 'job runner'))
+            log.warn({ err: err.message, task: j.task }, 'scheduler: job not queued');
         });
   };
   let restarting: Promise<void> | null = null;

@@ -11,10 +11,7 @@ import { edgeViews } from './edge.ts';
 /** Points per view; three views per answer. */
 const MAX_POINTS = 20_000;
 
-export async function edgeRoutes(
-  app: FastifyInstance,
-  deps: { pool: Pool },
-): Promise<void> {
+export async function edgeRoutes(app: FastifyInstance, deps: { pool: Pool }): Promise<void> {
   const { pool } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   api.get(

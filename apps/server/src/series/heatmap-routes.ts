@@ -17,10 +17,7 @@ import { parseAttribute, parseStepRange } from './range.ts';
 /** Heatmaps stay readable (and responses small) up to this many columns. */
 const MAX_COLUMNS = 5_000;
 
-export async function heatmapRoutes(
-  app: FastifyInstance,
-  deps: { pool: Pool },
-): Promise<void> {
+export async function heatmapRoutes(app: FastifyInstance, deps: { pool: Pool }): Promise<void> {
   const { pool } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 

@@ -61,7 +61,6 @@ export async function getSeries(pool: Pool, id: string): Promise<SeriesRow | nul
   return { ...r, first_seen: r.first_seen.toISOString(), last_seen: r.last_seen.toISOString() };
 }
 
-
 export interface HistogramQuery {
   seriesId: string;
   fromMs: number;

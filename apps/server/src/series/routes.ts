@@ -8,10 +8,7 @@ import { parseAttribute, parseStepRange } from './range.ts';
 
 const MAX_POINTS = 50_000;
 
-export async function seriesRoutes(
-  app: FastifyInstance,
-  deps: { pool: Pool },
-): Promise<void> {
+export async function seriesRoutes(app: FastifyInstance, deps: { pool: Pool }): Promise<void> {
   const { pool } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   api.get(

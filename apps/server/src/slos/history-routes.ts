@@ -10,10 +10,7 @@ import { sloHistory } from './history.ts';
 /** Ranges longer than this would read more history than any chart shows. */
 const MAX_RANGE_MS = 400 * 86_400_000;
 
-export async function sloHistoryRoutes(
-  app: FastifyInstance,
-  deps: { pool: Pool },
-): Promise<void> {
+export async function sloHistoryRoutes(app: FastifyInstance, deps: { pool: Pool }): Promise<void> {
   const { pool } = deps;
   app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/slos/:id/history',

@@ -173,7 +173,11 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     '/slos/:id/openslo',
     {
       config: { scope: 'read' },
-      schema: { tags, summary: 'The SLO as an OpenSLO v1 YAML document', ...operations['GET /api/v1/slos/:id/openslo'] },
+      schema: {
+        tags,
+        summary: 'The SLO as an OpenSLO v1 YAML document',
+        ...operations['GET /api/v1/slos/:id/openslo'],
+      },
     },
     async (req, reply) => {
       const row = await getSlo(pool, req.params.id);
@@ -206,7 +210,11 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     '/slos/:id',
     {
       config: { scope: 'admin' },
-      schema: { tags, summary: 'Delete an SLO; its firing alerts resolve', ...operations['DELETE /api/v1/slos/:id'] },
+      schema: {
+        tags,
+        summary: 'Delete an SLO; its firing alerts resolve',
+        ...operations['DELETE /api/v1/slos/:id'],
+      },
     },
     async (req, reply) => {
       const row = await getSlo(pool, req.params.id);

@@ -2,7 +2,6 @@ import { TIER_NAMES, parseSloWindow, type SloWindow, type TierName } from '@onse
 import type { SloInput } from '@onset/contract';
 import { badRequest } from '../http/errors.ts';
 
-
 /** Which series an SLO watches; the same columns in a spec, a stored row and the API JSON. */
 export interface SloSelector {
   service: string;

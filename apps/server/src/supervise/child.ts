@@ -73,7 +73,10 @@ export class SupervisedChild {
   }
 
   /** Signal it, wait up to graceMs for it to exit, then SIGKILL its group. Resolves once it is gone. */
-  async stop(signal: NodeJS.Signals, graceMs: number): Promise<'exited' | 'killed' | 'not running'> {
+  async stop(
+    signal: NodeJS.Signals,
+    graceMs: number,
+  ): Promise<'exited' | 'killed' | 'not running'> {
     this.stopping = true;
     clearTimeout(this.timer);
     const child = this.child;

@@ -14,7 +14,10 @@ if (!dataDir || !process.send) {
   process.exit(2);
 }
 let stopping = false;
-const db = await startEmbeddedPostgres({ dataDir, port: Number(process.env.ONSET_EMBEDDED_PG_PORT) || undefined });
+const db = await startEmbeddedPostgres({
+  dataDir,
+  port: Number(process.env.ONSET_EMBEDDED_PG_PORT) || undefined,
+});
 const stop = async () => {
   if (stopping) return;
   stopping = true;

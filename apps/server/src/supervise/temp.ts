@@ -27,8 +27,13 @@ async function inUse(dirs: string[]): Promise<Set<string>> {
 }
 
 /** Remove agent temp folders older than minAgeMs that no process uses; returns what was removed. */
-export async function removeStaleAgentTemp(tmp = os.tmpdir(), minAgeMs = 10_000): Promise<string[]> {
-  const names = (await readdir(tmp).catch(() => [] as string[])).filter((n) => n.startsWith(AGENT_TEMP_PREFIX));
+export async function removeStaleAgentTemp(
+  tmp = os.tmpdir(),
+  minAgeMs = 10_000,
+): Promise<string[]> {
+  const names = (await readdir(tmp).catch(() => [] as string[])).filter((n) =>
+    n.startsWith(AGENT_TEMP_PREFIX),
+  );
   const candidates: string[] = [];
   for (const n of names) {
     const p = path.join(tmp, n);

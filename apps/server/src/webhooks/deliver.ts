@@ -325,7 +325,10 @@ export async function sendTestEvent(
   if (!d) return null;
   const outcome = await attemptOne(pool, d, opts, false);
   if (outcome === 'delivered' && (d.format === 'pagerduty' || d.format === 'alertmanager')) {
-    const resolvedPayload: AlertSnapshot = { ...payload, resolved_at: new Date(opts.now).toISOString() };
+    const resolvedPayload: AlertSnapshot = {
+      ...payload,
+      resolved_at: new Date(opts.now).toISOString(),
+    };
     const { rows: resolved } = await pool.query<ClaimedRow>(
       `WITH d AS (INSERT INTO webhook_deliveries (webhook_id, event, dedup_key, payload, created_at, next_attempt_at, leased_until)
                   VALUES ($1, 'resolved', $2, $3, $4, $4, $4::timestamptz + make_interval(secs => $5::float8 / 1000)) RETURNING *)

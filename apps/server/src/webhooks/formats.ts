@@ -184,7 +184,11 @@ function renderPagerDuty(d: DeliveryToRender, target: WebhookTarget, baseUrl: st
 }
 
 /** Labels and annotations of an alert, shared by both Alertmanager formats. */
-function alertmanagerAlert(d: DeliveryToRender): { alertname: string; labels: Record<string, string>; annotations: Record<string, string> } {
+function alertmanagerAlert(d: DeliveryToRender): {
+  alertname: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+} {
   const a = d.payload;
   const alertname =
     a.type === 'slo_burn'
@@ -231,7 +235,11 @@ function renderAlertmanager(d: DeliveryToRender, baseUrl: string): unknown {
 }
 
 /** `alertmanager-webhook`: the body Alertmanager itself sends to its webhook receivers (for tools that take that). */
-function renderAlertmanagerWebhook(d: DeliveryToRender, target: WebhookTarget, baseUrl: string): unknown {
+function renderAlertmanagerWebhook(
+  d: DeliveryToRender,
+  target: WebhookTarget,
+  baseUrl: string,
+): unknown {
   const a = d.payload;
   const st = status(d);
   const { alertname, labels, annotations } = alertmanagerAlert(d);

@@ -1,11 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import {
-  Delivery,
-  operations,
-  type Severity,
-  type WebhookFormat,
-} from '@onset/contract';
+import { Delivery, operations, type Severity, type WebhookFormat } from '@onset/contract';
 import type { AppContext } from '../context.ts';
 import type { Config } from '../config.ts';
 import { badRequest, notFound } from '../http/errors.ts';
@@ -187,7 +182,11 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
     '/webhooks/:id',
     {
       config: { scope: 'admin' },
-      schema: { tags, summary: 'Remove a webhook and its delivery log', ...operations['DELETE /api/v1/webhooks/:id'] },
+      schema: {
+        tags,
+        summary: 'Remove a webhook and its delivery log',
+        ...operations['DELETE /api/v1/webhooks/:id'],
+      },
     },
     async (req, reply) => {
       const r = await pool.query(`DELETE FROM webhooks WHERE id = $1`, [req.params.id]);

@@ -13,7 +13,11 @@ import { ALERTMANAGER_REFRESH_CRON, refreshAlertmanagerAlerts } from './alertman
  * the earliest retry so backoff is not rounded up to the next cron minute.
  * `deliver` is also what the SLO pass calls right after it queued alerts.
  */
-export function webhookTasks(deps: { config: Config; pool: Pool; log: FastifyBaseLogger }): FeatureJobs & {
+export function webhookTasks(deps: {
+  config: Config;
+  pool: Pool;
+  log: FastifyBaseLogger;
+}): FeatureJobs & {
   deliver: (helpers: JobHelpers) => Promise<void>;
 } {
   const { config, pool, log } = deps;
@@ -35,7 +39,10 @@ export function webhookTasks(deps: { config: Config; pool: Pool; log: FastifyBas
     tasks: {
       webhook_deliver: async (_payload, helpers) => deliver(helpers),
       alertmanager_refresh: async () => {
-        const r = await refreshAlertmanagerAlerts(pool, { baseUrl: baseUrlOf(config), timeoutMs: settings.timeoutMs });
+        const r = await refreshAlertmanagerAlerts(pool, {
+          baseUrl: baseUrlOf(config),
+          timeoutMs: settings.timeoutMs,
+        });
         if (r.resent || r.failed) log.info(r, 'alertmanager alerts re-sent while firing');
       },
     },

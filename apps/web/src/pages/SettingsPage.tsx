@@ -188,7 +188,10 @@ function NewWebhook({ onCreated }: { onCreated: (id: string) => void }) {
       </label>
       <label className="field">
         <span>Format</span>
-        <select value={format} onChange={(e) => isOneOf(WEBHOOK_FORMATS, e.target.value) && setFormat(e.target.value)}>
+        <select
+          value={format}
+          onChange={(e) => isOneOf(WEBHOOK_FORMATS, e.target.value) && setFormat(e.target.value)}
+        >
           <option value="json">JSON (HMAC signed)</option>
           <option value="slack">Slack</option>
           <option value="pagerduty">PagerDuty Events v2</option>
@@ -219,7 +222,10 @@ function NewWebhook({ onCreated }: { onCreated: (id: string) => void }) {
       )}
       <label className="field">
         <span>Send</span>
-        <select value={minSeverity} onChange={(e) => isOneOf(SEVERITIES, e.target.value) && setMinSeverity(e.target.value)}>
+        <select
+          value={minSeverity}
+          onChange={(e) => isOneOf(SEVERITIES, e.target.value) && setMinSeverity(e.target.value)}
+        >
           <option value="page">pages only</option>
           <option value="ticket">pages and tickets</option>
         </select>

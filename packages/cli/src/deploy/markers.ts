@@ -4,12 +4,14 @@ import { diffLockfiles, LOCKFILE_FORMATS, type LockfileFormat } from '../lockfil
 import { detectCi } from './ci-env.ts';
 import { DEPLOY_KINDS, isOneOf, type DeployInput } from '@onset/contract';
 
-
 /** Bad flags or inputs: nothing was sent. */
 export class UsageError extends Error {}
 
 /** The POST /api/v1/deploys body (the contract's DeployInput), always with a time and an idempotency key. */
-export type MarkerBody = Omit<DeployInput, 'at' | 'external_id'> & { at: string; external_id: string };
+export type MarkerBody = Omit<DeployInput, 'at' | 'external_id'> & {
+  at: string;
+  external_id: string;
+};
 
 const FIELD_ORDER = [
   'service',

@@ -171,7 +171,11 @@ export const DetectStatus = Type.Object({
   ]),
   running: Type.Optional(
     Type.Union([
-      Type.Object({ started_at: Type.String(), series_done: Type.Number(), series_total: Type.Number() }),
+      Type.Object({
+        started_at: Type.String(),
+        series_done: Type.Number(),
+        series_total: Type.Number(),
+      }),
       Type.Null(),
     ]),
   ),

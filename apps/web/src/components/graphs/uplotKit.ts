@@ -29,8 +29,7 @@ export function readColors(): ChartColors {
     line[k] = v(`--line-${k}`, '#888');
   for (let i = 0; i < 8; i++) line[`c${i}`] = v(`--cohort-${i}`, '#888');
   const kind: Record<string, string> = {};
-  for (const k of DEPLOY_KINDS)
-    kind[k] = v(`--kind-${k}`, '#888');
+  for (const k of DEPLOY_KINDS) kind[k] = v(`--kind-${k}`, '#888');
   const heat = v('--heat-rgb', '229, 72, 77')
     .split(',')
     .map((x) => Number(x.trim())) as [number, number, number];
