@@ -1,6 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,17 +24,30 @@ afterAll(async () => {
 });
 
 /** Start Onset the way `npm start` does (embedded PostgreSQL, no DATABASE_URL), without the agent. */
-async function startMain(dataDir: string, port: number): Promise<{ proc: ChildProcess; output: () => string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, ONSET_DATA_DIR: dataDir, ONSET_PORT: String(port), ONSET_OTLP_PORT: '0', ONSET_LOG_LEVEL: 'warn' };
+async function startMain(
+  dataDir: string,
+  port: number,
+): Promise<{ proc: ChildProcess; output: () => string }> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ONSET_DATA_DIR: dataDir,
+    ONSET_PORT: String(port),
+    ONSET_OTLP_PORT: '0',
+    ONSET_LOG_LEVEL: 'warn',
+  };
   delete env.DATABASE_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`onset exited early: ${out}`);
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) return { proc: child, output: () => out };
+      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok)
+        return { proc: child, output: () => out };
     } catch {
       /* starting */
     }
@@ -36,7 +56,8 @@ async function startMain(dataDir: string, port: number): Promise<{ proc: ChildPr
   throw new Error(`onset did not become ready: ${out}`);
 }
 
-const exited = (p: ChildProcess) => new Promise<number | null>((resolve) => p.once('exit', (code) => resolve(code)));
+const exited = (p: ChildProcess) =>
+  new Promise<number | null>((resolve) => p.once('exit', (code) => resolve(code)));
 
 describe('npm start on the embedded database', () => {
   it('serves, shuts PostgreSQL down cleanly on SIGTERM and SIGINT, and keeps the data across restarts', async () => {
@@ -50,8 +71,26 @@ describe('npm start on the embedded database', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'persisted' } }] },
-          scopeSpans: [{ spans: [{ traceId: '1'.repeat(32), spanId: '2'.repeat(16), name: 'fsync', startTimeUnixNano: String(start), endTimeUnixNano: String(start + 1_000_000n) }] }] }],
+        resourceSpans: [
+          {
+            resource: {
+              attributes: [{ key: 'service.name', value: { stringValue: 'persisted' } }],
+            },
+            scopeSpans: [
+              {
+                spans: [
+                  {
+                    traceId: '1'.repeat(32),
+                    spanId: '2'.repeat(16),
+                    name: 'fsync',
+                    startTimeUnixNano: String(start),
+                    endTimeUnixNano: String(start + 1_000_000n),
+                  },
+                ],
+              },
+            ],
+          },
+        ],
       }),
     });
     expect(res.status).toBe(200);
@@ -67,7 +106,9 @@ describe('npm start on the embedded database', () => {
 
     const second = await startMain(path.join(dir, 'data'), port);
     proc = second.proc;
-    const list = (await (await fetch(`http://127.0.0.1:${port}/api/v1/series?service=persisted`)).json()) as { series: unknown[] };
+    const list = (await (
+      await fetch(`http://127.0.0.1:${port}/api/v1/series?service=persisted`)
+    ).json()) as { series: unknown[] };
     expect(list.series).toHaveLength(1);
     const code2 = exited(second.proc);
     second.proc.kill('SIGINT');
@@ -77,7 +118,10 @@ describe('npm start on the embedded database', () => {
   });
 });
 
-const SUPERVISOR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/supervisor.ts');
+const SUPERVISOR = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../src/supervisor.ts',
+);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** Every live descendant of pid (children keep the supervisor as parent even in their own process group). */
@@ -93,7 +137,11 @@ function descendants(pid: number): number[] {
   }
   const out: number[] = [];
   const walk = (p: number) => {
-    for (const [child, parent] of parentOf) if (parent === p) (out.push(child), walk(child));
+    for (const [child, parent] of parentOf)
+      if (parent === p) {
+        out.push(child);
+        walk(child);
+      }
   };
   walk(pid);
   return out;
@@ -112,8 +160,12 @@ const agentTemp = () => readdirSync(os.tmpdir()).filter((n) => n.startsWith('ons
 
 describe('npm start: the supervisor owns the process tree', () => {
   it('runs `exec node … supervisor.ts --build-web --with-agent`, so npm signals reach it directly', () => {
-    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    expect(pkg.scripts.start).toBe('exec node --import tsx apps/server/src/supervisor.ts --build-web --with-agent');
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(pkg.scripts.start).toBe(
+      'exec node --import tsx apps/server/src/supervisor.ts --build-web --with-agent',
+    );
   });
 
   // Ctrl-C in a terminal: SIGINT to the whole foreground process group, the supervisor's.
@@ -159,9 +211,19 @@ describe('npm start: the supervisor owns the process tree', () => {
         expect(out).toMatch(/removed \d+ stale agent temp folder/);
         if (signal === 'SIGTERM') {
           // A child dying unexpectedly is logged and restarted with backoff.
-          const serverPid = descendants(sup.pid!).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('main.ts'))!;
+          const serverPid = descendants(sup.pid!).find((p) =>
+            readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('main.ts'),
+          )!;
           process.kill(serverPid, 'SIGKILL');
-          for (let i = 0; i < 300 && !(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok && !alive(serverPid), () => false)); i++)
+          for (
+            let i = 0;
+            i < 300 &&
+            !(await fetch(`http://127.0.0.1:${port}/readyz`).then(
+              (r) => r.ok && !alive(serverPid),
+              () => false,
+            ));
+            i++
+          )
             await new Promise((r) => setTimeout(r, 100));
           expect(out).toMatch(/server exited unexpectedly \(SIGKILL\); restarting in 1 s/);
           expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
@@ -187,7 +249,9 @@ describe('npm start: the supervisor owns the process tree', () => {
         expect(tree.filter(alive)).toEqual([]);
         expect(existsSync(path.join(sdir, 'data', 'pg', 'postmaster.pid'))).toBe(false);
         for (const n of runTemp) expect(existsSync(path.join(os.tmpdir(), n)), n).toBe(false);
-        console.log(`${signal}: supervisor and ${tree.length} descendants gone in ${ms} ms; ${out.match(/flushed; \d+ spans delivered/)?.[0]}`);
+        console.log(
+          `${signal}: supervisor and ${tree.length} descendants gone in ${ms} ms; ${out.match(/flushed; \d+ spans delivered/)?.[0]}`,
+        );
       } finally {
         sup.kill('SIGKILL');
         proc = undefined;

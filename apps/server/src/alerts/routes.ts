@@ -1,11 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import {
-  Alert,
-  operations,
-  parseDuration,
-  Silence,
-} from '@onset/contract';
+import { operations, parseDuration } from '@onset/contract';
 import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';

@@ -1,10 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import {
-  Deploy,
-  ErrorResponses as errors,
-  operations,
-} from '@onset/contract';
+import { operations } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
@@ -21,10 +17,7 @@ import {
 import { normalizeMarker, parseMarkerTime, type MarkerInput } from './validate.ts';
 
 /** Deploy markers (api.md "Deploy markers"): CI hooks post, everyone reads, admins fix mistakes. */
-export async function deployRoutes(
-  app: FastifyInstance,
-  deps: { pool: Pool },
-): Promise<void> {
+export async function deployRoutes(app: FastifyInstance, deps: { pool: Pool }): Promise<void> {
   const { pool } = deps;
   const schemaErrorFormatter = formatValidationError as never;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();

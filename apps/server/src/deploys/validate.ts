@@ -1,4 +1,4 @@
-import { DEPLOY_LIMITS, type DeployKind, type DeploySource } from '@onset/contract';
+import { DEPLOY_LIMITS, type DeployKind } from '@onset/contract';
 import type { MarkerChange } from '@onset/core';
 import { badRequest } from '../http/errors.ts';
 

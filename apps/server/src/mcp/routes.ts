@@ -10,25 +10,21 @@ const VERSION = '1';
  * each POST is one JSON-RPC exchange with a fresh server, so any instance
  * behind a load balancer can answer. Scope `read`, like the API it wraps.
  */
-export async function mcpRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  app.post(
-    '/mcp',
-    { config: { scope: 'read' }, schema: { hide: true } },
-    async (req, reply) => {
-      const server = mcpServer(app, req.headers.authorization, VERSION);
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-      });
-      reply.hijack();
-      reply.raw.on('close', () => {
-        void transport.close();
-        void server.close();
-      });
-      await server.connect(transport);
-      await transport.handleRequest(req.raw, reply.raw, req.body);
-    },
-  );
+export async function mcpRoutes(app: FastifyInstance, _ctx: AppContext): Promise<void> {
+  app.post('/mcp', { config: { scope: 'read' }, schema: { hide: true } }, async (req, reply) => {
+    const server = mcpServer(app, req.headers.authorization, VERSION);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    reply.hijack();
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req.raw, reply.raw, req.body);
+  });
   // No server-initiated streams or sessions in stateless mode.
   const notAllowed = async (_req: unknown, reply: import('fastify').FastifyReply) =>
     reply

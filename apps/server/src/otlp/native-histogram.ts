@@ -46,7 +46,10 @@ export function subtractNative(
     const d = cur.cnt[k]! - (prevCounts.get(i) ?? 0);
     prevCounts.delete(i);
     if (d < 0) return void idx.push(NaN);
-    if (d > 0) (idx.push(i), cnt.push(d));
+    if (d > 0) {
+      idx.push(i);
+      cnt.push(d);
+    }
   });
   if (idx.some(Number.isNaN) || [...prevCounts.values()].some((c) => c > 0)) return null;
   return { ...cur, idx, cnt, sum: cur.sum - prev.sum };

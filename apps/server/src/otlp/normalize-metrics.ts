@@ -1,6 +1,17 @@
-import { resourceLabels, type Attributes, type ResourceLabels, type SeriesLabels } from '@onset/core';
+import {
+  resourceLabels,
+  type Attributes,
+  type ResourceLabels,
+  type SeriesLabels,
+} from '@onset/core';
 import { isOneOf, OPS, type Op, type View } from '@onset/contract';
-import { attributes, int64ToNumber, nanosToMs, type Int64Like, type KeyValueLike } from './values.ts';
+import {
+  attributes,
+  int64ToNumber,
+  nanosToMs,
+  type Int64Like,
+  type KeyValueLike,
+} from './values.ts';
 import { ZERO_BUCKET, type NativeHistogram } from './native-histogram.ts';
 
 /** One latency histogram data point in its own buckets (placed as µs observations when stored). */
@@ -24,7 +35,7 @@ export interface NormalizedMetrics {
   ignored: number;
 }
 
-const UNIT_TO_US: Record<string, number> = { s: 1e6, ms: 1e3, us: 1, 'µs': 1, ns: 1e-3, min: 6e7 };
+const UNIT_TO_US: Record<string, number> = { s: 1e6, ms: 1e3, us: 1, µs: 1, ns: 1e-3, min: 6e7 };
 
 /** Latency metrics are those with a time unit, or conventional duration names (seconds per semconv). */
 export function latencyScale(name: string, unit: string | undefined): number | null {
@@ -41,7 +52,11 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
 }
 
-export function metricLabels(metricName: string, attrs: Attributes, resource: ResourceLabels): SeriesLabels {
+export function metricLabels(
+  metricName: string,
+  attrs: Attributes,
+  resource: ResourceLabels,
+): SeriesLabels {
   const lower = metricName.toLowerCase();
   const explicitOp = str(attrs['onset.op']);
   const method = str(attrs['http.request.method']) ?? str(attrs['http.method']);
@@ -53,13 +68,22 @@ export function metricLabels(metricName: string, attrs: Attributes, resource: Re
   else if (lower.startsWith('http.') || lower.startsWith('rpc.') || method) op = 'request';
   let view: View = 'internal';
   const explicitView = str(attrs['onset.view']);
-  if (explicitView === 'server' || explicitView === 'client' || explicitView === 'internal') view = explicitView;
+  if (explicitView === 'server' || explicitView === 'client' || explicitView === 'internal')
+    view = explicitView;
   else if (/\.server\./.test(lower)) view = 'server';
   else if (/\.client\./.test(lower)) view = 'client';
   const route = str(attrs['http.route']);
-  const name = op === 'request' && method && route ? `${method.toUpperCase()} ${route}` : metricName;
-  const peer = view === 'client' ? (str(attrs['peer.service']) ?? str(attrs['server.address']) ?? '') : '';
-  return { service: resource.service, op, view, name: name.slice(0, 256), peer: peer.slice(0, 256) };
+  const name =
+    op === 'request' && method && route ? `${method.toUpperCase()} ${route}` : metricName;
+  const peer =
+    view === 'client' ? (str(attrs['peer.service']) ?? str(attrs['server.address']) ?? '') : '';
+  return {
+    service: resource.service,
+    op,
+    view,
+    name: name.slice(0, 256),
+    peer: peer.slice(0, 256),
+  };
 }
 
 interface PointLike {
@@ -79,8 +103,14 @@ interface PointLike {
 interface MetricLike {
   name?: string;
   unit?: string | null;
-  histogram?: { dataPoints?: PointLike[] | null; aggregationTemporality?: number | string | null } | null;
-  exponentialHistogram?: { dataPoints?: PointLike[] | null; aggregationTemporality?: number | string | null } | null;
+  histogram?: {
+    dataPoints?: PointLike[] | null;
+    aggregationTemporality?: number | string | null;
+  } | null;
+  exponentialHistogram?: {
+    dataPoints?: PointLike[] | null;
+    aggregationTemporality?: number | string | null;
+  } | null;
 }
 interface MetricsLike {
   resourceMetrics?: Array<{
@@ -104,11 +134,15 @@ function explicitToNative(p: PointLike): NativeHistogram | string {
   const counts = (p.bucketCounts ?? []).map(int64ToNumber);
   if (counts.length !== bounds.length + 1 && !(counts.length === 0 && bounds.length === 0))
     return 'bucketCounts must have one more entry than explicitBounds';
-  if (bounds.some((b, k) => !Number.isFinite(b) || (k > 0 && b <= bounds[k - 1]!))) return 'explicitBounds must be finite and increasing';
+  if (bounds.some((b, k) => !Number.isFinite(b) || (k > 0 && b <= bounds[k - 1]!)))
+    return 'explicitBounds must be finite and increasing';
   const idx: number[] = [];
   const cnt: number[] = [];
   counts.forEach((c, k) => {
-    if (c > 0) idx.push(k), cnt.push(c);
+    if (c > 0) {
+      idx.push(k);
+      cnt.push(c);
+    }
   });
   return {
     layout: `explicit:${bounds.join(',')}`,
@@ -125,15 +159,22 @@ function explicitToNative(p: PointLike): NativeHistogram | string {
 
 function exponentialToNative(p: PointLike): NativeHistogram | string {
   const scale = p.scale ?? 0;
-  if (!Number.isInteger(scale) || scale < -10 || scale > 20) return 'exponential histogram scale must be an integer in [-10, 20]';
+  if (!Number.isInteger(scale) || scale < -10 || scale > 20)
+    return 'exponential histogram scale must be an integer in [-10, 20]';
   const idx: number[] = [];
   const cnt: number[] = [];
   const zero = int64ToNumber(p.zeroCount);
-  if (zero > 0) idx.push(ZERO_BUCKET), cnt.push(zero);
+  if (zero > 0) {
+    idx.push(ZERO_BUCKET);
+    cnt.push(zero);
+  }
   const offset = p.positive?.offset ?? 0;
   (p.positive?.bucketCounts ?? []).forEach((c, k) => {
     const n = int64ToNumber(c);
-    if (n > 0) idx.push(offset + k), cnt.push(n);
+    if (n > 0) {
+      idx.push(offset + k);
+      cnt.push(n);
+    }
   });
   return {
     layout: 'exponential',
@@ -148,7 +189,10 @@ function exponentialToNative(p: PointLike): NativeHistogram | string {
   };
 }
 
-export function normalizeMetrics(req: MetricsLike, limits: { oldestMs: number; newestMs: number }): NormalizedMetrics {
+export function normalizeMetrics(
+  req: MetricsLike,
+  limits: { oldestMs: number; newestMs: number },
+): NormalizedMetrics {
   const points: MetricPoint[] = [];
   const reasons = new Set<string>();
   let rejected = 0;
@@ -187,8 +231,23 @@ export function normalizeMetrics(req: MetricsLike, limits: { oldestMs: number; n
           }
           const attrs = attributes(p.attributes);
           const series = metricLabels(name, attrs, resource);
-          const streamKey = JSON.stringify([resAttrs['service.name'], resAttrs['host.name'], resAttrs['service.instance.id'], name, attrs]);
-          points.push({ streamKey, cumulative, startMs: nanosToMs(p.startTimeUnixNano), timeMs, series, resource, native, toUs: scale });
+          const streamKey = JSON.stringify([
+            resAttrs['service.name'],
+            resAttrs['host.name'],
+            resAttrs['service.instance.id'],
+            name,
+            attrs,
+          ]);
+          points.push({
+            streamKey,
+            cumulative,
+            startMs: nanosToMs(p.startTimeUnixNano),
+            timeMs,
+            series,
+            resource,
+            native,
+            toUs: scale,
+          });
         }
       }
     }

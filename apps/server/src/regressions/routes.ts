@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
   type DetectPass,
-  ErrorResponses as errors,
   operations,
   REGRESSION_STATUSES as STATUSES,
   type RegressionStatus,

@@ -44,7 +44,10 @@ export class StateCache {
     const dropped = excess;
     for (const [id, t] of this.detectors) {
       if (excess <= 0) break;
-      if (t.through <= (stored.get(id) ?? -Infinity)) (this.detectors.delete(id), excess--);
+      if (t.through <= (stored.get(id) ?? -Infinity)) {
+        this.detectors.delete(id);
+        excess--;
+      }
     }
     if (evenUnsaved)
       for (const id of this.detectors.keys()) {
