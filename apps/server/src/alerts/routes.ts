@@ -6,34 +6,22 @@ import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
 import { acknowledgeAlert } from './state.ts';
 import { alertEvents, getAlert, listAlerts, type AlertRow } from './store.ts';
-import { alertUrl } from './snapshot.ts';
+import { alertBody, snapshotOf } from './snapshot.ts';
 import { baseUrlOf } from '../webhooks/routes.ts';
 
 export function alertJson(a: AlertRow, baseUrl: string) {
+  const { details, ...fields } = alertBody(snapshotOf(a), baseUrl);
   return {
-    id: a.id,
-    type: a.type,
-    severity: a.severity,
+    ...fields,
+    type: a.type, // a stored alert is never a test
     status: a.status,
-    title: a.title,
-    service: a.service,
-    op: a.op,
-    view: a.view,
-    series_name: a.series_name,
-    slo_id: a.slo_id,
-    regression_id: a.regression_id,
-    burn_rate: a.burn_rate,
-    window: a.burn_window,
-    started_at: a.started_at.toISOString(),
-    resolved_at: a.resolved_at ? a.resolved_at.toISOString() : null,
     dedup_key: a.dedup_key,
-    url: alertUrl(a, baseUrl),
     notified: a.notified,
     silenced_by: a.silenced_by,
     acknowledged: a.acknowledged_at
       ? { at: a.acknowledged_at.toISOString(), by: a.acknowledged_by, comment: a.ack_comment }
       : null,
-    details: a.details,
+    details,
   };
 }
 

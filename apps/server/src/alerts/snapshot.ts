@@ -56,3 +56,9 @@ export function alertUrl(
     return `${base}/regressions/${encodeURIComponent(a.regression_id)}`;
   return `${base}/alerts/${a.id}`;
 }
+
+/** The alert as every outside reader sees it (API and json webhooks): the snapshot plus its link. */
+export function alertBody(s: AlertSnapshot, baseUrl: string) {
+  const { details, ...fields } = s;
+  return { ...fields, url: alertUrl(s, baseUrl), details };
+}

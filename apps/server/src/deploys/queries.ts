@@ -124,6 +124,15 @@ export async function seriesScope(db: Queryable, seriesId: string): Promise<Seri
   return rows[0] ?? null;
 }
 
+/**
+ * core's markerTouchesSeries as a WHERE condition on deploys (a NULL service or peer matches
+ * nothing); the placeholders hold the series' service, peer and hosts. The deploys list and
+ * attribution both select markers with it.
+ */
+export function touchesSeriesSql(service: number, peer: number, hosts: number): string {
+  return `(service = $${service} OR service = $${peer} OR hosts && $${hosts}::text[])`;
+}
+
 /** Newest first. */
 export async function listMarkers(pool: Pool, f: MarkerFilter): Promise<MarkerRow[]> {
   const where: string[] = [];
@@ -139,10 +148,9 @@ export async function listMarkers(pool: Pool, f: MarkerFilter): Promise<MarkerRo
   if (f.fromMs !== undefined) add('at >= ?', new Date(f.fromMs));
   if (f.toMs !== undefined) add('at <= ?', new Date(f.toMs));
   if (f.relevantTo) {
-    // Same rule as markerTouchesSeries in core (a NULL service or peer matches nothing).
     args.push(f.relevantTo.service, f.relevantTo.peer, f.relevantTo.hosts);
     const n = args.length;
-    where.push(`(service = $${n - 2} OR service = $${n - 1} OR hosts && $${n}::text[])`);
+    where.push(touchesSeriesSql(n - 2, n - 1, n));
   }
   args.push(f.limit);
   const { rows } = await pool.query<DbRow>(

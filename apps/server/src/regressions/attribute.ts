@@ -6,6 +6,7 @@
  */
 import { findCohort, markerWindow, rankSuspects, type CohortRow, type Marker } from '@onset/core';
 import type { PoolClient } from '../db/pool.ts';
+import { touchesSeriesSql } from '../deploys/queries.ts';
 import { refreshRegressionAlertIfFiring } from './alerting.ts';
 import { detectOptionsFor } from './detect-options.ts';
 import { regressionJson, writeAttribution, type RegressionRow } from './store.ts';
@@ -55,7 +56,7 @@ export async function attribute(
   const { rows: markerRows } = await c.query<Omit<Marker, 'atMs'> & { at: Date }>(
     `SELECT id::text, service, hosts, kind, component, from_version, to_version, commit, url, description, at, source
        FROM deploys
-      WHERE at >= $1 AND at <= $2 AND (service = $3 OR service = $4 OR hosts && $5::text[])`,
+      WHERE at >= $1 AND at <= $2 AND ${touchesSeriesSql(3, 4, 5)}`,
     [new Date(win.fromMs), new Date(win.toMs), r.service, r.peer || null, hosts],
   );
   const markers: Marker[] = markerRows.map(({ at, ...m }) => ({ ...m, atMs: at.getTime() }));

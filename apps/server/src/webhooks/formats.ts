@@ -4,7 +4,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import type { AlertStatus, DeliveryEvent, WebhookFormat } from '@onset/contract';
-import { alertUrl, type AlertSnapshot } from '../alerts/snapshot.ts';
+import { alertBody, alertUrl, type AlertSnapshot } from '../alerts/snapshot.ts';
 
 export interface WebhookTarget {
   id: string;
@@ -77,24 +77,7 @@ function renderJson(d: DeliveryToRender, baseUrl: string): unknown {
     status: status(d),
     dedup_key: d.dedup_key,
     ...(d.event === 'test' ? { test: true } : {}),
-    alert: {
-      id: a.id,
-      type: a.type,
-      severity: a.severity,
-      title: a.title,
-      service: a.service,
-      op: a.op,
-      view: a.view,
-      series_name: a.series_name,
-      slo_id: a.slo_id,
-      regression_id: a.regression_id,
-      burn_rate: a.burn_rate,
-      window: a.window,
-      started_at: a.started_at,
-      resolved_at: a.resolved_at,
-      url: alertUrl(a, baseUrl),
-      details: a.details,
-    },
+    alert: alertBody(a, baseUrl),
   };
 }
 
