@@ -10,21 +10,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '@onset/testkit';
+import type { Regression } from '@onset/contract';
 import { XSS_DESCRIPTION, sendIncidents } from './fixtures/incidents.ts';
 import { launchChromium } from './fixtures/browser.ts';
 
 const SHOTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');
-
-interface RegressionJson {
-  id: string;
-  service: string;
-  op: string;
-  view: string;
-  name: string;
-  peer?: string | null;
-  ratio_p50: number;
-  ratio_p99: number;
-}
 
 let server: TestServer;
 let browser: Browser;
@@ -32,8 +22,8 @@ let context: BrowserContext;
 let page: Page;
 const dialogs: string[] = [];
 const pageErrors: string[] = [];
-let kernel: RegressionJson;
-let edge: RegressionJson;
+let kernel: Regression;
+let edge: Regression;
 
 async function shot(p: Page, name: string) {
   await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
@@ -48,7 +38,7 @@ beforeAll(async () => {
   const detect = await fetch(`${server.url}/api/v1/detect`, { method: 'POST' });
   expect(detect.status, `POST /api/v1/detect: ${await detect.text()}`).toBe(200);
   const list = (await (await fetch(`${server.url}/api/v1/regressions?status=open`)).json()) as {
-    regressions: RegressionJson[];
+    regressions: Regression[];
   };
   kernel = list.regressions.find((r) => r.op === 'unmount')!;
   edge = list.regressions

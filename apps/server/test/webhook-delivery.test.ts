@@ -8,7 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import { freePort } from '../src/db/embedded.ts';
 import { runDeliveryPass } from '../src/webhooks/deliver.ts';
-import { raiseRegressionAlert, resolveRegressionAlert } from '../src/regressions/alerting.ts';
+import {
+  raiseRegressionAlert,
+  resolveRegressionAlert,
+  type RegressionForAlert,
+} from '../src/regressions/alerting.ts';
 import { runSloPass } from '../src/slos/evaluate.ts';
 import {
   MIN,
@@ -32,7 +36,7 @@ let regressionSeq = 0;
 const deliver = (now: number, s: TestServer = srv) =>
   runDeliveryPass(s.onset.pool, { now, baseUrl: s.url, timeoutMs: 2000, random: () => 0.5 });
 
-function regression(overrides: Record<string, unknown> = {}) {
+function regression(overrides: Partial<RegressionForAlert> = {}): RegressionForAlert {
   return {
     id: `r-${++regressionSeq}`,
     service: 'checkout',
@@ -293,7 +297,12 @@ describe('regression alerts', () => {
     });
     expect(slo.status).toBe(201);
     const T = Date.now();
-    const small = { ratio_p50: 1.3, ratio_p99: 1.6, before: { p99_ms: 5 }, after: { p99_ms: 8 } };
+    const small = {
+      ratio_p50: 1.3,
+      ratio_p99: 1.6,
+      before: { p50_ms: 4, p99_ms: 5, count: 600 },
+      after: { p50_ms: 5, p99_ms: 8, count: 600 },
+    };
     const ticket = await raiseRegressionAlert(
       srv.onset.pool,
       regression({ service: 'urlite', view: 'server', ...small }),
@@ -302,7 +311,12 @@ describe('regression alerts', () => {
     expect(ticket.severity).toBe('ticket');
     const page = await raiseRegressionAlert(
       srv.onset.pool,
-      regression({ service: 'urlite', view: 'server', ...small, after: { p99_ms: 12 } }),
+      regression({
+        service: 'urlite',
+        view: 'server',
+        ...small,
+        after: { p50_ms: 5, p99_ms: 12, count: 600 },
+      }),
       { now: T },
     );
     expect(page.severity).toBe('page');
@@ -313,7 +327,12 @@ describe('regression alerts', () => {
     const again = await raiseRegressionAlert(
       srv.onset.pool,
       {
-        ...regression({ service: 'urlite', view: 'server', ...small, after: { p99_ms: 12 } }),
+        ...regression({
+          service: 'urlite',
+          view: 'server',
+          ...small,
+          after: { p50_ms: 5, p99_ms: 12, count: 600 },
+        }),
         id: page.regression_id!,
       },
       { now: T },

@@ -4,30 +4,32 @@
  * or someone marks it resolved. Severity comes from core's
  * regressionSeverity; the transitions themselves are alerts/state.ts.
  */
-import { regressionAlertKey } from '@onset/contract';
+import { regressionAlertKey, type Regression } from '@onset/contract';
 import { regressionSeverity } from '@onset/core';
 import { acknowledgeAlert, fireAlert, resolveAlert } from '../alerts/state.ts';
 import { firingAlertId, type AlertRow } from '../alerts/store.ts';
 import { slosCoveringSeries, type Queryable } from '../slos/store.ts';
 
-/** What the regression engine knows about a regression (api.md "Regressions" shape; extra fields ignored). */
-export interface RegressionForAlert {
-  id: string | number;
-  service: string;
-  op: string;
-  view: string;
-  name: string;
-  peer?: string | null;
-  host?: string | null;
-  onset?: string | Date | null;
-  before?: { p50_ms?: number; p99_ms?: number; count?: number } | null;
-  after?: { p50_ms?: number; p99_ms?: number; count?: number } | null;
-  ratio_p50?: number | null;
-  ratio_p99?: number | null;
-  suspects?: Array<Record<string, unknown>> | null;
-  cohort?: Record<string, unknown> | null;
-  hints?: Array<{ title: string; confidence: number }> | null;
-}
+/**
+ * The regression an alert is raised for: the contract's Regression (what regressionJson
+ * gives), of which the identity is required and the rest is used when present.
+ */
+export type RegressionForAlert = Pick<Regression, 'id' | 'service' | 'op' | 'view' | 'name'> &
+  Partial<
+    Pick<
+      Regression,
+      | 'peer'
+      | 'host'
+      | 'onset'
+      | 'before'
+      | 'after'
+      | 'ratio_p50'
+      | 'ratio_p99'
+      | 'suspects'
+      | 'cohort'
+      | 'hints'
+    >
+  >;
 
 const fmt = (x: number | undefined | null) =>
   x === undefined || x === null ? '?' : Number(x.toPrecision(3)).toString();
@@ -81,10 +83,7 @@ export async function raiseRegressionAlert(
       details: {
         peer: regression.peer ?? null,
         host: regression.host ?? null,
-        onset:
-          regression.onset instanceof Date
-            ? regression.onset.toISOString()
-            : (regression.onset ?? null),
+        onset: regression.onset ?? null,
         before: regression.before ?? null,
         after: regression.after ?? null,
         ratio_p50: regression.ratio_p50 ?? null,
