@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { Regression } from '@onset/contract';
-import { XSS_DESCRIPTION, sendIncidents } from './fixtures/incidents.ts';
+import { XSS_DESCRIPTION, sendIncidents } from '@onset/testkit/incidents';
 import { launchChromium } from './fixtures/browser.ts';
 
 const SHOTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');
@@ -72,7 +72,7 @@ describe('on-call path through the UI', () => {
     await rows.first().waitFor();
     const kernelRow = page.locator(`[data-regression-id="${kernel.id}"]`);
     const edgeRow = page.locator(`[data-regression-id="${edge.id}"]`);
-    await expect.poll(() => kernelRow.textContent()).toContain('/var/lib/containerd/overlay');
+    await expect.poll(() => kernelRow.textContent()).toContain('/run/containerd/overlay/rootfs');
     await expect.poll(() => edgeRow.textContent()).toContain('GET /lookup');
     // "20.1 ms → 9.92 s, ×392": a before → after change with a ratio.
     expect(await kernelRow.textContent()).toMatch(/ms → [\d.]+ s, ×\d+/);

@@ -11,7 +11,7 @@ import { Partitions } from '../src/db/partitions.ts';
 import { runDetect } from '../src/regressions/pass.ts';
 import { cachedDetectors, runDetectionPass } from '../src/regressions/engine.ts';
 import { DETECTOR_BYTES, progressOf, type PassProgress } from '../src/regressions/budget.ts';
-import { incidentTimes, replayIncidents } from './fixtures/incidents.ts';
+import { incidentTimes, replayIncidents } from '@onset/testkit/incidents';
 import type { Regression } from '@onset/contract';
 
 let server: TestServer;

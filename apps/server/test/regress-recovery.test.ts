@@ -10,7 +10,7 @@ import { Registry } from '../src/otlp/registry.ts';
 import { Partitions } from '../src/db/partitions.ts';
 import { runDetect } from '../src/regressions/pass.ts';
 import { runDetectionPass } from '../src/regressions/engine.ts';
-import { incidentTimes, replayIncidents, type MarkerIds } from './fixtures/incidents.ts';
+import { incidentTimes, replayIncidents, type MarkerIds } from '@onset/testkit/incidents';
 import type { Regression } from '@onset/contract';
 
 const MIN = 60_000;

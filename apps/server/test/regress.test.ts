@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
-import { incidentTimes, replayIncidents, type MarkerIds } from './fixtures/incidents.ts';
+import { incidentTimes, replayIncidents, type MarkerIds } from '@onset/testkit/incidents';
 import type { Regression } from '@onset/contract';
 
 const MIN = 60_000;
