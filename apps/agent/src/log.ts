@@ -4,7 +4,7 @@
  * own `write` to read what a user would see.
  */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
 export interface Logger {
   debug(msg: string): void;

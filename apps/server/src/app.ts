@@ -26,10 +26,7 @@ import { selfObservationPlugin } from './observability/plugin.ts';
 
 export type { AppContext };
 
-export const WEB_DIST = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '../../web/dist',
-);
+const WEB_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/dist');
 
 function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInstance {
   const app = Fastify({

@@ -37,7 +37,7 @@ export function interpolateVariables(sql: string, vars: Variables): string {
 }
 
 /** gtime.FormatInterval: the largest unit that divides evenly ("1m", "5m", "1h", "30s", "1d"). */
-export function formatInterval(ms: number): string {
+function formatInterval(ms: number): string {
   const units: Array<[string, number]> = [
     ['y', 31_536_000_000],
     ['w', 604_800_000],

@@ -4,7 +4,7 @@
  * returns the metric families so tests can read values.
  */
 
-export interface Sample {
+interface Sample {
   name: string;
   labels: Record<string, string>;
   value: number;

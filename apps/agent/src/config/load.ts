@@ -94,7 +94,7 @@ function withDependencyPrefix(rec: Record<string, string>): Record<string, strin
   );
 }
 
-export function readConfigFile(file: string): ConfigFile {
+function readConfigFile(file: string): ConfigFile {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -11,7 +11,7 @@ const StringMap = Type.Record(
 );
 const Toggle = Type.Union([Type.Literal('auto'), Type.Literal('off'), Type.Boolean()]);
 
-export const HttpTargetSchema = Type.Object(
+const HttpTargetSchema = Type.Object(
   {
     url: Type.String({ pattern: '^https?://' }),
     method: Type.Optional(Type.String({ pattern: '^[A-Za-z]+$' })),

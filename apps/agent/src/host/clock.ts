@@ -24,7 +24,3 @@ export function monotonicToEpochNs(monoNs: bigint): bigint {
   if (performance.now() - measuredAt > REMEASURE_MS) measure();
   return monoNs + offsetNs;
 }
-
-export function nowEpochNs(): bigint {
-  return monotonicToEpochNs(process.hrtime.bigint());
-}

@@ -44,7 +44,7 @@ print "$n $done\n";
 `;
 
 /** Resident memory of a process in bytes (from /proc/PID/smaps_rollup), or undefined when gone. */
-export function residentBytes(pid: number): number | undefined {
+function residentBytes(pid: number): number | undefined {
   try {
     const kb = /^Rss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1];
     return kb === undefined ? undefined : Number(kb) * 1024;

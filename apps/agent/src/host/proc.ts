@@ -42,16 +42,6 @@ export function processName(pid: number): string | undefined {
   }
 }
 
-export function parentPid(pid: number): number | undefined {
-  try {
-    // The comm field (2) may contain spaces and parentheses: parse after the last ')'.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return undefined;
-  }
-}
-
 /** Pids whose comm is one of `names`. */
 export function pidsByName(names: readonly string[]): number[] {
   const wanted = new Set(names.map((n) => n.slice(0, 15)));

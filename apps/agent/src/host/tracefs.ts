@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 
 const TRACEFS = '/sys/kernel/tracing';
 
-export function syscallTracepointsVisible(): boolean {
+function syscallTracepointsVisible(): boolean {
   return (
     existsSync(`${TRACEFS}/events/syscalls/sys_enter_fsync`) ||
     existsSync('/sys/kernel/debug/tracing/events/syscalls/sys_enter_fsync')

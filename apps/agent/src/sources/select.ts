@@ -32,7 +32,7 @@ export function cgroup2Root(): string {
 }
 
 /** A cgroup given as an absolute path, or relative to the cgroup v2 root (e.g. system.slice/postgresql.service). */
-export function cgroupDir(spec: string): string {
+function cgroupDir(spec: string): string {
   return spec.startsWith('/') ? spec : path.join(cgroup2Root(), spec);
 }
 

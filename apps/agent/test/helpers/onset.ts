@@ -12,7 +12,7 @@ export interface Series {
   hosts: string[];
 }
 
-export interface QuantilePoint {
+interface QuantilePoint {
   t: string;
   count: number;
   q: Record<string, number>;
@@ -28,7 +28,7 @@ export async function listSeries(
 }
 
 /** Total count and the p50 over the last hour, in milliseconds. */
-export async function summary(
+async function summary(
   baseUrl: string,
   seriesId: string,
 ): Promise<{ count: number; p50: number; p99: number }> {

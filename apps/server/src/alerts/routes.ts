@@ -9,7 +9,7 @@ import { alertEvents, getAlert, listAlerts, type AlertRow } from './store.ts';
 import { alertBody, snapshotOf } from './snapshot.ts';
 import { baseUrlOf } from '../webhooks/routes.ts';
 
-export function alertJson(a: AlertRow, baseUrl: string) {
+function alertJson(a: AlertRow, baseUrl: string) {
   const { details, ...fields } = alertBody(snapshotOf(a), baseUrl);
   return {
     ...fields,

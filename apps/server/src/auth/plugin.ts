@@ -14,11 +14,7 @@ declare module 'fastify' {
 const GUARDED_PREFIXES = ['/api/', '/v1/'];
 
 /** 401/403 for a request whose token does not grant `scope`; nothing when it does. */
-export function checkScope(
-  tokens: Map<string, Set<Scope>>,
-  request: FastifyRequest,
-  scope: Scope,
-): void {
+function checkScope(tokens: Map<string, Set<Scope>>, request: FastifyRequest, scope: Scope): void {
   if (tokens.size === 0) return;
   const header = request.headers.authorization ?? '';
   const m = /^Bearer\s+(.+)$/i.exec(header);

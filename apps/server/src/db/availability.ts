@@ -46,7 +46,7 @@ export function outageReason(err: unknown): string {
 }
 
 /** First probe 0.5 s after the outage is noticed, then doubling up to this (ONSET_DB_RETRY_MAX). */
-export const DEFAULT_PROBE_MAX_MS = 10_000;
+const DEFAULT_PROBE_MAX_MS = 10_000;
 
 export class DatabaseAvailability {
   private outage: Outage | null = null;

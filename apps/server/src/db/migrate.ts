@@ -2,7 +2,7 @@ import { runner } from 'node-pg-migrate';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const MIGRATIONS_DIR = path.resolve(
+const MIGRATIONS_DIR = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
   '../../../../migrations',
 );

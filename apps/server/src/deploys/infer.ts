@@ -35,13 +35,13 @@ export interface InferResult {
   extended: number;
 }
 
-export interface TrackedAttribute {
+interface TrackedAttribute {
   kind: Extract<DeployKind, 'kernel' | 'code' | 'dependency'>;
   component: string | null;
 }
 
 /** Which cohort attributes mark a deploy when they change, and as what kind. */
-export function trackedAttribute(key: string): TrackedAttribute | null {
+function trackedAttribute(key: string): TrackedAttribute | null {
   if (key === 'os.version') return { kind: 'kernel', component: 'kernel' };
   if (key === 'service.version') return { kind: 'code', component: null };
   if (key.startsWith('dependency.') && key.length > 'dependency.'.length)

@@ -15,7 +15,7 @@ export interface MarkerRow extends MarkerChange {
   updated_at: string | null;
 }
 
-export const MARKER_COLUMNS = `id::text AS id, service, environment, hosts, kind, component, from_version, to_version,
+const MARKER_COLUMNS = `id::text AS id, service, environment, hosts, kind, component, from_version, to_version,
   commit, url, description, at, source, external_id, created_at, updated_at`;
 
 interface DbRow extends Omit<MarkerRow, 'at' | 'created_at' | 'updated_at'> {
@@ -24,7 +24,7 @@ interface DbRow extends Omit<MarkerRow, 'at' | 'created_at' | 'updated_at'> {
   updated_at: Date | null;
 }
 
-export function toMarker(r: DbRow): MarkerRow {
+function toMarker(r: DbRow): MarkerRow {
   return {
     ...r,
     at: r.at.toISOString(),

@@ -1,12 +1,9 @@
-import { DEPLOY_LIMITS, type DeployKind } from '@onset/contract';
+import type { DeployKind } from '@onset/contract';
 import type { MarkerChange } from '@onset/core';
 import { badRequest } from '../http/errors.ts';
 
-/** Field caps of the contract (strings are length-capped by the schema too). */
-export const LIMITS = DEPLOY_LIMITS;
-
 /** How far `at` may be from now: a marker a year off is a unit mistake, not a deploy. */
-export const MAX_AT_DISTANCE_MS = 366 * 86_400_000;
+const MAX_AT_DISTANCE_MS = 366 * 86_400_000;
 
 /** The POST body after schema validation (strings are length-capped by the schema). */
 export interface MarkerInput {
@@ -60,7 +57,7 @@ export function parseMarkerTime(raw: string, nowMs: number, field = 'at'): Date 
 }
 
 /** Only http(s) links: the UI renders `url` as a link, and `javascript:` must never get there. */
-export function checkLink(raw: string): string {
+function checkLink(raw: string): string {
   let u: URL;
   try {
     u = new URL(raw);

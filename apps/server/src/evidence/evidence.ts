@@ -17,7 +17,7 @@ export interface EvidenceOptions {
 }
 
 /** Calls before and after the onset, leaving out the onset's uncertainty. */
-export async function regressionCalls(
+async function regressionCalls(
   pool: Queryable,
   r: RegressionRow,
   nowMs = Date.now(),
@@ -81,10 +81,7 @@ function sample(c: CallRow): EvidenceSample {
 }
 
 /** Fill {trace_id}, {span_id}, {start_s}, {end_s} (Unix seconds, ±1 h, for viewers that want a time range). */
-export function traceUrl(
-  template: string,
-  c: { trace_id: string; span_id: string; start: Date },
-): string {
+function traceUrl(template: string, c: { trace_id: string; span_id: string; start: Date }): string {
   const s = Math.floor(c.start.getTime() / 1000);
   return template
     .replaceAll('{trace_id}', c.trace_id)
@@ -116,7 +113,7 @@ function span(c: CallRow, role: Span['role'], template: string | undefined): Spa
 }
 
 /** A few calls near the median of a side, then its slowest, by what the view measures. */
-export function pickExemplars(calls: readonly CallRow[], template?: string): Span[] {
+function pickExemplars(calls: readonly CallRow[], template?: string): Span[] {
   if (!calls.length) return [];
   const byMeasure = [...calls].sort((a, b) => a.measure_us - b.measure_us);
   const mid = Math.floor(byMeasure.length / 2);
@@ -138,10 +135,7 @@ export function pickExemplars(calls: readonly CallRow[], template?: string): Spa
 }
 
 /** Hints from calls already read (also used for the list's `hints`). */
-export function hintsFromCalls(
-  r: RegressionRow,
-  calls: { before: CallRow[]; after: CallRow[] },
-): Hint[] {
+function hintsFromCalls(r: RegressionRow, calls: { before: CallRow[]; after: CallRow[] }): Hint[] {
   return detectHints({
     op: r.op,
     view: r.view,

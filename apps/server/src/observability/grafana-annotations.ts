@@ -17,7 +17,7 @@ import type { Pool } from '../db/pool.ts';
 import type { FeatureJobs } from '../scheduler/jobs.ts';
 import { grafanaAnnotations } from './metrics.ts';
 
-export interface GrafanaTarget {
+interface GrafanaTarget {
   url: string;
   token: string;
 }

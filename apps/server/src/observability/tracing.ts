@@ -10,7 +10,7 @@
  * created afterwards, so startSelfTracing() must run before buildApp().
  * Background jobs are traced by observeJobs() (jobs.ts).
  */
-import { context, trace, SpanStatusCode, type Span, type SpanOptions } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import { NodeTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import {
@@ -47,7 +47,7 @@ function serverVersion(): string {
   }
 }
 
-export function selfTracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
+function selfTracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
   if ((env.OTEL_SDK_DISABLED ?? '').toLowerCase() === 'true') return false;
   const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim());
   if (exporters.includes('none')) return false;
@@ -103,24 +103,4 @@ export function startSelfTracing(env: NodeJS.ProcessEnv = process.env): SelfTrac
     },
   };
   return active;
-}
-
-/** Run `fn` inside a span of Onset's own tracer (a no-op unless self-tracing is on). */
-export async function withSpan<T>(
-  name: string,
-  options: SpanOptions,
-  fn: (span: Span) => Promise<T>,
-): Promise<T> {
-  const tracer = trace.getTracer(TRACER_NAME);
-  return tracer.startActiveSpan(name, options, context.active(), async (span) => {
-    try {
-      return await fn(span);
-    } catch (err) {
-      span.recordException(err as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
 }

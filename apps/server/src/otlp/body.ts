@@ -24,7 +24,7 @@ export function mediaType(contentType: string | undefined): Encoding {
 }
 
 /** Every Content-Encoding the OpenTelemetry Collector's HTTP client can send. */
-export const CONTENT_ENCODINGS = [
+const CONTENT_ENCODINGS = [
   'gzip',
   'zstd',
   'snappy',

@@ -38,7 +38,7 @@ const Span = Type.Object({
   attributes: Type.Optional(KeyValues),
 });
 
-export const TracesJson = Type.Object({
+const TracesJson = Type.Object({
   resourceSpans: Type.Optional(
     Type.Array(
       Type.Object({
@@ -81,7 +81,7 @@ const ExpPoint = Type.Object({
   negative: Type.Optional(ExpBuckets),
 });
 const Temporality = Type.Optional(Type.Union([Type.Integer(), Type.String()]));
-export const MetricsJson = Type.Object({
+const MetricsJson = Type.Object({
   resourceMetrics: Type.Optional(
     Type.Array(
       Type.Object({

@@ -38,7 +38,7 @@ export interface NormalizedMetrics {
 const UNIT_TO_US: Record<string, number> = { s: 1e6, ms: 1e3, us: 1, µs: 1, ns: 1e-3, min: 6e7 };
 
 /** Latency metrics are those with a time unit, or conventional duration names (seconds per semconv). */
-export function latencyScale(name: string, unit: string | undefined): number | null {
+function latencyScale(name: string, unit: string | undefined): number | null {
   if (unit && UNIT_TO_US[unit] !== undefined) return UNIT_TO_US[unit]!;
   if (!unit && /(duration|latency)/i.test(name)) {
     if (/(_ms|\.ms|milliseconds)$/i.test(name)) return 1e3;
@@ -52,7 +52,7 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
 }
 
-export function metricLabels(
+function metricLabels(
   metricName: string,
   attrs: Attributes,
   resource: ResourceLabels,

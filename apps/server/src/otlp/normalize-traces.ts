@@ -41,7 +41,7 @@ const MAX_KEPT_ATTRS = 64;
 const MAX_KEPT_STRING = 256;
 
 /** The span's scalar attributes as JSON (strings cut to 256 chars, at most 64 keys): what evidence compares. */
-export function keptAttributes(attrs: Attributes): string | null {
+function keptAttributes(attrs: Attributes): string | null {
   const out: Record<string, string | number | boolean> = {};
   let n = 0;
   for (const [k, v] of Object.entries(attrs)) {

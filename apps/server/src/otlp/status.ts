@@ -25,7 +25,7 @@ protobuf.parse(
 export const Status = root.lookupType('google.rpc.Status');
 
 /** google.rpc.Code for an HTTP status, after the mapping in google/rpc/code.proto. */
-export function grpcCode(httpStatus: number): number {
+function grpcCode(httpStatus: number): number {
   switch (httpStatus) {
     case 400:
     case 413:

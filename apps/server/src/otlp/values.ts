@@ -82,7 +82,7 @@ function has(o: object, k: string): boolean {
   return Object.prototype.hasOwnProperty.call(o, k);
 }
 
-export function anyValue(v: AnyValueLike | null | undefined, depth = 0): AttrValue {
+function anyValue(v: AnyValueLike | null | undefined, depth = 0): AttrValue {
   if (!v || depth > 8) return null;
   if (has(v, 'stringValue') && v.stringValue != null) return v.stringValue;
   if (has(v, 'boolValue') && v.boolValue != null) return v.boolValue;

@@ -16,7 +16,7 @@ import type { PoolClient } from '../db/pool.ts';
 
 const MINUTE_MS = 60_000;
 
-export type PointTable = 'minute' | 'hour';
+type PointTable = 'minute' | 'hour';
 
 export interface PointQuery {
   seriesIds: readonly number[];
@@ -53,7 +53,7 @@ const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
  * offset in a buffer that holds all of it) to `onTuple`. Chunks may split
  * tuples anywhere.
  */
-export class CopyFraming {
+class CopyFraming {
   private rest: Buffer = Buffer.alloc(0);
   private headerDone = false;
 

@@ -42,7 +42,7 @@ export interface RegressionRow {
   hints: Hint[];
 }
 
-export const REGRESSION_COLUMNS = `id::text, series_id::text, service, op, view, name, peer, host, onset, onset_uncertainty_ms,
+const REGRESSION_COLUMNS = `id::text, series_id::text, service, op, view, name, peer, host, onset, onset_uncertainty_ms,
   detected_at, updated_at, metric, confidence, before, after, ratio_p50, ratio_p99, suspects, cohort, status,
   acknowledged_at, acknowledged_by, resolved_at, resolved_by, resolution, hints`;
 

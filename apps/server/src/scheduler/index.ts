@@ -33,7 +33,7 @@ const RESTART_MIN_MS = 5000;
 const RESTART_MAX_MS = 60_000;
 
 /** Every-minute cron lines, as jobs to queue at once when the database is back (`* * * * * task ?…jobKey=k`). */
-export function everyMinuteJobs(crontab: string): Array<{ task: string; jobKey: string }> {
+function everyMinuteJobs(crontab: string): Array<{ task: string; jobKey: string }> {
   const jobs: Array<{ task: string; jobKey: string }> = [];
   for (const line of crontab.split('\n')) {
     const f = line.trim().split(/\s+/);

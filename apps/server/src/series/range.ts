@@ -2,7 +2,7 @@ import { parseDuration } from '@onset/contract';
 import { badRequest } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
 
-export function autoStepMs(rangeMs: number): number {
+function autoStepMs(rangeMs: number): number {
   const candidates = [
     60_000,
     300_000,

@@ -176,7 +176,7 @@ interface Reads {
 const newReads = (): Reads => ({ p: [], slo: [], f: [], t: [] });
 const READ_CHUNK = 2500;
 
-export function statusOf(e: Evaluation, now: number, alert: AlertRow | undefined): SloStatus {
+function statusOf(e: Evaluation, now: number, alert: AlertRow | undefined): SloStatus {
   const burn = {} as Record<BurnWindow, number | null>;
   const events = {} as Record<BurnWindow, number>;
   for (const w of BURN_WINDOW_NAMES) {

@@ -29,7 +29,7 @@ const HOUR_MS = 3_600_000;
 const BURN_LOOKBACK_MS = 3 * 24 * HOUR_MS;
 
 /** The SLO's series, matched by PostgreSQL (the same rule its counters use). */
-export async function sloSeriesIds(db: Queryable, sloId: string): Promise<string[]> {
+async function sloSeriesIds(db: Queryable, sloId: string): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     `SELECT s.id::text AS id FROM slos o JOIN series s ON ${MATCH_SQL} WHERE o.id = $1 ORDER BY s.id`,
     [sloId],

@@ -9,14 +9,14 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 /** Per-minute counters cover the longest burn window (3 d) with room to spare. */
-export const MINUTE_KEEP_MS = 3 * DAY_MS + 2 * HOUR_MS;
+const MINUTE_KEEP_MS = 3 * DAY_MS + 2 * HOUR_MS;
 /** Evaluation trusts minute counters this far back (a little inside MINUTE_KEEP_MS). */
 export const MINUTE_TRUST_MS = 3 * DAY_MS + HOUR_MS;
 /**
  * How far behind the clock the counting cursor stays: covers the instant
  * between a transaction taking its now() and showing up in pg_stat_activity.
  */
-export const SETTLE_MS = 250;
+const SETTLE_MS = 250;
 /** Longest calendar period (31 d) plus slack, for retention of hourly counters. */
 const CALENDAR_KEEP_MS = 33 * DAY_MS;
 

@@ -80,7 +80,7 @@ const RESPONSE_KEEP_CHARS = 500;
  * The first `maxBytes` of a response body, then the connection is dropped:
  * a receiver answering with megabytes (or forever) costs a few KiB, not RSS.
  */
-export async function readBounded(res: Response, maxBytes = RESPONSE_READ_BYTES): Promise<string> {
+async function readBounded(res: Response, maxBytes = RESPONSE_READ_BYTES): Promise<string> {
   if (!res.body) return '';
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -153,7 +153,7 @@ function observeAttempt(format: string, o: AttemptOutcome): void {
   webhookDeliverySeconds.observe({ format }, o.duration_ms / 1000);
 }
 
-export const isRetryable = (o: AttemptOutcome) =>
+const isRetryable = (o: AttemptOutcome) =>
   o.status_code === null || o.status_code >= 500 || o.status_code === 429;
 
 async function attemptOne(

@@ -30,10 +30,10 @@ export interface Rendered {
 }
 
 /** Alertmanager's API for clients that push alerts (what Prometheus uses). */
-export const ALERTMANAGER_ALERTS_PATH = '/api/v2/alerts';
+const ALERTMANAGER_ALERTS_PATH = '/api/v2/alerts';
 
 /** The webhook URL of an `alertmanager` target is Alertmanager's base URL (or already its alerts API). */
-export function alertmanagerAlertsUrl(url: string): string {
+function alertmanagerAlertsUrl(url: string): string {
   const u = new URL(url);
   if (!u.pathname.replace(/\/+$/, '').endsWith(ALERTMANAGER_ALERTS_PATH))
     u.pathname = u.pathname.replace(/\/+$/, '') + ALERTMANAGER_ALERTS_PATH;
@@ -50,7 +50,7 @@ export function slackEscape(text: string): string {
 }
 
 /** `sha256=<hex HMAC-SHA256 of the body with the secret>` (X-Onset-Signature). */
-export function signature(secret: string, body: string): string {
+function signature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 

@@ -37,7 +37,7 @@ function webhookJson(r: WebhookRow) {
 }
 
 /** Only http(s) receivers: no file:, ftp:, javascript: or schemeless URLs. */
-export function checkWebhookUrl(text: string): string {
+function checkWebhookUrl(text: string): string {
   let u: URL;
   try {
     u = new URL(text);

@@ -6,7 +6,6 @@ import type {
   AlertList,
   AlertListQuery,
   AlertWithEvents,
-  CohortsResponse,
   Delivery,
   DeliveryList,
   DeployList,
@@ -17,7 +16,6 @@ import type {
   Regression,
   RegressionList,
   RegressionListQuery,
-  Series,
   SeriesList,
   SeriesListQuery,
   Slo,
@@ -48,15 +46,6 @@ export function useSeriesList(filter: SeriesListQuery = {}) {
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,
-  });
-}
-
-export function useSeries(id: string | null | undefined) {
-  return useQuery({
-    queryKey: ['series', 'one', id],
-    queryFn: () => apiFetch<Series>(`/api/v1/series/${encodeURIComponent(id!)}`),
-    enabled: !!id,
-    retry,
   });
 }
 
@@ -122,15 +111,6 @@ export function useHeatmap(id: string | null | undefined, o: SeriesQuery, enable
     retry,
     placeholderData: keepPreviousData,
     structuralSharing: false,
-  });
-}
-
-export function useCohorts(id: string | null | undefined) {
-  return useQuery({
-    queryKey: ['cohorts', id],
-    queryFn: () => apiFetch<CohortsResponse>(`/api/v1/series/${encodeURIComponent(id!)}/cohorts`),
-    enabled: !!id,
-    retry,
   });
 }
 

@@ -22,12 +22,12 @@ export function slosWatching(
   return slos.filter((s) => ids.has(s.id));
 }
 
-export function worstRatio(r: Pick<Regression, 'ratio_p50' | 'ratio_p99'>): number {
+function worstRatio(r: Pick<Regression, 'ratio_p50' | 'ratio_p99'>): number {
   return Math.max(r.ratio_p50 || 0, r.ratio_p99 || 0, 1);
 }
 
 /** 1 (no SLO involved) … 4 (an SLO on this series is paging). */
-export function sloImpact(r: Regression, slos: readonly Slo[], watching: Watching): number {
+function sloImpact(r: Regression, slos: readonly Slo[], watching: Watching): number {
   let impact = 1;
   for (const s of slosWatching(r, slos, watching)) {
     const sev = s.status?.alert?.severity;

@@ -62,12 +62,6 @@ export function zoomOut(r: ResolvedRange, now: number): RangeText {
   return zoomRange(to - 2 * width, to);
 }
 
-/** A range centred on an instant, e.g. a regression's onset. */
-export function aroundInstant(atMs: number, halfWidthMs: number, now: number): RangeText {
-  const to = Math.min(now, atMs + halfWidthMs);
-  return zoomRange(Math.min(atMs - halfWidthMs, to - 2 * halfWidthMs), to);
-}
-
 const pad = (n: number) => String(n).padStart(2, '0');
 
 /** Local "YYYY-MM-DDTHH:MM" for <input type="datetime-local">. */

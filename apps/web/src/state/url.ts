@@ -7,7 +7,7 @@ import { useSearchParams } from 'react-router-dom';
 import { rangeFromParams, type RangeText, DEFAULT_RANGE } from './timeRange.ts';
 
 /** Parameters that follow the user from page to page. */
-export const GLOBAL_PARAMS = ['from', 'to', 'refresh', 'scale'] as const;
+const GLOBAL_PARAMS = ['from', 'to', 'refresh', 'scale'] as const;
 
 export type ParamPatch = Record<string, string | null | undefined>;
 

@@ -5,7 +5,7 @@ import { addVersion, LockfileError, lineOf, type PackageVersions } from './types
  * JSON.parse, but a syntax error names the line: Node's own messages give a
  * character position at best, so the error is located with jsonc-parser.
  */
-export function parseJson(text: string, file: string): unknown {
+function parseJson(text: string, file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {

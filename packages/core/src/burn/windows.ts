@@ -97,7 +97,7 @@ function formatter(tz: string): Intl.DateTimeFormat {
 
 const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 
-export function zonedParts(ms: number, tz: string): ZonedParts {
+function zonedParts(ms: number, tz: string): ZonedParts {
   const p: Record<string, string> = {};
   for (const part of formatter(tz).formatToParts(new Date(ms))) p[part.type] = part.value;
   return {
@@ -152,9 +152,8 @@ export function calendarPeriod(
   };
 }
 
-export const floorMinute = (ms: number) => Math.floor(ms / MINUTE_MS) * MINUTE_MS;
-export const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
-export const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
+const floorMinute = (ms: number) => Math.floor(ms / MINUTE_MS) * MINUTE_MS;
+const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
 
 /**
  * The end (exclusive) of every window evaluated at `now`: the end of the

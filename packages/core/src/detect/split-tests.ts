@@ -45,7 +45,7 @@ export interface RankTestResult {
  * and vanished: a rank sum sees only half of such a step, as the minutes
  * without the tail are unchanged).
  */
-export function rankTests(dir: number, yA: Float64Array, yB: Float64Array): RankTestResult {
+function rankTests(dir: number, yA: Float64Array, yB: Float64Array): RankTestResult {
   const sA = scratch(4, yA.length);
   sA.set(yA);
   sA.sort();

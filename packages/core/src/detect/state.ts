@@ -76,7 +76,7 @@ const everyFieldStored: Exclude<keyof MetricState, MetricKeys[0]> extends never 
 void everyFieldStored;
 
 /** One quantile's state as stored (short keys). */
-export type MetricStateJSON = { [K in MetricKeys as K[1]]: MetricState[K[0]] };
+type MetricStateJSON = { [K in MetricKeys as K[1]]: MetricState[K[0]] };
 
 export interface DetectorStateJSON {
   v: 1;

@@ -46,7 +46,7 @@ export function normalUpperTail(z: number): number {
 }
 
 /** Complementary error function (Numerical Recipes' Chebyshev fit, relative error < 1.2e-7). */
-export function erfc(x: number): number {
+function erfc(x: number): number {
   const z = Math.abs(x);
   const t = 1 / (1 + 0.5 * z);
   const r =

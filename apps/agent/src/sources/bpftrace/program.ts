@@ -29,7 +29,7 @@ export interface BpftraceProgram {
   parts: string[];
 }
 
-export function programFile(name: string): string {
+function programFile(name: string): string {
   return readFileSync(path.join(PROGRAM_DIR, name), 'utf8');
 }
 

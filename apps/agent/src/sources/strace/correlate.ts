@@ -15,7 +15,7 @@ export interface ProcessProbe {
   name(pid: number): string | undefined;
 }
 
-export interface DirtySample {
+interface DirtySample {
   dirtyBytes: number;
   writebackBytes: number;
 }

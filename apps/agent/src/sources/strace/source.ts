@@ -38,7 +38,7 @@ export interface StraceSourceOptions {
  * messages on stderr. -q: no "Process N attached" message for every new
  * child; readiness is read from /proc/<pid>/status (TracerPid) instead.
  */
-export function straceArgs(pids: number[], output: string): string[] {
+function straceArgs(pids: number[], output: string): string[] {
   return [
     '-f',
     '-q',

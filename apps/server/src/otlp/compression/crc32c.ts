@@ -9,7 +9,7 @@ const TABLE = (() => {
   return t;
 })();
 
-export function crc32c(data: Uint8Array): number {
+function crc32c(data: Uint8Array): number {
   let crc = 0xffffffff;
   for (let i = 0; i < data.length; i++) crc = TABLE[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;

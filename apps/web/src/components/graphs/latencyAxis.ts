@@ -74,7 +74,7 @@ export function latencyTickLabels(values: readonly number[]): string[] {
   return values.map(formatTick);
 }
 
-export function formatTick(ms: number): string {
+function formatTick(ms: number): string {
   if (ms === 0) return '0';
   const a = Math.abs(ms);
   const n = (v: number) => String(Number(v.toPrecision(3)));

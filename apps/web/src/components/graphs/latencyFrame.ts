@@ -5,7 +5,7 @@
  */
 export type LineColor = 'p50' | 'p90' | 'p99' | 'p999' | 'client' | 'server' | 'gap' | `c${number}`;
 
-export interface Line {
+interface Line {
   key: string;
   label: string;
   color: LineColor;

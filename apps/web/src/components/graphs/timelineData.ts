@@ -5,7 +5,7 @@
  */
 import type { Deploy } from '@onset/contract';
 
-export interface TimelineItem {
+interface TimelineItem {
   deploy: Deploy;
   /** 0..1 across the range. */
   pos: number;
@@ -19,7 +19,7 @@ export interface TimelineLane {
 
 export const HOST_LANE = 'hosts (no service)';
 
-export function laneKey(d: Deploy): string {
+function laneKey(d: Deploy): string {
   return d.service || HOST_LANE;
 }
 
