@@ -34,7 +34,7 @@ export const checkoutResource = (host: string): Record<string, string> => ({
   'service.version': EDGE.caller.version,
 });
 
-export const urliteResource = (host: string, after: boolean): Record<string, string> => {
+const urliteResource = (host: string, after: boolean): Record<string, string> => {
   const i = after ? 1 : 0;
   return {
     'service.name': EDGE.callee.service,
