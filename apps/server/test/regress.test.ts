@@ -9,7 +9,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
-import { incidentTimes, replayIncidents, type MarkerIds } from '@onset/testkit/incidents';
+import {
+  incidentTimes,
+  replayIncidents,
+  type MarkerIds,
+  REPLAY_REGRESSIONS,
+} from '@onset/testkit/incidents';
 import type { Regression } from '@onset/contract';
 
 const MIN = 60_000;
@@ -182,16 +187,7 @@ describe('incident replays through POST /api/v1/detect', () => {
 
   it('nothing else regressed: the no-change replay (ledger) and every background series yield nothing', () => {
     expect(all.filter((r) => r.service === 'ledger')).toEqual([]);
-    expect(all.map((r) => `${r.service}/${r.view}`).sort()).toEqual(
-      [
-        'builder/internal',
-        'checkout/client',
-        'checkout/gap',
-        'containerd/internal',
-        'pageserver/internal',
-        'postgres/internal',
-      ].sort(),
-    );
+    expect(all.map((r) => `${r.service}/${r.view}`).sort()).toEqual([...REPLAY_REGRESSIONS]);
   });
 
   it('each new regression raised a firing alert naming it', async () => {

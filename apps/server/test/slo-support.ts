@@ -1,4 +1,5 @@
 /** Shared helpers for the SLO / alert / webhook tests: OTLP senders and real HTTP receivers on loopback. */
+import { expect } from 'vitest';
 import http from 'node:http';
 import { createHmac, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -198,4 +199,16 @@ export function api(base: string, token?: string) {
     put: (p: string, b: unknown, ct?: string) => call('PUT', p, b, ct),
     del: (p: string) => call('DELETE', p),
   };
+}
+
+/** Each test owns its webhooks: switch off the ones earlier tests made, then create this one. */
+export async function onlyWebhook(
+  A: ReturnType<typeof api>,
+  body: Record<string, unknown>,
+): Promise<string> {
+  for (const w of (await A.get('/api/v1/webhooks')).body.webhooks)
+    await A.put(`/api/v1/webhooks/${w.id}`, { enabled: false });
+  const r = await A.post('/api/v1/webhooks', body);
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return r.body.id;
 }

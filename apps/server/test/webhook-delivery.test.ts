@@ -18,6 +18,7 @@ import {
   MIN,
   api,
   dedupKeyOf,
+  onlyWebhook,
   sendSpans,
   signatureValid,
   startReceiver,
@@ -56,15 +57,6 @@ async function receiver(port?: number): Promise<Receiver> {
   const r = await startReceiver(port);
   open.push(r);
   return r;
-}
-
-/** Each test owns its webhooks: switch off the ones earlier tests made. */
-async function onlyWebhook(body: Record<string, unknown>): Promise<string> {
-  for (const w of (await A.get('/api/v1/webhooks')).body.webhooks)
-    await A.put(`/api/v1/webhooks/${w.id}`, { enabled: false });
-  const r = await A.post('/api/v1/webhooks', body);
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-  return r.body.id;
 }
 
 /** Notifications the receiver accepted (2xx), per dedup key and status: what an idempotent receiver keeps. */
@@ -137,7 +129,7 @@ describe('webhook API', () => {
 
   it('POST /webhooks/{id}/test sends a signed test event now and logs the answer; failures are not retried', async () => {
     const rx = await receiver();
-    const id = await onlyWebhook({ url: rx.url, format: 'json', secret: SECRET });
+    const id = await onlyWebhook(A, { url: rx.url, format: 'json', secret: SECRET });
     const r = await A.post(`/api/v1/webhooks/${id}/test`);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({
@@ -172,7 +164,7 @@ describe('webhook API', () => {
 describe('durable delivery', () => {
   it('receiver down (connection refused, then 503): delivered once it is back, one firing and one resolved per alert', async () => {
     const port = await freePort(); // nothing listens here yet: connection refused
-    const id = await onlyWebhook({
+    const id = await onlyWebhook(A, {
       url: `http://127.0.0.1:${port}/hook`,
       format: 'json',
       secret: SECRET,
@@ -230,7 +222,7 @@ describe('durable delivery', () => {
     slow.respond(429, { 'retry-after': '120' });
     const gone = await receiver();
     gone.respond(404);
-    await onlyWebhook({ url: slow.url, format: 'alertmanager-webhook' });
+    await onlyWebhook(A, { url: slow.url, format: 'alertmanager-webhook' });
     await A.post('/api/v1/webhooks', { url: gone.url, format: 'slack' });
     const T = Date.now();
     await raiseRegressionAlert(srv.onset.pool, regression(), { now: T });
@@ -249,7 +241,7 @@ describe('durable delivery', () => {
 
   it('never delivers a resolved before its firing', async () => {
     const port = await freePort();
-    await onlyWebhook({
+    await onlyWebhook(A, {
       url: `http://127.0.0.1:${port}/hook`,
       format: 'pagerduty',
       routing_key: 'KEY',
@@ -267,7 +259,7 @@ describe('durable delivery', () => {
 
   it('gives up after the configured age and says so in the log', async () => {
     const port = await freePort();
-    const id = await onlyWebhook({ url: `http://127.0.0.1:${port}/hook`, format: 'json' });
+    const id = await onlyWebhook(A, { url: `http://127.0.0.1:${port}/hook`, format: 'json' });
     const T = Date.now();
     await raiseRegressionAlert(srv.onset.pool, regression(), { now: T });
     await deliver(T);
@@ -286,7 +278,7 @@ describe('durable delivery', () => {
 describe('regression alerts', () => {
   it('severity comes from the ratio and the SLOs the regression touches; min_severity filters', async () => {
     const rx = await receiver();
-    await onlyWebhook({ url: rx.url, format: 'json', min_severity: 'page' });
+    await onlyWebhook(A, { url: rx.url, format: 'json', min_severity: 'page' });
     const slo = await A.post('/api/v1/slos', {
       name: 'urlite lookups',
       service: 'urlite',

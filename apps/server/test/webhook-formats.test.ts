@@ -11,7 +11,7 @@ import { runDeliveryPass } from '../src/webhooks/deliver.ts';
 import { refreshAlertmanagerAlerts } from '../src/webhooks/alertmanager-refresh.ts';
 import { raiseRegressionAlert, resolveRegressionAlert } from '../src/regressions/alerting.ts';
 import type { AlertSnapshot } from '../src/alerts/snapshot.ts';
-import { api, startReceiver, type Receiver } from './slo-support.ts';
+import { api, onlyWebhook, startReceiver, type Receiver } from './slo-support.ts';
 
 let srv: TestServer;
 let A: ReturnType<typeof api>;
@@ -30,14 +30,6 @@ async function receiver(): Promise<Receiver> {
   const r = await startReceiver();
   open.push(r);
   return r;
-}
-
-async function onlyWebhook(body: Record<string, unknown>): Promise<string> {
-  for (const w of (await A.get('/api/v1/webhooks')).body.webhooks)
-    await A.put(`/api/v1/webhooks/${w.id}`, { enabled: false });
-  const r = await A.post('/api/v1/webhooks', body);
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-  return r.body.id;
 }
 
 const snapshot = (over: Partial<AlertSnapshot> = {}): AlertSnapshot => ({
@@ -109,7 +101,7 @@ describe('Slack: names are text, never markup', () => {
 describe('test events resolve themselves where they open incidents', () => {
   it('PagerDuty: trigger, then resolve with the same dedup_key', async () => {
     const rx = await receiver();
-    const id = await onlyWebhook({
+    const id = await onlyWebhook(A, {
       url: rx.url,
       format: 'pagerduty',
       routing_key: 'R0UT1NGKEY0000000000000000000000',
@@ -126,7 +118,7 @@ describe('test events resolve themselves where they open incidents', () => {
 
   it('Alertmanager: the test alert is posted, then posted again with endsAt', async () => {
     const rx = await receiver();
-    const id = await onlyWebhook({ url: rx.url, format: 'alertmanager' });
+    const id = await onlyWebhook(A, { url: rx.url, format: 'alertmanager' });
     expect((await A.post(`/api/v1/webhooks/${id}/test`, {})).status).toBe(200);
     expect(rx.requests).toHaveLength(2);
     expect(rx.requests[0]!.json[0].endsAt).toBeUndefined();
@@ -138,7 +130,7 @@ describe('test events resolve themselves where they open incidents', () => {
 
   it('Slack gets one test message and nothing to resolve', async () => {
     const rx = await receiver();
-    const id = await onlyWebhook({ url: rx.url, format: 'slack' });
+    const id = await onlyWebhook(A, { url: rx.url, format: 'slack' });
     await A.post(`/api/v1/webhooks/${id}/test`, {});
     expect(rx.requests).toHaveLength(1);
   });
@@ -147,7 +139,7 @@ describe('test events resolve themselves where they open incidents', () => {
 describe('the alertmanager target re-sends while firing and stops once resolved', () => {
   it('firing: POSTed, re-sent by each refresh; resolved: endsAt, no more re-sends', async () => {
     const rx = await receiver();
-    const id = await onlyWebhook({ url: rx.url, format: 'alertmanager' });
+    const id = await onlyWebhook(A, { url: rx.url, format: 'alertmanager' });
     const T = Date.now();
     await raiseRegressionAlert(
       srv.onset.pool,
