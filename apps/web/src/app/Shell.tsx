@@ -1,7 +1,8 @@
 import { Suspense, type ReactNode } from 'react';
 import { NavLink, useLocation, useSearchParams } from 'react-router-dom';
 import { useTheme } from './theme.tsx';
-import { RefreshControl, TimeRangePicker } from './TimeRangePicker.tsx';
+import { RefreshControl, TimeRangePicker, TimeZoneToggle } from './TimeRangePicker.tsx';
+import { useTimeZoneMode } from '../lib/time.ts';
 import { TokenPrompt } from './TokenPrompt.tsx';
 import { linkWithGlobals } from '../state/url.ts';
 import { Loading } from '../components/States.tsx';
@@ -19,6 +20,8 @@ export function Shell({ children }: { children: ReactNode }) {
   const [params] = useSearchParams();
   const { pathname } = useLocation();
   const timeless = pathname.startsWith('/settings');
+  // Every time on the page follows the zone toggle: re-mount the page when it flips.
+  const zone = useTimeZoneMode();
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
@@ -50,6 +53,7 @@ export function Shell({ children }: { children: ReactNode }) {
               <RefreshControl />
             </>
           )}
+          <TimeZoneToggle />
           <button
             type="button"
             className="btn icon"
@@ -61,7 +65,7 @@ export function Shell({ children }: { children: ReactNode }) {
           </button>
         </div>
       </header>
-      <main id="main" tabIndex={-1}>
+      <main id="main" tabIndex={-1} key={zone}>
         <Suspense fallback={<Loading label="Loading page…" height={400} />}>{children}</Suspense>
       </main>
       <TokenPrompt />

@@ -6,7 +6,6 @@ import {
   PRESETS,
   REFRESH_OPTIONS,
   describeRange,
-  formatInstant,
   fromLocalInput,
   isRelative,
   refreshInterval,
@@ -15,6 +14,7 @@ import {
   zoomOut,
   zoomRange,
 } from '../state/timeRange.ts';
+import { formatClock, setTimeZoneMode, useTimeZoneMode } from '../lib/time.ts';
 
 export function TimeRangePicker() {
   const [range, setRange] = useRange();
@@ -25,6 +25,7 @@ export function TimeRangePicker() {
   const [customTo, setCustomTo] = useState('');
   const [customError, setCustomError] = useState('');
   const panelRef = useRef<HTMLDivElement>(null);
+  const zone = useTimeZoneMode();
 
   useEffect(() => {
     if (!open) return;
@@ -103,7 +104,7 @@ export function TimeRangePicker() {
             }}
           >
             <label className="field">
-              <span>From</span>
+              <span>From ({zone === 'utc' ? 'UTC' : 'local time'})</span>
               <input
                 type="datetime-local"
                 value={customFrom}
@@ -111,7 +112,7 @@ export function TimeRangePicker() {
               />
             </label>
             <label className="field">
-              <span>To</span>
+              <span>To ({zone === 'utc' ? 'UTC' : 'local time'})</span>
               <input
                 type="datetime-local"
                 value={customTo}
@@ -180,12 +181,25 @@ export function RefreshControl() {
       </button>
       <span className="last-updated" aria-live="off" data-testid="last-updated">
         {fetching ? <span className="spinner small" aria-hidden="true" /> : null}
-        {lastUpdated
-          ? `Updated ${formatInstant(lastUpdated, true).split(', ')[1]}`
-          : fetching
-            ? 'Loading…'
-            : ''}
+        {lastUpdated ? `Updated ${formatClock(lastUpdated)}` : fetching ? 'Loading…' : ''}
       </span>
     </div>
+  );
+}
+
+/** Local time or UTC for every time the UI prints (and the chart axes). */
+export function TimeZoneToggle() {
+  const zone = useTimeZoneMode();
+  return (
+    <button
+      type="button"
+      className="btn tz-toggle"
+      aria-pressed={zone === 'utc'}
+      onClick={() => setTimeZoneMode(zone === 'utc' ? 'local' : 'utc')}
+      title={zone === 'utc' ? 'Times in UTC; show local time' : 'Times in local time; show UTC'}
+      data-testid="tz-toggle"
+    >
+      UTC
+    </button>
   );
 }

@@ -6,6 +6,7 @@
  */
 import type { AttributeLift, Evidence, Hint, Span } from '@onset/contract';
 import { safeHttpUrl } from '../lib/format.ts';
+import { formatInstant } from '../lib/time.ts';
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const ms = (x: number) =>
@@ -98,7 +99,7 @@ function SpanRow({ s }: { s: Span }) {
         {s.paired ? `${ms(s.paired.duration_ms)} on ${s.paired.service} (${s.paired.host})` : ''}
       </td>
       <td>{s.host}</td>
-      <td className="small">{new Date(s.start).toLocaleString()}</td>
+      <td className="small">{formatInstant(Date.parse(s.start), true)}</td>
       <td className="mono small">
         {url ? (
           <a href={url} target="_blank" rel="noreferrer">

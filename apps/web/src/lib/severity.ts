@@ -66,7 +66,9 @@ export function headlineQuantile(
   return (r.ratio_p99 || 0) > (r.ratio_p50 || 0) ? 'p99' : 'p50';
 }
 
-export function severityLevel(score: number, maxScore: number): 'high' | 'medium' | 'low' {
+export type SeverityLevel = 'high' | 'medium' | 'low';
+
+export function severityLevel(score: number, maxScore: number): SeverityLevel {
   const f = maxScore > 0 ? score / maxScore : 0;
   return f > 0.66 ? 'high' : f > 0.33 ? 'medium' : 'low';
 }

@@ -10,6 +10,7 @@ import { linkWithGlobals, useUrlState } from '../state/url.ts';
 import { Empty, ErrorState, Loading } from '../components/States.tsx';
 import { KindBadge, Panel } from '../components/Controls.tsx';
 import { DeployFeed } from '../components/DeployList.tsx';
+import { SeverityDot, SeverityLegend } from '../components/Severity.tsx';
 import { versionText } from '../components/graphs/markerData.ts';
 import { SloNameCell, SloStatusCells, sortSlosByBudget } from './slos/sloParts.tsx';
 
@@ -124,69 +125,72 @@ function RegressionList({
 }) {
   const max = items[0]?.score ?? 0;
   return (
-    <ol className="regression-list">
-      {items.map(({ r, score }) => {
-        const q = headlineQuantile(r);
-        const before = q === 'p99' ? r.before.p99_ms : r.before.p50_ms;
-        const after = q === 'p99' ? r.after.p99_ms : r.after.p50_ms;
-        const ratio = q === 'p99' ? r.ratio_p99 : r.ratio_p50;
-        const top = r.suspects?.[0];
-        const level = severityLevel(score, max);
-        return (
-          <li key={r.id} className={`regression-row sev-${level}`} data-regression-id={r.id}>
-            <Link
-              to={linkWithGlobals(`/regressions/${encodeURIComponent(r.id)}`, params, {
-                from: null,
-                to: null,
-              })}
-              className="regression-link"
-            >
-              <span
-                className={`sev-dot sev-${level}`}
-                title={`severity ${score.toFixed(1)} (ratio × traffic × SLO impact)`}
-                aria-label={`${level} severity`}
-              />
-              <span className="regression-what">
-                <span className="regression-title">
-                  <span className="op-tag">{r.op}</span> <b className="mono">{r.name}</b>
-                  {r.status === 'acknowledged' ? (
-                    <span className="status-pill status-acknowledged">acked</span>
-                  ) : null}
+    <>
+      <SeverityLegend />
+      <ol className="regression-list">
+        {items.map(({ r, score }) => {
+          const q = headlineQuantile(r);
+          const before = q === 'p99' ? r.before.p99_ms : r.before.p50_ms;
+          const after = q === 'p99' ? r.after.p99_ms : r.after.p50_ms;
+          const ratio = q === 'p99' ? r.ratio_p99 : r.ratio_p50;
+          const top = r.suspects?.[0];
+          const level = severityLevel(score, max);
+          return (
+            <li key={r.id} className={`regression-row sev-${level}`} data-regression-id={r.id}>
+              <Link
+                to={linkWithGlobals(`/regressions/${encodeURIComponent(r.id)}`, params, {
+                  from: null,
+                  to: null,
+                })}
+                className="regression-link"
+              >
+                <SeverityDot
+                  level={level}
+                  title={`${level} severity (score ${score.toFixed(1)}: ratio × traffic × SLO impact)`}
+                />
+                <span className="regression-what">
+                  <span className="regression-title">
+                    <span className="op-tag">{r.op}</span> <b className="mono">{r.name}</b>
+                    {r.status === 'acknowledged' ? (
+                      <span className="status-pill status-acknowledged">acked</span>
+                    ) : null}
+                  </span>
+                  <span className="regression-where">
+                    {edgeLabel(r)} · <span className={`view-tag view-${r.view}`}>{r.view}</span>
+                    {r.host ? <> · host {r.host}</> : null}
+                    {r.cohort ? (
+                      <>
+                        {' '}
+                        · only {r.cohort.attribute} {r.cohort.slow.join(', ')}
+                      </>
+                    ) : null}
+                  </span>
                 </span>
-                <span className="regression-where">
-                  {edgeLabel(r)} · <span className={`view-tag view-${r.view}`}>{r.view}</span>
-                  {r.host ? <> · host {r.host}</> : null}
-                  {r.cohort ? (
+                <span className="regression-change">
+                  <span className="muted small">{q}</span>{' '}
+                  <b>{formatChange(before, after, ratio)}</b>
+                </span>
+                <span className="regression-onset" title={new Date(r.onset).toISOString()}>
+                  since {formatInstant(Date.parse(r.onset))}
+                  <span className="muted small"> ({formatAgo(Date.parse(r.onset), now)})</span>
+                </span>
+                <span className="regression-suspect">
+                  {top ? (
                     <>
-                      {' '}
-                      · only {r.cohort.attribute} {r.cohort.slow.join(', ')}
+                      <KindBadge kind={top.kind} />{' '}
+                      {[top.service, versionText(top)].filter(Boolean).join(' ')}{' '}
+                      <span className="muted small">{formatPercent(top.score, 0)}</span>
                     </>
-                  ) : null}
+                  ) : (
+                    <span className="muted">no suspect</span>
+                  )}
                 </span>
-              </span>
-              <span className="regression-change">
-                <span className="muted small">{q}</span> <b>{formatChange(before, after, ratio)}</b>
-              </span>
-              <span className="regression-onset" title={new Date(r.onset).toISOString()}>
-                since {formatInstant(Date.parse(r.onset))}
-                <span className="muted small"> ({formatAgo(Date.parse(r.onset), now)})</span>
-              </span>
-              <span className="regression-suspect">
-                {top ? (
-                  <>
-                    <KindBadge kind={top.kind} />{' '}
-                    {[top.service, versionText(top)].filter(Boolean).join(' ')}{' '}
-                    <span className="muted small">{formatPercent(top.score, 0)}</span>
-                  </>
-                ) : (
-                  <span className="muted">no suspect</span>
-                )}
-              </span>
-            </Link>
-          </li>
-        );
-      })}
-    </ol>
+              </Link>
+            </li>
+          );
+        })}
+      </ol>
+    </>
   );
 }
 

@@ -9,6 +9,7 @@ import { Empty, QueryView } from '../components/States.tsx';
 import { Panel } from '../components/Controls.tsx';
 import { SloNameCell, SloStatusCells, sortSlosByBudget } from './slos/sloParts.tsx';
 import { edgeLabel, formatLatencyMs, formatPercent } from '../lib/format.ts';
+import { formatInstant } from '../lib/time.ts';
 
 /** Burn windows the SLO table shows: one per alert tier's long window. */
 const BURN_WINDOWS = ['1h', '6h', '3d'] as const;
@@ -200,7 +201,7 @@ function CreateSlo({ seriesId, onDone }: { seriesId: string; onDone: () => void 
       {suggestion.data ? (
         <p className="muted small">
           Suggested from {suggestion.data.basis.events.toLocaleString()} calls since{' '}
-          {new Date(suggestion.data.basis.from).toLocaleDateString()}: p{objective * 100} was{' '}
+          {formatInstant(Date.parse(suggestion.data.basis.from))}: p{objective * 100} was{' '}
           {formatLatencyMs(suggestion.data.basis.quantile_ms)};{' '}
           {formatPercent(suggestion.data.basis.expected_sli, 2)} of them would meet{' '}
           {formatLatencyMs(suggestion.data.slo.threshold_ms)}.

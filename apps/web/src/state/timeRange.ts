@@ -5,6 +5,10 @@
  * The server accepts the same strings, so they pass through unchanged.
  */
 import { resolveTime } from '@onset/contract';
+import { formatInstant, timeZoneMode } from '../lib/time.ts';
+
+/** The UI's one date-time format lives in lib/time.ts; re-exported for the range helpers' callers. */
+export { formatInstant };
 
 export interface RangeText {
   from: string;
@@ -14,6 +18,8 @@ export interface RangeText {
 export const DEFAULT_RANGE: RangeText = { from: 'now-6h', to: 'now' };
 
 export const PRESETS: ReadonlyArray<{ label: string; short: string; from: string }> = [
+  { label: 'Last 15 minutes', short: '15m', from: 'now-15m' },
+  { label: 'Last 30 minutes', short: '30m', from: 'now-30m' },
   { label: 'Last 1 hour', short: '1h', from: 'now-1h' },
   { label: 'Last 6 hours', short: '6h', from: 'now-6h' },
   { label: 'Last 24 hours', short: '24h', from: 'now-24h' },
@@ -64,24 +70,18 @@ export function zoomOut(r: ResolvedRange, now: number): RangeText {
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
-/** Local "YYYY-MM-DDTHH:MM" for <input type="datetime-local">. */
+/** "YYYY-MM-DDTHH:MM" for <input type="datetime-local">, in the zone the UI shows (local or UTC). */
 export function toLocalInput(ms: number): string {
   const d = new Date(ms);
+  if (timeZoneMode() === 'utc') return d.toISOString().slice(0, 16);
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
 export function fromLocalInput(text: string): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(text);
   if (!m) return NaN;
-  return new Date(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +(m[6] ?? 0)).getTime();
-}
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-/** Short local date-time, e.g. "Nov 20, 10:43". (No Intl: it is called for every marker and row.) */
-export function formatInstant(ms: number, withSeconds = false): string {
-  const d = new Date(ms);
-  return `${MONTHS[d.getMonth()]} ${d.getDate()}, ${pad(d.getHours())}:${pad(d.getMinutes())}${withSeconds ? ':' + pad(d.getSeconds()) : ''}`;
+  const f = [+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +(m[6] ?? 0)] as const;
+  return timeZoneMode() === 'utc' ? Date.UTC(...f) : new Date(...f).getTime();
 }
 
 /** "Last 6 hours" for presets, "Nov 20, 10:00 → Nov 20, 12:00" otherwise. */

@@ -23,6 +23,7 @@ import {
 import { logRange } from './latencyAxis.ts';
 import { formatCount, formatLatencyMs } from '../../lib/format.ts';
 import { useTheme } from '../../app/theme.tsx';
+import { formatInstant } from '../../lib/time.ts';
 
 export interface HeatmapChartProps {
   frame: HeatmapFrame;
@@ -152,7 +153,7 @@ export const HeatmapChart = memo(function HeatmapChart(p: HeatmapChartProps) {
         ) : null}
         {cell ? (
           <span className="legend-time">
-            {new Date(cell.t * 1000).toLocaleString()} · {formatLatencyMs(cell.row.loMs)}–
+            {formatInstant(cell.t * 1000, true)} · {formatLatencyMs(cell.row.loMs)}–
             {formatLatencyMs(cell.row.hiMs)} · <b>{formatCount(cell.n)}</b> calls
           </span>
         ) : null}

@@ -30,6 +30,7 @@ import {
 } from './uplotKit.ts';
 import { formatCount, formatLatencyMs } from '../../lib/format.ts';
 import { useTheme } from '../../app/theme.tsx';
+import { formatInstant } from '../../lib/time.ts';
 
 export interface LatencyChartProps {
   frame: LatencyFrame;
@@ -247,7 +248,7 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
         ) : null}
         {cursorIdx !== null && frame.x[cursorIdx] !== undefined ? (
           <span className="legend-time muted">
-            {new Date(frame.x[cursorIdx]! * 1000).toLocaleString()}
+            {formatInstant(frame.x[cursorIdx]! * 1000, true)}
           </span>
         ) : null}
       </figcaption>

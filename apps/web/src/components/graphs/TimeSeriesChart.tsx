@@ -5,6 +5,7 @@ import { UPlotChart } from './UPlotChart.tsx';
 import { axisFont, blankRightAxis, mergeHooks, readColors, timeAxis } from './uplotKit.ts';
 import { useTheme } from '../../app/theme.tsx';
 import { logTicks } from './latencyAxis.ts';
+import { formatInstant } from '../../lib/time.ts';
 
 export interface TimeLine {
   key: string;
@@ -160,7 +161,7 @@ export function TimeSeriesChart({
           </span>
         ))}
         {idx !== null && x[idx] !== undefined ? (
-          <span className="legend-time">{new Date(x[idx]! * 1000).toLocaleString()}</span>
+          <span className="legend-time">{formatInstant(x[idx]! * 1000, true)}</span>
         ) : null}
       </figcaption>
     </figure>

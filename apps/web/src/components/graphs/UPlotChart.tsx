@@ -7,6 +7,9 @@
 import { useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { timeZoneMode } from '../../lib/time.ts';
+
+const utcDate = (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC');
 
 export interface UPlotChartProps {
   options: Omit<uPlot.Options, 'width' | 'height'>;
@@ -59,7 +62,9 @@ export function UPlotChart({
       setScale: [...(options.hooks?.setScale ?? []), bump],
       draw: [...(options.hooks?.draw ?? []), painted],
     };
-    const u = new uPlot({ ...options, hooks, width, height }, dataRef.current, host);
+    // Axes follow the UI's zone toggle (the page re-mounts when it flips).
+    const tzDate = timeZoneMode() === 'utc' ? utcDate : undefined;
+    const u = new uPlot({ tzDate, ...options, hooks, width, height }, dataRef.current, host);
     plotRef.current = u;
     plotDataRef.current = dataRef.current;
     setPlot(u);
