@@ -35,6 +35,8 @@ export function newestSource() {
     }
   };
   walk(SRC);
+  // Workspace packages bundled in (path folding lives in @onset/core, attribute names in @onset/contract).
+  for (const pkg of ['core', 'contract']) walk(path.join(AGENT, '../../packages', pkg, 'src'));
   return newest;
 }
 

@@ -3,6 +3,7 @@
  * observation"). Pure: takes decoded attributes, returns labels.
  */
 import { OPS, type Op, type View } from '@onset/contract';
+import { templateName } from './fold.ts';
 
 export type AttrValue = string | number | boolean | null | AttrValue[] | { [k: string]: AttrValue };
 export type Attributes = Record<string, AttrValue>;
@@ -69,12 +70,20 @@ export function classifyView(kind: number): View {
   return 'internal';
 }
 
+/**
+ * The series name. A declared `http.route` is used as the instrumentation
+ * wrote it; a request or other span named by its span name is templated first
+ * (`GET /users/12345` -> `GET /users/{id}`, see fold.ts) so un-templated ids
+ * do not make a series each. Executables and directories (spawn, fsync,
+ * unmount) are kept: the agent folds its own paths, and a chosen path such as
+ * `/var/lib/postgresql/16/main` names one real directory.
+ */
 export function observationName(op: Op, spanName: string, attrs: Attributes): string {
   switch (op) {
     case 'request': {
       const method = str(attrs['http.request.method']) ?? str(attrs['http.method']);
       const route = str(attrs['http.route']);
-      return clip(method && route ? `${method.toUpperCase()} ${route}` : spanName);
+      return clip(method && route ? `${method.toUpperCase()} ${route}` : templateName(spanName));
     }
     case 'spawn':
       return clip(str(attrs['process.executable.name']) ?? spanName);
@@ -82,7 +91,7 @@ export function observationName(op: Op, spanName: string, attrs: Attributes): st
     case 'unmount':
       return clip(str(attrs['fs.mountpoint']) ?? str(attrs['file.directory']) ?? spanName);
     default:
-      return clip(spanName);
+      return clip(templateName(spanName));
   }
 }
 

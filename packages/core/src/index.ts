@@ -1,5 +1,6 @@
 export * from './histogram.ts';
 export * from './classify.ts';
+export * from './fold.ts';
 export * from './duration.ts';
 export * from './burn/index.ts';
 export * from './detect/index.ts';
