@@ -23,7 +23,7 @@ import {
   type SloRow,
 } from './store.ts';
 import { runSloPass, sloStatuses } from './evaluate.ts';
-import { seriesLabels, slosWatching, suggestForSeries, unwatchedSeries } from './suggest.ts';
+import { seriesLabels, slosWatching, suggestFromBaseline, unwatchedSeries } from './suggest.ts';
 import { resolveAlert } from '../alerts/state.ts';
 import { runDeliveryPass } from '../webhooks/deliver.ts';
 import { deliverySettings } from '../webhooks/settings.ts';
@@ -60,17 +60,16 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
     if (!series) throw badRequest(`series ${input.series_id} does not exist`);
     let suggested: number | null = null;
     if (input.threshold_ms === undefined) {
-      const now = Date.now();
       suggested =
         (
-          await suggestForSeries(
+          await suggestFromBaseline(
             pool,
             series.id,
             input.objective ?? 0.99,
-            now - 7 * 86_400_000,
-            now,
+            7 * 86_400_000,
+            Date.now(),
           )
-        )?.threshold_ms ?? null;
+        )?.suggestion.threshold_ms ?? null;
     }
     return [specFromJson(input, series, suggested)];
   };
@@ -247,15 +246,14 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       } catch (e) {
         throw badRequest(`lookback: ${(e as Error).message}`);
       }
-      const to = Date.now();
-      const from = to - lookback;
-      const sug = await suggestForSeries(pool, s.id, objective, from, to);
-      if (!sug)
+      const base = await suggestFromBaseline(pool, s.id, objective, lookback, Date.now());
+      if (!base)
         throw new HttpError(
           422,
           'no_history',
           `series ${s.id} has no observations in the last ${req.query.lookback ?? '7d'} to suggest a threshold from`,
         );
+      const sug = base.suggestion;
       return {
         slo: {
           name: `${s.service} ${s.op} ${s.name}`.slice(0, 200),
@@ -266,11 +264,12 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
           window: '28d',
         },
         basis: {
-          from: new Date(from).toISOString(),
-          to: new Date(to).toISOString(),
+          from: new Date(base.fromMs).toISOString(),
+          to: new Date(base.toMs).toISOString(),
           events: sug.events,
           quantile_ms: sug.quantile_ms,
           expected_sli: sug.expected_sli,
+          ...(base.beforeRegression ? { before_regression: base.beforeRegression } : {}),
         },
         watched_by: await slosWatching(pool, s.id),
       };

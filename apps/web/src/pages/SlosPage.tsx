@@ -1,6 +1,6 @@
 /** SLOs: all of them sorted by error budget left; create one from a series. */
 import { useEffect, useState } from 'react';
-import { useNavigate } from 'react-router-dom';
+import { Link, useNavigate } from 'react-router-dom';
 import { useCreateSlo, useSeriesList, useSloSuggestion, useSlos } from '../api/queries.ts';
 import type { Series } from '@onset/contract';
 import { ApiError } from '../api/client.ts';
@@ -10,6 +10,12 @@ import { Panel } from '../components/Controls.tsx';
 import { SloNameCell, SloStatusCells, sortSlosByBudget } from './slos/sloParts.tsx';
 import { edgeLabel, formatLatencyMs, formatPercent } from '../lib/format.ts';
 import { formatInstant } from '../lib/time.ts';
+
+/**
+ * `?create=new` opens the form before a series is chosen (an empty value would
+ * drop the parameter from the URL, and the button did nothing).
+ */
+const NO_SERIES_YET = 'new';
 
 /** Burn windows the SLO table shows: one per alert tier's long window. */
 const BURN_WINDOWS = ['1h', '6h', '3d'] as const;
@@ -27,14 +33,17 @@ export default function SlosPage() {
           <button
             type="button"
             className="btn primary"
-            onClick={() => set({ create: '' }, { push: true })}
+            onClick={() => set({ create: NO_SERIES_YET }, { push: true })}
           >
             New SLO from a series
           </button>
         ) : null}
       </div>
       {creating ? (
-        <CreateSlo seriesId={get('create')} onDone={() => set({ create: null }, { push: true })} />
+        <CreateSlo
+          seriesId={get('create') === NO_SERIES_YET ? '' : get('create')}
+          onDone={() => set({ create: null }, { push: true })}
+        />
       ) : null}
       <QueryView
         query={slos}
@@ -101,6 +110,12 @@ function CreateSlo({ seriesId, onDone }: { seriesId: string; onDone: () => void 
   const [window, setWindow] = useState('28d');
   const chosen: Series | undefined = series.data?.find((s) => s.id === seriesId);
 
+  // A different series gets its own suggestion, not the previous one's numbers.
+  useEffect(() => {
+    setName('');
+    setThreshold('');
+  }, [seriesId]);
+
   useEffect(() => {
     if (suggestion.data) {
       setName((n) => n || suggestion.data!.slo.name);
@@ -137,7 +152,11 @@ function CreateSlo({ seriesId, onDone }: { seriesId: string; onDone: () => void 
       >
         <label className="field">
           <span>Series</span>
-          <select value={seriesId} onChange={(e) => set({ create: e.target.value })} required>
+          <select
+            value={seriesId}
+            onChange={(e) => set({ create: e.target.value || NO_SERIES_YET })}
+            required
+          >
             <option value="">Choose a series…</option>
             {(series.data ?? []).map((s) => (
               <option key={s.id} value={s.id}>
@@ -200,8 +219,25 @@ function CreateSlo({ seriesId, onDone }: { seriesId: string; onDone: () => void 
       </form>
       {suggestion.data ? (
         <p className="muted small">
-          Suggested from {suggestion.data.basis.events.toLocaleString()} calls since{' '}
-          {formatInstant(Date.parse(suggestion.data.basis.from))}: p{objective * 100} was{' '}
+          {suggestion.data.basis.before_regression ? (
+            <>
+              <b>Learnt from the baseline before the open regression</b> (
+              <Link
+                to={linkWithGlobals(
+                  `/regressions/${suggestion.data.basis.before_regression.regression_id}`,
+                  params,
+                )}
+              >
+                onset {formatInstant(Date.parse(suggestion.data.basis.before_regression.onset))}
+              </Link>
+              , {suggestion.data.basis.before_regression.quantile} now{' '}
+              {formatLatencyMs(suggestion.data.basis.before_regression.after_ms)}), so the SLO sees
+              the regression.{' '}
+            </>
+          ) : null}
+          Suggested from {suggestion.data.basis.events.toLocaleString()} calls between{' '}
+          {formatInstant(Date.parse(suggestion.data.basis.from))} and{' '}
+          {formatInstant(Date.parse(suggestion.data.basis.to))}: p{objective * 100} was{' '}
           {formatLatencyMs(suggestion.data.basis.quantile_ms)};{' '}
           {formatPercent(suggestion.data.basis.expected_sli, 2)} of them would meet{' '}
           {formatLatencyMs(suggestion.data.slo.threshold_ms)}.

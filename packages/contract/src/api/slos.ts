@@ -215,6 +215,23 @@ export const SloSuggestion = Type.Object({
     expected_sli: Type.Number({
       description: 'share of the history at or under the threshold (estimated from histograms)',
     }),
+    before_regression: Type.Optional(
+      Type.Object(
+        {
+          regression_id: Type.String(),
+          onset: Type.String({ description: 'the history learnt from ends here (RFC 3339)' }),
+          after_ms: Type.Number({
+            description:
+              "the regression's level since the onset at the quantile compared (p99 for objectives ≥ 95%, else p50); the threshold stays below it",
+          }),
+          quantile: Type.String({ description: 'p50 | p99' }),
+        },
+        {
+          description:
+            'present when the series has an open regression: the suggestion is learnt from the baseline before its onset, so the threshold does not swallow the regression',
+        },
+      ),
+    ),
   }),
   watched_by: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
 });
