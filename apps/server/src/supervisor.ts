@@ -41,8 +41,8 @@ let exitCode = 0;
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const withAgent = args.includes('--with-agent') && process.env.ONSET_AGENT !== 'off';
   const config = loadConfigOrExit();
+  const withAgent = args.includes('--with-agent') && config.withAgent;
 
   let stopping = false;
   let build: ChildProcess | undefined;

@@ -1,4 +1,5 @@
-import { parseDuration } from '@onset/contract';
+import { z } from 'zod';
+import { envDuration, parseEnv } from '../config.ts';
 
 export interface DeliverySettings {
   /** Per-request timeout. */
@@ -20,26 +21,21 @@ export const DEFAULT_DELIVERY: DeliverySettings = {
   leaseMs: 2 * 60_000,
 };
 
-function dur(env: NodeJS.ProcessEnv, key: string, dflt: number): number {
-  const v = env[key];
-  if (!v) return dflt;
-  try {
-    return parseDuration(v);
-  } catch (e) {
-    throw new Error(`${key}: ${(e as Error).message}`);
-  }
-}
+/** The webhook variables, with the defaults above (docs/deploy.md lists them). */
+export const WebhookEnv = z.object({
+  ONSET_WEBHOOK_TIMEOUT: envDuration('10s'),
+  ONSET_WEBHOOK_RETRY_BASE: envDuration('5s'),
+  ONSET_WEBHOOK_RETRY_MAX: envDuration('10m'),
+  ONSET_WEBHOOK_GIVE_UP: envDuration('24h'),
+});
 
-/**
- * ONSET_WEBHOOK_TIMEOUT (10s), ONSET_WEBHOOK_RETRY_BASE (5s),
- * ONSET_WEBHOOK_RETRY_MAX (10m), ONSET_WEBHOOK_GIVE_UP (24h).
- */
 export function deliverySettings(env: NodeJS.ProcessEnv = process.env): DeliverySettings {
+  const e = parseEnv(WebhookEnv, env);
   return {
-    timeoutMs: dur(env, 'ONSET_WEBHOOK_TIMEOUT', DEFAULT_DELIVERY.timeoutMs),
-    baseDelayMs: dur(env, 'ONSET_WEBHOOK_RETRY_BASE', DEFAULT_DELIVERY.baseDelayMs),
-    maxDelayMs: dur(env, 'ONSET_WEBHOOK_RETRY_MAX', DEFAULT_DELIVERY.maxDelayMs),
-    giveUpMs: dur(env, 'ONSET_WEBHOOK_GIVE_UP', DEFAULT_DELIVERY.giveUpMs),
+    timeoutMs: e.ONSET_WEBHOOK_TIMEOUT,
+    baseDelayMs: e.ONSET_WEBHOOK_RETRY_BASE,
+    maxDelayMs: e.ONSET_WEBHOOK_RETRY_MAX,
+    giveUpMs: e.ONSET_WEBHOOK_GIVE_UP,
     leaseMs: DEFAULT_DELIVERY.leaseMs,
   };
 }
