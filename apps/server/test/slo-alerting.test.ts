@@ -161,7 +161,7 @@ describe('SLO burn -> page -> resolved, delivered to every format', () => {
         resolved_at: null,
       },
     });
-    expect(json.json.alert.url).toBe(`${srv.url}/slos/${sloId}`);
+    expect(json.json.alert.url).toBe(`${srv.url}/alerts/${json.json.alert.id}`);
     expect(json.json.alert.burn_rate).toBeGreaterThan(13.44);
     dedupKey = json.json.dedup_key;
     expect(dedupKey).toMatch(/^onset-alert-\d+$/);

@@ -336,7 +336,7 @@ describe('regression alerts', () => {
     expect(rx.requests[0]!.json.alert).toMatchObject({
       type: 'regression',
       severity: 'page',
-      url: `${srv.url}/regressions/${page.regression_id}`,
+      url: `${srv.url}/alerts/${page.id}`,
     });
     const list = await A.get('/api/v1/alerts?type=regression&status=firing&service=urlite');
     expect(list.body.alerts.map((a: { severity: string }) => a.severity).sort()).toEqual([

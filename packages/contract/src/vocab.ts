@@ -57,6 +57,24 @@ export type DeliveryEvent = (typeof DELIVERY_EVENTS)[number];
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'expired'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
+/** Whether an alert's firing reached a receiver (api.md "Delivery truth"). */
+export const PAGING_STATES = ['paged', 'failing', 'pending', 'silenced', 'no_webhook'] as const;
+export type PagingState = (typeof PAGING_STATES)[number];
+
+/** Steps of a lifecycle timeline, in the order they usually happen. */
+export const TIMELINE_KINDS = [
+  'detected',
+  'alerted',
+  'silenced',
+  'notified',
+  'notify_failing',
+  'notify_pending',
+  'acknowledged',
+  'silence_ended',
+  'resolved',
+] as const;
+export type TimelineKind = (typeof TIMELINE_KINDS)[number];
+
 /** Narrow a string to one of a vocabulary's values. */
 export function isOneOf<const T extends readonly string[]>(
   values: T,

@@ -4,12 +4,28 @@ import { operations, parseDuration } from '@onset/contract';
 import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
-import { acknowledgeAlert } from './state.ts';
+import type { AlertNotification } from '@onset/contract';
+import type { Queryable } from '../slos/store.ts';
+import { withTransaction } from '../db/pool.ts';
+import { HttpError } from '../http/errors.ts';
+import {
+  acknowledgeAlert,
+  recordSilenceEnded,
+  resolveAlert,
+  silenceFiringAlerts,
+} from './state.ts';
 import { alertEvents, getAlert, listAlerts, type AlertRow } from './store.ts';
+import { notificationsFor, pagingOf } from './notifications.ts';
+import { alertTimeline, regressionTimeline } from './timeline.ts';
+import {
+  getRegression,
+  markAcknowledged as markRegressionAcknowledged,
+  markResolved as markRegressionResolved,
+} from '../regressions/store.ts';
 import { alertBody, snapshotOf } from './snapshot.ts';
 import { baseUrlOf } from '../webhooks/routes.ts';
 
-function alertJson(a: AlertRow, baseUrl: string) {
+function alertJson(a: AlertRow, baseUrl: string, notifications: AlertNotification[] = []) {
   const { details, ...fields } = alertBody(snapshotOf(a), baseUrl);
   return {
     ...fields,
@@ -21,8 +37,19 @@ function alertJson(a: AlertRow, baseUrl: string) {
     acknowledged: a.acknowledged_at
       ? { at: a.acknowledged_at.toISOString(), by: a.acknowledged_by, comment: a.ack_comment }
       : null,
+    notifications,
+    paging: pagingOf(a, notifications),
     details,
   };
+}
+
+/** Alerts as the API shows them, each with its notifications (one query for all). */
+export async function alertsJson(db: Queryable, rows: AlertRow[], baseUrl: string) {
+  const notes = await notificationsFor(
+    db,
+    rows.map((a) => a.id),
+  );
+  return rows.map((a) => alertJson(a, baseUrl, notes.get(a.id) ?? []));
 }
 
 interface SilenceRow {
@@ -69,8 +96,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
         since: q.since ? new Date(parseTime(q.since, Date.now(), 'since')) : undefined,
         limit: q.limit ?? 200,
       });
-      const base = baseUrlOf(config, req);
-      return { alerts: rows.map((a) => alertJson(a, base)) };
+      return { alerts: await alertsJson(pool, rows, baseUrlOf(config, req)) };
     },
   );
 
@@ -87,10 +113,15 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
     async (req) => {
       const alert = await getAlert(pool, req.params.id);
       if (!alert) throw notFound(`alert ${req.params.id} does not exist`);
-      const events = await alertEvents(pool, req.params.id);
+      const [events, notes] = await Promise.all([
+        alertEvents(pool, alert.id),
+        notificationsFor(pool, [alert.id]),
+      ]);
+      const notifications = notes.get(alert.id) ?? [];
       return {
-        ...alertJson(alert, baseUrlOf(config, req)),
+        ...alertJson(alert, baseUrlOf(config, req), notifications),
         events: events.map((e) => ({ ...e, at: e.at.toISOString() })),
+        timeline: alertTimeline(alert, events, notifications),
       };
     },
   );
@@ -106,14 +137,96 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       },
     },
     async (req) => {
-      const a = await acknowledgeAlert(
-        pool,
-        req.params.id,
-        req.body?.by ?? null,
-        req.body?.comment ?? null,
-      );
+      const by = req.body?.by || null;
+      const comment = req.body?.comment || null;
+      const a = await withTransaction(pool, async (c) => {
+        const a = await acknowledgeAlert(c, req.params.id, by, comment);
+        // A regression's alert and the regression are acknowledged together, from either page.
+        if (a?.regression_id && a.status === 'firing') {
+          const r = await getRegression(c, a.regression_id, true);
+          if (r?.status === 'open') await markRegressionAcknowledged(c, r.id, by);
+        }
+        return a;
+      });
       if (!a) throw notFound(`alert ${req.params.id} does not exist`);
-      return alertJson(a, baseUrlOf(config, req));
+      return (await alertsJson(pool, [a], baseUrlOf(config, req)))[0]!;
+    },
+  );
+
+  api.post(
+    '/alerts/:id/resolve',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['alerts'],
+        summary:
+          'Resolve a firing alert by hand (a regression alert resolves its regression; an SLO that still burns fires again)',
+        ...operations['POST /api/v1/alerts/:id/resolve'],
+      },
+    },
+    async (req) => {
+      const by = req.body?.by || null;
+      const comment = req.body?.comment || null;
+      const a = await withTransaction(pool, async (c) => {
+        const cur = await getAlert(c, req.params.id);
+        if (!cur) throw notFound(`alert ${req.params.id} does not exist`);
+        if (cur.status !== 'firing')
+          throw new HttpError(409, 'conflict', `alert ${cur.id} is already resolved`);
+        const done = await resolveAlert(
+          c,
+          cur.alert_key,
+          Date.now(),
+          { reason: 'resolved by hand', ...(comment ? { comment } : {}) },
+          by,
+        );
+        if (cur.regression_id) {
+          const r = await getRegression(c, cur.regression_id, true);
+          if (r && r.status !== 'resolved')
+            await markRegressionResolved(
+              c,
+              r.id,
+              by ?? 'user',
+              comment ?? 'resolved from its alert',
+            );
+        }
+        return done ?? cur;
+      });
+      return (await alertsJson(pool, [a], baseUrlOf(config, req)))[0]!;
+    },
+  );
+
+  api.get(
+    '/regressions/:id/timeline',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags: ['alerts'],
+        summary:
+          "A regression's lifecycle: detected, alerted, notified (to whom, result), acknowledged, resolved",
+        ...operations['GET /api/v1/regressions/:id/timeline'],
+      },
+    },
+    async (req) => {
+      const id = req.params.id;
+      const r = /^\d{1,18}$/.test(id) ? await getRegression(pool, id) : null;
+      if (!r) throw notFound(`regression ${id} does not exist`);
+      const rows = (await listAlerts(pool, { regression_id: r.id, limit: 50 })).reverse();
+      const notes = await notificationsFor(
+        pool,
+        rows.map((a) => a.id),
+      );
+      const withEvents = await Promise.all(
+        rows.map(async (alert) => ({
+          alert,
+          events: await alertEvents(pool, alert.id),
+          notifications: notes.get(alert.id) ?? [],
+        })),
+      );
+      const base = baseUrlOf(config, req);
+      return {
+        timeline: regressionTimeline(r, withEvents),
+        alerts: rows.map((a) => alertJson(a, base, notes.get(a.id) ?? [])),
+      };
     },
   );
 
@@ -161,7 +274,9 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
           b.created_by ?? null,
         ],
       );
-      return reply.status(201).send(silenceJson(rows[0]!, now));
+      const silence = rows[0]!;
+      await silenceFiringAlerts(pool, silence, now);
+      return reply.status(201).send(silenceJson(silence, now));
     },
   );
 
@@ -200,6 +315,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
         [req.params.id],
       );
       if (!rows[0]) throw notFound(`silence ${req.params.id} does not exist`);
+      await recordSilenceEnded(pool, rows[0].id);
       return silenceJson(rows[0]);
     },
   );

@@ -45,16 +45,13 @@ export function snapshotOf(a: AlertRow): AlertSnapshot {
   };
 }
 
-/** Where the alert is shown in the UI. */
-export function alertUrl(
-  a: { type: string; slo_id: string | null; regression_id: string | null; id: string },
-  baseUrl: string,
-): string {
-  const base = baseUrl.replace(/\/+$/, '');
-  if (a.type === 'slo_burn' && a.slo_id) return `${base}/slos/${a.slo_id}`;
-  if (a.type === 'regression' && a.regression_id)
-    return `${base}/regressions/${encodeURIComponent(a.regression_id)}`;
-  return `${base}/alerts/${a.id}`;
+/**
+ * Where the alert is shown in the UI: its alert page, where a paged engineer
+ * lands (chart, suspects, hosts, burn, deliveries, acknowledge / silence /
+ * resolve), linking on to its SLO or regression.
+ */
+export function alertUrl(a: { id: string }, baseUrl: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/alerts/${encodeURIComponent(a.id)}`;
 }
 
 /** The alert as every outside reader sees it (API and json webhooks): the snapshot plus its link. */

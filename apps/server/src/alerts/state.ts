@@ -23,10 +23,12 @@ import {
   addEvent,
   claimNotification,
   findSilence,
+  firingSilencedBy,
   insertFiring,
   markAcknowledged,
   markHeldOrSent,
   markResolved,
+  markSilenced,
   refreshFiring,
   unsentFiringAlerts,
   type AlertRow,
@@ -76,11 +78,12 @@ export async function resolveAlert(
   alertKey: string,
   now = Date.now(),
   detail: Record<string, unknown> = {},
+  actor: string | null = null,
 ): Promise<AlertRow | null> {
   return inTx(db, async (c) => {
     const alert = await markResolved(c, alertKey, now);
     if (!alert) return null;
-    await addEvent(c, alert.id, 'resolved', now, detail);
+    await addEvent(c, alert.id, 'resolved', now, detail, actor);
     await enqueue(c, alert, 'resolved', now);
     return alert;
   });
@@ -115,4 +118,53 @@ export async function acknowledgeAlert(
     await addEvent(c, id, 'acknowledged', now, comment ? { comment } : {}, by);
     return alert;
   });
+}
+
+/**
+ * A silence created while alerts it matches are firing: they are marked
+ * silenced (who and why in their history). Anything they would still send
+ * is held: a new episode of the same key is not sent while the silence lasts.
+ */
+export async function silenceFiringAlerts(
+  db: Queryable,
+  silence: {
+    id: string;
+    service: string | null;
+    slo_id: string | null;
+    op: string | null;
+    starts_at: Date;
+    ends_at: Date;
+    comment: string;
+    created_by: string | null;
+  },
+  now = Date.now(),
+): Promise<string[]> {
+  if (silence.starts_at.getTime() > now) return [];
+  return inTx(db, async (c) => {
+    const ids = await markSilenced(c, silence);
+    for (const id of ids)
+      await addEvent(
+        c,
+        id,
+        'silenced',
+        now,
+        {
+          silence_id: silence.id,
+          comment: silence.comment,
+          ends_at: silence.ends_at.toISOString(),
+        },
+        silence.created_by,
+      );
+    return ids;
+  });
+}
+
+/** A silence ended early: the firing alerts it covered say so in their history. */
+export async function recordSilenceEnded(
+  db: Queryable,
+  silenceId: string,
+  now = Date.now(),
+): Promise<void> {
+  for (const id of await firingSilencedBy(db, silenceId))
+    await addEvent(db, id, 'silence_ended', now, { silence_id: silenceId });
 }

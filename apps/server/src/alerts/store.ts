@@ -310,3 +310,28 @@ export async function findSilence(
   );
   return rows[0]?.id ?? null;
 }
+
+/** Mark the firing alerts a silence matches as silenced by it; their ids. */
+export async function markSilenced(
+  c: Queryable,
+  silence: { id: string; service: string | null; slo_id: string | null; op: string | null },
+): Promise<string[]> {
+  const { rows } = await c.query<{ id: string }>(
+    `UPDATE alerts SET silenced_by = $1
+      WHERE status = 'firing' AND silenced_by IS DISTINCT FROM $1::bigint
+        AND ($2::text IS NULL OR service = $2) AND ($3::bigint IS NULL OR slo_id = $3::bigint)
+        AND ($4::text IS NULL OR op = $4)
+      RETURNING id::text`,
+    [silence.id, silence.service, silence.slo_id, silence.op],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Firing alerts marked silenced by one silence. */
+export async function firingSilencedBy(db: Queryable, silenceId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id::text FROM alerts WHERE status = 'firing' AND silenced_by = $1::bigint`,
+    [silenceId],
+  );
+  return rows.map((r) => r.id);
+}

@@ -123,9 +123,16 @@ export async function acknowledgeRegressionAlert(
 export async function resolveRegressionAlert(
   db: Queryable,
   regressionId: string | number,
-  opts: { now?: number; reason?: string } = {},
+  opts: { now?: number; reason?: string; by?: string | null; comment?: string | null } = {},
 ): Promise<AlertRow | null> {
-  return resolveAlert(db, regressionAlertKey(regressionId), opts.now ?? Date.now(), {
-    reason: opts.reason ?? 'regression resolved',
-  });
+  return resolveAlert(
+    db,
+    regressionAlertKey(regressionId),
+    opts.now ?? Date.now(),
+    {
+      reason: opts.reason ?? 'regression resolved',
+      ...(opts.comment ? { comment: opts.comment } : {}),
+    },
+    opts.by ?? null,
+  );
 }

@@ -145,7 +145,11 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
     async (c, r, body) => {
       if (r.status === 'resolved') return r;
       const row = await markResolved(c, r.id, body.by ?? 'user', body.comment ?? 'marked resolved');
-      await resolveRegressionAlert(c, r.id, { reason: 'regression marked resolved' });
+      await resolveRegressionAlert(c, r.id, {
+        reason: 'regression marked resolved',
+        by: body.by ?? null,
+        comment: body.comment ?? null,
+      });
       return row;
     },
   );

@@ -1,9 +1,12 @@
 /**
  * SLO alerting policy: one alert per SLO and severity (page, ticket), fired
- * while a burn-rate tier of that severity fires and resolved when it stops
- * (or the SLO is deleted). The transitions themselves are alerts/state.ts.
+ * while a burn-rate tier of that severity fires and resolved once it has
+ * stayed quiet for the short window of the tier that fired last (core's
+ * sloAlertResolves: a burn that comes back within it is the same alert), or
+ * at once when the SLO is deleted. The transitions themselves are
+ * alerts/state.ts; the rule is documented in docs/slos.md ("Alert hysteresis").
  */
-import type { TierResult } from '@onset/core';
+import { sloAlertResolves, type TierResult } from '@onset/core';
 import { sloAlertKey, type Severity } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import { fireAlert, resolveAlert } from '../alerts/state.ts';
@@ -15,6 +18,16 @@ const TRANSITION_CONCURRENCY = 6;
 
 function round(x: number | null): number | null {
   return x === null ? null : Number(x.toPrecision(4));
+}
+
+/** Whether a firing SLO alert whose tiers stopped firing has been quiet long enough to resolve. */
+function quietLongEnough(a: AlertRow, now: number): boolean {
+  const last = Date.parse(String(a.details.last_burning_at ?? ''));
+  return sloAlertResolves({
+    lastBurningMs: Number.isNaN(last) ? a.updated_at.getTime() : last,
+    shortWindow: typeof a.details.short_window === 'string' ? a.details.short_window : null,
+    now,
+  });
 }
 
 /** The most severe firing SLO-burn alert per SLO. */
@@ -83,6 +96,8 @@ export async function reconcileSloAlerts(
           burn_short: round(tier.burn_short),
           events_long: tier.events_long,
           events_short: tier.events_short,
+          // When a tier of this severity last fired: the quiet time before resolving counts from here.
+          last_burning_at: new Date(now).toISOString(),
         };
         if (!have) {
           actions.push(async () => {
@@ -112,6 +127,7 @@ export async function reconcileSloAlerts(
           refresh.details.push(JSON.stringify(details));
         }
       } else if (have) {
+        if (!quietLongEnough(have, now)) continue; // hysteresis: still the same burn
         actions.push(async () => {
           const a = await resolveAlert(pool, key, now, {
             reason: 'burn rate back under the threshold',

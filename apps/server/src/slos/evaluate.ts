@@ -14,7 +14,7 @@ import {
   type TierName,
   type TierResult,
 } from '@onset/core';
-import type { Severity } from '@onset/contract';
+import type { AlertNotification, AlertPaging, Severity } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import {
   MINUTE_TRUST_MS,
@@ -27,6 +27,7 @@ import {
 import { tiersFrom } from './spec.ts';
 import { releaseUnsilenced } from '../alerts/state.ts';
 import type { AlertRow } from '../alerts/store.ts';
+import { notificationsFor, pagingOf } from '../alerts/notifications.ts';
 import { firingSloAlerts, reconcileSloAlerts } from './alerting.ts';
 
 export interface SloStatus {
@@ -41,7 +42,14 @@ export interface SloStatus {
   burn_rates: Record<BurnWindow, number | null>;
   events: Record<BurnWindow, number>;
   tiers: TierResult[];
-  alert: null | { id: string; severity: Severity; since: string; acknowledged: boolean };
+  alert: null | {
+    id: string;
+    severity: Severity;
+    since: string;
+    acknowledged: boolean;
+    paging: AlertPaging;
+    notifications: AlertNotification[];
+  };
   /** Counters before this time were estimated from histograms (created after the raw data expired). */
   exact_since: string | null;
 }
@@ -176,7 +184,12 @@ interface Reads {
 const newReads = (): Reads => ({ p: [], slo: [], f: [], t: [] });
 const READ_CHUNK = 2500;
 
-function statusOf(e: Evaluation, now: number, alert: AlertRow | undefined): SloStatus {
+function statusOf(
+  e: Evaluation,
+  now: number,
+  alert: AlertRow | undefined,
+  notifications: AlertNotification[] = [],
+): SloStatus {
   const burn = {} as Record<BurnWindow, number | null>;
   const events = {} as Record<BurnWindow, number>;
   for (const w of BURN_WINDOW_NAMES) {
@@ -200,6 +213,8 @@ function statusOf(e: Evaluation, now: number, alert: AlertRow | undefined): SloS
           severity: alert.severity,
           since: alert.started_at.toISOString(),
           acknowledged: alert.acknowledged_at !== null,
+          paging: pagingOf(alert, notifications),
+          notifications,
         }
       : null,
     exact_since: e.slo.exact_since ? e.slo.exact_since.toISOString() : null,
@@ -218,7 +233,16 @@ export async function sloStatuses(
       slos.map((s) => s.id),
     ),
   ]);
-  return new Map(evals.map((e) => [e.slo.id, statusOf(e, now, alerts.get(e.slo.id))]));
+  const notes = await notificationsFor(
+    db,
+    [...alerts.values()].map((a) => a.id),
+  );
+  return new Map(
+    evals.map((e) => {
+      const alert = alerts.get(e.slo.id);
+      return [e.slo.id, statusOf(e, now, alert, alert ? notes.get(alert.id) : [])];
+    }),
+  );
 }
 
 export interface PassResult {

@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { sendTestEvent } from './deliver.ts';
 import { deliverySettings } from './settings.ts';
+import { webhookHealth } from './health.ts';
 
 interface WebhookRow {
   id: string;
@@ -116,7 +117,11 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
     },
     async () => {
       const { rows } = await pool.query<WebhookRow>(`SELECT ${COLS} FROM webhooks ORDER BY id`);
-      return { webhooks: rows.map(webhookJson) };
+      const health = await webhookHealth(
+        pool,
+        rows.map((r) => r.id),
+      );
+      return { webhooks: rows.map((r) => ({ ...webhookJson(r), health: health.get(r.id) })) };
     },
   );
 
@@ -134,7 +139,11 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       config: { scope: 'admin' },
       schema: { tags, summary: 'One webhook', ...operations['GET /api/v1/webhooks/:id'] },
     },
-    async (req) => webhookJson(await load(req.params.id)),
+    async (req) => {
+      const w = await load(req.params.id);
+      const health = await webhookHealth(pool, [w.id]);
+      return { ...webhookJson(w), health: health.get(w.id) };
+    },
   );
 
   api.put(

@@ -1,8 +1,69 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { OpSchema, SeveritySchema } from '../vocab-schemas.ts';
-import { ALERT_STATUSES, ALERT_TYPES, SEVERITIES } from '../vocab.ts';
+import {
+  ALERT_STATUSES,
+  ALERT_TYPES,
+  DELIVERY_STATUSES,
+  PAGING_STATES,
+  SEVERITIES,
+  TIMELINE_KINDS,
+  WEBHOOK_FORMATS,
+} from '../vocab.ts';
 import { literalUnion } from '../vocab-schemas.ts';
 import { NStr, NumericIdParams, stringEnum } from './common.ts';
+
+/**
+ * One webhook's delivery of one alert event (api.md "Delivery truth"):
+ * `delivered` only once the receiver answered 2xx; `failing` while attempts
+ * fail and are retried; `gave_up` when final (4xx) or expired.
+ */
+export const AlertNotification = Type.Object({
+  webhook_id: Type.String(),
+  webhook_name: NStr,
+  format: stringEnum(WEBHOOK_FORMATS),
+  event: Type.String({ description: 'firing | resolved' }),
+  state: Type.String({ description: 'delivered | pending | failing | gave_up' }),
+  status: stringEnum(DELIVERY_STATUSES, 'pending | delivered | failed | expired'),
+  attempts: Type.Integer(),
+  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+  last_error: NStr,
+  delivered_at: NStr,
+  failing_since: Type.Union([Type.String(), Type.Null()], {
+    description: 'first failed attempt of an undelivered notification',
+  }),
+  next_attempt_at: NStr,
+});
+export type AlertNotification = Static<typeof AlertNotification>;
+
+/**
+ * Whether the alert's firing reached anyone, computed by the server from its
+ * notifications: `paged` (every receiver confirmed), `failing` (a receiver
+ * has not confirmed and its attempts fail), `pending` (queued, not tried
+ * yet), `silenced` (held by a silence), `no_webhook` (nobody to page).
+ */
+export const AlertPaging = Type.Object({
+  state: stringEnum(PAGING_STATES),
+  silenced_by: NStr,
+  delivered: Type.Integer({ description: 'receivers that confirmed the firing' }),
+  failing: Type.Integer({ description: 'receivers whose firing is failing or given up' }),
+  pending: Type.Integer(),
+});
+export type AlertPaging = Static<typeof AlertPaging>;
+
+/** One step of an alert's or a regression's lifecycle (api.md "Lifecycle timeline"). */
+export const TimelineEntry = Type.Object({
+  kind: stringEnum(TIMELINE_KINDS),
+  at: Type.String(),
+  actor: NStr,
+  comment: NStr,
+  alert_id: NStr,
+  webhook_id: NStr,
+  webhook_name: NStr,
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  error: NStr,
+  detail: Type.Record(Type.String(), Type.Unknown()),
+});
+export type TimelineEntry = Static<typeof TimelineEntry>;
 
 /** An alert episode (api.md "Alerts"). */
 export const Alert = Type.Object(
@@ -30,6 +91,8 @@ export const Alert = Type.Object(
       Type.Object({ at: Type.String(), by: NStr, comment: NStr }),
       Type.Null(),
     ]),
+    notifications: Type.Array(AlertNotification),
+    paging: AlertPaging,
     details: Type.Record(Type.String(), Type.Unknown()),
   },
   { additionalProperties: true },
@@ -47,7 +110,7 @@ export type AlertEvent = Static<typeof AlertEvent>;
 
 export const AlertWithEvents = Type.Intersect([
   Alert,
-  Type.Object({ events: Type.Array(AlertEvent) }),
+  Type.Object({ events: Type.Array(AlertEvent), timeline: Type.Array(TimelineEntry) }),
 ]);
 export type AlertWithEvents = Static<typeof AlertWithEvents>;
 
@@ -79,6 +142,17 @@ export const AlertAck = Type.Object(
   { additionalProperties: false },
 );
 export type AlertAck = Static<typeof AlertAck>;
+
+/** POST /api/v1/alerts/{id}/resolve: who resolved it and why. */
+export const AlertResolve = AlertAck;
+export type AlertResolve = Static<typeof AlertResolve>;
+
+/** GET /api/v1/regressions/{id}/timeline: the regression's lifecycle and its alerts. */
+export const RegressionTimeline = Type.Object({
+  timeline: Type.Array(TimelineEntry),
+  alerts: Type.Array(Alert),
+});
+export type RegressionTimeline = Static<typeof RegressionTimeline>;
 
 export const SilenceInput = Type.Object(
   {

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { AlertNotification, AlertPaging } from './alerts.ts';
 import { OpSchema, ViewSchema } from '../vocab-schemas.ts';
 import { SEVERITIES } from '../vocab.ts';
 import { NNum, NStr, NumericIdParams, stringEnum } from './common.ts';
@@ -124,6 +125,8 @@ export const SloStatus = Type.Object({
       severity: stringEnum(SEVERITIES),
       since: Type.String(),
       acknowledged: Type.Boolean(),
+      paging: Type.Optional(AlertPaging),
+      notifications: Type.Optional(Type.Array(AlertNotification)),
     }),
     Type.Null(),
   ]),

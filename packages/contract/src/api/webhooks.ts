@@ -26,6 +26,21 @@ export type WebhookInput = Static<typeof WebhookInput>;
 export const WebhookUpdate = Type.Partial(WebhookInput, { additionalProperties: false });
 export type WebhookUpdate = Static<typeof WebhookUpdate>;
 
+/**
+ * Is the receiver taking deliveries? `failing` when its latest attempt
+ * failed (since: the first failure after its last success), `ok` when it
+ * succeeded, `unused` when nothing was ever sent.
+ */
+export const WebhookHealth = Type.Object({
+  state: Type.String({ description: 'ok | failing | unused' }),
+  last_delivered_at: Type.Union([Type.String(), Type.Null()]),
+  failing_since: Type.Union([Type.String(), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+  failed_attempts: Type.Integer({ description: 'failed attempts since the last success' }),
+});
+export type WebhookHealth = Static<typeof WebhookHealth>;
+
 export const Webhook = Type.Object({
   id: Type.String(),
   name: Type.Union([Type.String(), Type.Null()]),
@@ -37,6 +52,7 @@ export const Webhook = Type.Object({
   routing_key: Type.Union([Type.String(), Type.Null()], { description: 'masked' }),
   created_at: Type.String(),
   updated_at: Type.String(),
+  health: Type.Optional(WebhookHealth),
 });
 export type Webhook = Static<typeof Webhook>;
 

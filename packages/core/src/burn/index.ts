@@ -56,3 +56,4 @@ export {
   budgetExhaustionMs,
   type StepCounts,
 } from './history.ts';
+export { sloAlertQuietMs, sloAlertResolves } from './hysteresis.ts';
