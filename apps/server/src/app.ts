@@ -23,6 +23,7 @@ import { sloMembershipRoutes } from './slos/membership-routes.ts';
 import { alertRoutes } from './alerts/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { selfObservationPlugin } from './observability/plugin.ts';
+import { currentEgressPolicy } from './webhooks/egress.ts';
 
 export type { AppContext };
 
@@ -42,6 +43,8 @@ function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInst
 
 /** The main listener: UI, REST API, OpenAPI, OTLP. */
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  // A malformed ONSET_WEBHOOK_ALLOW stops start-up here, not the first webhook request.
+  currentEgressPolicy();
   const hasUi = existsSync(path.join(WEB_DIST, 'index.html'));
   const app = baseApp(ctx.config, { notFound: !hasUi });
   const full = ctx;

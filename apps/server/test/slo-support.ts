@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 import http from 'node:http';
 import { createHmac, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { allowLoopbackWebhooks } from '@onset/testkit';
 
 export const MIN = 60_000;
 
@@ -108,8 +109,12 @@ export interface Receiver {
   close: () => Promise<void>;
 }
 
-/** A real HTTP server on loopback recording every request (optionally on a given port). */
+/**
+ * A real HTTP server on loopback recording every request (optionally on a given port).
+ * Loopback is outside the default webhook egress policy: this permits it for the test's process.
+ */
 export async function startReceiver(port = 0): Promise<Receiver> {
+  allowLoopbackWebhooks();
   let status = 200;
   let extraHeaders: Record<string, string> = {};
   const requests: Received[] = [];

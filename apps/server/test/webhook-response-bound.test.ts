@@ -1,7 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { allowLoopbackWebhooks } from '@onset/testkit';
 import { post, RESPONSE_READ_BYTES } from '../src/webhooks/deliver.ts';
+
+// The receiver is on loopback, outside the default webhook egress policy.
+allowLoopbackWebhooks();
 
 /**
  * A receiver that answers 200 with a 256 MiB body, written as fast as the

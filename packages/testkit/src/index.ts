@@ -1,2 +1,3 @@
 export { createTestDatabase } from './database.ts';
 export { startTestServer, type TestServer } from './server.ts';
+export { allowLoopbackWebhooks, LOOPBACK_WEBHOOK_ALLOW } from './egress.ts';

@@ -1,6 +1,7 @@
 import { startOnset, type RunningOnset } from '@onset/server';
 import { loadConfig } from '@onset/server/config';
 import { createTestDatabase } from './database.ts';
+import { allowLoopbackWebhooks } from './egress.ts';
 
 export interface TestServer {
   /** Base URL of the API/UI listener, e.g. http://127.0.0.1:41234 */
@@ -15,10 +16,12 @@ export interface TestServer {
 /**
  * Start a real Onset server on random loopback ports against a fresh database.
  * Without `scheduler: true` no background jobs run: tests drive passes themselves.
+ * Webhooks may reach loopback receivers (allowLoopbackWebhooks).
  */
 export async function startTestServer(
   opts: { env?: Record<string, string>; databaseUrl?: string; scheduler?: boolean } = {},
 ): Promise<TestServer> {
+  allowLoopbackWebhooks();
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
   const config = loadConfig({
     ONSET_PORT: '0',

@@ -12,6 +12,15 @@ import { render, type DeliveryToRender, type WebhookTarget } from './formats.ts'
 import type { AlertSnapshot } from '../alerts/snapshot.ts';
 import { DEFAULT_DELIVERY, retryDelay, type DeliverySettings } from './settings.ts';
 import { webhookDeliveries, webhookDeliverySeconds } from '../observability/metrics.ts';
+import { fetch, type Response } from 'undici';
+import {
+  EgressRefused,
+  checkWebhookTarget,
+  currentEgressPolicy,
+  egressDispatcher,
+  sanitiseResponse,
+  type EgressPolicy,
+} from './egress.ts';
 
 export interface DeliveryPassOptions extends Partial<DeliverySettings> {
   /** Base URL for links in alerts (ONSET_PUBLIC_URL). */
@@ -21,6 +30,8 @@ export interface DeliveryPassOptions extends Partial<DeliverySettings> {
   limit?: number;
   concurrency?: number;
   random?: () => number;
+  /** Where deliveries may connect (default: ONSET_WEBHOOK_ALLOW, see egress.ts). */
+  egress?: EgressPolicy;
 }
 
 export interface DeliveryPassResult {
@@ -54,10 +65,13 @@ export interface AttemptOutcome {
   duration_ms: number;
   response: string | null;
   retry_after_ms: number | null;
+  /** The egress policy refused the target: final, never retried. */
+  refused?: boolean;
 }
 
 function describe(err: unknown, timeoutMs: number): string {
   const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.cause instanceof EgressRefused) return e.cause.message;
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError')
     return `timeout after ${timeoutMs} ms`;
   if (e?.cause?.code) return `${e.cause.code}: ${e.cause.message ?? e.message ?? ''}`.trim();
@@ -99,25 +113,31 @@ async function readBounded(res: Response, maxBytes = RESPONSE_READ_BYTES): Promi
   return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, maxBytes));
 }
 
-/** One POST; never throws. */
+/**
+ * One POST; never throws. The connection passes the egress policy (the
+ * address connected to is the one checked) and redirects are not followed.
+ */
 export async function post(
   url: string,
   body: string,
   headers: Record<string, string>,
   timeoutMs: number,
+  egress: EgressPolicy = currentEgressPolicy(),
 ): Promise<AttemptOutcome> {
   const t0 = performance.now();
   try {
+    checkWebhookTarget(egress, url);
     const res = await fetch(url, {
       method: 'POST',
       headers,
       body,
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
+      dispatcher: egressDispatcher(egress),
     });
     let text: string | null = null;
     try {
-      text = (await readBounded(res)).slice(0, RESPONSE_KEEP_CHARS);
+      text = sanitiseResponse(await readBounded(res), RESPONSE_KEEP_CHARS);
     } catch {
       /* the status is what matters */
     }
@@ -135,6 +155,7 @@ export async function post(
       duration_ms: performance.now() - t0,
       response: null,
       retry_after_ms: null,
+      refused: err instanceof EgressRefused || (err as Error)?.cause instanceof EgressRefused,
     };
   }
 }
@@ -154,7 +175,7 @@ function observeAttempt(format: string, o: AttemptOutcome): void {
 }
 
 const isRetryable = (o: AttemptOutcome) =>
-  o.status_code === null || o.status_code >= 500 || o.status_code === 429;
+  !o.refused && (o.status_code === null || o.status_code >= 500 || o.status_code === 429);
 
 async function attemptOne(
   pool: Pool,
@@ -177,7 +198,7 @@ async function attemptOne(
     payload: d.payload,
   };
   const { body, headers, url } = render(target, toRender, opts.baseUrl);
-  const o = await post(url, body, headers, opts.timeoutMs);
+  const o = await post(url, body, headers, opts.timeoutMs, opts.egress);
   observeAttempt(d.format, o);
   const ok = o.status_code !== null && o.status_code >= 200 && o.status_code < 300;
   const attempts = d.attempts + 1;
@@ -226,6 +247,7 @@ function resolved(opts: DeliveryPassOptions) {
     giveUpMs: opts.giveUpMs ?? DEFAULT_DELIVERY.giveUpMs,
     leaseMs: opts.leaseMs ?? DEFAULT_DELIVERY.leaseMs,
     random: opts.random ?? Math.random,
+    egress: opts.egress ?? currentEgressPolicy(),
   };
 }
 

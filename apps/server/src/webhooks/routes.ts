@@ -7,6 +7,7 @@ import { badRequest, notFound } from '../http/errors.ts';
 import { sendTestEvent } from './deliver.ts';
 import { deliverySettings } from './settings.ts';
 import { webhookHealth } from './health.ts';
+import { EgressRefused, checkWebhookTarget, currentEgressPolicy } from './egress.ts';
 
 interface WebhookRow {
   id: string;
@@ -37,18 +38,18 @@ function webhookJson(r: WebhookRow) {
   };
 }
 
-/** Only http(s) receivers: no file:, ftp:, javascript: or schemeless URLs. */
+/**
+ * Only http(s) receivers the egress policy permits: no file: or schemeless
+ * URLs, no credentials, no loopback/private/metadata literals (egress.ts;
+ * host names are resolved and checked again at every delivery).
+ */
 function checkWebhookUrl(text: string): string {
-  let u: URL;
   try {
-    u = new URL(text);
-  } catch {
-    throw badRequest(`url "${text.slice(0, 100)}" is not an absolute URL`);
+    return checkWebhookTarget(currentEgressPolicy(), text).toString();
+  } catch (err) {
+    if (err instanceof EgressRefused) throw badRequest(err.message);
+    throw err;
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    throw badRequest(`webhook url must be http or https, not ${u.protocol.replace(':', '')}`);
-  if (!u.hostname) throw badRequest('webhook url has no host');
-  return u.toString();
 }
 
 function checkInput(w: {
