@@ -8,6 +8,7 @@ import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { authPlugin } from './auth/plugin.ts';
 import { installErrorHandler, sendError, notFound } from './http/errors.ts';
+import { refuseUnstorableText } from './http/text-guard.ts';
 import { healthRoutes } from './health/routes.ts';
 import { otlpRoutes } from './otlp/routes.ts';
 import { seriesRoutes } from './series/routes.ts';
@@ -38,6 +39,7 @@ function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInst
     keepAliveTimeout: 65_000,
   });
   installErrorHandler(app, opts);
+  refuseUnstorableText(app);
   return app;
 }
 

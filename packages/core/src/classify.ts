@@ -49,8 +49,11 @@ function str(v: AttrValue | undefined): string | undefined {
   return undefined;
 }
 
+/** At most 256 code units, never ending in the high half of a surrogate pair (jsonb refuses a lone one). */
 function clip(s: string): string {
-  return s.length > MAX_LABEL ? s.slice(0, MAX_LABEL) : s;
+  if (s.length <= MAX_LABEL) return s;
+  const last = s.charCodeAt(MAX_LABEL - 1);
+  return s.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_LABEL - 1 : MAX_LABEL);
 }
 
 export function classifyOp(spanName: string, attrs: Attributes): Op {

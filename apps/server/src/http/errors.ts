@@ -33,6 +33,23 @@ const FASTIFY_CODES: Record<string, [number, string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'bad_request'],
 };
 
+/**
+ * PostgreSQL refused a value the request carried: class 22 (data exception:
+ * 22021 invalid byte sequence, 22P02 invalid text, 22P05 untranslatable
+ * character, 22003 out of range, 22008 datetime out of range) or 54000 (a
+ * value too large for an index row). Input is validated and cleaned before it
+ * gets there (text-guard.ts, otlp/sanitize.ts); this is the safety net that
+ * keeps a case the checks missed a 400 rather than a 500.
+ */
+function isRefusedValue(err: unknown): boolean {
+  const e = err as { code?: unknown; severity?: unknown };
+  return (
+    typeof e?.code === 'string' &&
+    typeof e.severity === 'string' && // set on every PostgreSQL error, never on Node or Fastify ones
+    (/^22[0-9A-Z]{3}$/.test(e.code) || e.code === '54000')
+  );
+}
+
 /** One error shape for the whole API: never a stack trace. */
 export function installErrorHandler(app: FastifyInstance, opts: { notFound?: boolean } = {}): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -47,6 +64,13 @@ export function installErrorHandler(app: FastifyInstance, opts: { notFound?: boo
       return sendError(
         reply,
         new HttpError(503, 'unavailable', 'the database is unreachable; retry later', 5),
+      );
+    }
+    if (isRefusedValue(error)) {
+      request.log.warn({ err: error.message, code: error.code }, 'value refused by PostgreSQL');
+      return sendError(
+        reply,
+        badRequest(`a value in the request cannot be stored: ${error.message}`),
       );
     }
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)

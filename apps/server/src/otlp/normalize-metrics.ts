@@ -13,9 +13,20 @@ import {
   type KeyValueLike,
 } from './values.ts';
 import { ZERO_BUCKET, type NativeHistogram } from './native-histogram.ts';
+import { cleanText, MAX_KEY_CHARS, textDigest } from './sanitize.ts';
+
+/**
+ * Most observations one data point may carry: far above any real export
+ * interval, low enough that counts stay exact doubles and fit the int4
+ * bucket counts of a histogram row. More is refused (2^64-1 is a bug).
+ */
+export const MAX_POINT_COUNT = 1_000_000_000;
+/** Exponential bucket indices stay in int4 (histogram rows store them so). */
+const MAX_BUCKET_INDEX = 2 ** 31 - 2;
 
 /** One latency histogram data point in its own buckets (placed as µs observations when stored). */
 export interface MetricPoint {
+  /** sha256 of the stream's identity (service, host, instance, metric, attributes): a fixed-size primary key. */
   streamKey: string;
   cumulative: boolean;
   startMs: number;
@@ -39,7 +50,7 @@ const UNIT_TO_US: Record<string, number> = { s: 1e6, ms: 1e3, us: 1, µs: 1, ns:
 
 /** Latency metrics are those with a time unit, or conventional duration names (seconds per semconv). */
 function latencyScale(name: string, unit: string | undefined): number | null {
-  if (unit && UNIT_TO_US[unit] !== undefined) return UNIT_TO_US[unit]!;
+  if (unit && Object.hasOwn(UNIT_TO_US, unit)) return UNIT_TO_US[unit]!;
   if (!unit && /(duration|latency)/i.test(name)) {
     if (/(_ms|\.ms|milliseconds)$/i.test(name)) return 1e3;
     if (/(_us|microseconds)$/i.test(name)) return 1;
@@ -129,9 +140,21 @@ function optionalDouble(v: number | string | null | undefined): number | undefin
   return Number.isFinite(n) ? n : undefined;
 }
 
+/** Bucket counts as numbers, or why they are refused (negative, fractional, absurdly large). */
+function readCounts(raw: unknown, total = 0): number[] | string {
+  const counts = (Array.isArray(raw) ? raw : []).map((c) => int64ToNumber(c as Int64Like));
+  for (const c of counts) {
+    if (!Number.isInteger(c) || c < 0) return 'bucket counts must be non-negative integers';
+    total += c;
+  }
+  if (total > MAX_POINT_COUNT) return `data point counts more than ${MAX_POINT_COUNT} observations`;
+  return counts;
+}
+
 function explicitToNative(p: PointLike): NativeHistogram | string {
-  const bounds = (p.explicitBounds ?? []).map(Number);
-  const counts = (p.bucketCounts ?? []).map(int64ToNumber);
+  const bounds = (Array.isArray(p.explicitBounds) ? p.explicitBounds : []).map(Number);
+  const counts = readCounts(p.bucketCounts);
+  if (typeof counts === 'string') return counts;
   if (counts.length !== bounds.length + 1 && !(counts.length === 0 && bounds.length === 0))
     return 'bucketCounts must have one more entry than explicitBounds';
   if (bounds.some((b, k) => !Number.isFinite(b) || (k > 0 && b <= bounds[k - 1]!)))
@@ -163,14 +186,23 @@ function exponentialToNative(p: PointLike): NativeHistogram | string {
     return 'exponential histogram scale must be an integer in [-10, 20]';
   const idx: number[] = [];
   const cnt: number[] = [];
-  const zero = int64ToNumber(p.zeroCount);
+  const zeroCounts = readCounts([p.zeroCount ?? 0]);
+  if (typeof zeroCounts === 'string') return zeroCounts;
+  const zero = zeroCounts[0]!;
   if (zero > 0) {
     idx.push(ZERO_BUCKET);
     cnt.push(zero);
   }
+  const counts = readCounts(p.positive?.bucketCounts, zero);
+  if (typeof counts === 'string') return counts;
   const offset = p.positive?.offset ?? 0;
-  (p.positive?.bucketCounts ?? []).forEach((c, k) => {
-    const n = int64ToNumber(c);
+  if (
+    !Number.isInteger(offset) ||
+    Math.abs(offset) > MAX_BUCKET_INDEX ||
+    Math.abs(offset + counts.length) > MAX_BUCKET_INDEX
+  )
+    return 'exponential bucket offset out of range';
+  counts.forEach((n, k) => {
     if (n > 0) {
       idx.push(offset + k);
       cnt.push(n);
@@ -189,66 +221,115 @@ function exponentialToNative(p: PointLike): NativeHistogram | string {
   };
 }
 
-export function normalizeMetrics(
-  req: MetricsLike,
-  limits: { oldestMs: number; newestMs: number },
-): NormalizedMetrics {
+/** A repeated field as an array (a protobuf absent field or a JSON null reads as empty). */
+function list<T>(v: T[] | null | undefined): T[] {
+  return Array.isArray(v) ? v : [];
+}
+
+/** Distinct refusal reasons reported in one response (the count covers them all). */
+const MAX_REASONS = 8;
+
+/** One histogram data point, or why it is refused. */
+function readPoint(
+  p: PointLike,
+  m: MetricLike,
+  name: string,
+  resAttrs: Attributes,
+  resource: ResourceLabels,
+  toUs: number,
+  cumulative: boolean,
+  limits: MetricLimits,
+): MetricPoint | string {
+  const timeMs = nanosToMs(p.timeUnixNano);
+  if (!(timeMs > 0)) return 'data point without timeUnixNano';
+  if (timeMs < limits.oldestMs || timeMs > limits.newestMs)
+    return 'data point outside the accepted time range';
+  const startMs = nanosToMs(p.startTimeUnixNano);
+  if (!(startMs >= 0 && startMs <= timeMs))
+    return 'data point startTimeUnixNano must be between 0 and timeUnixNano';
+  const attrCount = list(p.attributes).length;
+  if (attrCount > limits.maxAttributes)
+    return `data point has ${attrCount} attributes (limit ${limits.maxAttributes})`;
+  const count = int64ToNumber(p.count);
+  if (!(count >= 0 && count <= MAX_POINT_COUNT))
+    return `data point count must be between 0 and ${MAX_POINT_COUNT}`;
+  const native = m.histogram ? explicitToNative(p) : exponentialToNative(p);
+  if (typeof native === 'string') return native;
+  const overflows = (x: number | undefined) =>
+    x !== undefined && Number.isFinite(x) && !Number.isFinite(x * toUs);
+  if ([native.sum, native.min, native.max, ...native.bounds].some(overflows))
+    return 'data point values out of range';
+  const attrs = attributes(p.attributes);
+  return {
+    streamKey: textDigest(
+      JSON.stringify([
+        resAttrs['service.name'],
+        resAttrs['host.name'],
+        resAttrs['service.instance.id'],
+        name,
+        attrs,
+      ]),
+    ),
+    cumulative,
+    startMs,
+    timeMs,
+    series: metricLabels(name, attrs, resource),
+    resource,
+    native,
+    toUs,
+  };
+}
+
+export interface MetricLimits {
+  oldestMs: number;
+  newestMs: number;
+  /** Most attributes on a data point or a resource. */
+  maxAttributes: number;
+}
+
+/**
+ * Turn a decoded ExportMetricsServiceRequest into latency histogram points,
+ * refusing bad data points one by one (OTLP partial success): text is cleaned
+ * (sanitize.ts), counts, times and bucket indices out of range refuse the point.
+ */
+export function normalizeMetrics(req: MetricsLike, limits: MetricLimits): NormalizedMetrics {
   const points: MetricPoint[] = [];
   const reasons = new Set<string>();
   let rejected = 0;
   let ignored = 0;
-  for (const rm of req.resourceMetrics ?? []) {
+  const reject = (why: string) => {
+    rejected++;
+    if (reasons.size < MAX_REASONS) reasons.add(why);
+  };
+  for (const rm of list(req.resourceMetrics)) {
+    const metrics = list(rm?.scopeMetrics).flatMap((sm) => list(sm?.metrics).filter((m) => m));
+    const resAttrCount = list(rm?.resource?.attributes).length;
     const resAttrs = attributes(rm?.resource?.attributes);
     const resource = resourceLabels(resAttrs);
-    for (const sm of rm?.scopeMetrics ?? []) {
-      for (const m of sm?.metrics ?? []) {
-        if (!m) continue;
-        const name = m.name ?? '';
-        const hist = m.histogram ?? m.exponentialHistogram;
-        const scale = latencyScale(name, m.unit ?? undefined);
-        if (!hist || scale === null) {
-          ignored += hist?.dataPoints?.length ?? 1;
-          continue;
-        }
-        const cumulative = isCumulative(hist.aggregationTemporality);
-        for (const p of hist.dataPoints ?? []) {
-          const timeMs = nanosToMs(p.timeUnixNano);
-          if (!(timeMs > 0)) {
-            rejected++;
-            reasons.add('data point without timeUnixNano');
-            continue;
+    for (const m of metrics) {
+      const name = typeof m.name === 'string' ? cleanText(m.name, MAX_KEY_CHARS) : '';
+      const hist = m.histogram ?? m.exponentialHistogram;
+      const scale = latencyScale(name, typeof m.unit === 'string' ? m.unit : undefined);
+      if (!hist || scale === null) {
+        ignored += hist?.dataPoints?.length ?? 1;
+        continue;
+      }
+      const cumulative = isCumulative(hist.aggregationTemporality);
+      for (const p of list(hist.dataPoints)) {
+        let result: MetricPoint | string;
+        if (resAttrCount > limits.maxAttributes)
+          result = `resource has ${resAttrCount} attributes (limit ${limits.maxAttributes})`;
+        else
+          try {
+            result = p
+              ? readPoint(p, m, name, resAttrs, resource, scale, cumulative, limits)
+              : 'empty data point';
+          } catch (err) {
+            // Last line of defence: a point the checks did not foresee is refused alone, never the batch.
+            result = `unreadable data point (${(err as Error).message})`;
           }
-          if (timeMs < limits.oldestMs || timeMs > limits.newestMs) {
-            rejected++;
-            reasons.add('data point outside the accepted time range');
-            continue;
-          }
-          const native = m.histogram ? explicitToNative(p) : exponentialToNative(p);
-          if (typeof native === 'string') {
-            rejected++;
-            reasons.add(native);
-            continue;
-          }
-          const attrs = attributes(p.attributes);
-          const series = metricLabels(name, attrs, resource);
-          const streamKey = JSON.stringify([
-            resAttrs['service.name'],
-            resAttrs['host.name'],
-            resAttrs['service.instance.id'],
-            name,
-            attrs,
-          ]);
-          points.push({
-            streamKey,
-            cumulative,
-            startMs: nanosToMs(p.startTimeUnixNano),
-            timeMs,
-            series,
-            resource,
-            native,
-            toUs: scale,
-          });
-        }
+        if (typeof result === 'string') reject(result);
+        else points.push(result);
       }
     }
   }

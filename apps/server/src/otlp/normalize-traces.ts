@@ -14,6 +14,7 @@ import {
   type Int64Like,
   type KeyValueLike,
 } from './values.ts';
+import { cleanText, cutAt, MAX_KEY_CHARS } from './sanitize.ts';
 
 export interface SpanLimits {
   maxDurationMs: number;
@@ -46,8 +47,7 @@ function keptAttributes(attrs: Attributes): string | null {
   let n = 0;
   for (const [k, v] of Object.entries(attrs)) {
     if (n >= MAX_KEPT_ATTRS) break;
-    if (typeof v === 'string')
-      out[k] = v.length > MAX_KEPT_STRING ? v.slice(0, MAX_KEPT_STRING) : v;
+    if (typeof v === 'string') out[k] = cutAt(v, MAX_KEPT_STRING);
     else if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean') out[k] = v;
     else continue;
     n++;
@@ -79,96 +79,111 @@ interface TracesLike {
   }> | null;
 }
 
-const KIND_NAMES: Record<string, number> = {
-  SPAN_KIND_UNSPECIFIED: 0,
-  SPAN_KIND_INTERNAL: 1,
-  SPAN_KIND_SERVER: 2,
-  SPAN_KIND_CLIENT: 3,
-  SPAN_KIND_PRODUCER: 4,
-  SPAN_KIND_CONSUMER: 5,
-};
+const KIND_NAMES = new Map<string, number>([
+  ['SPAN_KIND_UNSPECIFIED', 0],
+  ['SPAN_KIND_INTERNAL', 1],
+  ['SPAN_KIND_SERVER', 2],
+  ['SPAN_KIND_CLIENT', 3],
+  ['SPAN_KIND_PRODUCER', 4],
+  ['SPAN_KIND_CONSUMER', 5],
+]);
 
-function spanKind(k: number | string | undefined): number {
-  if (typeof k === 'number') return k;
-  if (typeof k === 'string') return KIND_NAMES[k] ?? 0;
-  return 0;
+/** The SpanKind number, or null when it is not one (the span is refused: its view would be a guess). */
+function spanKind(k: unknown): number | null {
+  if (k === undefined || k === null) return 0;
+  if (typeof k === 'number') return Number.isInteger(k) && k >= 0 && k <= 5 ? k : null;
+  if (typeof k === 'string') return KIND_NAMES.get(k) ?? null;
+  return null;
 }
 
-/** Turn a decoded ExportTraceServiceRequest (protobuf or JSON) into observations, refusing bad spans one by one. */
+/** Distinct refusal reasons reported in one response (the count covers them all). */
+export const MAX_REASONS = 8;
+
+const describeKind = (k: unknown) =>
+  typeof k === 'string' ? JSON.stringify(cleanText(k, 40)) : String(k);
+
+/** A repeated field as an array (a protobuf absent field or a JSON null reads as empty). */
+function list<T>(v: T[] | null | undefined): T[] {
+  return Array.isArray(v) ? v : [];
+}
+
+/** One span as an observation, or why it is refused. */
+function observe(
+  span: SpanLike,
+  resource: ResourceLabels,
+  limits: SpanLimits,
+): Observation | string {
+  const traceId = idBytes(span.traceId, 16);
+  if (!traceId) return 'invalid trace id (want 16 non-zero bytes)';
+  const spanId = idBytes(span.spanId, 8);
+  if (!spanId) return 'invalid span id (want 8 non-zero bytes)';
+  const parent = parentIdBytes(span.parentSpanId);
+  if (parent === 'invalid') return 'invalid parent span id (want 8 bytes or empty)';
+  const attrCount = list(span.attributes).length;
+  if (attrCount > limits.maxAttributes)
+    return `span has ${attrCount} attributes (limit ${limits.maxAttributes})`;
+  const kind = spanKind(span.kind);
+  if (kind === null) return `span kind ${describeKind(span.kind)} is not a SpanKind (0-5)`;
+  const startMs = nanosToMs(span.startTimeUnixNano);
+  const durationUs = diffNanosToUs(span.startTimeUnixNano, span.endTimeUnixNano);
+  if (!Number.isFinite(durationUs) || !Number.isFinite(startMs) || startMs <= 0)
+    return 'missing or unreadable start/end time';
+  if (durationUs < 0) return 'span ends before it starts';
+  if (durationUs / 1000 > limits.maxDurationMs)
+    return `span duration ${(durationUs / 3.6e9).toFixed(1)} h exceeds the ${limits.maxDurationMs / 3.6e6} h limit`;
+  if (startMs < limits.oldestMs) return 'span starts before the histogram retention window';
+  if (startMs > limits.newestMs)
+    return 'span starts more than 1 h in the future (check the sender clock)';
+  const name =
+    typeof span.name === 'string' && span.name.length > 0
+      ? cleanText(span.name, MAX_KEY_CHARS)
+      : 'unnamed';
+  const spanAttrs = attributes(span.attributes);
+  return {
+    traceId,
+    spanId,
+    parentSpanId: parent,
+    kind,
+    startMs,
+    durationUs,
+    series: classifySpan({ name, kind, attributes: spanAttrs }, resource),
+    resource,
+    attrs: keptAttributes(spanAttrs),
+  };
+}
+
+/**
+ * Turn a decoded ExportTraceServiceRequest (protobuf or JSON) into
+ * observations, refusing bad spans one by one (OTLP partial success): text is
+ * cleaned (sanitize.ts), numbers and enums out of range refuse the span.
+ */
 export function normalizeTraces(req: TracesLike, limits: SpanLimits): NormalizedTraces {
   const observations: Observation[] = [];
   const reasons = new Set<string>();
   let rejected = 0;
   const reject = (why: string) => {
     rejected++;
-    reasons.add(why);
+    if (reasons.size < MAX_REASONS) reasons.add(why);
   };
-  for (const rs of req.resourceSpans ?? []) {
-    const resAttrs: Attributes = attributes(rs?.resource?.attributes);
-    const resource = resourceLabels(resAttrs);
-    for (const ss of rs?.scopeSpans ?? []) {
-      for (const span of ss?.spans ?? []) {
-        if (!span) continue;
-        const traceId = idBytes(span.traceId, 16);
-        if (!traceId) {
-          reject('invalid trace id (want 16 non-zero bytes)');
-          continue;
-        }
-        const spanId = idBytes(span.spanId, 8);
-        if (!spanId) {
-          reject('invalid span id (want 8 non-zero bytes)');
-          continue;
-        }
-        const parent = parentIdBytes(span.parentSpanId);
-        if (parent === 'invalid') {
-          reject('invalid parent span id (want 8 bytes or empty)');
-          continue;
-        }
-        const attrCount = span.attributes?.length ?? 0;
-        if (attrCount > limits.maxAttributes) {
-          reject(`span has ${attrCount} attributes (limit ${limits.maxAttributes})`);
-          continue;
-        }
-        const startMs = nanosToMs(span.startTimeUnixNano);
-        const durationUs = diffNanosToUs(span.startTimeUnixNano, span.endTimeUnixNano);
-        if (!Number.isFinite(durationUs) || !Number.isFinite(startMs) || startMs <= 0) {
-          reject('missing or unreadable start/end time');
-          continue;
-        }
-        if (durationUs < 0) {
-          reject('span ends before it starts');
-          continue;
-        }
-        if (durationUs / 1000 > limits.maxDurationMs) {
-          reject(
-            `span duration ${(durationUs / 3.6e9).toFixed(1)} h exceeds the ${limits.maxDurationMs / 3.6e6} h limit`,
-          );
-          continue;
-        }
-        if (startMs < limits.oldestMs) {
-          reject('span starts before the histogram retention window');
-          continue;
-        }
-        if (startMs > limits.newestMs) {
-          reject('span starts more than 1 h in the future (check the sender clock)');
-          continue;
-        }
-        const name = typeof span.name === 'string' && span.name.length > 0 ? span.name : 'unnamed';
-        const kind = spanKind(span.kind);
-        const spanAttrs = attributes(span.attributes);
-        const series = classifySpan({ name, kind, attributes: spanAttrs }, resource);
-        observations.push({
-          traceId,
-          spanId,
-          parentSpanId: parent,
-          kind,
-          startMs,
-          durationUs,
-          series,
-          resource,
-          attrs: keptAttributes(spanAttrs),
-        });
+  for (const rs of list(req.resourceSpans)) {
+    const spans = list(rs?.scopeSpans).flatMap((ss) => list(ss?.spans).filter((s) => s));
+    const resAttrCount = list(rs?.resource?.attributes).length;
+    if (resAttrCount > limits.maxAttributes) {
+      for (let i = 0; i < spans.length; i++)
+        reject(`resource has ${resAttrCount} attributes (limit ${limits.maxAttributes})`);
+      continue;
+    }
+    const resource = resourceLabels(attributes(rs?.resource?.attributes));
+    for (const span of spans) {
+      let result: Observation | string;
+      try {
+        result = observe(span, resource, limits);
+      } catch (err) {
+        // Last line of defence: a span the checks did not foresee is refused alone, never the batch.
+        result = `unreadable span (${(err as Error).message})`;
       }
+      if (typeof result === 'string') reject(result);
+      else observations.push(result);
     }
   }
   return { observations, rejected, reasons: [...reasons] };

@@ -1,5 +1,6 @@
 import type { ResourceLabels, SeriesLabels } from '@onset/core';
 import type { Pool } from '../db/pool.ts';
+import { textDigest } from './sanitize.ts';
 
 const REFRESH_MS = 60_000;
 
@@ -9,11 +10,14 @@ export function seriesKey(s: SeriesLabels): string {
 export function resourceKey(r: ResourceLabels): string {
   return `${r.service}\u0000${r.host}\u0000${attrsKey(r.attrs)}`;
 }
+/** The cohort attributes' digest: a fixed-size unique key however many attributes there are (0015). */
 function attrsKey(attrs: Record<string, string>): string {
-  return JSON.stringify(
-    Object.keys(attrs)
-      .sort()
-      .map((k) => [k, attrs[k]]),
+  return textDigest(
+    JSON.stringify(
+      Object.keys(attrs)
+        .sort()
+        .map((k) => [k, attrs[k]]),
+    ),
   );
 }
 

@@ -153,7 +153,10 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
         checkMetricsJson,
         'ExportMetricsServiceRequest',
       );
-      const norm = normalizeMetrics(req as never, window);
+      const norm = normalizeMetrics(req as never, {
+        ...window,
+        maxAttributes: config.maxAttributesPerSpan,
+      });
       if (norm.rejected > 0) stats.rejected('invalid_data_point', norm.rejected);
       if (norm.points.length === 0 && norm.rejected > 0)
         throw badRequest(

@@ -1,7 +1,12 @@
 import type { AttrValue, Attributes } from '@onset/core';
+import { cleanText, MAX_KEY_CHARS, MAX_VALUE_CHARS } from './sanitize.ts';
 
-/** Protobuf int64 arrives as a Long-like {low, high}, a number, or (JSON) a decimal string. */
-export type Int64Like = { low: number; high: number } | number | string | null | undefined;
+/**
+ * Protobuf int64 arrives as a Long-like {low, high, unsigned} (fixed64/uint64
+ * unsigned, int64/sfixed64 signed), a number, or (JSON) a decimal string.
+ */
+export type Int64Like =
+  { low: number; high: number; unsigned?: boolean } | number | string | null | undefined;
 
 const TWO32 = 4294967296;
 
@@ -35,11 +40,14 @@ export function diffNanosToUs(start: Int64Like, end: Int64Like): number {
   return (nanosToMs(end) - nanosToMs(start)) * 1000;
 }
 
+/** The value as a double (exact up to 2^53); signed int64 (intValue) keeps its sign. NaN when unreadable. */
 export function int64ToNumber(v: Int64Like): number {
   if (v === null || v === undefined) return 0;
   if (typeof v === 'number') return v;
   if (typeof v === 'string') return Number(v);
-  return (v.high >>> 0) * TWO32 + (v.low >>> 0);
+  if (typeof v !== 'object') return NaN;
+  const high = v.unsigned === false ? v.high | 0 : v.high >>> 0;
+  return high * TWO32 + (v.low >>> 0);
 }
 
 /** Ids: bytes from protobuf, hex text from JSON. Returns null when malformed. */
@@ -64,45 +72,86 @@ export function parentIdBytes(v: unknown): Buffer | null | 'invalid' {
 }
 
 interface AnyValueLike {
-  stringValue?: string | null;
-  boolValue?: boolean | null;
-  intValue?: Int64Like;
-  doubleValue?: number | string | null;
-  arrayValue?: { values?: AnyValueLike[] | null } | null;
-  kvlistValue?: { values?: KeyValueLike[] | null } | null;
-  bytesValue?: Uint8Array | string | null;
+  stringValue?: unknown;
+  boolValue?: unknown;
+  intValue?: unknown;
+  doubleValue?: unknown;
+  arrayValue?: { values?: unknown } | null;
+  kvlistValue?: { values?: unknown } | null;
+  bytesValue?: unknown;
 }
 export interface KeyValueLike {
   key: string;
   value?: AnyValueLike | null;
 }
 
+/** Deepest array/kvlist nesting kept in an attribute value; deeper parts read as null. */
+export const MAX_VALUE_DEPTH = 8;
+/** Most elements kept from one array or kvlist value. */
+const MAX_VALUE_ITEMS = 1024;
+
 function has(o: object, k: string): boolean {
   // protobufjs leaves unset oneof members as prototype defaults; own props are the set ones.
   return Object.prototype.hasOwnProperty.call(o, k);
 }
 
+const isInt64Like = (v: unknown): v is Int64Like =>
+  typeof v === 'number' ||
+  typeof v === 'string' ||
+  (typeof v === 'object' && v !== null && 'low' in v && 'high' in v);
+
+/**
+ * One AnyValue, defensively: nested values are not schema-checked (a JSON
+ * value nested 1,000 deep would overflow the checker's stack), so every member
+ * is type-checked here; anything unreadable reads as null rather than failing
+ * the span.
+ */
 function anyValue(v: AnyValueLike | null | undefined, depth = 0): AttrValue {
-  if (!v || depth > 8) return null;
-  if (has(v, 'stringValue') && v.stringValue != null) return v.stringValue;
-  if (has(v, 'boolValue') && v.boolValue != null) return v.boolValue;
-  if (has(v, 'intValue') && v.intValue != null) return int64ToNumber(v.intValue);
-  if (has(v, 'doubleValue') && v.doubleValue != null) return Number(v.doubleValue);
-  if (has(v, 'arrayValue') && v.arrayValue)
-    return (v.arrayValue.values ?? []).map((x) => anyValue(x, depth + 1));
-  if (has(v, 'kvlistValue') && v.kvlistValue)
-    return attributes(v.kvlistValue.values ?? [], depth + 1);
-  if (has(v, 'bytesValue') && v.bytesValue != null)
-    return typeof v.bytesValue === 'string'
-      ? v.bytesValue
-      : Buffer.from(v.bytesValue).toString('base64');
+  if (!v || typeof v !== 'object' || depth > MAX_VALUE_DEPTH) return null;
+  if (has(v, 'stringValue') && typeof v.stringValue === 'string')
+    return cleanText(v.stringValue, MAX_VALUE_CHARS);
+  if (has(v, 'boolValue') && typeof v.boolValue === 'boolean') return v.boolValue;
+  if (has(v, 'intValue') && v.intValue != null && isInt64Like(v.intValue)) {
+    const n = int64ToNumber(v.intValue);
+    return Number.isFinite(n) ? n : null;
+  }
+  if (
+    has(v, 'doubleValue') &&
+    (typeof v.doubleValue === 'number' || typeof v.doubleValue === 'string')
+  ) {
+    const n = Number(v.doubleValue);
+    return Number.isFinite(n) ? n : null;
+  }
+  if (has(v, 'arrayValue') && v.arrayValue && typeof v.arrayValue === 'object') {
+    const values = v.arrayValue.values;
+    return Array.isArray(values)
+      ? values.slice(0, MAX_VALUE_ITEMS).map((x) => anyValue(x as AnyValueLike, depth + 1))
+      : [];
+  }
+  if (has(v, 'kvlistValue') && v.kvlistValue && typeof v.kvlistValue === 'object') {
+    const values = v.kvlistValue.values;
+    return Array.isArray(values)
+      ? attributes(values.slice(0, MAX_VALUE_ITEMS) as KeyValueLike[], depth + 1)
+      : {};
+  }
+  if (has(v, 'bytesValue') && v.bytesValue != null) {
+    if (typeof v.bytesValue === 'string') return cleanText(v.bytesValue, MAX_VALUE_CHARS);
+    if (v.bytesValue instanceof Uint8Array)
+      return cleanText(Buffer.from(v.bytesValue).toString('base64'), MAX_VALUE_CHARS);
+  }
   return null;
 }
 
-export function attributes(kvs: KeyValueLike[] | null | undefined, depth = 0): Attributes {
-  const out: Attributes = {};
-  if (!kvs) return out;
-  for (const kv of kvs)
-    if (kv && typeof kv.key === 'string') out[kv.key] = anyValue(kv.value, depth);
+/**
+ * Attributes as a plain map: keys cleaned and cut (NUL and lone surrogates
+ * become U+FFFD), string values likewise; `__proto__` is an ordinary key
+ * (the map has no prototype).
+ */
+export function attributes(kvs: unknown, depth = 0): Attributes {
+  const out: Attributes = Object.create(null);
+  if (!Array.isArray(kvs)) return out;
+  for (const kv of kvs as Array<KeyValueLike | null>)
+    if (kv && typeof kv === 'object' && typeof kv.key === 'string')
+      out[cleanText(kv.key, MAX_KEY_CHARS)] = anyValue(kv.value, depth);
   return out;
 }
