@@ -15,10 +15,13 @@
 import type { Pool } from '../db/pool.ts';
 
 /**
- * Heap per cached detector: measured 6.5 KiB with 400 minutes fed (node
- * --expose-gc, 3,000 detectors); rounded up for the long-history rings.
+ * Memory per cached detector, heap and typed-array backing stores together:
+ * measured 6.3 KiB of heap plus 16.2 KiB of ArrayBuffers (its rings are
+ * preallocated) with 400 minutes fed, 4 KiB + 16.2 KiB with 5 (node
+ * --expose-gc, 20,000 detectors; process.memoryUsage heapUsed + arrayBuffers).
+ * An earlier count of heap alone (8 KiB) let the default cache take ~700 MiB.
  */
-export const DETECTOR_BYTES = 8 * 1024;
+export const DETECTOR_BYTES = 24 * 1024;
 
 export interface DetectBudget {
   batchSize: number;
@@ -65,4 +68,21 @@ export function beginProgress(pool: Pool, total: number): PassProgress {
 
 export function endProgress(pool: Pool): void {
   running.delete(pool);
+}
+
+/** Resident memory of an idle server (runtime, Fastify, pools, registries), rounded up from measurements. */
+export const BASE_RSS_MB = 256;
+/**
+ * Per series of a batch: the detectors of up to two batches not yet
+ * committed (the cache may exceed its cap by those until their commit), one
+ * batch's minute points and the next batch's read.
+ */
+export const BATCH_SERIES_BYTES = 128 * 1024;
+
+/**
+ * The server's documented resident-memory budget during passes (docs/deploy.md
+ * "Memory on large passes"): baseline + detector cache + batches in flight.
+ */
+export function memoryBudgetMb(b: DetectBudget): number {
+  return Math.ceil(BASE_RSS_MB + b.cacheMb + (b.batchSize * BATCH_SERIES_BYTES) / 2 ** 20);
 }

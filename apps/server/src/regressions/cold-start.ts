@@ -7,19 +7,25 @@ import { StepDetector, type DetectOptions, type MinutePoint } from '@onset/core'
 import type { PoolClient } from '../db/pool.ts';
 import { detectOptionsFor, MIN_RATIO, SCREEN_OPTIONS } from './detect-options.ts';
 import { readPointWindows, readPoints } from './points.ts';
-import type { StateCache } from './state-cache.ts';
+import { readLabels, type Labels, type StateCache } from './state-cache.ts';
 import { HOUR_MS as HOUR, type BatchWork, type PassResult } from './work.ts';
+
+/** What a batch of new series needs: labels, minutes of the cold window, hours since `hoursFrom`. */
+export interface FreshData {
+  labels: Map<number, Labels>;
+  minutes: Map<number, MinutePoint[]>;
+  hours: Map<number, MinutePoint[]>;
+}
 
 /** Points of new series: minutes of the cold window, hours since `hoursFrom` (null: no screening). */
 export async function fetchFresh(
-  cache: StateCache,
   reader: PoolClient,
   batch: number[],
   coldFrom: number,
   H: number,
   hoursFrom: number | null,
-): Promise<{ minutes: Map<number, MinutePoint[]>; hours: Map<number, MinutePoint[]> }> {
-  await cache.loadLabels(reader, batch);
+): Promise<FreshData> {
+  const labels = await readLabels(reader, batch);
   const minutes = await readPoints(reader, {
     seriesIds: batch,
     fromMs: coldFrom,
@@ -30,7 +36,7 @@ export async function fetchFresh(
     hoursFrom !== null
       ? await readPoints(reader, { seriesIds: batch, fromMs: hoursFrom, toMs: H, table: 'hour' })
       : new Map<number, MinutePoint[]>();
-  return { minutes, hours };
+  return { labels, minutes, hours };
 }
 
 /** Series seen for the first time: minute detector over the cold window, hourly screen before it. */
@@ -38,18 +44,18 @@ export async function computeFresh(
   cache: StateCache,
   zoomer: PoolClient,
   batch: number[],
-  data: { minutes: Map<number, MinutePoint[]>; hours: Map<number, MinutePoint[]> },
+  data: FreshData,
   H: number,
   coldFrom: number,
   result: PassResult,
 ): Promise<BatchWork> {
-  const work: BatchWork = { events: [], fed: new Map(), checkpoint: [] };
+  const work: BatchWork = { events: [], fed: new Map(), checkpoint: [], advance: [] };
   const candidates: Array<{ id: number; opts: DetectOptions; t: number; span: number }> = [];
   for (let k = 0; k < batch.length; k++) {
     // Let the reader's stream (the next batch) flow while the detectors run.
     if (k % 32 === 31) await new Promise((resolve) => setImmediate(resolve));
     const id = batch[k]!;
-    const labels = cache.labels.get(id);
+    const labels = data.labels.get(id);
     if (!labels) continue;
     const opts = detectOptionsFor(labels.view);
     const det = new StepDetector(opts);

@@ -14,8 +14,8 @@ import { attribute } from './attribute.ts';
 import { detectOptionsFor } from './detect-options.ts';
 import { fmtMs, level, median, ratio, round, roundMs } from './levels.ts';
 import { countEvents } from './points.ts';
-import type { StateCache } from './state-cache.ts';
-import { writeStates } from './state.ts';
+import { readLabels, type StateCache } from './state-cache.ts';
+import { advanceThroughs, writeStates } from './state.ts';
 import {
   dueForReattribution,
   insertRegression,
@@ -56,7 +56,7 @@ export async function commit(
     const touched = new Set<number>([...work.fed.keys()]);
     // New regressions get their alert after the update below, which may find them already over.
     const pendingAlerts = new Set<string>();
-    const opened = await openRegressions(cache, c, work.events, H, now, result, pendingAlerts);
+    const opened = await openRegressions(c, work.events, H, now, result, pendingAlerts);
     for (const id of opened) touched.add(id);
     if (touched.size)
       await updateOpen(cache, c, [...touched], work.fed, H, now, result, pendingAlerts);
@@ -65,8 +65,10 @@ export async function commit(
       H,
       work.checkpoint.map((id) => [id, cache.detectors.get(id)!.det.encode()] as const),
     );
+    await advanceThroughs(c, H, work.advance);
     await c.query('COMMIT');
     for (const id of work.checkpoint) dbThrough.set(id, H);
+    for (const id of work.advance) dbThrough.set(id, H);
   } catch (err) {
     await c.query('ROLLBACK').catch(() => {});
     throw err;
@@ -75,7 +77,6 @@ export async function commit(
 
 /** One regression per step: new steps are inserted, steps already known (any status) are left alone. */
 async function openRegressions(
-  cache: StateCache,
   c: PoolClient,
   events: StepEvent[],
   H: number,
@@ -87,7 +88,7 @@ async function openRegressions(
   if (!ups.length) return [];
   const ids = [...new Set(ups.map((e) => e.seriesId))];
   const existing = await knownOnsets(c, ids);
-  await cache.loadLabels(c, ids);
+  const labelsOf = await readLabels(c, ids);
   const seriesOpened: number[] = [];
   for (const e of ups) {
     const ch = e.change;
@@ -98,7 +99,8 @@ async function openRegressions(
         Math.abs(r.onset.getTime() - ch.t) <= Math.max(10 * MIN, 3 * Math.max(unc, r.unc)),
     );
     if (dup) continue;
-    const labels = cache.labels.get(e.seriesId)!;
+    const labels = labelsOf.get(e.seriesId);
+    if (!labels) continue; // the series was deleted meanwhile
     const floor = detectOptionsFor(labels.view).floor ?? 0;
     const before = level(ch.before);
     const after = level(ch.after);

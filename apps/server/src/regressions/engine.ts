@@ -39,7 +39,7 @@ import { commit, reattribute } from './commit.ts';
 import { feedKnown } from './feed-known.ts';
 import { withPassLock } from './lock.ts';
 import { beginProgress, detectBudget, endProgress } from './budget.ts';
-import { StateCache, type Labels } from './state-cache.ts';
+import { StateCache } from './state-cache.ts';
 import { readThroughs, recordPass, seriesWithoutState } from './state.ts';
 import {
   floorMinute,
@@ -73,8 +73,7 @@ class Engine {
 
     const dbThrough = await readThroughs(c);
     this.cache.keepStored(dbThrough);
-    const freshRows = await seriesWithoutState<Labels>(c);
-    this.cache.setLabels(freshRows);
+    const freshIds = await seriesWithoutState(c);
 
     // A state too far behind (the engine was off for a long time) starts over like a new series.
     const known: number[] = [];
@@ -83,8 +82,7 @@ class Engine {
       const at = Math.max(through, this.cache.detectors.get(id)?.through ?? -Infinity);
       (at < H - coldWindow ? restart : known).push(id);
     }
-    const fresh = [...freshRows.map((r) => Number(r.id)), ...restart];
-    if (restart.length) await this.cache.loadLabels(c, restart);
+    const fresh = [...freshIds, ...restart];
     result.series.total = known.length + fresh.length;
     result.series.new = fresh.length;
     const progress = beginProgress(pool, result.series.total);
@@ -125,12 +123,12 @@ class Engine {
           H,
           result,
           unreadable,
+          this.cache.detectors.size + batchSize > budget.cacheMaxSeries,
         );
         await commitLater(work);
         batchDone(Math.min(batchSize, known.length - i));
       }
       if (unreadable.length) {
-        await this.cache.loadLabels(reader, unreadable);
         fresh.push(...unreadable);
         result.series.new += unreadable.length;
       }
@@ -138,7 +136,6 @@ class Engine {
       const fetch = (batch: number[]) => {
         const p = track(
           fetchFresh(
-            this.cache,
             reader,
             batch,
             coldFrom,

@@ -13,7 +13,14 @@ import { MINUTE_MS as MIN, type BatchWork, type PassResult } from './work.ts';
 const CHECKPOINT_EVERY = 15;
 const CHECKPOINT_MAX_MS = 30 * MIN;
 
-/** Series with a state: load what the cache lacks, feed the minutes since, collect steps. */
+/**
+ * Series with a state: read the minutes since each one's `through`, load the
+ * detectors of those that have new minutes (a series with none keeps its
+ * state as it is: only its `through` moves, without reading the state), feed
+ * them, collect steps. With `checkpointAll` (the detector cache is over its
+ * budget, budget.ts) every fed detector is checkpointed, so that it can be
+ * dropped as soon as the batch is committed.
+ */
 export async function feedKnown(
   cache: StateCache,
   c: PoolClient,
@@ -22,42 +29,64 @@ export async function feedKnown(
   H: number,
   result: PassResult,
   unreadable: number[],
+  checkpointAll = false,
 ): Promise<BatchWork> {
-  // A state this version cannot read (the detector changed): the series starts over.
-  unreadable.push(...(await cache.loadStale(c, batch, dbThrough)));
-  const work: BatchWork = { events: [], fed: new Map(), checkpoint: [] };
+  const work: BatchWork = { events: [], fed: new Map(), checkpoint: [], advance: [] };
+  const throughOf = (id: number) =>
+    Math.max(cache.detectors.get(id)?.through ?? -Infinity, dbThrough.get(id)!);
   let from = Infinity;
   const due: number[] = [];
   for (const id of batch) {
-    const t = cache.detectors.get(id);
-    if (!t) continue;
-    if (t.through < H) {
+    const t = throughOf(id);
+    if (t < H) {
       due.push(id);
-      from = Math.min(from, t.through);
+      from = Math.min(from, t);
     }
   }
   const points = due.length
     ? await readPoints(c, { seriesIds: due, fromMs: from, toMs: H, table: 'minute' })
     : new Map<number, MinutePoint[]>();
+  const newPoints = new Map<number, MinutePoint[]>();
   for (const id of due) {
-    const t = cache.detectors.get(id)!;
-    const ps = (points.get(id) ?? []).filter((p) => p.t >= t.through);
-    if (ps.length) {
+    const since = throughOf(id);
+    const ps = (points.get(id) ?? []).filter((p) => p.t >= since);
+    if (ps.length) newPoints.set(id, ps);
+  }
+  // A state this version cannot read (the detector changed): the series starts over.
+  unreadable.push(...(await cache.loadStale(c, [...newPoints.keys()], dbThrough)));
+  for (const id of due) {
+    const t = cache.detectors.get(id);
+    const ps = newPoints.get(id);
+    if (ps) {
+      if (!t) continue; // unreadable
       for (const change of t.det.pushAll(ps)) work.events.push({ seriesId: id, change });
       work.fed.set(id, ps);
       result.series.fed++;
       result.series.points += ps.length;
+      t.through = H;
+      continue;
     }
-    t.through = H;
+    // No new minutes. A detector ahead of its checkpoint keeps the checkpoint rules below;
+    // otherwise the stored state is the detector's and only its `through` moves.
+    const stored = dbThrough.get(id)!;
+    if (t && t.through > stored) {
+      t.through = H;
+      continue;
+    }
+    if (t && t.through < stored) cache.detectors.delete(id);
+    else if (t) t.through = H;
+    work.advance.push(id);
   }
   const phase = H / MIN;
   const withEvents = new Set(work.events.map((e) => e.seriesId));
+  const advanced = new Set(work.advance);
   for (const id of batch) {
-    if (!cache.detectors.has(id)) continue;
+    if (!cache.detectors.has(id) || advanced.has(id)) continue;
     const last = dbThrough.get(id)!;
     if (last >= H) continue;
     if (
       withEvents.has(id) ||
+      (checkpointAll && work.fed.has(id)) ||
       H - last >= CHECKPOINT_MAX_MS ||
       (phase + id) % CHECKPOINT_EVERY === 0
     )

@@ -1,7 +1,8 @@
 /**
  * What the detection pass keeps in memory between passes: a detector per
- * series (with the minute it has seen everything before) and the series'
- * labels. The database (regress_state, state.ts) is the truth: a detector
+ * series (with the minute it has seen everything before), within the memory
+ * budget (budget.ts). Labels are read per batch (readLabels), never kept for
+ * every series. The database (regress_state, state.ts) is the truth: a detector
  * older than its stored state is reloaded, one whose row is gone is
  * dropped, and after a failed pass everything is reloaded.
  */
@@ -25,7 +26,6 @@ export interface Tracked {
 
 export class StateCache {
   readonly detectors = new Map<number, Tracked>();
-  readonly labels = new Map<number, Labels>();
 
   /** In-memory detectors may be ahead of what was committed: start again from the checkpoints. */
   reset(): void {
@@ -63,28 +63,6 @@ export class StateCache {
     for (const id of this.detectors.keys()) if (!stored.has(id)) this.detectors.delete(id);
   }
 
-  setLabels(rows: ReadonlyArray<Labels & { id: number }>): void {
-    for (const r of rows)
-      this.labels.set(Number(r.id), {
-        service: r.service,
-        op: r.op,
-        view: r.view,
-        name: r.name,
-        peer: r.peer,
-      });
-  }
-
-  /** Labels of these series that the cache lacks. */
-  async loadLabels(c: PoolClient, ids: number[]): Promise<void> {
-    const missing = ids.filter((id) => !this.labels.has(id));
-    if (!missing.length) return;
-    const { rows } = await c.query<Labels & { id: number }>(
-      `SELECT id, service, op, view, name, peer FROM series WHERE id = ANY($1::bigint[])`,
-      [missing],
-    );
-    this.setLabels(rows);
-  }
-
   /**
    * Load the stored state of every series in `ids` whose cached detector is
    * behind it (or missing). Returns the series whose state this version
@@ -113,4 +91,26 @@ export class StateCache {
     }
     return unreadable;
   }
+}
+
+/** Labels of these series (a batch's, or those with a step), by id. */
+export async function readLabels(
+  c: PoolClient,
+  ids: readonly number[],
+): Promise<Map<number, Labels>> {
+  const out = new Map<number, Labels>();
+  if (!ids.length) return out;
+  const { rows } = await c.query<Labels & { id: number }>(
+    `SELECT id, service, op, view, name, peer FROM series WHERE id = ANY($1::bigint[])`,
+    [ids],
+  );
+  for (const r of rows)
+    out.set(Number(r.id), {
+      service: r.service,
+      op: r.op,
+      view: r.view,
+      name: r.name,
+      peer: r.peer,
+    });
+  return out;
 }

@@ -16,15 +16,13 @@ export async function readThroughs(client: PoolClient): Promise<Map<number, numb
   return new Map(rows.map((r) => [Number(r.id), Number(r.through)]));
 }
 
-/** Labels of the series that have no state yet (new series), by id. */
-export async function seriesWithoutState<L>(
-  client: PoolClient,
-): Promise<Array<L & { id: number }>> {
-  const { rows } = await client.query<L & { id: number }>(
-    `SELECT s.id, s.service, s.op, s.view, s.name, s.peer FROM series s
+/** Ids of the series that have no state yet (new series); their labels are read per batch. */
+export async function seriesWithoutState(client: PoolClient): Promise<number[]> {
+  const { rows } = await client.query<{ id: string }>(
+    `SELECT s.id FROM series s
       WHERE NOT EXISTS (SELECT 1 FROM regress_state r WHERE r.series_id = s.id) ORDER BY s.id`,
   );
-  return rows;
+  return rows.map((r) => Number(r.id));
 }
 
 /**
@@ -50,6 +48,19 @@ export async function writeStates(
       args,
     );
   }
+}
+
+/** Series that had no new minutes: their stored state stands for every minute before `throughMs`. */
+export async function advanceThroughs(
+  client: PoolClient,
+  throughMs: number,
+  ids: readonly number[],
+): Promise<void> {
+  if (!ids.length) return;
+  await client.query(
+    `UPDATE regress_state SET through = $1, updated_at = now() WHERE series_id = ANY($2::bigint[]) AND through < $1`,
+    [new Date(throughMs), ids],
+  );
 }
 
 /** Record a finished pass (GET /api/v1/detect reads it). */

@@ -38,6 +38,8 @@ export interface BatchWork {
   fed: Map<number, MinutePoint[]>;
   /** Series whose state is written (with `through` = the horizon). */
   checkpoint: number[];
+  /** Series without new minutes whose stored state is current: only `through` moves to the horizon. */
+  advance: number[];
 }
 
 export const MINUTE_MS = 60_000;

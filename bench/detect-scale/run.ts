@@ -1,0 +1,328 @@
+/**
+ * bench/detect-scale: the server with a cardinality accident's worth of
+ * series (100,000 and 400,000 by default) in embedded PostgreSQL. Through
+ * the real server process and its HTTP API it times one full detection run
+ * (edge pairing, marker inference, the cold detection pass), one SLO pass
+ * and one incremental detection pass, samples the server's RSS, and times
+ * GET /api/v1/series with that many series. The server's peak RSS (VmHWM)
+ * is compared with the documented budget (docs/deploy.md "Memory on large
+ * passes"): resident baseline + ONSET_DETECT_CACHE_MB + the per-pass working
+ * set (memoryBudgetMb in apps/server/src/regressions/budget.ts).
+ *
+ *   npm run bench:detect-scale [-- --series 100000,400000 --points 5 --calls 0.25 --slos 50]
+ *
+ * Fixture, made with generate_series in SQL (seconds, not hours of ingest):
+ * per series `--points` minute histograms ending two minutes ago (a new
+ * series' detector is fed them in the cold pass), one resource per 20
+ * series; `--calls` x series client/server span pairs spread over 1,000
+ * edges for pairing; `--slos` SLOs (one per service) created through the
+ * API, then one server span per 10 series arrives for the SLO pass to count.
+ * Not part of npm test.
+ */
+import { parseArgs } from 'node:util';
+import { readFile } from 'node:fs/promises';
+import { createPool, migrate, Partitions, utcDay } from '@onset/server/internals';
+import {
+  benchDatabase,
+  percentile,
+  rssMb,
+  startServerProcess,
+  writeResult,
+} from '../lib/harness.ts';
+import { detectBudget, memoryBudgetMb } from '../../apps/server/src/regressions/budget.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    series: { type: 'string', default: '100000,400000' },
+    points: { type: 'string', default: '5' },
+    calls: { type: 'string', default: '0.25' },
+    slos: { type: 'string', default: '50' },
+  },
+});
+const SIZES = args.series.split(',').map(Number);
+const POINTS = Number(args.points);
+const CALLS_PER_SERIES = Number(args.calls);
+const SLOS = Number(args.slos);
+const MIN = 60_000;
+
+const log = (msg: string) => console.log(`bench/detect-scale: ${msg}`);
+const secs = (ms: number) => Number((ms / 1000).toFixed(2));
+
+async function peakRssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const t = performance.now();
+  const value = await fn();
+  return { value, ms: performance.now() - t };
+}
+
+async function call<T>(method: string, url: string, body?: unknown): Promise<T> {
+  const res = await fetch(url, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(3_600_000),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text) as T;
+}
+
+interface DetectAnswer {
+  pairing: { pairs: number; edges: number };
+  detection: {
+    duration_ms: number;
+    skipped?: boolean;
+    series: { total: number; new: number; fed: number; points: number };
+    regressions: { opened: number };
+  };
+}
+
+async function fixture(url: string, n: number, end: number): Promise<Record<string, number>> {
+  const pool = createPool(url, 4);
+  const partitions = new Partitions(pool);
+  const days = new Set<string>();
+  for (let t = end - (POINTS + 2) * MIN; t <= end + 10 * MIN; t += MIN) days.add(utcDay(t));
+  days.add(utcDay(Date.now()));
+  await partitions.ensure('histograms', days);
+  await partitions.ensure('observations', days);
+  const t0 = performance.now();
+  await pool.query(
+    `INSERT INTO resources (id, service, host, attrs, attrs_key)
+     SELECT i, 'svc-' || (i / 5), 'host-' || (i % 200), '{}'::jsonb, 'k' || i FROM generate_series(1, $1) i`,
+    [Math.ceil(n / 20)],
+  );
+  await pool.query(
+    `INSERT INTO series (id, service, op, view, name, peer)
+     SELECT i, 'svc-' || (i / 100), 'request', 'server', 'GET /r/' || i, '' FROM generate_series(1, $1) i`,
+    [n],
+  );
+  await pool.query(`SELECT setval('series_id_seq', $1), setval('resources_id_seq', $2)`, [
+    n,
+    Math.ceil(n / 20),
+  ]);
+  await pool.query(
+    `INSERT INTO series_resources (series_id, resource_id) SELECT i, 1 + i / 20 FROM generate_series(1, $1) i`,
+    [n],
+  );
+  // A few minutes per series (base bucket varies per series, noise per minute).
+  const minutes = await pool.query(
+    `INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt, compacted)
+     SELECT i, 1 + i / 20, m.t, 60, 60 * exp(b * ln(1.01 / 0.99)), exp((b - 3) * ln(1.01 / 0.99)),
+            exp((b + 30) * ln(1.01 / 0.99)), ARRAY[b - 3, b - 1, b, b + 1, b + 3, b + 9, b + 30],
+            ARRAY[5, 12, 16, 13, 8, 5, 1], true
+       FROM generate_series(1, $1) i
+      CROSS JOIN generate_series(to_timestamp($2::float8 / 1000), to_timestamp($3::float8 / 1000), interval '1 minute') AS m(t)
+      CROSS JOIN LATERAL (SELECT 350 + (i * 37) % 400 + floor(random() * 9)::int - 4 AS b) k`,
+    [n, end - POINTS * MIN, end - MIN],
+  );
+  // Client/server span pairs for pairing: client series c, server series n/2 + c, over 1,000 edges.
+  const calls = Math.round(n * CALLS_PER_SERIES);
+  const obs = await pool.query(
+    `INSERT INTO observations (received_day, received_at, trace_id, span_id, parent_span_id, series_id, resource_id,
+                               start_time, duration_us, kind)
+     SELECT current_date, now() - interval '1 minute' + j * interval '1 microsecond',
+            decode(lpad(to_hex(j), 32, '0'), 'hex'),
+            decode(lpad(to_hex(j * 2 + side), 16, '0'), 'hex'),
+            CASE WHEN side = 1 THEN decode(lpad(to_hex(j * 2), 16, '0'), 'hex') END,
+            CASE WHEN side = 0 THEN 1 + j % 1000 ELSE $2 / 2 + 1 + j % 1000 END, 1,
+            now() - interval '3 minutes', CASE WHEN side = 0 THEN 1500 + j % 700 ELSE 1000 + j % 500 END,
+            CASE WHEN side = 0 THEN 3 ELSE 2 END
+       FROM generate_series(1, $1) j CROSS JOIN (VALUES (0), (1)) AS s(side)`,
+    [calls, n],
+  );
+  await pool.query('ANALYZE');
+  const { rows } = await pool.query<{ mb: number }>(
+    `SELECT (pg_database_size(current_database()) / 1048576)::int AS mb`,
+  );
+  await pool.end();
+  log(
+    `fixture: ${n.toLocaleString('en')} series, ${(minutes.rowCount ?? 0).toLocaleString('en')} minute rows, ` +
+      `${(obs.rowCount ?? 0).toLocaleString('en')} spans (${calls.toLocaleString('en')} calls), ${rows[0]!.mb} MB, ` +
+      `built in ${secs(performance.now() - t0)} s`,
+  );
+  return {
+    minute_rows: minutes.rowCount ?? 0,
+    spans: obs.rowCount ?? 0,
+    calls,
+    database_mb: rows[0]!.mb,
+  };
+}
+
+/** SLO spans: one server span per 10 series, arriving now (after the SLOs exist). */
+async function sloSpans(url: string, n: number): Promise<number> {
+  const pool = createPool(url, 2);
+  const r = await pool.query(
+    `INSERT INTO observations (received_day, trace_id, span_id, series_id, resource_id, start_time, duration_us, kind)
+     SELECT current_date, decode(lpad(to_hex(j), 24, '0') || 'ffffffff', 'hex'), decode(lpad(to_hex(j), 16, '0'), 'hex'),
+            j * 10, 1 + j / 2, now() - interval '30 seconds', 1000 + (j % 100) * 100, 2
+       FROM generate_series(1, $1) j`,
+    [Math.floor(n / 10)],
+  );
+  await pool.end();
+  return r.rowCount ?? 0;
+}
+
+async function seriesLatency(base: string): Promise<Record<string, number>> {
+  const urls = [
+    `${base}/api/v1/series`,
+    `${base}/api/v1/series?service=svc-42`,
+    `${base}/api/v1/series?host=host-7`,
+    `${base}/api/v1/series?view=server&op=request`,
+  ];
+  const ms: number[] = [];
+  for (let round = 0; round < 3; round++)
+    for (const u of urls) ms.push((await timed(() => call('GET', u))).ms);
+  return {
+    requests: ms.length,
+    p50_ms: Math.round(percentile(ms, 0.5)),
+    max_ms: Math.round(Math.max(...ms)),
+  };
+}
+
+async function run(n: number): Promise<Record<string, unknown>> {
+  const { db, url } = await benchDatabase();
+  try {
+    await migrate(url);
+    const end = Math.floor(Date.now() / MIN) * MIN - MIN;
+    const fix = await fixture(url, n, end);
+    const server = await startServerProcess(url, { ONSET_LOG_LEVEL: 'info' });
+    const pid = server.proc.pid!;
+    const progressLines: string[] = [];
+    server.proc.stdout!.on('data', (d: Buffer) => {
+      for (const line of d.toString().split('\n'))
+        if (/pass: \d+\/\d+/.test(line)) progressLines.push(line);
+    });
+    let sampledPeak = 0;
+    const sampler = setInterval(() => {
+      rssMb(pid).then(
+        (mb) => (sampledPeak = Math.max(sampledPeak, mb)),
+        () => {},
+      );
+    }, 200);
+    try {
+      const baseline = Math.round(await rssMb(pid));
+      const seriesBefore = await seriesLatency(server.url);
+      log(
+        `${n}: server up, RSS ${baseline} MB; GET /api/v1/series ${JSON.stringify(seriesBefore)}`,
+      );
+
+      // SLOs first (their backfill is part of creating them), then spans for the SLO pass to count.
+      for (let i = 0; i < SLOS; i++)
+        await call('POST', `${server.url}/api/v1/slos`, {
+          name: `bench ${i}`,
+          service: `svc-${i * 7}`,
+          threshold_ms: 5,
+          objective: 0.99,
+          window: '28d',
+        });
+      const spans = await sloSpans(url, n);
+
+      // The cold run: pairing, inference, detection; GET /api/v1/detect polled for progress meanwhile.
+      let seenRunning: { series_done: number; series_total: number } | null = null;
+      let polling = true;
+      const poller = (async () => {
+        while (polling) {
+          const d = await call<{ running: { series_done: number; series_total: number } | null }>(
+            'GET',
+            `${server.url}/api/v1/detect`,
+          ).catch(() => null);
+          if (d?.running && d.running.series_done > 0) seenRunning = d.running;
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      })();
+      const cold = await timed(() => call<DetectAnswer>('POST', `${server.url}/api/v1/detect`));
+      polling = false;
+      await poller;
+      const coldPeak = await peakRssMb(pid);
+      log(
+        `${n}: cold run ${secs(cold.ms)} s (detection ${secs(cold.value.detection.duration_ms)} s, ` +
+          `${cold.value.detection.series.total} series, ${cold.value.detection.series.points} points; ` +
+          `${cold.value.pairing.pairs} pairs on ${cold.value.pairing.edges} edges), peak RSS ${coldPeak} MB`,
+      );
+
+      const slo = await timed(() =>
+        call<{ slos: number; ms: number }>('POST', `${server.url}/api/v1/slos/evaluate`),
+      );
+      log(`${n}: SLO pass ${secs(slo.ms)} s over ${SLOS} SLOs (${spans} new spans)`);
+
+      const incremental = await timed(() =>
+        call<DetectAnswer>('POST', `${server.url}/api/v1/detect`),
+      );
+      log(`${n}: incremental run ${secs(incremental.ms)} s`);
+      const seriesAfter = await seriesLatency(server.url);
+      const peak = await peakRssMb(pid);
+      const budget = memoryBudgetMb(detectBudget());
+      log(
+        `${n}: peak RSS ${peak} MB (sampled ${Math.round(sampledPeak)} MB), budget ${budget} MB; ` +
+          `GET /api/v1/series after the passes ${JSON.stringify(seriesAfter)}`,
+      );
+      return {
+        series: n,
+        points_per_series: POINTS,
+        ...fix,
+        slos: SLOS,
+        slo_spans: spans,
+        baseline_rss_mb: baseline,
+        cold_run: {
+          seconds: secs(cold.ms),
+          detection_seconds: secs(cold.value.detection.duration_ms),
+          pairing_and_inference_seconds: secs(cold.ms - cold.value.detection.duration_ms),
+          series_total: cold.value.detection.series.total,
+          series_new: cold.value.detection.series.new,
+          points: cold.value.detection.series.points,
+          pairs: cold.value.pairing.pairs,
+          edges: cold.value.pairing.edges,
+          peak_rss_mb: coldPeak,
+        },
+        slo_pass: { seconds: secs(slo.ms), server_ms: slo.value.ms },
+        incremental_run: {
+          seconds: secs(incremental.ms),
+          detection_seconds: secs(incremental.value.detection.duration_ms),
+        },
+        progress: {
+          seen_in_get_detect: seenRunning,
+          log_lines: progressLines.length,
+          last_log_line: progressLines.at(-1)?.slice(0, 300) ?? null,
+        },
+        peak_rss_mb: peak,
+        rss_budget_mb: budget,
+        under_budget: peak <= budget,
+        get_series_before_passes: seriesBefore,
+        get_series_after_passes: seriesAfter,
+      };
+    } finally {
+      clearInterval(sampler);
+      await server.stop();
+    }
+  } finally {
+    await db.stop();
+  }
+}
+
+const runs: Array<Record<string, unknown>> = [];
+for (const n of SIZES) runs.push(await run(n));
+console.table(
+  Object.fromEntries(
+    runs.map((r) => {
+      const c = r.cold_run as { seconds: number; detection_seconds: number };
+      return [
+        String(r.series),
+        {
+          'cold run s': c.seconds,
+          'detection s': c.detection_seconds,
+          'SLO pass s': (r.slo_pass as { seconds: number }).seconds,
+          'peak RSS MB': r.peak_rss_mb,
+          'budget MB': r.rss_budget_mb,
+          'GET /series max ms': (r.get_series_after_passes as { max_ms: number }).max_ms,
+        },
+      ];
+    }),
+  ),
+);
+log(
+  `wrote ${await writeResult(`detect-scale-${SIZES.join('-')}`, { budget: detectBudget(), runs })}`,
+);
