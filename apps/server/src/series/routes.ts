@@ -5,6 +5,8 @@ import type { Pool } from '../db/pool.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { getSeries, listSeries, quantileColumns, quantiles } from './queries.ts';
 import { parseAttribute, parseStepRange } from './range.ts';
+import { searchSeries } from './search.ts';
+import { parseTime } from '../http/time.ts';
 
 const MAX_POINTS = 50_000;
 
@@ -22,6 +24,33 @@ export async function seriesRoutes(app: FastifyInstance, deps: { pool: Pool }): 
       },
     },
     async (req) => ({ series: await listSeries(pool, req.query) }),
+  );
+
+  api.get(
+    '/series/search',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags: ['series'],
+        summary:
+          'Find series by words in their service, op, name, peer or hosts, with current p50/p99, a p99 sparkline, the open regression and the SLOs watching',
+        ...operations['GET /api/v1/series/search'],
+      },
+    },
+    async (req) => {
+      const now = Date.now();
+      const toMs = parseTime(req.query.to ?? 'now', now, 'to');
+      const fromMs = parseTime(req.query.from ?? 'now-1h', now, 'from');
+      if (fromMs >= toMs) throw badRequest('"from" must be before "to"');
+      if (req.query.q?.includes('\u0000')) throw badRequest('q must not contain NUL characters');
+      const found = await searchSeries(pool, {
+        q: req.query.q ?? '',
+        fromMs,
+        toMs,
+        limit: req.query.limit ?? 50,
+      });
+      return { ...found, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString() };
+    },
   );
 
   api.get(

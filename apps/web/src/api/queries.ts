@@ -18,6 +18,7 @@ import type {
   RegressionListQuery,
   SeriesList,
   SeriesListQuery,
+  SeriesSearchResult,
   Slo,
   SloCreated,
   SloInput,
@@ -43,6 +44,22 @@ export function useSeriesList(filter: SeriesListQuery = {}) {
   return useQuery({
     queryKey: ['series', filter],
     queryFn: () => apiFetch<SeriesList>(apiPath('/api/v1/series', filter)).then((r) => r.series),
+    refetchInterval: interval,
+    retry,
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** The Explorer's search: matching series with current p50/p99, sparkline and badges (server-side). */
+export function useSeriesSearch(q: string, range: RangeText, limit = 50) {
+  const interval = useRefetchInterval();
+  return useQuery({
+    queryKey: ['series', 'search', q, range.from, range.to, limit],
+    queryFn: ({ signal }) =>
+      apiFetch<SeriesSearchResult>(
+        apiPath('/api/v1/series/search', { q, from: range.from, to: range.to, limit }),
+        { signal },
+      ),
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,

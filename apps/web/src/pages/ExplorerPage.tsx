@@ -1,7 +1,15 @@
 /** Explorer: pick a series; log-scale quantiles and a latency heatmap with deploy markers; drag to zoom. */
 import { useCallback, useMemo } from 'react';
 import { Link } from 'react-router-dom';
-import { useDeploys, useHeatmap, useQuantiles, useSeriesList } from '../api/queries.ts';
+import {
+  useDeploys,
+  useHeatmap,
+  useQuantiles,
+  useRegressions,
+  useSeriesList,
+} from '../api/queries.ts';
+import { SeriesResults, SeriesSearchBox, useFindText } from './explorer/SeriesFinder.tsx';
+import { formatInstant } from '../lib/time.ts';
 import type { Series } from '@onset/contract';
 import {
   changeSelection,
@@ -22,7 +30,7 @@ import { DeployList } from '../components/DeployList.tsx';
 import { EdgePanel, useEdge } from '../components/EdgePanel.tsx';
 import { reportedViews } from '../components/graphs/edgeData.ts';
 import { parseDuration } from '@onset/contract';
-import { edgeLabel } from '../lib/format.ts';
+import { edgeLabel, formatRatio } from '../lib/format.ts';
 
 const QUANTILES = ['0.5', '0.9', '0.99', '0.999'];
 const STEPS = ['', '1m', '5m', '15m', '1h', '6h', '1d'];
@@ -59,6 +67,8 @@ export default function ExplorerPage() {
   const host = get('host');
   const qs = (get('q') || '0.5,0.99').split(',').filter((q) => QUANTILES.includes(q));
   const step = get('step');
+  const [find, setFind] = useFindText();
+  const picked = SELECTION_PICKERS.some((p) => !!sel[p.field]) || sel.peer !== undefined;
 
   const pick = (key: keyof Selection, value: string) => {
     const next = changeSelection(all, sel, key, value);
@@ -82,6 +92,12 @@ export default function ExplorerPage() {
         <h1>Explorer</h1>
         <ScaleToggle scale={scale} onChange={setScale} />
       </div>
+      <SeriesSearchBox value={find} onChange={setFind} />
+      {!series || find ? (
+        <Panel title={find ? 'Matching series' : 'Series, most recently seen first'}>
+          <SeriesResults find={find} range={range} selectedId={series?.id} />
+        </Panel>
+      ) : null}
       <form className="pickers" onSubmit={(e) => e.preventDefault()} aria-label="Choose a series">
         {SELECTION_PICKERS.map((p) => (
           <Select
@@ -160,9 +176,9 @@ export default function ExplorerPage() {
           range={range}
           setRange={setRange}
         />
-      ) : (
+      ) : picked ? (
         <Candidates candidates={opts.candidates} params={params} />
-      )}
+      ) : null}
     </div>
   );
 }
@@ -220,6 +236,12 @@ function SeriesCharts({
       : undefined;
   const heatmap = useHeatmap(series.id, { range, step: heatStep, host: host || undefined });
   const deploys = useDeploys({ from: range.from, to: range.to, series_id: series.id });
+  // Open regressions of this series: their onsets are drawn on the chart.
+  const regressions = useRegressions({ series_id: series.id, status: 'active' });
+  const openRegressions = regressions.data ?? [];
+  const onsetMs = openRegressions.length
+    ? Math.min(...openRegressions.map((r) => Date.parse(r.onset)))
+    : undefined;
 
   // The resolved range of the last answer keeps the x axis still while a refresh is in flight.
   const fromMs = quantiles.data ? Date.parse(quantiles.data.from) : resolvedNow.fromMs;
@@ -279,8 +301,19 @@ function SeriesCharts({
           Drag across a chart to zoom in; the range goes into the URL. Markers: C code, D
           dependency, K kernel, F config, I infra.
         </p>
+        {openRegressions.map((r) => (
+          <p key={r.id} className="regression-note" data-testid="explorer-regression">
+            <Link to={linkWithGlobals(`/regressions/${r.id}`, params, { from: null, to: null })}>
+              {r.status === 'acknowledged' ? 'Acknowledged' : 'Open'} regression of {r.metric}{' '}
+              {formatRatio(r.metric === 'p99' ? r.ratio_p99 : r.ratio_p50)} since{' '}
+              {formatInstant(Date.parse(r.onset))}
+            </Link>{' '}
+            <span className="muted small">(the onset line on the chart)</span>
+          </p>
+        ))}
         <QuantilesChart
           {...linked}
+          onsetSec={onsetMs === undefined ? undefined : onsetMs / 1000}
           frame={frame}
           query={quantiles}
           scale={scale}

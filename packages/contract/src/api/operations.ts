@@ -25,6 +25,8 @@ import {
   SeriesIdParams,
   SeriesList,
   SeriesListQuery,
+  SeriesSearchQuery,
+  SeriesSearchResult,
 } from './series.ts';
 import {
   Delivery,
@@ -79,6 +81,10 @@ import {
  */
 export const operations = {
   'GET /api/v1/series': { querystring: SeriesListQuery, response: { 200: SeriesList } },
+  'GET /api/v1/series/search': {
+    querystring: SeriesSearchQuery,
+    response: { 200: SeriesSearchResult, ...ErrorResponses },
+  },
   'GET /api/v1/series/:id': { params: SeriesIdParams, response: { 200: Series } },
   'GET /api/v1/series/:id/quantiles': {
     params: SeriesIdParams,

@@ -146,3 +146,54 @@ export const UnwatchedSeries = Type.Object({
   peer: NStr,
 });
 export type UnwatchedSeries = Static<typeof UnwatchedSeries>;
+
+/** GET /api/v1/series/search: the Explorer's typeahead and list. */
+export const SeriesSearchQuery = Type.Object({
+  q: Type.Optional(
+    Type.String({
+      maxLength: 256,
+      description:
+        'words that must each appear (case-insensitive, any position) in the service, op, name, peer or a host of the series',
+    }),
+  ),
+  from: Type.Optional(Type.String({ description: 'RFC 3339 or relative; default now-1h' })),
+  to: Type.Optional(Type.String({ description: 'RFC 3339 or now; default now' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'default 50' })),
+});
+export type SeriesSearchQuery = Static<typeof SeriesSearchQuery>;
+
+const NullableMs = Type.Union([Type.Number(), Type.Null()]);
+
+export const SeriesSummary = Type.Object({
+  ...Series.properties,
+  current: Type.Object(
+    { p50_ms: NullableMs, p99_ms: NullableMs, count: Type.Number(), at: NStr },
+    { description: 'the last step of the window that had calls (null levels when none did)' },
+  ),
+  spark: Type.Object({
+    step_ms: Type.Number(),
+    p99_ms: Type.Array(NullableMs, {
+      description: 'p99 per step over the window, null without calls',
+    }),
+  }),
+  regression: Type.Union([
+    Type.Object({
+      id: Type.String(),
+      onset: Type.String(),
+      status: Type.String({ description: 'open | acknowledged' }),
+      metric: Type.String({ description: 'p50 | p99' }),
+      ratio: Type.Number(),
+    }),
+    Type.Null(),
+  ]),
+  slo_ids: Type.Array(Type.String(), { description: 'SLOs whose selector covers this series' }),
+});
+export type SeriesSummary = Static<typeof SeriesSummary>;
+
+export const SeriesSearchResult = Type.Object({
+  series: Type.Array(SeriesSummary),
+  total: Type.Number({ description: 'series matching q (the list holds at most `limit`)' }),
+  from: Type.String(),
+  to: Type.String(),
+});
+export type SeriesSearchResult = Static<typeof SeriesSearchResult>;

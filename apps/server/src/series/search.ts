@@ -1,0 +1,193 @@
+/**
+ * The Explorer's search: series whose service, op, name, peer or one of whose
+ * hosts contain every word typed, with what a list row needs to be read at a
+ * glance: the current p50/p99, a p99 sparkline over the window, the open
+ * regression (for its onset) and the SLOs watching. One round of batched
+ * queries for the page of results, so typing stays fast with thousands of series.
+ */
+import { Histogram } from '@onset/core';
+import type { SeriesSummary } from '@onset/contract';
+import type { Pool } from '../db/pool.ts';
+import { MATCH_SQL } from '../slos/store.ts';
+
+/** Steps in a sparkline: enough for a shape, few enough to read and send. */
+const SPARK_STEPS = 30;
+const HOUR_MS = 3_600_000;
+/** Longer windows read the hourly rollups (plus the minutes not yet compacted into them). */
+const HOURLY_FROM_MS = 2 * 86_400_000;
+
+export interface SearchInput {
+  q: string;
+  fromMs: number;
+  toMs: number;
+  limit: number;
+}
+
+/** `%`, `_` and `\` typed by the user are literal characters, not patterns. */
+function likePattern(word: string): string {
+  return `%${word.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+}
+
+interface LabelRow {
+  id: string;
+  service: string;
+  op: string;
+  view: string;
+  name: string;
+  peer: string | null;
+  first_seen: Date;
+  last_seen: Date;
+  hosts: string[];
+  total: string;
+}
+
+async function matchingSeries(
+  pool: Pool,
+  words: string[],
+  limit: number,
+): Promise<{ rows: LabelRow[]; total: number }> {
+  const args: unknown[] = [];
+  const where = words.map((w) => {
+    args.push(likePattern(w));
+    const p = `$${args.length}`;
+    return `(s.service ILIKE ${p} OR s.op ILIKE ${p} OR s.name ILIKE ${p} OR s.peer ILIKE ${p}
+      OR EXISTS (SELECT 1 FROM series_resources sr JOIN resources r ON r.id = sr.resource_id
+                  WHERE sr.series_id = s.id AND r.host ILIKE ${p}))`;
+  });
+  // A name that starts with the first word ranks before one that merely contains it.
+  args.push(words[0] ? `${words[0].replace(/[\\%_]/g, (c) => '\\' + c)}%` : '%');
+  const prefix = `$${args.length}`;
+  args.push(limit);
+  const { rows } = await pool.query<LabelRow>(
+    `SELECT s.id::text, s.service, s.op, s.view, s.name, NULLIF(s.peer, '') AS peer, s.first_seen, s.last_seen,
+            COALESCE((SELECT array_agg(DISTINCT r.host ORDER BY r.host) FROM series_resources sr
+                       JOIN resources r ON r.id = sr.resource_id WHERE sr.series_id = s.id AND r.host <> ''), '{}') AS hosts,
+            count(*) OVER () AS total
+       FROM series s ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+      ORDER BY (s.name ILIKE ${prefix}) DESC, s.last_seen DESC, s.service, s.op, s.view, s.name, s.peer
+      LIMIT $${args.length}`,
+    args,
+  );
+  return { rows, total: rows[0] ? Number(rows[0].total) : 0 };
+}
+
+/** Per series, one merged histogram per spark step. */
+async function stepHistogramsOf(
+  pool: Pool,
+  ids: string[],
+  fromMs: number,
+  toMs: number,
+  stepMs: number,
+): Promise<Map<string, Map<number, Histogram>>> {
+  const hourly = toMs - fromMs >= HOURLY_FROM_MS;
+  const args = [ids, new Date(fromMs), new Date(toMs)];
+  const minutes = `SELECT series_id::text AS id, extract(epoch FROM minute) * 1000 AS t, idx, cnt FROM histograms
+      WHERE series_id = ANY($1::bigint[]) AND minute >= $2 AND minute < $3 ${hourly ? 'AND NOT compacted' : ''}`;
+  const sql = hourly
+    ? `SELECT series_id::text AS id, extract(epoch FROM hour) * 1000 AS t, idx, cnt FROM histograms_hourly
+        WHERE series_id = ANY($1::bigint[]) AND hour >= $2 AND hour < $3
+       UNION ALL ${minutes}`
+    : minutes;
+  const { rows } = await pool.query<{ id: string; t: number; idx: number[]; cnt: number[] }>(
+    sql,
+    args,
+  );
+  const out = new Map<string, Map<number, Histogram>>();
+  for (const r of rows) {
+    const k = Math.min(SPARK_STEPS - 1, Math.floor((Number(r.t) - fromMs) / stepMs));
+    if (k < 0) continue;
+    let steps = out.get(r.id);
+    if (!steps) out.set(r.id, (steps = new Map()));
+    let h = steps.get(k);
+    if (!h) steps.set(k, (h = new Histogram()));
+    h.addSparse(r);
+  }
+  return out;
+}
+
+const ms = (us: number) => Number((us / 1000).toPrecision(4));
+
+export async function searchSeries(
+  pool: Pool,
+  input: SearchInput,
+): Promise<{ series: SeriesSummary[]; total: number }> {
+  const words = input.q.trim().split(/\s+/).filter(Boolean).slice(0, 8);
+  const { rows, total } = await matchingSeries(pool, words, input.limit);
+  if (!rows.length) return { series: [], total };
+  const ids = rows.map((r) => r.id);
+  // Whole-hour steps on long windows so the hourly rollups line up with them.
+  const rawStep = Math.max(60_000, Math.ceil((input.toMs - input.fromMs) / SPARK_STEPS));
+  const stepMs =
+    rawStep >= HOUR_MS
+      ? Math.ceil(rawStep / HOUR_MS) * HOUR_MS
+      : Math.ceil(rawStep / 60_000) * 60_000;
+  const fromMs = input.toMs - stepMs * SPARK_STEPS;
+  const [hists, regressions, slos] = await Promise.all([
+    stepHistogramsOf(pool, ids, fromMs, input.toMs, stepMs),
+    pool.query<{
+      series_id: string;
+      id: string;
+      onset: Date;
+      status: string;
+      metric: string;
+      ratio: number;
+    }>(
+      `SELECT DISTINCT ON (series_id) series_id::text, id::text, onset, status, metric,
+              CASE WHEN metric = 'p99' THEN ratio_p99 ELSE ratio_p50 END AS ratio
+         FROM regressions WHERE series_id = ANY($1::bigint[]) AND status <> 'resolved'
+        ORDER BY series_id, onset DESC`,
+      [ids],
+    ),
+    pool.query<{ id: string; slo_ids: string[] }>(
+      `SELECT s.id::text, array_agg(o.id::text ORDER BY o.id) AS slo_ids
+         FROM series s JOIN slos o ON ${MATCH_SQL} WHERE s.id = ANY($1::bigint[]) GROUP BY s.id`,
+      [ids],
+    ),
+  ]);
+  const regressionOf = new Map(regressions.rows.map((r) => [r.series_id, r]));
+  const slosOf = new Map(slos.rows.map((r) => [r.id, r.slo_ids]));
+  const series = rows.map((r): SeriesSummary => {
+    const steps = hists.get(r.id) ?? new Map<number, Histogram>();
+    const p99: Array<number | null> = [];
+    let last: { k: number; h: Histogram } | null = null;
+    for (let k = 0; k < SPARK_STEPS; k++) {
+      const h = steps.get(k);
+      if (h && h.count > 0) {
+        p99.push(ms(h.quantile(0.99)));
+        last = { k, h };
+      } else p99.push(null);
+    }
+    const reg = regressionOf.get(r.id);
+    return {
+      id: r.id,
+      service: r.service,
+      op: r.op as SeriesSummary['op'],
+      view: r.view as SeriesSummary['view'],
+      name: r.name,
+      peer: r.peer,
+      hosts: r.hosts,
+      first_seen: r.first_seen.toISOString(),
+      last_seen: r.last_seen.toISOString(),
+      current: last
+        ? {
+            p50_ms: ms(last.h.quantile(0.5)),
+            p99_ms: ms(last.h.quantile(0.99)),
+            count: last.h.count,
+            at: new Date(fromMs + last.k * stepMs).toISOString(),
+          }
+        : { p50_ms: null, p99_ms: null, count: 0, at: null },
+      spark: { step_ms: stepMs, p99_ms: p99 },
+      regression: reg
+        ? {
+            id: reg.id,
+            onset: reg.onset.toISOString(),
+            status: reg.status,
+            metric: reg.metric,
+            ratio: Number(reg.ratio.toPrecision(4)),
+          }
+        : null,
+      slo_ids: slosOf.get(r.id) ?? [],
+    };
+  });
+  return { series, total };
+}
