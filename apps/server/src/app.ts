@@ -22,6 +22,7 @@ import { sloRoutes } from './slos/routes.ts';
 import { sloHistoryRoutes } from './slos/history-routes.ts';
 import { sloMembershipRoutes } from './slos/membership-routes.ts';
 import { alertRoutes } from './alerts/routes.ts';
+import { limitsRoutes } from './cardinality/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { selfObservationPlugin } from './observability/plugin.ts';
 import { currentEgressPolicy } from './webhooks/egress.ts';
@@ -117,4 +118,5 @@ async function apiRoutes(api: FastifyInstance, ctx: AppContext): Promise<void> {
   await api.register(sloMembershipRoutes, ctx);
   await api.register(alertRoutes, ctx);
   await api.register(webhookRoutes, ctx);
+  await api.register(limitsRoutes, ctx);
 }

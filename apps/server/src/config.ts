@@ -41,6 +41,15 @@ export interface Config {
   embeddedPgPort: number | undefined;
   /** `npm start` also runs the local agent unless ONSET_AGENT=off. */
   withAgent: boolean;
+  /** Cardinality limits on series and resources, per service and in total; 0 disables one (docs/api.md). */
+  cardinality: CardinalityLimits;
+}
+
+export interface CardinalityLimits {
+  seriesPerService: number;
+  series: number;
+  resourcesPerService: number;
+  resources: number;
 }
 
 export class ConfigError extends Error {}
@@ -133,6 +142,10 @@ export const ServerEnv = z.object({
   ONSET_TRACE_URL_TEMPLATE: optionalString,
   ONSET_EMBEDDED_PG_PORT: envInt(0),
   ONSET_AGENT: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+  ONSET_MAX_SERIES_PER_SERVICE: envInt(2000),
+  ONSET_MAX_SERIES: envInt(50_000),
+  ONSET_MAX_RESOURCES_PER_SERVICE: envInt(2000),
+  ONSET_MAX_RESOURCES: envInt(50_000),
 });
 
 /** Variables whose values must never appear in an error message. */
@@ -187,6 +200,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     traceUrlTemplate: e.ONSET_TRACE_URL_TEMPLATE,
     embeddedPgPort: e.ONSET_EMBEDDED_PG_PORT || undefined,
     withAgent: e.ONSET_AGENT === 'on',
+    cardinality: {
+      seriesPerService: e.ONSET_MAX_SERIES_PER_SERVICE,
+      series: e.ONSET_MAX_SERIES,
+      resourcesPerService: e.ONSET_MAX_RESOURCES_PER_SERVICE,
+      resources: e.ONSET_MAX_RESOURCES,
+    },
   };
   if (!isLoopback(cfg.host) && cfg.tokens.size === 0) {
     throw new ConfigError(

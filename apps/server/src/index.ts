@@ -6,6 +6,7 @@ import { migrate } from './db/migrate.ts';
 import { Partitions } from './db/partitions.ts';
 import { Registry } from './otlp/registry.ts';
 import { IngestStats } from './otlp/stats.ts';
+import { CardinalityGuard } from './cardinality/guard.ts';
 import { buildApp, buildOtlpApp } from './app.ts';
 import { startScheduler, type Scheduler } from './scheduler/index.ts';
 import { runMaintenance } from './maintenance/retention.ts';
@@ -38,7 +39,10 @@ export async function startOnset(
   await migrate(config.databaseUrl);
   const pool = createPool(config.databaseUrl);
   const partitions = new Partitions(pool);
-  const ctx = { config, pool, registry: new Registry(pool), partitions, stats: new IngestStats() };
+  const guard = new CardinalityGuard(config.cardinality, pool);
+  await guard.reload();
+  const registry = new Registry(pool, guard);
+  const ctx = { config, pool, registry, partitions, stats: new IngestStats() };
   const maintain = () => runMaintenance(pool, partitions, config);
   await maintain();
 

@@ -15,12 +15,16 @@ import type { Pool } from '../db/pool.ts';
 import type { IngestStats } from '../otlp/stats.ts';
 import { HttpError } from '../http/errors.ts';
 import { metricsRegistry } from './metrics.ts';
+import type { CardinalityGuard } from '../cardinality/guard.ts';
+import { registerCardinalityMetrics } from '../cardinality/metrics.ts';
 
 /** What the plugin reads: the pool (queue depths, pool gauges), ingest counters and the metrics token. */
 interface ServerParts {
   config: Pick<Config, 'metricsToken'>;
   pool: Pool;
   stats: IngestStats;
+  /** Its cardinality guard's drops and limits are exposed too. */
+  registry?: { guard?: CardinalityGuard };
 }
 
 /** Queue depth must never make a scrape hang on a slow or absent database. */
@@ -163,6 +167,8 @@ function instanceMetrics(ctx: ServerParts, registry: Registry) {
       }
     },
   });
+
+  if (ctx.registry?.guard) registerCardinalityMetrics(ctx.registry.guard, registry);
 
   const requests = new Counter({
     name: 'onset_http_requests_total',

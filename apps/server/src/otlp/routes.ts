@@ -79,6 +79,15 @@ function respond(
     .send(Buffer.from(codec.encode(msg).finish()));
 }
 
+/** Items dropped by the cardinality guard are refused like invalid ones (OTLP partial success). */
+function withDrops(reasons: string[], dropped: number, what: string): string[] {
+  if (!dropped) return reasons;
+  return [
+    ...reasons,
+    `${dropped} ${what} dropped: their series would exceed a cardinality limit (GET /api/v1/limits)`,
+  ];
+}
+
 export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<void> {
   const { config, pool, registry, partitions, stats } = deps;
   let inFlight = 0;
@@ -142,8 +151,8 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
           encoding,
           TraceResponse,
           'rejectedSpans',
-          norm.rejected,
-          norm.reasons,
+          norm.rejected + res.dropped,
+          withDrops(norm.reasons, res.dropped, 'spans'),
         );
       }
       const req = parse(
@@ -162,16 +171,16 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
         throw badRequest(
           `all ${norm.rejected} data points were rejected: ${norm.reasons.join('; ')}`,
         );
-      const stored = await storeMetricPoints(pool, registry, partitions, norm.points);
-      stats.accepted('data_points', norm.points.length, 0);
+      const { stored, dropped } = await storeMetricPoints(pool, registry, partitions, norm.points);
+      stats.accepted('data_points', norm.points.length - dropped, 0);
       deps.onIngested?.('metrics', stored);
       return respond(
         reply,
         encoding,
         MetricsResponse,
         'rejectedDataPoints',
-        norm.rejected,
-        norm.reasons,
+        norm.rejected + dropped,
+        withDrops(norm.reasons, dropped, 'data points'),
       );
     } catch (err) {
       if (isDatabaseUnavailable(err)) {

@@ -1,4 +1,5 @@
 import { resourceKey, seriesKey, type Registry } from './registry.ts';
+import { admitObservations } from '../cardinality/admit.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
 import { withTransaction, type Pool } from '../db/pool.ts';
 import type { MetricPoint } from './normalize-metrics.ts';
@@ -14,10 +15,12 @@ export async function storeMetricPoints(
   registry: Registry,
   partitions: Partitions,
   points: MetricPoint[],
-): Promise<number> {
-  if (!points.length) return 0;
-  const seriesIds = await registry.seriesIds(points.map((p) => p.series));
-  const resourceIds = await registry.resourceIds(points.map((p) => p.resource));
+): Promise<{ stored: number; dropped: number }> {
+  if (!points.length) return { stored: 0, dropped: 0 };
+  const admitted = await admitObservations(registry, points);
+  const { seriesIds, resourceIds, dropped } = admitted;
+  points = admitted.kept;
+  if (!points.length) return { stored: 0, dropped };
   const links = new Map<string, [number, number]>();
   for (const p of points) {
     const s = seriesIds.get(seriesKey(p.series))!;
@@ -28,7 +31,7 @@ export async function storeMetricPoints(
   await partitions.ensure('histograms', new Set(points.map((p) => utcDay(p.timeMs))));
   // Oldest first so successive cumulative points of one stream diff against each other.
   const sorted = [...points].sort((a, b) => a.timeMs - b.timeMs);
-  return withTransaction(pool, async (c) => {
+  const stored = await withTransaction(pool, async (c) => {
     const keys = [...new Set(sorted.filter((p) => p.cumulative).map((p) => p.streamKey))].sort();
     type StreamState = {
       startMs: number;
@@ -131,4 +134,5 @@ export async function storeMetricPoints(
     }
     return stored;
   });
+  return { stored, dropped };
 }

@@ -1,4 +1,5 @@
 import { resourceKey, seriesKey, type Registry } from './registry.ts';
+import { admitObservations } from '../cardinality/admit.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
 import type { Pool } from '../db/pool.ts';
 import type { Observation } from './normalize-traces.ts';
@@ -6,6 +7,8 @@ import type { Observation } from './normalize-traces.ts';
 export interface StoreResult {
   inserted: number;
   duplicates: number;
+  /** Spans dropped because their series would be new beyond a cardinality limit. */
+  dropped: number;
 }
 
 /**
@@ -21,9 +24,11 @@ export async function storeObservations(
   obs: Observation[],
   now = Date.now(),
 ): Promise<StoreResult> {
-  if (!obs.length) return { inserted: 0, duplicates: 0 };
-  const seriesIds = await registry.seriesIds(obs.map((o) => o.series));
-  const resourceIds = await registry.resourceIds(obs.map((o) => o.resource));
+  if (!obs.length) return { inserted: 0, duplicates: 0, dropped: 0 };
+  const admitted = await admitObservations(registry, obs);
+  const { seriesIds, resourceIds, dropped } = admitted;
+  obs = admitted.kept;
+  if (!obs.length) return { inserted: 0, duplicates: 0, dropped };
 
   const n = obs.length;
   const traceIds = new Array<Buffer>(n);
@@ -84,5 +89,5 @@ export async function storeObservations(
     [traceIds, spanIds, parents, sIds, rIds, starts, durations, kinds, today, attrs],
   );
   const inserted = res.rows.reduce((a, r) => a + Number(r.count), 0);
-  return { inserted, duplicates: n - inserted };
+  return { inserted, duplicates: n - inserted, dropped };
 }

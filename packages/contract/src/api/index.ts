@@ -11,3 +11,4 @@ export * from './slo-history.ts';
 export * from './operations.ts';
 export * from './series-edge.ts';
 export * from './slo-membership.ts';
+export * from './limits.ts';

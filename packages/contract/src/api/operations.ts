@@ -58,6 +58,7 @@ import {
 } from './regressions.ts';
 import { ErrorResponses, NoContent } from './common.ts';
 import { HealthStatus } from './health.ts';
+import { CardinalityStatus } from './limits.ts';
 import { SloHistory, SloHistoryQuery } from './slo-history.ts';
 import {
   Slo,
@@ -202,6 +203,7 @@ export const operations = {
     querystring: DeliveryListQuery,
     response: { 200: DeliveryList },
   },
+  'GET /api/v1/limits': { response: { 200: CardinalityStatus } },
   'GET /healthz': { response: { 200: HealthStatus } },
   'GET /readyz': { response: { 200: HealthStatus, 503: HealthStatus } },
 } as const;
