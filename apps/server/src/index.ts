@@ -47,7 +47,7 @@ export async function startOnset(
   await maintain();
 
   // Before any Fastify instance exists: the HTTP instrumentation attaches to new instances.
-  const tracing = startSelfTracing();
+  const tracing = await startSelfTracing();
   const app = await buildApp(ctx);
   await app.listen({ host: config.host, port: config.port });
   let otlpApp: FastifyInstance | null = null;

@@ -1,3 +1,4 @@
+import { skipIfOwnExport } from '../observability/tracing.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Config } from '../config.ts';
@@ -135,6 +136,7 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
           checkTracesJson,
           'ExportTraceServiceRequest',
         );
+        skipIfOwnExport(req);
         const norm = normalizeTraces(req as never, {
           ...window,
           maxDurationMs: config.maxSpanDurationMs,
