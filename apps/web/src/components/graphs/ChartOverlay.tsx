@@ -58,7 +58,8 @@ export function MarkerChips({
             <button
               type="button"
               className={`marker-chip kind-${m.kind}${isTop ? ' top-suspect' : ''}${m.suspectRank > 1 ? ' suspect' : ''}`}
-              aria-label={`${isTop ? 'Top suspect: ' : m.suspectRank > 1 ? `Suspect #${m.suspectRank}: ` : 'Deploy marker: '}${m.title} at ${formatInstant(m.t * 1000)}`}
+              // The accessible name starts with the chip's visible text (WCAG 2.5.3 label in name).
+              aria-label={`${isTop ? `${kindLetter(m.kind)} ★ top suspect` : m.suspectRank > 1 ? `${kindLetter(m.kind)} suspect #${m.suspectRank}` : `${kindLetter(m.kind)} deploy marker`}: ${m.title} at ${formatInstant(m.t * 1000)}`}
               data-marker-id={m.id}
               data-kind={m.kind}
               onMouseEnter={() => setHover(m.id)}

@@ -35,7 +35,6 @@ export function SeriesSearchBox({
         placeholder="service, op, name, host or peer: e.g. checkout lookup"
         autoComplete="off"
         spellCheck={false}
-        aria-controls="series-results"
         aria-describedby="series-search-help"
       />
       <span id="series-search-help" className="sr-only">
