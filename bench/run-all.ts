@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { ROOT } from './lib/harness.ts';
 
-const benches = ['ingest', 'quantiles', 'detect', 'slo', 'ui', 'agent'];
+const benches = ['ingest', 'quantiles', 'detect', 'slo', 'ui', 'agent', 'fuzz'];
 const failed: string[] = [];
 for (const name of benches) {
   console.log(`\n=== bench:${name} ===`);

@@ -11,4 +11,4 @@ export { runDetectionPass, type PassResult as DetectionPassResult } from './regr
 export { evaluateSlos, runSloPass } from './slos/evaluate.ts';
 export { countNewObservations, listSlos } from './slos/store.ts';
 export { runDeliveryPass } from './webhooks/deliver.ts';
-export { TraceRequest } from './otlp/protobuf.ts';
+export { MetricsRequest, TraceRequest } from './otlp/protobuf.ts';
