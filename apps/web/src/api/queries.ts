@@ -4,6 +4,7 @@ import { useSearchParams } from 'react-router-dom';
 import { ApiError, apiFetch, apiPath } from './client.ts';
 import type {
   AlertList,
+  CardinalityStatus,
   AlertListQuery,
   AlertWithEvents,
   Delivery,
@@ -290,6 +291,17 @@ export function useSloSuggestion(seriesId: string | undefined, objective: number
         apiPath(`/api/v1/series/${encodeURIComponent(seriesId!)}/slo-suggestion`, { objective }),
       ),
     enabled: !!seriesId,
+    retry,
+  });
+}
+
+/** Cardinality limits, usage and drops (GET /api/v1/limits), for the Overview's notice. */
+export function useCardinality() {
+  const interval = useRefetchInterval();
+  return useQuery({
+    queryKey: ['limits'],
+    queryFn: () => apiFetch<CardinalityStatus>('/api/v1/limits'),
+    refetchInterval: interval === false ? 60_000 : interval,
     retry,
   });
 }

@@ -9,6 +9,7 @@ import { formatAgo, formatInstant } from '../state/timeRange.ts';
 import { linkWithGlobals, useUrlState } from '../state/url.ts';
 import { Empty, ErrorState, Loading } from '../components/States.tsx';
 import { KindBadge, Panel } from '../components/Controls.tsx';
+import { CardinalityNotice } from '../components/CardinalityNotice.tsx';
 import { DeployFeed } from '../components/DeployList.tsx';
 import { SeverityDot, SeverityLegend } from '../components/Severity.tsx';
 import { versionText } from '../components/graphs/markerData.ts';
@@ -32,6 +33,7 @@ export default function OverviewPage() {
       <div className="page-head">
         <h1>Overview</h1>
       </div>
+      <CardinalityNotice />
       <Panel
         title={`Open regressions${regressions.data ? ` (${regressions.data.length})` : ''}`}
         id="regressions-head"
