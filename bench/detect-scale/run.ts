@@ -19,6 +19,7 @@
  * API, then one server span per 10 series arrives for the SLO pass to count.
  * Not part of npm test.
  */
+import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { readFile } from 'node:fs/promises';
 import { createPool, migrate, Partitions, utcDay } from '@onset/server/internals';
@@ -59,16 +60,28 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }>
   return { value, ms: performance.now() - t };
 }
 
-async function call<T>(method: string, url: string, body?: unknown): Promise<T> {
-  const res = await fetch(url, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(3_600_000),
+/** JSON over node:http, without fetch's 300 s header timeout (a cold pass over 400k series may take longer). */
+function call<T>(method: string, url: string, body?: unknown): Promise<T> {
+  const data = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method, headers: data ? { 'content-type': 'application/json' } : {} },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          if ((res.statusCode ?? 0) >= 400)
+            reject(new Error(`${method} ${url}: ${res.statusCode} ${text.slice(0, 300)}`));
+          else resolve(JSON.parse(text) as T);
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
   });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text.slice(0, 300)}`);
-  return JSON.parse(text) as T;
 }
 
 interface DetectAnswer {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
-import { pairEdges } from '../src/edges/pairing.ts';
+import { pairEdges, pairingProgressOf } from '../src/edges/pairing.ts';
 import { Registry } from '../src/otlp/registry.ts';
 import { Partitions } from '../src/db/partitions.ts';
 
@@ -129,5 +129,64 @@ describe('edge pairing: the caller-vs-callee gap', () => {
     });
     expect(again.pairs).toBe(0);
     expect((await quantile('checkout', 'gap')).count).toBe(calls);
+  });
+
+  it('reads the calls of a slice in batches (ONSET_PAIR_BATCH) without losing or doubling one, and reports progress', async () => {
+    const t0 = BigInt(Date.now() - 20 * 60_000) * 1_000_000n;
+    const calls = 23;
+    const client: object[] = [];
+    const serverSpans: object[] = [];
+    for (let i = 0; i < calls; i++) {
+      const traceId = hex(5000 + i, 32);
+      const start = t0 + BigInt(i) * 2_000_000_000n;
+      client.push({
+        traceId,
+        spanId: hex(5000 + i, 16),
+        name: 'GET',
+        kind: 3,
+        startTimeUnixNano: String(start),
+        endTimeUnixNano: String(start + 12_000_000n),
+        attributes: [{ key: 'server.address', value: { stringValue: 'stock.internal' } }],
+      });
+      serverSpans.push({
+        traceId,
+        spanId: hex(9000 + i, 16),
+        parentSpanId: hex(5000 + i, 16),
+        name: 'GET /level',
+        kind: 2,
+        startTimeUnixNano: String(start + 1_000_000n),
+        endTimeUnixNano: String(start + 3_000_000n),
+        attributes: [{ key: 'http.route', value: { stringValue: '/level' } }],
+      });
+    }
+    // The test above paired arrivals up to a second ahead: arrive after that.
+    await new Promise((r) => setTimeout(r, 1100));
+    await send({
+      resourceSpans: [
+        ...request('cart', client).resourceSpans,
+        ...request('stock', serverSpans).resourceSpans,
+      ],
+    });
+    const pool = server.onset.pool;
+    let seen: ReturnType<typeof pairingProgressOf> = null;
+    const registry = new Registry(pool);
+    const watch = setInterval(() => (seen ??= pairingProgressOf(pool)), 1);
+    const result = await pairEdges(pool, registry, new Partitions(pool), {
+      uptoMs: Date.now() + 1000,
+      batchRows: 4,
+    }).finally(() => clearInterval(watch));
+    expect(result.pairs).toBe(calls);
+    expect(seen).toMatchObject({ pairs: expect.any(Number), upto: expect.any(String) });
+    expect(pairingProgressOf(pool)).toBeNull();
+    const list = (await (
+      await fetch(`${server.url}/api/v1/series?service=cart&view=gap`)
+    ).json()) as { series: Array<{ id: string; peer: string | null }> };
+    const gap = list.series.find((x) => x.peer === 'stock')!;
+    const body = (await (
+      await fetch(`${server.url}/api/v1/series/${gap.id}/quantiles?from=now-2h&step=1d&q=0.5`)
+    ).json()) as { points: Array<{ count: number; q: Record<string, number> }> };
+    expect(body.points.reduce((a, p) => a + p.count, 0)).toBe(calls);
+    expect(body.points[0]!.q['0.5']).toBeGreaterThan(9.5);
+    expect(body.points[0]!.q['0.5']).toBeLessThan(10.5);
   });
 });

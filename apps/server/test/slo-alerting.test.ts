@@ -24,6 +24,9 @@ import {
 
 const SECRET = 'shh-its-a-secret';
 
+// Passes evaluate SLOs one at a time (ONSET_SLO_BATCH, budget.ts): batching must change no alert.
+process.env.ONSET_SLO_BATCH = '1';
+
 let srv: TestServer;
 let A: ReturnType<typeof api>;
 const receivers: Record<

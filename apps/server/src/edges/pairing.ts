@@ -1,8 +1,9 @@
 import { Histogram, type SeriesLabels } from '@onset/core';
 import type { View } from '@onset/contract';
-import { withTransaction, type Pool } from '../db/pool.ts';
+import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
 import { seriesKey, type Registry } from '../otlp/registry.ts';
+import { detectBudget } from '../regressions/budget.ts';
 
 /**
  * Edge pairing (api.md "call on an edge"): a CLIENT/PRODUCER span and the
@@ -14,13 +15,40 @@ import { seriesKey, type Registry } from '../otlp/registry.ts';
  *   gap    — client minus server: where the kernel and the network hide.
  * Halves that arrive more than `windowMs` apart are not paired (bounded work);
  * state is a cursor in PostgreSQL, so a restart resumes where it stopped.
+ *
+ * Memory is bounded whatever the backlog: a slice of arrivals (`sliceMs`) is
+ * one transaction, and its calls are read through a PostgreSQL cursor
+ * `batchRows` at a time (ONSET_PAIR_BATCH, default 5000, budget.ts), each
+ * batch folded and written before the next is fetched (a minute of an edge
+ * may then have several histogram rows, as ingest leaves them; readers and
+ * compaction merge them). Progress (calls paired, arrival cursor) is kept for
+ * the scheduler's log (pairingProgressOf).
  */
 export interface PairingOptions {
   windowMs?: number;
   /** Process arrivals up to this time (default now - 5 s, so ingest statements still in flight are not skipped). */
   uptoMs?: number;
-  /** Arrivals handled per transaction: bounds memory whatever the backlog. */
+  /** Arrivals handled per transaction. */
   sliceMs?: number;
+  /** Calls read, folded and written at a time (default ONSET_PAIR_BATCH). */
+  batchRows?: number;
+}
+
+export interface PairingProgress {
+  started_at: string;
+  pairs: number;
+  /** Arrivals before this instant are paired. */
+  cursor: string;
+  /** The pass pairs arrivals up to this instant. */
+  upto: string;
+}
+
+const running = new WeakMap<Pool, PairingProgress>();
+
+/** The pairing pass running in this process on this pool, if any. */
+export function pairingProgressOf(pool: Pool): PairingProgress | null {
+  const p = running.get(pool);
+  return p ? { ...p } : null;
 }
 
 export interface PairingResult {
@@ -62,22 +90,34 @@ export async function pairEdges(
      ON CONFLICT DO NOTHING`,
     [uptoMs],
   );
+  const batchRows = opts.batchRows ?? detectBudget().pairBatch;
   let pairs = 0;
   const edges = new Set<string>();
   let cursor = '';
-  for (;;) {
-    const r = await pairSlice(
-      pool,
-      registry,
-      partitions,
-      opts.windowMs ?? DEFAULT_WINDOW_MS,
-      uptoMs,
-      sliceMs,
-      edges,
-    );
-    pairs += r.pairs;
-    cursor = r.cursor;
-    if (r.done) break;
+  const progress: PairingProgress = {
+    started_at: new Date().toISOString(),
+    pairs: 0,
+    cursor: '',
+    upto: new Date(uptoMs).toISOString(),
+  };
+  running.set(pool, progress);
+  try {
+    for (;;) {
+      const r = await pairSlice(
+        pool,
+        registry,
+        partitions,
+        { windowMs: opts.windowMs ?? DEFAULT_WINDOW_MS, uptoMs, sliceMs, batchRows },
+        edges,
+      );
+      pairs += r.pairs;
+      cursor = r.cursor;
+      progress.pairs = pairs;
+      progress.cursor = cursor;
+      if (r.done) break;
+    }
+  } finally {
+    if (running.get(pool) === progress) running.delete(pool);
   }
   return { pairs, edges: edges.size, cursor };
 }
@@ -86,11 +126,10 @@ async function pairSlice(
   pool: Pool,
   registry: Registry,
   partitions: Partitions,
-  windowMs: number,
-  uptoMs: number,
-  sliceMs: number,
+  o: { windowMs: number; uptoMs: number; sliceMs: number; batchRows: number },
   edges: Set<string>,
 ): Promise<{ pairs: number; cursor: string; done: boolean }> {
+  const { windowMs, uptoMs, sliceMs, batchRows } = o;
   return withTransaction(pool, async (c) => {
     // One pass at a time across all servers: the state row is the lock.
     const { rows: st } = await c.query<{ cursor_at: Date }>(
@@ -101,8 +140,9 @@ async function pairSlice(
     const upto = new Date(Math.min(uptoMs, cursor.getTime() + sliceMs));
     const fromDay = utcDay(Math.max(0, cursor.getTime() - windowMs));
     // A call is paired by the pass in which its later half arrived.
-    const { rows } = await c.query<PairRow>(
-      `WITH calls AS (
+    await c.query(
+      `DECLARE pair_calls NO SCROLL CURSOR FOR
+       WITH calls AS (
          SELECT c.series_id AS c_series, s.series_id AS s_series, s.resource_id AS s_resource,
                 c.start_time, c.duration_us AS client_us, s.duration_us AS server_us
            FROM observations s
@@ -128,62 +168,17 @@ async function pairSlice(
          FROM calls k JOIN series cs ON cs.id = k.c_series JOIN series ss ON ss.id = k.s_series`,
       [cursor, upto, fromDay, windowMs],
     );
-    // Fold calls into per-minute histograms per edge view.
-    const groups = new Map<
-      string,
-      { labels: SeriesLabels; resource: number; minute: number; h: Histogram }
-    >();
-    const add = (labels: SeriesLabels, resource: number, minute: number, us: number) => {
-      const k = `${seriesKey(labels)}\u0001${resource}\u0001${minute}`;
-      let g = groups.get(k);
-      if (!g) groups.set(k, (g = { labels, resource, minute, h: new Histogram() }));
-      g.h.record(us);
-    };
-    for (const r of rows) {
-      const op = r.server_op as SeriesLabels['op'];
-      const base = { service: r.client_service, op, name: r.server_name, peer: r.server_service };
-      const view = (v: View): SeriesLabels => ({ ...base, view: v });
-      edges.add(seriesKey(view('gap')));
-      const minute = Number(r.minute_ms);
-      add(view('gap'), r.server_resource, minute, r.client_us - r.server_us);
-      add(view('server'), r.server_resource, minute, r.server_us);
-      // The caller's own span series may already carry exactly these labels; never count it twice.
-      const own =
-        r.client_view === 'client' &&
-        r.client_name === r.server_name &&
-        r.client_peer === r.server_service;
-      if (!own) add(view('client'), r.server_resource, minute, r.client_us);
+    let total = 0;
+    for (;;) {
+      const { rows } = await c.query<PairRow>(`FETCH ${batchRows} FROM pair_calls`);
+      if (!rows.length) break;
+      total += rows.length;
+      await foldAndWrite(c, registry, partitions, rows, edges);
+      if (rows.length < batchRows) break;
     }
-    if (groups.size) {
-      const list = [...groups.values()];
-      const ids = await registry.seriesIds(list.map((g) => g.labels));
-      const links = new Map<string, [number, number]>();
-      for (const g of list) {
-        const sid = ids.get(seriesKey(g.labels))!;
-        links.set(`${sid}:${g.resource}`, [sid, g.resource]);
-      }
-      await registry.link([...links.values()]);
-      await partitions.ensure('histograms', new Set(list.map((g) => utcDay(g.minute))));
-      await c.query(
-        `INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
-         SELECT s, r, to_timestamp(m / 1000.0), n, su, mn, mx, i::int[], k::int[]
-           FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::bigint[], $5::float8[], $6::float8[], $7::float8[],
-                       $8::text[], $9::text[]) AS u(s, r, m, n, su, mn, mx, i, k)`,
-        [
-          list.map((g) => ids.get(seriesKey(g.labels))),
-          list.map((g) => g.resource),
-          list.map((g) => g.minute),
-          list.map((g) => g.h.count),
-          list.map((g) => g.h.sum),
-          list.map((g) => g.h.min),
-          list.map((g) => g.h.max),
-          list.map((g) => `{${g.h.toSparse().idx.join(',')}}`),
-          list.map((g) => `{${g.h.toSparse().cnt.join(',')}}`),
-        ],
-      );
-    }
+    await c.query('CLOSE pair_calls');
     let next = upto;
-    if (!rows.length) {
+    if (!total) {
       // Nothing here: skip straight to the next arrival instead of walking empty slices.
       const { rows: n } = await c.query<{ at: Date | null }>(
         `SELECT min(received_at) AS at FROM observations WHERE received_at > $1`,
@@ -196,8 +191,72 @@ async function pairSlice(
     }
     await c.query(
       `UPDATE pairing_state SET cursor_at = $1, pairs_total = pairs_total + $2, updated_at = now()`,
-      [next, rows.length],
+      [next, total],
     );
-    return { pairs: rows.length, cursor: next.toISOString(), done: next.getTime() >= uptoMs };
+    return { pairs: total, cursor: next.toISOString(), done: next.getTime() >= uptoMs };
   });
+}
+
+/** Fold one batch of calls into per-minute histograms per edge view and write them. */
+async function foldAndWrite(
+  c: PoolClient,
+  registry: Registry,
+  partitions: Partitions,
+  rows: PairRow[],
+  edges: Set<string>,
+): Promise<void> {
+  // Fold calls into per-minute histograms per edge view.
+  const groups = new Map<
+    string,
+    { labels: SeriesLabels; resource: number; minute: number; h: Histogram }
+  >();
+  const add = (labels: SeriesLabels, resource: number, minute: number, us: number) => {
+    const k = `${seriesKey(labels)}\u0001${resource}\u0001${minute}`;
+    let g = groups.get(k);
+    if (!g) groups.set(k, (g = { labels, resource, minute, h: new Histogram() }));
+    g.h.record(us);
+  };
+  for (const r of rows) {
+    const op = r.server_op as SeriesLabels['op'];
+    const base = { service: r.client_service, op, name: r.server_name, peer: r.server_service };
+    const view = (v: View): SeriesLabels => ({ ...base, view: v });
+    edges.add(seriesKey(view('gap')));
+    const minute = Number(r.minute_ms);
+    add(view('gap'), r.server_resource, minute, r.client_us - r.server_us);
+    add(view('server'), r.server_resource, minute, r.server_us);
+    // The caller's own span series may already carry exactly these labels; never count it twice.
+    const own =
+      r.client_view === 'client' &&
+      r.client_name === r.server_name &&
+      r.client_peer === r.server_service;
+    if (!own) add(view('client'), r.server_resource, minute, r.client_us);
+  }
+  if (groups.size) {
+    const list = [...groups.values()];
+    const ids = await registry.seriesIds(list.map((g) => g.labels));
+    const links = new Map<string, [number, number]>();
+    for (const g of list) {
+      const sid = ids.get(seriesKey(g.labels))!;
+      links.set(`${sid}:${g.resource}`, [sid, g.resource]);
+    }
+    await registry.link([...links.values()]);
+    await partitions.ensure('histograms', new Set(list.map((g) => utcDay(g.minute))));
+    await c.query(
+      `INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
+         SELECT s, r, to_timestamp(m / 1000.0), n, su, mn, mx, i::int[], k::int[]
+           FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::bigint[], $5::float8[], $6::float8[], $7::float8[],
+                       $8::text[], $9::text[]) AS u(s, r, m, n, su, mn, mx, i, k)`,
+      [
+        list.map((g) => ids.get(seriesKey(g.labels))),
+        list.map((g) => g.resource),
+        list.map((g) => g.minute),
+        list.map((g) => g.h.count),
+        list.map((g) => g.h.sum),
+        list.map((g) => g.h.min),
+        list.map((g) => g.h.max),
+        list.map((g) => `{${g.h.toSparse().idx.join(',')}}`),
+        list.map((g) => `{${g.h.toSparse().cnt.join(',')}}`),
+      ],
+    );
+  }
 }

@@ -25,6 +25,10 @@ export const DETECTOR_BYTES = 24 * 1024;
 
 export interface DetectBudget {
   batchSize: number;
+  /** Edge pairing: calls read, folded and written at a time (ONSET_PAIR_BATCH). */
+  pairBatch: number;
+  /** SLO pass: SLOs evaluated at a time (ONSET_SLO_BATCH). */
+  sloBatch: number;
   cacheMaxSeries: number;
   cacheMb: number;
 }
@@ -41,6 +45,8 @@ export function detectBudget(env: NodeJS.ProcessEnv = process.env): DetectBudget
   const cacheMb = positive(env.ONSET_DETECT_CACHE_MB, 256, 'ONSET_DETECT_CACHE_MB', false);
   return {
     batchSize: positive(env.ONSET_DETECT_BATCH, 1000, 'ONSET_DETECT_BATCH', true),
+    pairBatch: positive(env.ONSET_PAIR_BATCH, 5000, 'ONSET_PAIR_BATCH', true),
+    sloBatch: positive(env.ONSET_SLO_BATCH, 500, 'ONSET_SLO_BATCH', true),
     cacheMb,
     cacheMaxSeries: Math.max(1, Math.floor((cacheMb * 1024 * 1024) / DETECTOR_BYTES)),
   };

@@ -5,7 +5,8 @@
  */
 import type { Pool } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
-import { pairEdges, type PairingResult } from '../edges/pairing.ts';
+import { pairEdges, pairingProgressOf, type PairingResult } from '../edges/pairing.ts';
+import { progressOf } from './budget.ts';
 import { inferMarkers, type InferResult } from '../deploys/infer.ts';
 import type { Registry } from '../otlp/registry.ts';
 import { runDetectionPass, type PassOptions, type PassResult } from './engine.ts';
@@ -32,9 +33,41 @@ export async function settledArrivalMs(pool: Pool): Promise<number> {
   return Math.floor(Number(rows[0]!.ms));
 }
 
+/** A long run (a pairing backlog, a cold start over many series) says how far it is this often. */
+const PROGRESS_LOG_MS = 10_000;
+
+interface ProgressLog {
+  info(obj: object, msg: string): void;
+}
+
 export async function runDetect(
   deps: { pool: Pool; registry: Registry; partitions: Partitions },
-  opts: PassOptions & { wait?: boolean; pairUptoMs?: number } = {},
+  opts: PassOptions & { wait?: boolean; pairUptoMs?: number; log?: ProgressLog } = {},
+): Promise<DetectRunResult> {
+  const { pool } = deps;
+  const log = opts.log;
+  const ticker = log
+    ? setInterval(() => {
+        const pairing = pairingProgressOf(pool);
+        if (pairing)
+          log.info(
+            pairing,
+            `pairing pass: ${pairing.pairs} calls paired, arrivals up to ${pairing.cursor}`,
+          );
+        const p = progressOf(pool);
+        if (p) log.info(p, `detection pass: ${p.series_done}/${p.series_total} series`);
+      }, PROGRESS_LOG_MS)
+    : undefined;
+  try {
+    return await detectRun(deps, opts);
+  } finally {
+    clearInterval(ticker);
+  }
+}
+
+async function detectRun(
+  deps: { pool: Pool; registry: Registry; partitions: Partitions },
+  opts: PassOptions & { wait?: boolean; pairUptoMs?: number },
 ): Promise<DetectRunResult> {
   const { pool, registry, partitions } = deps;
   const pairing = await pairEdges(

@@ -4,10 +4,6 @@ import type { Partitions } from '../db/partitions.ts';
 import type { Registry } from '../otlp/registry.ts';
 import type { FeatureJobs } from '../scheduler/jobs.ts';
 import { runDetect } from './pass.ts';
-import { progressOf } from './budget.ts';
-
-/** A long pass (a cold start over many series) says how far it is this often. */
-const PROGRESS_LOG_MS = 10_000;
 
 /**
  * Regression job: `detect_regressions` every minute, once per cluster
@@ -26,11 +22,7 @@ export function regressionTasks(deps: {
   return {
     tasks: {
       detect_regressions: async () => {
-        const ticker = setInterval(() => {
-          const p = progressOf(deps.pool);
-          if (p) log.info(p, `detection pass: ${p.series_done}/${p.series_total} series`);
-        }, PROGRESS_LOG_MS);
-        const r = await runDetect(deps, { wait: false }).finally(() => clearInterval(ticker));
+        const r = await runDetect(deps, { wait: false, log });
         const d = r.detection;
         if (d.regressions.opened || d.regressions.resolved)
           log.info({ through: d.through, ...d.regressions, ms: d.duration_ms }, 'regressions');

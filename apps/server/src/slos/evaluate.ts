@@ -29,6 +29,7 @@ import { releaseUnsilenced } from '../alerts/state.ts';
 import type { AlertRow } from '../alerts/store.ts';
 import { notificationsFor, pagingOf } from '../alerts/notifications.ts';
 import { firingSloAlerts, reconcileSloAlerts } from './alerting.ts';
+import { detectBudget } from '../regressions/budget.ts';
 
 export interface SloStatus {
   evaluated_at: string;
@@ -255,6 +256,20 @@ export interface PassResult {
   phases_ms: { count: number; evaluate: number; alerts: number };
 }
 
+export interface SloPassProgress {
+  started_at: string;
+  slos_done: number;
+  slos_total: number;
+}
+
+const running = new WeakMap<Pool, SloPassProgress>();
+
+/** The SLO evaluation running in this process on this pool, if any (for the scheduler's log). */
+export function sloProgressOf(pool: Pool): SloPassProgress | null {
+  const p = running.get(pool);
+  return p ? { ...p } : null;
+}
+
 /**
  * The per-minute SLO pass: count new observations, evaluate every SLO as of
  * `now`, move alerts through firing/resolved (writing the webhook outbox in
@@ -270,13 +285,22 @@ export async function runSloPass(
   const counted = await countNewObservations(pool, { settleMs: opts.settleMs });
   const t1 = performance.now();
   const slos = await listSlos(pool);
-  const evals = await evaluateSlos(pool, slos, now);
+  // Evaluated `sloBatch` SLOs at a time (budget.ts); only each one's firing tiers are kept.
+  const { sloBatch } = detectBudget();
+  const firing: Array<{ slo: SloRow; firing: ReturnType<typeof firingBySeverity> }> = [];
+  const progress = { started_at: new Date().toISOString(), slos_done: 0, slos_total: slos.length };
+  running.set(pool, progress);
+  try {
+    for (let i = 0; i < slos.length; i += sloBatch) {
+      for (const e of await evaluateSlos(pool, slos.slice(i, i + sloBatch), now))
+        firing.push({ slo: e.slo, firing: firingBySeverity(e.tiers) });
+      progress.slos_done = firing.length;
+    }
+  } finally {
+    running.delete(pool);
+  }
   const t2 = performance.now();
-  const changes = await reconcileSloAlerts(
-    pool,
-    evals.map((e) => ({ slo: e.slo, firing: firingBySeverity(e.tiers) })),
-    now,
-  );
+  const changes = await reconcileSloAlerts(pool, firing, now);
   const released = await releaseUnsilenced(pool, now);
   const t3 = performance.now();
   const r = (x: number) => Math.round(x);

@@ -2,9 +2,12 @@ import type { JobHelpers } from 'graphile-worker';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Pool } from '../db/pool.ts';
 import type { FeatureJobs } from '../scheduler/jobs.ts';
-import { runSloPass } from './evaluate.ts';
+import { runSloPass, sloProgressOf } from './evaluate.ts';
 import { pruneCounters } from './store.ts';
 import { sloEvaluationSeconds } from '../observability/metrics.ts';
+
+/** A long pass (thousands of SLOs) says how far it is this often. */
+const PROGRESS_LOG_MS = 10_000;
 
 /**
  * SLO jobs: `slo_evaluate` every minute (count, evaluate, alert, then
@@ -21,10 +24,16 @@ export function sloTasks(deps: {
     tasks: {
       slo_evaluate: async (_payload, helpers) => {
         const t0 = performance.now();
-        const r = await runSloPass(pool).catch((err: unknown) => {
-          sloEvaluationSeconds.observe({ result: 'error' }, (performance.now() - t0) / 1000);
-          throw err;
-        });
+        const ticker = setInterval(() => {
+          const p = sloProgressOf(pool);
+          if (p) log.info(p, `SLO pass: ${p.slos_done}/${p.slos_total} SLOs evaluated`);
+        }, PROGRESS_LOG_MS);
+        const r = await runSloPass(pool)
+          .catch((err: unknown) => {
+            sloEvaluationSeconds.observe({ result: 'error' }, (performance.now() - t0) / 1000);
+            throw err;
+          })
+          .finally(() => clearInterval(ticker));
         sloEvaluationSeconds.observe({ result: 'ok' }, (performance.now() - t0) / 1000);
         if (r.fired.length || r.resolved.length || r.released)
           log.info({ fired: r.fired, resolved: r.resolved, released: r.released }, 'SLO alerts');
