@@ -5,8 +5,18 @@
  * resolve (endsAt). Receivers are real HTTP servers on loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import ajvFormats from 'ajv-formats';
+import type { KnownBlock } from '@slack/types';
 import { startTestServer, type TestServer } from '@onset/testkit';
-import { render, slackEscape, type DeliveryToRender } from '../src/webhooks/formats.ts';
+import {
+  render,
+  slackEscape,
+  type DeliveryToRender,
+  type SlackMessage,
+  type WebhookTarget,
+} from '../src/webhooks/formats.ts';
 import { runDeliveryPass } from '../src/webhooks/deliver.ts';
 import { refreshAlertmanagerAlerts } from '../src/webhooks/alertmanager-refresh.ts';
 import { raiseRegressionAlert, resolveRegressionAlert } from '../src/regressions/alerting.ts';
@@ -178,5 +188,182 @@ describe('the alertmanager target re-sends while firing and stops once resolved'
     const log = (await A.get(`/api/v1/webhooks/${id}/deliveries`)).body.deliveries;
     const firing = log.find((x: { event: string }) => x.event === 'firing');
     expect(firing.log).toHaveLength(3); // the first delivery and the two re-sends
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Every format's body against the receiver's own definition: PagerDuty's
+// Events API v2 schema, Alertmanager's PostableAlerts (its OpenAPI), and for
+// Slack the @slack/types Block Kit types (renderSlack is typed with them, so
+// the compiler checks the shape) plus Block Kit's documented limits, which
+// types cannot express. Names are hostile: `<!channel>`, `&`, `<int:id>`.
+// ---------------------------------------------------------------------------
+
+const ajv = new Ajv({ strict: false });
+(ajvFormats as unknown as { default: (a: Ajv) => Ajv }).default(ajv); // CommonJS default export
+const fixture = (name: string) =>
+  JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));
+const isPagerDutyEvent = ajv.compile(fixture('pagerduty-events-v2.schema.json'));
+const isPostableAlerts = ajv.compile(fixture('alertmanager-postable-alerts.schema.json'));
+
+const target = (format: WebhookTarget['format']): WebhookTarget => ({
+  id: '9',
+  name: 'ops',
+  url: 'https://receiver.test/hook',
+  format,
+  secret: null,
+  routing_key: format === 'pagerduty' ? 'R0UT1NGKEY0000000000000000000000' : null,
+});
+
+const HUGE = '<!channel> & <int:id> '.repeat(400); // 8,800 characters, escaping makes it longer
+const cases: Array<[string, DeliveryToRender]> = [
+  [
+    'regression firing',
+    { id: '1', event: 'firing', dedup_key: 'onset-alert-7', payload: snapshot() },
+  ],
+  [
+    'regression resolved',
+    {
+      id: '2',
+      event: 'resolved',
+      dedup_key: 'onset-alert-7',
+      payload: snapshot({ resolved_at: '2026-11-24T11:00:00.000Z' }),
+    },
+  ],
+  [
+    'SLO burn firing',
+    {
+      id: '3',
+      event: 'firing',
+      dedup_key: 'onset-alert-8',
+      payload: snapshot({
+        type: 'slo_burn',
+        severity: 'ticket',
+        regression_id: null,
+        slo_id: 's-1',
+        burn_rate: 14.4,
+        window: '1h',
+        details: { slo_name: 'checkout <p99> & co' },
+      }),
+    },
+  ],
+  [
+    'test event',
+    {
+      id: '4',
+      event: 'test',
+      dedup_key: 'onset-test-4',
+      payload: snapshot({ type: 'test', details: { test: true } }),
+    },
+  ],
+  [
+    'huge names',
+    {
+      id: '5',
+      event: 'firing',
+      dedup_key: 'onset-alert-9',
+      payload: snapshot({
+        title: HUGE,
+        service: HUGE,
+        series_name: HUGE,
+        window: HUGE,
+        burn_rate: 2,
+      }),
+    },
+  ],
+];
+
+/** Block Kit's documented limits (Slack's Block Kit reference) that the types do not carry. */
+function blockKitProblems(m: SlackMessage): string[] {
+  const p: string[] = [];
+  if (typeof m.text !== 'string' || m.text.length === 0) p.push('no fallback text');
+  if (m.text.length > 40_000) p.push('text over 40,000 characters');
+  if (m.blocks.length > 50) p.push('more than 50 blocks');
+  for (const b of m.blocks as KnownBlock[]) {
+    if (b.type === 'header') {
+      if (b.text.type !== 'plain_text') p.push('header text not plain_text');
+      if (b.text.text.length > 150) p.push('header over 150 characters');
+    } else if (b.type === 'section') {
+      if ((b.fields ?? []).length > 10) p.push('section with more than 10 fields');
+      for (const f of b.fields ?? [])
+        if (f.text.length > 2000) p.push('field over 2,000 characters');
+      if (!b.text && !b.fields?.length) p.push('section without text or fields');
+    } else if (b.type === 'actions') {
+      if (b.elements.length > 25) p.push('more than 25 actions');
+      for (const e of b.elements) {
+        if (e.type !== 'button') continue;
+        if (e.text.text.length > 75) p.push('button text over 75 characters');
+        if ((e.url ?? '').length > 3000) p.push('button url over 3,000 characters');
+      }
+    } else if (b.type === 'context') {
+      if (b.elements.length > 10) p.push('context with more than 10 elements');
+    } else p.push(`unexpected block ${b.type}`);
+  }
+  return p;
+}
+
+/** Texts Slack parses for markup: the fallback text and every mrkdwn object. */
+function parsedTexts(m: SlackMessage): string[] {
+  const out = [m.text];
+  for (const b of m.blocks as KnownBlock[]) {
+    if (b.type === 'section')
+      for (const f of b.fields ?? []) if (f.type === 'mrkdwn') out.push(f.text);
+    if (b.type === 'context') for (const e of b.elements) if (e.type === 'mrkdwn') out.push(e.text);
+  }
+  return out;
+}
+
+describe("bodies against each receiver's own definition", () => {
+  it.each(cases)('%s: PagerDuty Events API v2 schema and documented limits', (_, d) => {
+    const body = JSON.parse(render(target('pagerduty'), d, 'https://onset.test').body);
+    expect(isPagerDutyEvent(body), JSON.stringify(isPagerDutyEvent.errors)).toBe(true);
+    expect(body.dedup_key.length).toBeLessThanOrEqual(255); // PagerDuty: dedup_key max 255
+    if (body.payload) expect(body.payload.summary.length).toBeLessThanOrEqual(1024); // summary max 1024
+    expect(body.event_action).toBe(d.event === 'resolved' ? 'resolve' : 'trigger');
+  });
+
+  it.each(cases)("%s: Alertmanager's PostableAlerts", (_, d) => {
+    const body = JSON.parse(render(target('alertmanager'), d, 'https://onset.test').body);
+    expect(isPostableAlerts(body), JSON.stringify(isPostableAlerts.errors)).toBe(true);
+    // Labels are values, not markup: kept exactly as named.
+    expect(body[0].labels.service).toBe(d.payload.service);
+  });
+
+  it.each(cases)('%s: Slack Block Kit limits, and names as text', (_, d) => {
+    const m = JSON.parse(render(target('slack'), d, 'https://onset.test').body) as SlackMessage;
+    expect(blockKitProblems(m)).toEqual([]);
+    for (const t of parsedTexts(m)) {
+      expect(t).not.toMatch(/[<>]/); // no <!channel>, <@U…> or <url|label> can form
+      expect(t.replace(/&(amp|lt|gt);/g, '')).not.toContain('&'); // every & is an entity, none cut
+    }
+  });
+
+  it('the structural check fails on what Slack refuses (it can fail)', () => {
+    const bad = {
+      text: 'x',
+      blocks: [
+        { type: 'header', text: { type: 'plain_text', text: 'h'.repeat(151) } },
+        { type: 'section', fields: [{ type: 'mrkdwn', text: 'f'.repeat(2001) }] },
+      ],
+    } as SlackMessage;
+    expect(blockKitProblems(bad)).toEqual([
+      'header over 150 characters',
+      'field over 2,000 characters',
+    ]);
+    expect(isPagerDutyEvent({ routing_key: 'k', event_action: 'resolve' })).toBe(false); // no dedup_key
+    expect(isPostableAlerts([{ annotations: {} }])).toBe(false); // no labels
+  });
+
+  it('`<!channel>`, `&` and `<int:id>` reach Slack as text: escaped where parsed, verbatim in plain_text', () => {
+    const m = JSON.parse(
+      render(target('slack'), cases[0]![1], 'https://onset.test').body,
+    ) as SlackMessage;
+    expect(m.text).toContain('GET /users/&lt;int:id&gt; on &lt;!channel&gt; &amp; co');
+    const header = m.blocks[0] as { text: { type: string; text: string } };
+    expect(header.text).toEqual({
+      type: 'plain_text',
+      text: 'Page: GET /users/<int:id> on <!channel> & co got 45× slower',
+      emoji: true,
+    });
   });
 });

@@ -2,6 +2,7 @@
  * Webhook bodies per format (api.md "Alert webhooks"). Pure: the same stored
  * delivery renders the same bytes on every retry.
  */
+import type { KnownBlock, MrkdwnElement } from '@slack/types';
 import { createHash, createHmac } from 'node:crypto';
 import type { AlertStatus, DeliveryEvent, WebhookFormat } from '@onset/contract';
 import { alertBody, alertUrl, type AlertSnapshot } from '../alerts/snapshot.ts';
@@ -81,7 +82,28 @@ function renderJson(d: DeliveryToRender, baseUrl: string): unknown {
   };
 }
 
-function renderSlack(d: DeliveryToRender, baseUrl: string): unknown {
+/**
+ * An incoming-webhook message: fallback text plus Block Kit blocks, typed by
+ * Slack's own SDK types (@slack/types), so the compiler checks the shape.
+ */
+export interface SlackMessage {
+  text: string;
+  blocks: KnownBlock[];
+}
+
+/** Block Kit's limit on a section field's text; longer and Slack refuses the whole message. */
+const SLACK_FIELD_MAX = 2000;
+
+/** A mrkdwn field, clipped to Slack's limit without cutting an entity (&amp;) in half. */
+const md = (text: string): MrkdwnElement => ({
+  type: 'mrkdwn',
+  text:
+    text.length <= SLACK_FIELD_MAX
+      ? text
+      : `${text.slice(0, SLACK_FIELD_MAX - 1).replace(/&[a-z]{0,3}$/, '')}…`,
+});
+
+function renderSlack(d: DeliveryToRender, baseUrl: string): SlackMessage {
   const a = d.payload;
   const st = status(d);
   const url = alertUrl(a, baseUrl);
@@ -92,15 +114,15 @@ function renderSlack(d: DeliveryToRender, baseUrl: string): unknown {
         ? ':rotating_light:'
         : ':warning:';
   const e = slackEscape;
-  const fields = [
-    { type: 'mrkdwn', text: `*Status*\n${st}` },
-    { type: 'mrkdwn', text: `*Severity*\n${a.severity}` },
-    ...(a.service ? [{ type: 'mrkdwn', text: `*Service*\n${e(a.service)}` }] : []),
+  const fields: MrkdwnElement[] = [
+    md(`*Status*\n${st}`),
+    md(`*Severity*\n${a.severity}`),
+    ...(a.service ? [md(`*Service*\n${e(a.service)}`)] : []),
     ...(a.burn_rate !== null
-      ? [{ type: 'mrkdwn', text: `*Burn rate*\n${num(a.burn_rate)}× over ${e(a.window ?? '?')}` }]
+      ? [md(`*Burn rate*\n${num(a.burn_rate)}× over ${e(a.window ?? '?')}`)]
       : []),
-    { type: 'mrkdwn', text: `*Started*\n${a.started_at}` },
-    ...(a.resolved_at ? [{ type: 'mrkdwn', text: `*Resolved*\n${a.resolved_at}` }] : []),
+    md(`*Started*\n${a.started_at}`),
+    ...(a.resolved_at ? [md(`*Resolved*\n${a.resolved_at}`)] : []),
   ];
   return {
     text: `${icon} ${e(summary(a, st, d.event === 'test'))}`,
