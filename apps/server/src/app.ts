@@ -1,6 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import fastifyStatic from '@fastify/static';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +8,7 @@ import type { AppContext } from './context.ts';
 import { authPlugin } from './auth/plugin.ts';
 import { installErrorHandler, sendError, notFound } from './http/errors.ts';
 import { refuseUnstorableText } from './http/text-guard.ts';
+import { serveUi } from './http/static-ui.ts';
 import { healthRoutes } from './health/routes.ts';
 import { otlpRoutes } from './otlp/routes.ts';
 import { seriesRoutes } from './series/routes.ts';
@@ -34,10 +34,20 @@ const WEB_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInstance {
   const app = Fastify({
     logger: { level: config.logLevel },
+    // Fastify logs every request at info; one line per request at debug instead (below),
+    // so the default log says what happened to the service, not each OTLP post.
+    disableRequestLogging: true,
     bodyLimit: 1024 * 1024,
     // Keep 200 responses fast under load: OTLP clients retry on their own timeouts.
     connectionTimeout: 0,
     keepAliveTimeout: 65_000,
+  });
+  app.addHook('onResponse', (req, reply, done) => {
+    req.log.debug(
+      { method: req.method, url: req.url, status: reply.statusCode, ms: reply.elapsedTime },
+      'request completed',
+    );
+    done();
   });
   installErrorHandler(app, opts);
   refuseUnstorableText(app);
@@ -72,12 +82,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger());
 
   if (hasUi) {
-    await app.register(fastifyStatic, {
-      root: WEB_DIST,
-      prefix: '/',
-      wildcard: false,
-      index: 'index.html',
-    });
+    await serveUi(app, WEB_DIST);
     // Client-side routes (deep links like /regressions/42) get the SPA shell.
     app.setNotFoundHandler((req, reply) => {
       const url = req.url.split('?')[0]!;

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfigOrExit } from './config.ts';
 import { killGroup, SupervisedChild } from './supervise/child.ts';
 import { removeStaleAgentTemp } from './supervise/temp.ts';
+import { recordWebBuild, webBuildIsFresh, webSourcesHash } from './supervise/web-build.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '../../..');
@@ -37,6 +38,11 @@ const SERVER_GRACE_MS = 3500;
 const TOTAL_GRACE_MS = 9500;
 
 const log = (line: string) => console.log(`onset: ${line}`);
+
+/** A URL a browser on this machine can open: a wildcard listen address becomes loopback. */
+function browserUrl(url: string): string {
+  return url.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, 'http://127.0.0.1');
+}
 let exitCode = 0;
 
 async function main(): Promise<void> {
@@ -81,8 +87,11 @@ async function main(): Promise<void> {
   const stale = await removeStaleAgentTemp();
   if (stale.length) log(`removed ${stale.length} stale agent temp folder(s) from earlier runs`);
 
-  if (args.includes('--build-web')) {
-    log('building the web UI');
+  const sourcesHash = args.includes('--build-web') ? webSourcesHash(ROOT) : '';
+  if (sourcesHash && webBuildIsFresh(ROOT, sourcesHash)) {
+    log('web UI is up to date with its sources; not rebuilding');
+  } else if (sourcesHash) {
+    log('building the web UI (its sources changed since the last build)');
     build = spawn('npm', ['run', 'build:web', '--silent'], {
       cwd: ROOT,
       stdio: 'inherit',
@@ -92,6 +101,7 @@ async function main(): Promise<void> {
     build = undefined;
     if (stopping) return;
     if (code !== 0) throw new Error(`web build failed (exit ${code})`);
+    recordWebBuild(ROOT, sourcesHash);
   }
 
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -159,6 +169,7 @@ async function main(): Promise<void> {
     log(`local agent started (pid ${child.pid}); set ONSET_AGENT=off to skip it`);
   }
   log(`supervising (pid ${process.pid}): SIGINT, SIGTERM or SIGHUP stops everything`);
+  console.log(`\nonset: open ${browserUrl(urls.url)}\n`);
 }
 
 main().catch((err) => {
