@@ -204,6 +204,16 @@ async function run(n: number): Promise<Record<string, unknown>> {
     const fix = await fixture(url, n, end);
     const server = await startServerProcess(url, { ONSET_LOG_LEVEL: 'info' });
     const pid = server.proc.pid!;
+    // The harness waits 20 s; a loaded machine with this many series may need longer.
+    for (let i = 0; i < 600; i++) {
+      if (server.proc.exitCode !== null) throw new Error('the server exited');
+      const ok = await fetch(`${server.url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
     const progressLines: string[] = [];
     server.proc.stdout!.on('data', (d: Buffer) => {
       for (const line of d.toString().split('\n'))

@@ -45,6 +45,11 @@ export function outageReason(err: unknown): string {
   return 'error';
 }
 
+/** Is this error the database being away (not a bug, not bad data)? */
+export function isOutage(err: unknown): boolean {
+  return isDatabaseUnavailable(err) || outageReason(err) !== 'error';
+}
+
 /** First probe 0.5 s after the outage is noticed, then doubling up to this (ONSET_DB_RETRY_MAX). */
 const DEFAULT_PROBE_MAX_MS = 10_000;
 
@@ -70,7 +75,7 @@ export class DatabaseAvailability {
    * Other errors are the caller's to log.
    */
   report(err: unknown, component: string): boolean {
-    if (!isDatabaseUnavailable(err) && outageReason(err) === 'error') return false;
+    if (!isOutage(err)) return false;
     if (this.outage || this.stopped) return true;
     this.outage = { since: Date.now(), reason: outageReason(err), noticedBy: component };
     this.log.warn(

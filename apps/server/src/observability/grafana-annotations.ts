@@ -14,6 +14,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { JobHelpers } from 'graphile-worker';
 import type { Config } from '../config.ts';
 import type { Pool } from '../db/pool.ts';
+import { isOutage } from '../db/availability.ts';
 import type { FeatureJobs } from '../scheduler/jobs.ts';
 import { grafanaAnnotations } from './metrics.ts';
 
@@ -158,6 +159,8 @@ export function grafanaAnnotationTasks(deps: {
           failures = 0;
           await again(helpers, TICK_MS);
         } catch (err) {
+          // The database away is the scheduler's to report (once) and wait out, not a Grafana failure.
+          if (isOutage(err)) throw err;
           if (!failures)
             log.warn(
               { err: (err as Error).message },

@@ -56,18 +56,23 @@ function everyMinuteJobs(crontab: string): Array<{ task: string; jobKey: string 
  * minute or more) and every per-minute pass is queued at once, so detection,
  * SLO evaluation, pairing and delivery resume without waiting for cron.
  */
-export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
+/** Every periodic job of every feature, composed here and nowhere else. */
+export function backgroundFeatures(deps: SchedulerDeps): FeatureJobs[] {
   const { config, pool, partitions, log } = deps;
   const registry = new Registry(pool);
   const webhooks = webhookTasks({ config, pool, log });
-  // Every periodic job of every feature, composed here and nowhere else.
-  const features: FeatureJobs[] = [
+  return [
     maintenanceTasks({ config, pool, partitions, log }),
     sloTasks({ pool, log, afterPass: webhooks.deliver }),
     webhooks,
     regressionTasks({ pool, registry, partitions, log }),
     grafanaAnnotationTasks({ config, pool, log }),
   ];
+}
+
+export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
+  const { config, pool, log } = deps;
+  const features = backgroundFeatures(deps);
   const taskList: TaskList = {};
   for (const f of features)
     for (const [name, task] of Object.entries(f.tasks)) {
