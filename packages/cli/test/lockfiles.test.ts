@@ -202,4 +202,44 @@ describe('CI environments', () => {
     });
     expect(detectCi({ PATH: '/usr/bin' })).toBeNull();
   });
+
+  it('any CI env-ci knows: CircleCI and Azure Pipelines too', () => {
+    expect(
+      detectCi({
+        CI: 'true',
+        CIRCLECI: 'true',
+        CIRCLE_SHA1: 'd4',
+        CIRCLE_BUILD_NUM: '41',
+        CIRCLE_BUILD_URL: 'https://circleci.com/gh/acme/shop/41',
+        CIRCLE_PROJECT_USERNAME: 'acme',
+        CIRCLE_PROJECT_REPONAME: 'shop',
+      }),
+    ).toEqual({
+      provider: 'circleci',
+      commit: 'd4',
+      url: 'https://circleci.com/gh/acme/shop/41',
+      runId: 'circleci:acme/shop:41',
+    });
+    expect(
+      detectCi({
+        BUILD_BUILDURI: 'vstfs:///Build/Build/1',
+        BUILD_SOURCEVERSION: 'e5',
+        BUILD_BUILDNUMBER: '20261124.1',
+        BUILD_REPOSITORY_NAME: 'acme/shop',
+      }),
+    ).toMatchObject({
+      provider: 'azurePipelines',
+      commit: 'e5',
+      runId: 'azurePipelines::20261124.1',
+    });
+  });
+
+  it('a link env-ci could only half build is left out, not sent as "undefined/…"', () => {
+    expect(detectCi({ GITLAB_CI: 'true', CI_COMMIT_SHA: 'f6', CI_PIPELINE_ID: '8' })).toEqual({
+      provider: 'gitlab',
+      commit: 'f6',
+      url: undefined,
+      runId: 'gitlab::8',
+    });
+  });
 });

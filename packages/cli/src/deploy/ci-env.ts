@@ -1,6 +1,9 @@
+import envCi from 'env-ci';
+
 /** What a CI environment tells us about the run doing the deploy. */
 export interface CiContext {
-  provider: 'github' | 'gitlab' | 'buildkite' | 'jenkins';
+  /** env-ci's service name: github, gitlab, buildkite, jenkins, circleci, azure-pipelines, … */
+  provider: string;
   commit?: string;
   /** Link to the run, for the marker's `url`. */
   url?: string;
@@ -12,52 +15,50 @@ export interface CiContext {
 type Env = Record<string, string | undefined>;
 
 const val = (v: string | undefined) => (v && v.trim() !== '' ? v.trim() : undefined);
+/** env-ci builds some links from several variables; one missing leaves "undefined" in it. */
+const link = (v: string | undefined) =>
+  val(v) && !/\bundefined\b/.test(v!) ? v!.trim() : undefined;
 
 /**
- * GitHub Actions, GitLab CI, Buildkite and Jenkins, from their documented
- * environment variables. Missing pieces stay undefined; flags win anyway.
+ * Run ids Onset already used for these CIs (kept so a marker posted by an
+ * older CLI and a retry by this one share their external_id): each is unique
+ * across the CI's projects, which `service:slug:build` is not everywhere
+ * (Jenkins has no slug, Buildkite's build number is per pipeline).
  */
-export function detectCi(env: Env): CiContext | null {
-  if (env.GITHUB_ACTIONS === 'true') {
-    const server = val(env.GITHUB_SERVER_URL) ?? 'https://github.com';
-    const repo = val(env.GITHUB_REPOSITORY);
-    const run = val(env.GITHUB_RUN_ID);
-    return {
-      provider: 'github',
-      commit: val(env.GITHUB_SHA),
-      url: repo && run ? `${server}/${repo}/actions/runs/${run}` : undefined,
-      runId: repo && run ? `github:${repo}:${run}` : undefined,
-    };
-  }
-  if (env.GITLAB_CI === 'true') {
-    const pipeline = val(env.CI_PIPELINE_ID);
-    return {
-      provider: 'gitlab',
-      commit: val(env.CI_COMMIT_SHA),
-      url: val(env.CI_JOB_URL) ?? val(env.CI_PIPELINE_URL),
-      runId: pipeline ? `gitlab:${val(env.CI_PROJECT_ID) ?? ''}:${pipeline}` : undefined,
-      environment: val(env.CI_ENVIRONMENT_NAME),
-    };
-  }
-  if (env.BUILDKITE === 'true') {
-    const commit = val(env.BUILDKITE_COMMIT);
-    const build = val(env.BUILDKITE_BUILD_ID);
-    return {
-      provider: 'buildkite',
-      // Buildkite reports "HEAD" until the checkout resolves it: not a commit.
-      commit: commit && commit !== 'HEAD' ? commit : undefined,
-      url: val(env.BUILDKITE_BUILD_URL),
-      runId: build ? `buildkite:${build}` : undefined,
-    };
-  }
-  if (val(env.JENKINS_URL) || val(env.JENKINS_HOME)) {
-    const tag = val(env.BUILD_TAG);
-    return {
-      provider: 'jenkins',
-      commit: val(env.GIT_COMMIT),
-      url: val(env.BUILD_URL),
-      runId: tag ? `jenkins:${tag}` : undefined,
-    };
-  }
-  return null;
+const KNOWN_RUN_IDS: Record<string, (env: Env) => string | undefined> = {
+  gitlab: (env) =>
+    val(env.CI_PIPELINE_ID) && `gitlab:${val(env.CI_PROJECT_ID) ?? ''}:${val(env.CI_PIPELINE_ID)}`,
+  buildkite: (env) => val(env.BUILDKITE_BUILD_ID) && `buildkite:${val(env.BUILDKITE_BUILD_ID)}`,
+  jenkins: (env) => val(env.BUILD_TAG) && `jenkins:${val(env.BUILD_TAG)}`,
+};
+
+/**
+ * The CI running this command, detected by env-ci (the 30-odd services it
+ * knows, from their documented variables): the commit, a link to the run and
+ * a run id. Missing pieces stay undefined; flags win anyway. Null outside CI.
+ */
+export function detectCi(env: Env, cwd = process.cwd()): CiContext | null {
+  const ci = envCi({ env, cwd });
+  if (!ci.isCi || !ci.service) return null;
+  const commit = val(ci.commit);
+  const build = val(ci.build);
+  return {
+    provider: ci.service,
+    // Buildkite reports "HEAD" until the checkout resolves it: not a commit.
+    commit: commit && commit !== 'HEAD' ? commit : undefined,
+    // GitLab names its job's link itself (env-ci rebuilds it from CI_PROJECT_URL).
+    url:
+      (ci.service === 'gitlab' ? (val(env.CI_JOB_URL) ?? val(env.CI_PIPELINE_URL)) : undefined) ??
+      link(ci.jobUrl) ??
+      link(ci.buildUrl),
+    runId:
+      ci.service in KNOWN_RUN_IDS
+        ? KNOWN_RUN_IDS[ci.service]!(env) || undefined
+        : build
+          ? `${ci.service}:${link(ci.slug) ?? ''}:${build}`
+          : undefined,
+    ...(ci.service === 'gitlab' && val(env.CI_ENVIRONMENT_NAME)
+      ? { environment: val(env.CI_ENVIRONMENT_NAME) }
+      : {}),
+  };
 }
