@@ -261,21 +261,24 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
         const s = await pool.query(`SELECT 1 FROM slos WHERE id = $1`, [b.slo_id]);
         if (!s.rowCount) throw badRequest(`SLO ${b.slo_id} does not exist`);
       }
-      const { rows } = await pool.query<SilenceRow>(
-        `INSERT INTO silences (service, slo_id, op, starts_at, ends_at, comment, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${SILENCE_COLS}`,
-        [
-          b.service ?? null,
-          b.slo_id ?? null,
-          b.op ?? null,
-          new Date(starts),
-          new Date(ends),
-          b.comment,
-          b.created_by ?? null,
-        ],
-      );
-      const silence = rows[0]!;
-      await silenceFiringAlerts(pool, silence, now);
+      // The silence and its effect on what fires now commit together.
+      const silence = await withTransaction(pool, async (c) => {
+        const { rows } = await c.query<SilenceRow>(
+          `INSERT INTO silences (service, slo_id, op, starts_at, ends_at, comment, created_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${SILENCE_COLS}`,
+          [
+            b.service ?? null,
+            b.slo_id ?? null,
+            b.op ?? null,
+            new Date(starts),
+            new Date(ends),
+            b.comment,
+            b.created_by ?? null,
+          ],
+        );
+        await silenceFiringAlerts(c, rows[0]!, now);
+        return rows[0]!;
+      });
       return reply.status(201).send(silenceJson(silence, now));
     },
   );

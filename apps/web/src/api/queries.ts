@@ -3,6 +3,8 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useSearchParams } from 'react-router-dom';
 import { ApiError, apiFetch, apiPath } from './client.ts';
 import type {
+  Alert,
+  AlertAck,
   AlertList,
   CardinalityStatus,
   AlertListQuery,
@@ -16,6 +18,10 @@ import type {
   QuantilesColumns,
   Regression,
   RegressionList,
+  RegressionTimeline,
+  Silence,
+  SilenceInput,
+  SilenceList,
   RegressionListQuery,
   SeriesList,
   SeriesListQuery,
@@ -28,6 +34,7 @@ import type {
   Webhook,
   WebhookInput,
   WebhookList,
+  WebhookUpdate,
 } from '@onset/contract';
 import { rangeFromParams, refreshInterval, type RangeText } from '../state/timeRange.ts';
 
@@ -180,16 +187,89 @@ export function useRegressionEvidence(id: string | undefined) {
   });
 }
 
-/** Ack / resolve / reopen: `POST /api/v1/regressions/:id/{ack|resolve|reopen}`. */
+/** Ack / resolve / reopen: `POST /api/v1/regressions/:id/{ack|resolve|reopen}` with who and why. */
 export function useRegressionAction() {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: ({ id, action }: { id: string; action: 'ack' | 'resolve' | 'reopen' }) =>
+    mutationFn: ({
+      id,
+      action,
+      by,
+      comment,
+    }: {
+      id: string;
+      action: 'ack' | 'resolve' | 'reopen';
+      by?: string;
+      comment?: string;
+    }) =>
       apiFetch<Regression>(`/api/v1/regressions/${encodeURIComponent(id)}/${action}`, {
         method: 'POST',
-        json: {},
+        json: { ...(by ? { by } : {}), ...(comment ? { comment } : {}) },
       }),
-    onSettled: () => qc.invalidateQueries({ queryKey: ['regressions'] }),
+    onSettled: () => {
+      void qc.invalidateQueries({ queryKey: ['regressions'] });
+      void qc.invalidateQueries({ queryKey: ['alerts'] });
+    },
+  });
+}
+
+/** `GET /api/v1/regressions/:id/timeline`: the lifecycle the server computed, and the regression's alerts. */
+export function useRegressionTimeline(id: string | undefined) {
+  const interval = useRefetchInterval();
+  return useQuery({
+    queryKey: ['regressions', 'timeline', id],
+    queryFn: () =>
+      apiFetch<RegressionTimeline>(`/api/v1/regressions/${encodeURIComponent(id!)}/timeline`),
+    enabled: !!id,
+    refetchInterval: interval,
+    retry,
+  });
+}
+
+/** Acknowledge or resolve an alert: `POST /api/v1/alerts/:id/{ack|resolve}` with who and why. */
+export function useAlertAction() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, action, ...body }: { id: string; action: 'ack' | 'resolve' } & AlertAck) =>
+      apiFetch<Alert>(`/api/v1/alerts/${encodeURIComponent(id)}/${action}`, {
+        method: 'POST',
+        json: body,
+      }),
+    onSettled: () => {
+      void qc.invalidateQueries({ queryKey: ['alerts'] });
+      void qc.invalidateQueries({ queryKey: ['regressions'] });
+      void qc.invalidateQueries({ queryKey: ['slos'] });
+    },
+  });
+}
+
+export function useSilences() {
+  const interval = useRefetchInterval();
+  return useQuery({
+    queryKey: ['silences'],
+    queryFn: () => apiFetch<SilenceList>('/api/v1/silences').then((r) => r.silences),
+    refetchInterval: interval,
+    retry,
+  });
+}
+
+/** Create a silence (`POST /api/v1/silences`) or end one now (`DELETE /api/v1/silences/:id`). */
+export function useSilenceAction() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (
+      op: { create: SilenceInput; end?: undefined } | { end: string; create?: undefined },
+    ) =>
+      op.create
+        ? apiFetch<Silence>('/api/v1/silences', { method: 'POST', json: op.create })
+        : apiFetch<Silence>(`/api/v1/silences/${encodeURIComponent(op.end!)}`, {
+            method: 'DELETE',
+          }),
+    onSettled: () => {
+      void qc.invalidateQueries({ queryKey: ['silences'] });
+      void qc.invalidateQueries({ queryKey: ['alerts'] });
+      void qc.invalidateQueries({ queryKey: ['slos'] });
+    },
   });
 }
 
@@ -251,6 +331,38 @@ export function useCreateWebhook() {
   });
 }
 
+/** Change a webhook (`PUT`, any subset of its fields) or remove it (`DELETE`). */
+export function useWebhookChange() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, update }: { id: string; update: WebhookUpdate | 'delete' }) =>
+      update === 'delete'
+        ? apiFetch<Webhook | undefined>(`/api/v1/webhooks/${encodeURIComponent(id)}`, {
+            method: 'DELETE',
+          })
+        : apiFetch<Webhook>(`/api/v1/webhooks/${encodeURIComponent(id)}`, {
+            method: 'PUT',
+            json: update,
+          }),
+    onSettled: () => qc.invalidateQueries({ queryKey: ['webhooks'] }),
+  });
+}
+
+/** Change an SLO (`PUT /api/v1/slos/:id`, the whole spec) or delete it. */
+export function useSloChange() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, spec }: { id: string; spec: SloInput | 'delete' }) =>
+      spec === 'delete'
+        ? apiFetch<Slo | undefined>(`/api/v1/slos/${encodeURIComponent(id)}`, { method: 'DELETE' })
+        : apiFetch<Slo>(`/api/v1/slos/${encodeURIComponent(id)}`, { method: 'PUT', json: spec }),
+    onSettled: () => {
+      void qc.invalidateQueries({ queryKey: ['slos'] });
+      void qc.invalidateQueries({ queryKey: ['alerts'] });
+    },
+  });
+}
+
 export function useTestWebhook() {
   const qc = useQueryClient();
   return useMutation({
@@ -275,10 +387,13 @@ export function useDeliveries(webhookId: string | undefined) {
 }
 
 export function useAlert(id: string | undefined) {
+  const interval = useRefetchInterval();
   return useQuery({
     queryKey: ['alerts', 'one', id],
     queryFn: () => apiFetch<AlertWithEvents>(`/api/v1/alerts/${encodeURIComponent(id!)}`),
     enabled: !!id,
+    // Deliveries change on their own (retries): an alert page stays current.
+    refetchInterval: interval === false ? false : Math.min(interval, 10_000),
     retry,
   });
 }

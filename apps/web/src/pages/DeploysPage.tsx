@@ -1,8 +1,10 @@
 /** Deploys: a timeline of markers (one lane per service) with filters, and the full list. */
 import { useMemo, useState } from 'react';
-import { useDeploys } from '../api/queries.ts';
-import type { Deploy } from '@onset/contract';
-import { useRange, useUrlState } from '../state/url.ts';
+import { Link } from 'react-router-dom';
+import { useDeploys, useRegressions } from '../api/queries.ts';
+import type { Deploy, Regression } from '@onset/contract';
+import { linkWithGlobals, useRange, useUrlState } from '../state/url.ts';
+import { formatChange } from '../lib/format.ts';
 import { formatInstant, resolveRange } from '../state/timeRange.ts';
 import { filterDeploys, timelineLanes, timelineTicks } from '../components/graphs/timelineData.ts';
 import { DEPLOY_KINDS as KINDS, isOneOf } from '@onset/contract';
@@ -107,6 +109,7 @@ export default function DeploysPage() {
                   onSelect={(id) => set({ marker: id })}
                 />
               </Panel>
+              <BlamedBy deploys={shown} selected={selected} />
               <Panel title="All markers">
                 <DeployList deploys={shown} highlightId={selected} />
               </Panel>
@@ -115,6 +118,64 @@ export default function DeploysPage() {
         }}
       </QueryView>
     </div>
+  );
+}
+
+/**
+ * Deploys that regressions blame (a regression's ranked suspects, as the
+ * server attributed them): each with its regressions, linked both ways. The
+ * selected marker first.
+ */
+function BlamedBy({ deploys, selected }: { deploys: Deploy[]; selected: string }) {
+  const { params } = useUrlState();
+  const oldest = deploys.reduce((m, d) => Math.min(m, Date.parse(d.at)), Date.now());
+  const regressions = useRegressions({
+    status: 'all',
+    since: new Date(oldest).toISOString(),
+    limit: 1000,
+  });
+  const byDeploy = useMemo(() => {
+    const m = new Map<string, Array<{ r: Regression; rank: number }>>();
+    for (const r of regressions.data ?? [])
+      (r.suspects ?? []).forEach((sus, i) => {
+        const k = String(sus.deploy_id);
+        m.set(k, [...(m.get(k) ?? []), { r, rank: i + 1 }]);
+      });
+    return m;
+  }, [regressions.data]);
+  const blamed = deploys
+    .filter((d) => byDeploy.has(String(d.id)))
+    .sort((a, b) => Number(String(b.id) === selected) - Number(String(a.id) === selected));
+  if (!blamed.length) return null;
+  return (
+    <Panel title={`Deploys that regressions blame (${blamed.length})`}>
+      <ul className="plain-list" data-testid="blamed-deploys">
+        {blamed.map((d) => (
+          <li key={d.id} data-deploy-id={d.id}>
+            <b>{deployTitle(d)}</b>{' '}
+            <span className="muted small">{formatInstant(Date.parse(d.at))}</span>
+            <ul>
+              {byDeploy.get(String(d.id))!.map(({ r, rank }) => (
+                <li key={r.id}>
+                  <Link
+                    to={linkWithGlobals(`/regressions/${encodeURIComponent(r.id)}`, params, {
+                      from: null,
+                      to: null,
+                    })}
+                  >
+                    {r.name} on {r.service} · {r.op}
+                  </Link>{' '}
+                  <span className="muted small">
+                    {rank === 1 ? 'top suspect' : `suspect #${rank}`} · p99{' '}
+                    {formatChange(r.before.p99_ms, r.after.p99_ms, r.ratio_p99)} · {r.status}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          </li>
+        ))}
+      </ul>
+    </Panel>
   );
 }
 

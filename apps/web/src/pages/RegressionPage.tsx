@@ -11,10 +11,12 @@ import {
   useRegression,
   useRegressionAction,
   useRegressionEvidence,
+  useRegressionTimeline,
   useSeriesList,
+  useSilenceAction,
   useSlos,
 } from '../api/queries.ts';
-import type { Deploy, EdgeResponse, Regression, Series, Suspect } from '@onset/contract';
+import type { EdgeResponse, Regression, Series } from '@onset/contract';
 import { ApiError } from '../api/client.ts';
 import { linkWithGlobals, useRange, useScale, useUrlState } from '../state/url.ts';
 import {
@@ -40,24 +42,57 @@ import { QuantilesChart } from '../components/QuantilesChart.tsx';
 import type { LevelBand } from '../components/graphs/ChartOverlay.tsx';
 import type { PageChartContext } from '../components/graphs/BreakdownChart.tsx';
 import { shapeQuantiles } from '../components/graphs/quantileData.ts';
-import { hostsText, toMarkers, versionText } from '../components/graphs/markerData.ts';
+import { hostsText, toMarkers } from '../components/graphs/markerData.ts';
 import { EdgePanel, useEdge } from '../components/EdgePanel.tsx';
 import { reportedViews } from '../components/graphs/edgeData.ts';
 import { CohortPanel } from '../components/CohortPanel.tsx';
 import { AttributeTable, ExemplarTable, HintList } from '../components/EvidencePanel.tsx';
 import { DeployList } from '../components/DeployList.tsx';
+import { relativeToOnset, SuspectList, suspectText } from '../components/Suspects.tsx';
+import { OnCallActions } from '../components/OnCallActions.tsx';
+import { PagingLines } from '../components/Delivery.tsx';
+import { Timeline } from '../components/Timeline.tsx';
 import { BudgetBar, SloAlertPill, SloBurn } from './slos/sloParts.tsx';
 
 const MAIN_HEIGHT = 340;
 
-type StatusAction = 'ack' | 'resolve' | 'reopen';
-
-/** The status changes a regression in this status offers, as [action, button label], in button order. */
-function statusActions(status: Regression['status']): Array<[StatusAction, string]> {
-  const actions: Array<[StatusAction, string]> = [];
-  if (status !== 'acknowledged' && status !== 'resolved') actions.push(['ack', 'Acknowledge']);
-  actions.push(status !== 'resolved' ? ['resolve', 'Resolve'] : ['reopen', 'Reopen']);
-  return actions;
+/** The regression's alerts with who was paged, and its lifecycle, as the server computed them. */
+function RegressionAlerts({ id }: { id: string }) {
+  const { params } = useUrlState();
+  const t = useRegressionTimeline(id);
+  if (!t.data)
+    return (
+      <Panel title="Alert and lifecycle">
+        {t.error ? (
+          <ErrorState error={t.error} what="the lifecycle" onRetry={() => void t.refetch()} />
+        ) : (
+          <Loading label="Loading the lifecycle…" height={120} />
+        )}
+      </Panel>
+    );
+  const alerts = t.data.alerts;
+  return (
+    <div className="grid-2">
+      <Panel title={alerts.length ? 'Alert and who was paged' : 'Alert'}>
+        {alerts.length ? (
+          alerts.map((a) => (
+            <div key={a.id} className="regression-alert" data-alert-id={a.id}>
+              <Link to={linkWithGlobals(`/alerts/${a.id}`, params)}>
+                <span className={`alert-pill sev-${a.severity}`}>{a.severity}</span> alert {a.id}
+              </Link>{' '}
+              <span className="muted small">{a.status}</span>
+              <PagingLines alert={a} />
+            </div>
+          ))
+        ) : (
+          <p className="muted">No alert was raised for this regression.</p>
+        )}
+      </Panel>
+      <Panel title="Lifecycle">
+        <Timeline entries={t.data.timeline} />
+      </Panel>
+    </div>
+  );
 }
 
 export default function RegressionPage() {
@@ -109,6 +144,7 @@ function RegressionView({ r }: { r: Regression }) {
   const slos = useSlos();
   const watching = useSloWatching([r.series_id]);
   const action = useRegressionAction();
+  const silence = useSilenceAction();
 
   const fallback = resolveRange(range, Date.now());
   const fromMs = quantiles.data ? Date.parse(quantiles.data.from) : fallback.fromMs;
@@ -189,19 +225,42 @@ function RegressionView({ r }: { r: Regression }) {
           <span className={`status-pill status-${r.status}`} data-testid="regression-status">
             {r.status}
           </span>
-          {statusActions(r.status).map(([act, label]) => (
+          {r.status === 'resolved' ? (
             <button
-              key={act}
               type="button"
               className="btn"
               disabled={action.isPending}
-              onClick={() => action.mutate({ id: r.id, action: act })}
+              onClick={() => action.mutate({ id: r.id, action: 'reopen' })}
             >
-              {label}
+              Reopen
             </button>
-          ))}
+          ) : null}
         </div>
       </div>
+      {r.status !== 'resolved' ? (
+        <Panel title="Act on it">
+          <OnCallActions
+            busy={action.isPending || silence.isPending}
+            error={silence.error}
+            canAck={r.status === 'open'}
+            canResolve
+            onAck={(w) => action.mutate({ id: r.id, action: 'ack', ...w })}
+            onResolve={(w) => action.mutate({ id: r.id, action: 'resolve', ...w })}
+            onSilence={(w) =>
+              silence.mutate({
+                create: {
+                  service: r.service,
+                  op: r.op,
+                  duration: w.duration,
+                  comment: w.comment,
+                  ...(w.by ? { created_by: w.by } : {}),
+                },
+              })
+            }
+            silenceWhat={`${r.service} ${r.op}`}
+          />
+        </Panel>
+      ) : null}
       {r.status === 'acknowledged' || r.status === 'resolved' ? (
         <p className="muted small" role="status">
           {r.status === 'acknowledged'
@@ -363,6 +422,9 @@ function RegressionView({ r }: { r: Regression }) {
         )}
       </Panel>
 
+      {/* Below the fold: it loads after the page and must not push the chart (layout shift). */}
+      <RegressionAlerts id={r.id} />
+
       <EvidenceSection id={r.id} />
 
       {edge ? (
@@ -391,75 +453,11 @@ function RegressionView({ r }: { r: Regression }) {
   );
 }
 
-function SuspectList({
-  suspects,
-  deploys,
-  onsetMs,
-}: {
-  suspects: Suspect[];
-  deploys: Deploy[];
-  onsetMs: number;
-}) {
-  return (
-    <ol className="suspect-list">
-      {suspects.map((s, i) => {
-        const d = deploys.find((x) => String(x.id) === String(s.deploy_id));
-        const at = s.at ?? d?.at;
-        return (
-          <li
-            key={`${s.deploy_id}-${i}`}
-            className={i === 0 ? 'top' : ''}
-            data-deploy-id={s.deploy_id}
-          >
-            <div className="suspect-head">
-              <span className="suspect-rank">#{i + 1}</span> <KindBadge kind={s.kind} />{' '}
-              <b>{suspectText(s, d)}</b>
-              <span className="suspect-score" title="attribution score">
-                <span className="score-track" aria-hidden="true">
-                  <span
-                    className="score-fill"
-                    style={{ width: `${Math.max(0, Math.min(1, s.score)) * 100}%` }}
-                  />
-                </span>
-                {formatPercent(s.score, 0)}
-              </span>
-            </div>
-            <div className="suspect-reason">{s.reason}</div>
-            <div className="muted small">
-              {at ? relativeToOnset(Date.parse(at), onsetMs) : ''}
-              {d?.description ? <> · {d.description}</> : null}
-            </div>
-          </li>
-        );
-      })}
-    </ol>
-  );
-}
-
-function suspectText(s: Suspect, d?: Deploy): string {
-  const v = versionText({
-    component: s.component ?? d?.component ?? null,
-    from_version: s.from_version ?? d?.from_version ?? null,
-    to_version: s.to_version ?? d?.to_version ?? null,
-    commit: d?.commit ?? null,
-  });
-  const where =
-    s.service ??
-    d?.service ??
-    (s.hosts?.length ? hostsText(s.hosts) : d?.hosts?.length ? hostsText(d.hosts) : '');
-  return [where, v].filter(Boolean).join(' ');
-}
-
-function relativeToOnset(atMs: number, onsetMs: number): string {
-  const min = Math.round((onsetMs - atMs) / 60_000);
-  if (min === 0) return 'at the onset';
-  const span =
-    Math.abs(min) < 120 ? `${Math.abs(min)} min` : `${(Math.abs(min) / 60).toFixed(1)} h`;
-  return min > 0 ? `${span} before the onset` : `${span} after the onset`;
-}
-
 /** The regression's series: by id when the engine gives one, else by labels. */
-function findSeries(r: Regression, list: readonly Series[]): Series | undefined {
+export function findSeries(
+  r: Pick<Regression, 'series_id' | 'service' | 'op' | 'view' | 'name' | 'peer'>,
+  list: readonly Series[],
+): Series | undefined {
   if (r.series_id) {
     const s = list.find((x) => x.id === String(r.series_id));
     if (s) return s;

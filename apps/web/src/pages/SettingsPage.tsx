@@ -1,7 +1,16 @@
-/** Settings: alert webhooks (create, test send, delivery log) and the API token of this browser. */
+/** Settings: alert webhooks (create, edit, delete, test send, receiver health, delivery log), silences, and the API token of this browser. */
 import { useEffect, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { useCreateWebhook, useDeliveries, useTestWebhook, useWebhooks } from '../api/queries.ts';
+import {
+  useCreateWebhook,
+  useDeliveries,
+  useSilenceAction,
+  useSilences,
+  useTestWebhook,
+  useWebhookChange,
+  useWebhooks,
+} from '../api/queries.ts';
+import { SILENCE_DURATIONS } from '../components/OnCallActions.tsx';
 import { ApiError, apiFetch, getToken, setToken } from '../api/client.ts';
 import {
   isOneOf,
@@ -24,6 +33,7 @@ export default function SettingsPage() {
         <h1>Settings</h1>
       </div>
       <Webhooks />
+      <Silences />
       <TokenSettings />
     </div>
   );
@@ -57,6 +67,7 @@ function Webhooks() {
                 <th scope="col">Receiver</th>
                 <th scope="col">Format</th>
                 <th scope="col">Sends</th>
+                <th scope="col">Receiver health</th>
                 <th scope="col" />
               </tr>
             </thead>
@@ -97,9 +108,20 @@ function WebhookRow({
   onSelect: () => void;
 }) {
   const test = useTestWebhook();
+  const change = useWebhookChange();
+  const [editing, setEditing] = useState(false);
   const result = test.data as Delivery | undefined;
+  const h = w.health;
+  const remove = () => {
+    if (!globalThis.confirm(`Delete the webhook ${w.name || w.url} and its delivery log?`)) return;
+    change.mutate({ id: w.id, update: 'delete' });
+  };
   return (
-    <tr className={selected ? 'highlight' : ''}>
+    <tr
+      className={selected ? 'highlight' : ''}
+      data-webhook-id={w.id}
+      data-health={h?.state ?? 'unknown'}
+    >
       <td>
         <div>{w.name || <span className="mono">{w.url}</span>}</div>
         {w.name ? <div className="muted small mono">{w.url}</div> : null}
@@ -110,8 +132,40 @@ function WebhookRow({
         {w.has_secret ? <div className="muted small">signed</div> : null}
       </td>
       <td>{w.min_severity === 'ticket' ? 'pages and tickets' : 'pages only'}</td>
+      <td data-testid="webhook-health">
+        {h?.state === 'failing' ? (
+          <span className="warn">
+            <b>failing</b>
+            {h.failing_since ? ` since ${formatInstant(Date.parse(h.failing_since))}` : ''} (
+            {h.last_status_code ?? h.last_error ?? 'no answer'}) · {h.failed_attempts} failed
+            attempt{h.failed_attempts === 1 ? '' : 's'}
+            {h.last_error && h.last_status_code ? (
+              <div className="small">{h.last_error}</div>
+            ) : null}
+          </span>
+        ) : h?.state === 'ok' ? (
+          <span>
+            ok ✓
+            {h.last_delivered_at ? (
+              <span className="muted small">
+                {' '}
+                last delivered {formatInstant(Date.parse(h.last_delivered_at))}
+              </span>
+            ) : null}
+          </span>
+        ) : (
+          <span className="muted">nothing sent yet</span>
+        )}
+      </td>
       <td>
+        {editing ? <WebhookEdit w={w} onDone={() => setEditing(false)} /> : null}
         <div className="row gap wrap">
+          <button type="button" className="btn" onClick={() => setEditing((e) => !e)}>
+            {editing ? 'Cancel' : 'Edit'}
+          </button>
+          <button type="button" className="btn" onClick={remove} disabled={change.isPending}>
+            Delete
+          </button>
           <button
             type="button"
             className="btn"
@@ -138,8 +192,210 @@ function WebhookRow({
             Test failed: {(test.error as Error).message}
           </div>
         ) : null}
+        {change.error ? (
+          <div className="small warn" role="alert">
+            Could not delete: {(change.error as Error).message}
+          </div>
+        ) : null}
       </td>
     </tr>
+  );
+}
+
+/** Change a webhook's name, URL, what it is sent and whether it is on. */
+function WebhookEdit({ w, onDone }: { w: Webhook; onDone: () => void }) {
+  const change = useWebhookChange();
+  const [name, setName] = useState(w.name ?? '');
+  const [url, setUrl] = useState(w.url);
+  const [minSeverity, setMinSeverity] = useState<Severity>(w.min_severity);
+  const [enabled, setEnabled] = useState(w.enabled);
+  return (
+    <form
+      className="webhook-edit"
+      aria-label={`Edit webhook ${w.name || w.url}`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        change.mutate(
+          { id: w.id, update: { name, url, min_severity: minSeverity, enabled } },
+          { onSuccess: onDone },
+        );
+      }}
+    >
+      <label>
+        Name <input name="name" value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <label>
+        URL <input name="url" value={url} onChange={(e) => setUrl(e.target.value)} />
+      </label>
+      <label>
+        Sends{' '}
+        <select
+          name="min_severity"
+          value={minSeverity}
+          onChange={(e) => isOneOf(SEVERITIES, e.target.value) && setMinSeverity(e.target.value)}
+        >
+          <option value="ticket">pages and tickets</option>
+          <option value="page">pages only</option>
+        </select>
+      </label>
+      <label>
+        <input
+          type="checkbox"
+          name="enabled"
+          checked={enabled}
+          onChange={(e) => setEnabled(e.target.checked)}
+        />{' '}
+        enabled
+      </label>
+      <button type="submit" className="btn" disabled={change.isPending}>
+        Save
+      </button>
+      {change.error ? (
+        <div className="small warn" role="alert">
+          Could not save: {(change.error as Error).message}
+        </div>
+      ) : null}
+    </form>
+  );
+}
+
+/** Silences: what is held back from paging and until when; create one, end one now. */
+function Silences() {
+  const silences = useSilences();
+  const act = useSilenceAction();
+  const [service, setService] = useState('');
+  const [sloId, setSloId] = useState('');
+  const [op, setOp] = useState('');
+  const [duration, setDuration] = useState('2h');
+  const [comment, setComment] = useState('');
+  const [by, setBy] = useState('');
+  const now = Date.now();
+  const list = silences.data ?? [];
+  return (
+    <Panel title="Silences">
+      <p className="muted small">
+        A silence holds back pages for the alerts it matches (every given field must match) until it
+        ends; alerts still firing when it ends are sent then.
+      </p>
+      <form
+        className="row gap wrap"
+        aria-label="New silence"
+        onSubmit={(e) => {
+          e.preventDefault();
+          act.mutate(
+            {
+              create: {
+                ...(service.trim() ? { service: service.trim() } : {}),
+                ...(sloId.trim() ? { slo_id: sloId.trim() } : {}),
+                ...(op.trim() ? { op: op.trim() as never } : {}),
+                duration,
+                comment: comment.trim(),
+                ...(by.trim() ? { created_by: by.trim() } : {}),
+              },
+            },
+            { onSuccess: () => setComment('') },
+          );
+        }}
+      >
+        <label>
+          Service{' '}
+          <input name="service" value={service} onChange={(e) => setService(e.target.value)} />
+        </label>
+        <label>
+          SLO id <input name="slo_id" value={sloId} onChange={(e) => setSloId(e.target.value)} />
+        </label>
+        <label>
+          Op <input name="op" value={op} onChange={(e) => setOp(e.target.value)} />
+        </label>
+        <label>
+          For{' '}
+          <select name="duration" value={duration} onChange={(e) => setDuration(e.target.value)}>
+            {SILENCE_DURATIONS.map((d) => (
+              <option key={d} value={d}>
+                {d}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Why <input name="comment" value={comment} onChange={(e) => setComment(e.target.value)} />
+        </label>
+        <label>
+          Your name <input name="by" value={by} onChange={(e) => setBy(e.target.value)} />
+        </label>
+        <button
+          type="submit"
+          className="btn"
+          disabled={
+            act.isPending || !comment.trim() || !(service.trim() || sloId.trim() || op.trim())
+          }
+        >
+          Silence
+        </button>
+      </form>
+      {act.error ? (
+        <p className="warn" role="alert">
+          {(act.error as Error).message}
+        </p>
+      ) : null}
+      {silences.data === undefined ? (
+        silences.error ? (
+          <ErrorState error={silences.error} what="silences" onRetry={() => silences.refetch()} />
+        ) : (
+          <Loading label="Loading silences…" height={60} />
+        )
+      ) : list.length === 0 ? (
+        <p className="muted">No silence.</p>
+      ) : (
+        <table className="table" data-testid="silences">
+          <thead>
+            <tr>
+              <th scope="col">Matches</th>
+              <th scope="col">Why</th>
+              <th scope="col">Until</th>
+              <th scope="col" />
+            </tr>
+          </thead>
+          <tbody>
+            {list.slice(0, 50).map((x) => (
+              <tr key={x.id} data-silence-id={x.id} data-active={x.active}>
+                <td>
+                  {[
+                    x.service ? `service ${x.service}` : '',
+                    x.slo_id ? `SLO ${x.slo_id}` : '',
+                    x.op ? `op ${x.op}` : '',
+                  ]
+                    .filter(Boolean)
+                    .join(', ')}
+                </td>
+                <td>
+                  {x.comment}
+                  {x.created_by ? <div className="muted small">by {x.created_by}</div> : null}
+                </td>
+                <td>
+                  {formatInstant(Date.parse(x.ends_at))}{' '}
+                  <span className="muted small">
+                    {x.active ? 'active' : Date.parse(x.starts_at) > now ? 'not started' : 'ended'}
+                  </span>
+                </td>
+                <td>
+                  {x.active ? (
+                    <button
+                      type="button"
+                      className="btn"
+                      disabled={act.isPending}
+                      onClick={() => act.mutate({ end: x.id })}
+                    >
+                      End now
+                    </button>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Panel>
   );
 }
 

@@ -1,7 +1,11 @@
 /** One SLO: SLI, budget left and its burndown, burn rate per window against the alert thresholds, alert history. */
-import { Link, useParams } from 'react-router-dom';
-import { useAlerts, useSlo } from '../api/queries.ts';
-import type { Slo } from '@onset/contract';
+import { useState } from 'react';
+import { Link, useNavigate, useParams } from 'react-router-dom';
+import { useAlerts, useRegressions, useSlo, useSloChange } from '../api/queries.ts';
+import type { Slo, SloInput } from '@onset/contract';
+import { PagingBadge, PagingLines } from '../components/Delivery.tsx';
+import { useSloWatching } from './slos/membership.ts';
+import { formatChange } from '../lib/format.ts';
 import { linkWithGlobals, useRange, useUrlState } from '../state/url.ts';
 import { formatAgo, formatInstant } from '../state/timeRange.ts';
 import { ErrorState, Loading } from '../components/States.tsx';
@@ -71,10 +75,13 @@ function SloView({ slo }: { slo: Slo }) {
         </div>
         <div className="row gap">
           {st?.alert ? (
-            <span className={`alert-pill big sev-${st.alert.severity}`}>
+            <Link
+              className={`alert-pill big sev-${st.alert.severity}`}
+              to={linkWithGlobals(`/alerts/${st.alert.id}`, params)}
+            >
               {st.alert.severity === 'page' ? 'Paging' : 'Ticket'} since{' '}
               {formatInstant(Date.parse(st.alert.since))}
-            </span>
+            </Link>
           ) : (
             <span className="alert-pill ok">No alert</span>
           )}
@@ -88,6 +95,19 @@ function SloView({ slo }: { slo: Slo }) {
           ) : null}
         </div>
       </div>
+
+      <SloManage slo={slo} />
+      {st?.alert ? (
+        <Panel title="Who was paged">
+          <PagingLines alert={st.alert} />
+          <p className="small">
+            <Link to={linkWithGlobals(`/alerts/${st.alert.id}`, params)}>
+              Open the alert: acknowledge, silence, resolve
+            </Link>
+          </p>
+        </Panel>
+      ) : null}
+      <BurningRegressions slo={slo} />
 
       <div className="stat-row">
         <div className="stat">
@@ -231,7 +251,7 @@ function SloView({ slo }: { slo: Slo }) {
                 <th scope="col">Severity</th>
                 <th scope="col">Burn</th>
                 <th scope="col">Resolved</th>
-                <th scope="col">Notified</th>
+                <th scope="col">Paged</th>
               </tr>
             </thead>
             <tbody>
@@ -260,8 +280,10 @@ function SloView({ slo }: { slo: Slo }) {
                     )}
                   </td>
                   <td>
-                    {a.silenced_by ? 'silenced' : a.notified ? 'yes' : 'no'}
-                    {a.acknowledged ? ' · acked' : ''}
+                    <PagingBadge alert={a} />
+                    {a.acknowledged
+                      ? ` · acknowledged${a.acknowledged.by ? ` by ${a.acknowledged.by}` : ''}`
+                      : ''}
                   </td>
                 </tr>
               ))}
@@ -270,6 +292,156 @@ function SloView({ slo }: { slo: Slo }) {
         )}
       </Panel>
     </div>
+  );
+}
+
+/** The SLO's spec as the API takes it back (PUT replaces the whole spec). */
+function specOf(slo: Slo): SloInput {
+  const opt = <T,>(v: T | null | undefined) => (v === null || v === undefined ? undefined : v);
+  return {
+    name: slo.name,
+    description: opt(slo.description),
+    service: slo.service,
+    op: opt(slo.op) as SloInput['op'],
+    view: opt(slo.view) as SloInput['view'],
+    name_match: opt(slo.name_match),
+    peer: opt(slo.peer),
+    series_id: opt(slo.series_id),
+    threshold_ms: slo.threshold_ms,
+    objective: slo.objective,
+    window: slo.window,
+    calendar: slo.calendar,
+    time_zone: slo.time_zone,
+    alert_tiers: slo.alert_tiers as SloInput['alert_tiers'],
+    min_events: slo.min_events,
+    min_bad_events: slo.min_bad_events,
+    labels: slo.labels,
+  };
+}
+
+/** Edit the SLO's name, threshold, objective and window, or delete it. */
+function SloManage({ slo }: { slo: Slo }) {
+  const change = useSloChange();
+  const navigate = useNavigate();
+  const { params } = useUrlState();
+  const [editing, setEditing] = useState(false);
+  const [name, setName] = useState(slo.name);
+  const [threshold, setThreshold] = useState(String(slo.threshold_ms));
+  const [objective, setObjective] = useState(String(+(slo.objective * 100).toFixed(4)));
+  const [window, setWindow] = useState(slo.window);
+  const save = () =>
+    change.mutate(
+      {
+        id: slo.id,
+        spec: {
+          ...specOf(slo),
+          name: name.trim() || slo.name,
+          threshold_ms: Number(threshold),
+          objective: Number(objective) / 100,
+          window: window.trim() || slo.window,
+        },
+      },
+      { onSuccess: () => setEditing(false) },
+    );
+  const remove = () => {
+    if (!globalThis.confirm(`Delete the SLO "${slo.name}"? Its firing alerts resolve.`)) return;
+    change.mutate(
+      { id: slo.id, spec: 'delete' },
+      { onSuccess: () => navigate(linkWithGlobals('/slos', params)) },
+    );
+  };
+  return (
+    <div className="slo-manage">
+      <div className="row gap">
+        <button type="button" className="btn" onClick={() => setEditing((e) => !e)}>
+          {editing ? 'Cancel edit' : 'Edit SLO'}
+        </button>
+        <button type="button" className="btn" disabled={change.isPending} onClick={remove}>
+          Delete SLO
+        </button>
+      </div>
+      {editing ? (
+        <form
+          className="row gap wrap"
+          aria-label="Edit the SLO"
+          onSubmit={(e) => {
+            e.preventDefault();
+            save();
+          }}
+        >
+          <label>
+            Name <input name="name" value={name} onChange={(e) => setName(e.target.value)} />
+          </label>
+          <label>
+            Threshold (ms){' '}
+            <input
+              name="threshold_ms"
+              type="number"
+              min="0"
+              step="any"
+              value={threshold}
+              onChange={(e) => setThreshold(e.target.value)}
+            />
+          </label>
+          <label>
+            Objective (%){' '}
+            <input
+              name="objective"
+              type="number"
+              min="0"
+              max="99.9999"
+              step="any"
+              value={objective}
+              onChange={(e) => setObjective(e.target.value)}
+            />
+          </label>
+          <label>
+            Window{' '}
+            <input name="window" value={window} onChange={(e) => setWindow(e.target.value)} />
+          </label>
+          <button type="submit" className="btn" disabled={change.isPending}>
+            Save
+          </button>
+        </form>
+      ) : null}
+      {change.error ? (
+        <p className="warn" role="alert">
+          Could not change the SLO: {(change.error as Error).message}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/** Open regressions on series this SLO watches (the server's membership), each linked. */
+function BurningRegressions({ slo }: { slo: Slo }) {
+  const { params } = useUrlState();
+  const regressions = useRegressions({ status: 'active', service: slo.service });
+  const list = regressions.data ?? [];
+  const watching = useSloWatching(list.map((r) => r.series_id));
+  const mine = list.filter((r) => (watching.get(r.series_id) ?? []).includes(slo.id));
+  if (!mine.length) return null;
+  return (
+    <Panel title={`Open regressions on series this SLO watches (${mine.length})`}>
+      <ul className="plain-list" data-testid="slo-regressions">
+        {mine.map((r) => (
+          <li key={r.id}>
+            <Link
+              to={linkWithGlobals(`/regressions/${encodeURIComponent(r.id)}`, params, {
+                from: null,
+                to: null,
+              })}
+            >
+              {r.name} on {r.service} · {r.op} · {r.view}
+            </Link>{' '}
+            <span className="muted small">
+              p99 {formatChange(r.before.p99_ms, r.after.p99_ms, r.ratio_p99)} · since{' '}
+              {formatInstant(Date.parse(r.onset))}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </Panel>
   );
 }
 

@@ -1,4 +1,5 @@
 /** Small SLO widgets shared by the Overview and the SLO pages. */
+import { PagingBadge } from '../../components/Delivery.tsx';
 import type { ReactNode } from 'react';
 import { Link } from 'react-router-dom';
 import type { Slo } from '@onset/contract';
@@ -129,6 +130,11 @@ export function SloStatusCells({
           showAcknowledged={showAcknowledged}
           none={<span className="muted">–</span>}
         />
+        {slo.status?.alert ? (
+          <div className="small">
+            <PagingBadge alert={slo.status.alert} />
+          </div>
+        ) : null}
       </td>
     </>
   );
