@@ -76,4 +76,55 @@ describe('retention and compaction', () => {
     );
     expect(rows[0].cnt).toEqual([3, 3]);
   });
+
+  it('a bucket that sums past the int4 maximum saturates instead of failing compaction', async () => {
+    const minute = Math.floor((Date.now() - 10 * 60_000) / 60_000) * 60_000;
+    const point = (k: number) => ({
+      timeUnixNano: String(BigInt(minute + k * 1000) * 1_000_000n),
+      count: '1000000000',
+      bucketCounts: ['0', '1000000000'],
+      explicitBounds: [5],
+      min: 7, // every observation at 7 ms: one Onset bucket holds them all
+      max: 7,
+    });
+    const res = await fetch(`${server.otlpUrl}/v1/metrics`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        resourceMetrics: [
+          {
+            resource: { attributes: [{ key: 'service.name', value: { stringValue: 'saturate' } }] },
+            scopeMetrics: [
+              {
+                metrics: [
+                  {
+                    name: 'fsync.duration',
+                    unit: 'ms',
+                    histogram: { aggregationTemporality: 1, dataPoints: [1, 2, 3].map(point) },
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({});
+    await compactHistograms(
+      server.onset.pool,
+      new Partitions(server.onset.pool),
+      Date.now() - 120_000,
+    );
+    const { rows } = await server.onset.pool.query(
+      `SELECT h.count::text AS count, h.cnt FROM histograms h JOIN series s ON s.id = h.series_id WHERE s.service = 'saturate'`,
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0].count).toBe('3000000000');
+    expect(Math.max(...rows[0].cnt)).toBe(2147483647);
+    const hourly = await server.onset.pool.query(
+      `SELECT h.cnt FROM histograms_hourly h JOIN series s ON s.id = h.series_id WHERE s.service = 'saturate'`,
+    );
+    expect(Math.max(...hourly.rows[0].cnt)).toBe(2147483647);
+  });
 });

@@ -31,6 +31,9 @@ export async function runMaintenance(
  * uncompacted rows before `beforeMs`, then rebuild the hourly rollups of the
  * hours touched, in one transaction (so every minute row is counted either
  * through its hour or, while uncompacted, directly — never twice).
+ * A merged bucket count saturates at the int4 maximum (2^31-1) instead of
+ * failing the whole compaction: only hostile metric points (up to 10^9
+ * observations each, normalize-metrics.ts) can get there.
  */
 export async function compactHistograms(
   pool: Pool,
@@ -66,7 +69,7 @@ export async function compactHistograms(
               min(min_us) AS min_us, max(max_us) AS max_us
          FROM doomed GROUP BY 1, 2, 3
      ), buckets AS (
-       SELECT d.series_id, d.resource_id, d.minute, b.i, sum(b.c)::int AS c
+       SELECT d.series_id, d.resource_id, d.minute, b.i, LEAST(sum(b.c), 2147483647)::int AS c
          FROM doomed d, unnest(d.idx, d.cnt) AS b(i, c) GROUP BY 1, 2, 3, 4
      ), arrays AS (
        SELECT series_id, resource_id, minute, array_agg(i ORDER BY i) AS idx, array_agg(c ORDER BY i) AS cnt
@@ -87,7 +90,7 @@ export async function compactHistograms(
        SELECT series_id, resource_id, hour, sum(count)::int8 AS count, sum(sum_us) AS sum_us,
               min(min_us) AS min_us, max(max_us) AS max_us FROM src GROUP BY 1, 2, 3
      ), buckets AS (
-       SELECT s.series_id, s.resource_id, s.hour, b.i, sum(b.c)::int AS c
+       SELECT s.series_id, s.resource_id, s.hour, b.i, LEAST(sum(b.c), 2147483647)::int AS c
          FROM src s, unnest(s.idx, s.cnt) AS b(i, c) GROUP BY 1, 2, 3, 4
      ), arrays AS (
        SELECT series_id, resource_id, hour, array_agg(i ORDER BY i) AS idx, array_agg(c ORDER BY i) AS cnt
