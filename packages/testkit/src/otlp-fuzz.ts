@@ -129,9 +129,10 @@ export function otlpFuzzBodies(seed: number): () => FuzzBody {
         aggregationTemporality: 1 + int(2),
         dataPoints: Array.from({ length: 1 + int(3) }, (): Json => {
           const counts = [int(5), int(9), int(3)];
+          const time = nowNs - BigInt(int(300)) * 1_000_000_000n;
           return {
-            startTimeUnixNano: String(nowNs - 60_000_000_000n),
-            timeUnixNano: String(nowNs - BigInt(int(300)) * 1_000_000_000n),
+            startTimeUnixNano: String(time - 60_000_000_000n),
+            timeUnixNano: String(time),
             count: String(counts.reduce((a, b) => a + b, 0)),
             sum: rnd() * 100,
             bucketCounts: counts.map(String),
