@@ -35,7 +35,11 @@ beforeAll(async () => {
   await sendIncidents({ apiUrl: server.url, otlpUrl: server.otlpUrl });
   // Everything sent has been answered 200 (committed): POST /api/v1/detect pairs every arrival up to
   // now, infers markers and detects, rather than waiting for the scheduler.
-  const detect = await fetch(`${server.url}/api/v1/detect`, { method: 'POST' });
+  const detect = await fetch(`${server.url}/api/v1/detect`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
   expect(detect.status, `POST /api/v1/detect: ${await detect.text()}`).toBe(200);
   const list = (await (await fetch(`${server.url}/api/v1/regressions?status=open`)).json()) as {
     regressions: Regression[];

@@ -21,7 +21,11 @@ const pageErrors: string[] = [];
 beforeAll(async () => {
   [server, browser] = await Promise.all([startTestServer(), launchChromium()]);
   await sendIncidents({ apiUrl: server.url, otlpUrl: server.otlpUrl });
-  const detect = await fetch(`${server.url}/api/v1/detect`, { method: 'POST' });
+  const detect = await fetch(`${server.url}/api/v1/detect`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
   expect(detect.status, await detect.text()).toBe(200);
   const list = (await (await fetch(`${server.url}/api/v1/regressions?status=open`)).json()) as {
     regressions: Regression[];

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { authPlugin } from './auth/plugin.ts';
+import { browserGuardPlugin } from './auth/browser.ts';
 import { installErrorHandler, sendError, notFound } from './http/errors.ts';
 import { refuseUnstorableText } from './http/text-guard.ts';
 import { serveUi } from './http/static-ui.ts';
@@ -54,6 +55,17 @@ function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInst
   return app;
 }
 
+/** Tokens first (a 401 before anything else), then the open-mode browser checks (auth/browser.ts). */
+async function guards(app: FastifyInstance, config: Config): Promise<void> {
+  await app.register(authPlugin, { tokens: config.tokens });
+  await app.register(browserGuardPlugin, {
+    open: config.tokens.size === 0,
+    bindHost: config.host,
+    allowedHosts: config.allowedHosts,
+    publicUrl: config.publicUrl,
+  });
+}
+
 /** The main listener: UI, REST API, OpenAPI, OTLP. */
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // A malformed ONSET_WEBHOOK_ALLOW stops start-up here, not the first webhook request.
@@ -62,7 +74,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = baseApp(ctx.config, { notFound: !hasUi });
   const full = ctx;
   // First, so its onRoute check sees every route.
-  await app.register(authPlugin, { tokens: ctx.config.tokens });
+  await guards(app, ctx.config);
   await app.register(swagger, {
     openapi: {
       info: {
@@ -103,7 +115,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 export async function buildOtlpApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = baseApp(ctx.config);
   const full = ctx;
-  await app.register(authPlugin, { tokens: ctx.config.tokens });
+  await guards(app, ctx.config);
   await app.register(healthRoutes, { pool: ctx.pool });
   await app.register(otlpRoutes, full);
   await app.register(selfObservationPlugin, { ...full, metricsRoute: false });

@@ -43,6 +43,8 @@ export interface Config {
   withAgent: boolean;
   /** Cardinality limits on series and resources, per service and in total; 0 disables one (docs/api.md). */
   cardinality: CardinalityLimits;
+  /** Extra Host names an open-mode server answers to (ONSET_ALLOWED_HOSTS; auth/browser.ts). */
+  allowedHosts: string[];
 }
 
 export interface CardinalityLimits {
@@ -146,6 +148,7 @@ export const ServerEnv = z.object({
   ONSET_MAX_SERIES: envInt(50_000),
   ONSET_MAX_RESOURCES_PER_SERVICE: envInt(2000),
   ONSET_MAX_RESOURCES: envInt(50_000),
+  ONSET_ALLOWED_HOSTS: optionalString,
 });
 
 /** Variables whose values must never appear in an error message. */
@@ -206,6 +209,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       resourcesPerService: e.ONSET_MAX_RESOURCES_PER_SERVICE,
       resources: e.ONSET_MAX_RESOURCES,
     },
+    allowedHosts: (e.ONSET_ALLOWED_HOSTS ?? '')
+      .split(',')
+      .map((h) => h.trim())
+      .filter(Boolean),
   };
   if (!isLoopback(cfg.host) && cfg.tokens.size === 0) {
     throw new ConfigError(

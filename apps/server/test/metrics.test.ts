@@ -166,7 +166,13 @@ describe('GET /metrics', () => {
         expect(made.status).toBe(201);
         const { id } = (await made.json()) as { id: string };
         expect(
-          (await fetch(`${server.url}/api/v1/webhooks/${id}/test`, { method: 'POST' })).status,
+          (
+            await fetch(`${server.url}/api/v1/webhooks/${id}/test`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: '{}',
+            })
+          ).status,
         ).toBe(200);
       }
       const after = await scrape();

@@ -159,7 +159,11 @@ describe('a first pass over old history', () => {
     const marker = ((await deploy.json()) as { id: string }).id;
     // Housekeeping compacts the minutes and builds the hourly rollups, as the scheduler would have by now.
     await server.onset.maintain();
-    const res = await fetch(`${server.url}/api/v1/detect`, { method: 'POST' });
+    const res = await fetch(`${server.url}/api/v1/detect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(200);
     const pass = ((await res.json()) as { detection: { screened: number } }).detection;
     expect(pass.screened).toBeGreaterThanOrEqual(1);

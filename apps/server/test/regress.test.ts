@@ -311,8 +311,14 @@ describe('as data arrives', () => {
     expect((await post('ack')).status).toBe(409);
     res = await post('reopen');
     expect(await res.json()).toMatchObject({ status: 'open', resolved_at: null });
-    expect((await fetch(`${a.url}/api/v1/regressions/424242/ack`, { method: 'POST' })).status).toBe(
-      404,
-    );
+    expect(
+      (
+        await fetch(`${a.url}/api/v1/regressions/424242/ack`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        })
+      ).status,
+    ).toBe(404);
   });
 });

@@ -53,9 +53,15 @@ export async function apiFetch<T>(
   const token = getToken();
   if (token) headers.set('Authorization', `Bearer ${token}`);
   let body = init.body;
-  if (init.json !== undefined) {
+  // A POST always carries JSON: the server refuses body-less and text/plain POSTs, which
+  // any web page could send cross-origin (docs/security.md).
+  const json =
+    init.json === undefined && body == null && init.method?.toUpperCase() === 'POST'
+      ? {}
+      : init.json;
+  if (json !== undefined) {
     headers.set('Content-Type', 'application/json');
-    body = JSON.stringify(init.json);
+    body = JSON.stringify(json);
   }
   let res: Response;
   try {
