@@ -119,7 +119,7 @@ describe('state changes', () => {
   });
 
   it('a POST without a token needs a non-simple content type (415 otherwise)', async () => {
-    for (const headers of [
+    for (const headers of <Record<string, string>[]>[
       {},
       { 'content-type': 'text/plain' },
       { 'content-type': 'text/plain;charset=UTF-8' },
