@@ -1,6 +1,7 @@
 /** Overview: open regressions ranked by severity, SLOs burning, the latest deploy markers. */
 import { Link } from 'react-router-dom';
-import { useDeploys, useRegressions, useSlos } from '../api/queries.ts';
+import { useAlerts, useDeploys, useRegressions, useSlos } from '../api/queries.ts';
+import { PagingBadge } from '../components/Delivery.tsx';
 import type { Regression, Slo } from '@onset/contract';
 import { headlineQuantile, rankRegressions, severityLevel } from '../lib/severity.ts';
 import { useSloWatching } from './slos/membership.ts';
@@ -126,6 +127,9 @@ function RegressionList({
   now: number;
 }) {
   const max = items[0]?.score ?? 0;
+  // Whether each regression's page reached anyone (the server's delivery truth).
+  const alerts = useAlerts({ type: 'regression', status: 'firing', limit: 1000 });
+  const alertOf = new Map((alerts.data ?? []).map((a) => [a.regression_id, a]));
   return (
     <>
       <SeverityLegend />
@@ -164,6 +168,12 @@ function RegressionList({
                       <>
                         {' '}
                         · only {r.cohort.attribute} {r.cohort.slow.join(', ')}
+                      </>
+                    ) : null}
+                    {alertOf.get(r.id) ? (
+                      <>
+                        {' '}
+                        · <PagingBadge alert={alertOf.get(r.id)!} />
                       </>
                     ) : null}
                   </span>
