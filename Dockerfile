@@ -5,7 +5,7 @@
 #   agent                docker build --target agent -t onset-agent .
 #   collector            docker build --target collector -t onset-otel-collector .
 # docker-compose.yml builds all three. Base images are pinned; bump them on purpose.
-ARG NODE_IMAGE=node:22.18.0-bookworm-slim
+ARG NODE_IMAGE=node:22.23.3-bookworm-slim
 
 # --- package manifests only, so dependency layers rebuild when a manifest
 # changes rather than on every source edit.
