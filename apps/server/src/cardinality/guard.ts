@@ -62,6 +62,8 @@ export class CardinalityGuard {
 
   /** Counts from the database; called at start and, in the background, once a minute. */
   async reload(): Promise<void> {
+    this.series.beginReload();
+    this.resources.beginReload();
     const [s, r] = await Promise.all([
       this.pool.query<{ service: string; n: number }>(
         'SELECT service, count(*)::int AS n FROM series GROUP BY service',
@@ -70,7 +72,11 @@ export class CardinalityGuard {
       this.pool.query<{ service: string; n: number }>(
         `SELECT service, count(*)::int AS n FROM resources WHERE NOT attrs ? 'onset.overflow' GROUP BY service`,
       ),
-    ]);
+    ]).catch((err) => {
+      this.series.abortReload();
+      this.resources.abortReload();
+      throw err;
+    });
     this.series.load(s.rows);
     this.resources.load(r.rows);
     this.loadedAt = Date.now();
