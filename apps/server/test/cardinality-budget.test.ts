@@ -1,6 +1,6 @@
 /** The in-memory counts behind the cardinality limits: reservations, settling and reloads. */
 import { describe, expect, it } from 'vitest';
-import { Budget } from '../src/cardinality/budget.ts';
+import { Budget, visibleIn } from '../src/cardinality/budget.ts';
 
 describe('Budget', () => {
   it('takes slots up to the per-service and the global limit, and gives back the unused ones', () => {
@@ -36,6 +36,27 @@ describe('Budget', () => {
     expect(b.count('a')).toBe(4);
     b.load([{ service: 'a', n: 4 }]);
     expect(b.count('a')).toBe(4);
+  });
+
+  it('rows created during a reload count once: added only when its snapshot did not see them', () => {
+    const b = new Budget(100, 100);
+    b.beginReload();
+    for (const xid of [99n, 102n, 106n]) {
+      expect(b.tryReserve('a')).toBeNull();
+      b.settle('a', true, xid);
+    }
+    // The count query saw 10 rows, under a snapshot where 102 was still running and 105+ had not started.
+    b.load([{ service: 'a', n: 10 }], '100:105:102');
+    expect(b.count('a')).toBe(12); // 99 was in the 10; 102 and 106 were not
+    const seen = visibleIn('100:105:102,103');
+    expect([99n, 100n, 102n, 103n, 104n, 105n].map(seen)).toEqual([
+      true,
+      true,
+      false,
+      false,
+      true,
+      false,
+    ]);
   });
 
   it('never admits past a limit however reservations and reloads interleave', () => {

@@ -7,18 +7,18 @@
  * the last slot), then settled: kept when the INSERT created the row, given
  * back when the row already existed. Counts are reloaded from the database
  * now and then (other Onset processes may write too); reservations still in
- * flight, and rows created while the reload's query ran, are added on top of
- * the reloaded numbers, so a reload never opens room that is already taken
- * (it may count a row twice until the next reload: refusing early, never
- * admitting past a limit).
+ * flight, and rows created while the reload's query ran that its snapshot
+ * does not see (told by the creating transaction's id), are added on top of
+ * the reloaded numbers, so a reload neither opens room that is taken nor
+ * counts a row twice.
  */
 export type LimitReason = 'service_limit' | 'global_limit';
 
 export class Budget {
   private readonly perService = new Map<string, number>();
   private readonly pending = new Map<string, number>();
-  /** Rows created since a reload's query started (null when no reload runs). */
-  private createdDuringReload: Map<string, number> | null = null;
+  /** Rows created since a reload's query started, with their transaction ids (null when no reload runs). */
+  private createdDuringReload: Array<{ service: string; xid: bigint | null }> | null = null;
   private total = 0;
 
   /** 0 disables a limit. */
@@ -38,14 +38,16 @@ export class Budget {
     return null;
   }
 
-  /** A reservation's write finished: `created` false (the row existed, or the write failed) gives the slot back. */
-  settle(service: string, created: boolean): void {
+  /**
+   * A reservation's write finished: `created` false (the row existed, or the write failed) gives the
+   * slot back. `xid` is the creating transaction (pg_current_xact_id()), for reloads running meanwhile.
+   */
+  settle(service: string, created: boolean, xid: bigint | null = null): void {
     const p = (this.pending.get(service) ?? 0) - 1;
     if (p > 0) this.pending.set(service, p);
     else this.pending.delete(service);
     if (created) {
-      const during = this.createdDuringReload;
-      if (during) during.set(service, (during.get(service) ?? 0) + 1);
+      this.createdDuringReload?.push({ service, xid });
       return;
     }
     const n = (this.perService.get(service) ?? 0) - 1;
@@ -56,7 +58,7 @@ export class Budget {
 
   /** Call before the reload's query: rows created from now on are kept on top of its answer. */
   beginReload(): void {
-    this.createdDuringReload = new Map();
+    this.createdDuringReload = [];
   }
 
   /** A reload failed: nothing to merge. */
@@ -64,19 +66,22 @@ export class Budget {
     this.createdDuringReload = null;
   }
 
-  /** Replace the counts with the database's, keeping reservations in flight and rows created meanwhile. */
-  load(rows: Iterable<{ service: string; n: number }>): void {
+  /**
+   * Replace the counts with the database's (read under `snapshot`, pg_current_snapshot() text),
+   * keeping reservations in flight and the rows created meanwhile that the snapshot does not see.
+   */
+  load(rows: Iterable<{ service: string; n: number }>, snapshot: string | null = null): void {
     this.perService.clear();
     this.total = 0;
-    for (const { service, n } of rows) {
-      this.perService.set(service, n);
+    const add = (service: string, n: number) => {
+      this.perService.set(service, (this.perService.get(service) ?? 0) + n);
       this.total += n;
-    }
-    for (const extra of [this.pending, this.createdDuringReload ?? new Map<string, number>()])
-      for (const [service, p] of extra) {
-        this.perService.set(service, (this.perService.get(service) ?? 0) + p);
-        this.total += p;
-      }
+    };
+    for (const { service, n } of rows) add(service, n);
+    for (const [service, p] of this.pending) add(service, p);
+    const seen = snapshot ? visibleIn(snapshot) : () => false;
+    for (const c of this.createdDuringReload ?? [])
+      if (c.xid === null || !seen(c.xid)) add(c.service, 1);
     this.createdDuringReload = null;
   }
 
@@ -95,4 +100,13 @@ export class Budget {
   globalReached(): boolean {
     return this.globalLimit > 0 && this.total >= this.globalLimit;
   }
+}
+
+/** Whether a committed transaction's effects are visible in a PostgreSQL snapshot `xmin:xmax:xip,…`. */
+export function visibleIn(snapshot: string): (xid: bigint) => boolean {
+  const [xmin, xmax, xip] = snapshot.split(':');
+  const lo = BigInt(xmin!);
+  const hi = BigInt(xmax!);
+  const running = new Set((xip ?? '').split(',').filter(Boolean).map(BigInt));
+  return (xid) => xid < lo || (xid < hi && !running.has(xid));
 }

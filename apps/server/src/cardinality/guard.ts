@@ -64,12 +64,16 @@ export class CardinalityGuard {
   async reload(): Promise<void> {
     this.series.beginReload();
     this.resources.beginReload();
+    // Counts and the snapshot they were read under, in one statement per table.
+    const counts = (sql: string) =>
+      this.pool.query<{ snap: string; rows: Array<{ service: string; n: number }> | null }>(
+        `SELECT pg_current_snapshot()::text AS snap,
+                (SELECT json_agg(json_build_object('service', service, 'n', n)) FROM (${sql}) c) AS rows`,
+      );
     const [s, r] = await Promise.all([
-      this.pool.query<{ service: string; n: number }>(
-        'SELECT service, count(*)::int AS n FROM series GROUP BY service',
-      ),
+      counts('SELECT service, count(*)::int AS n FROM series GROUP BY service'),
       // Overflow resources are outside the limit (one per service at most).
-      this.pool.query<{ service: string; n: number }>(
+      counts(
         `SELECT service, count(*)::int AS n FROM resources WHERE NOT attrs ? 'onset.overflow' GROUP BY service`,
       ),
     ]).catch((err) => {
@@ -77,8 +81,8 @@ export class CardinalityGuard {
       this.resources.abortReload();
       throw err;
     });
-    this.series.load(s.rows);
-    this.resources.load(r.rows);
+    this.series.load(s.rows[0]!.rows ?? [], s.rows[0]!.snap);
+    this.resources.load(r.rows[0]!.rows ?? [], r.rows[0]!.snap);
     this.loadedAt = Date.now();
   }
 

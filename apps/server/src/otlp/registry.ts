@@ -118,26 +118,27 @@ export class Registry {
     now: number,
     known = new Map<string, SeriesLabels>(),
   ): Promise<void> {
-    let created = new Set<string>();
+    let done: Written = { created: new Set(), xid: null };
     try {
-      created = await this.upsertSeries([...known.values(), ...reserved.values()], ids, now);
+      done = await this.upsertSeries([...known.values(), ...reserved.values()], ids, now);
     } finally {
-      for (const [k, l] of reserved) this.guard!.series.settle(l.service, created.has(k));
+      for (const [k, l] of reserved)
+        this.guard!.series.settle(l.service, done.created.has(k), done.xid);
     }
   }
 
-  /** Upsert series rows; returns the keys whose rows this statement created. */
+  /** Upsert series rows; returns the keys whose rows this statement created, and its transaction. */
   private async upsertSeries(
     labels: SeriesLabels[],
     ids: Map<string, number>,
     now: number,
-  ): Promise<Set<string>> {
+  ): Promise<Written> {
     const rows = labels.sort((a, b) => (seriesKey(a) < seriesKey(b) ? -1 : 1));
-    const res = await this.pool.query<SeriesRow & { created: boolean }>(
+    const res = await this.pool.query<SeriesRow & { created: boolean; xid: string }>(
       `INSERT INTO series (service, op, view, name, peer)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
        ON CONFLICT (service, op, view, name, peer) DO UPDATE SET last_seen = now()
-       RETURNING id, service, op, view, name, peer, (xmax = 0) AS created`,
+       RETURNING id, service, op, view, name, peer, (xmax = 0) AS created, pg_current_xact_id()::text AS xid`,
       seriesColumns(rows),
     );
     const created = new Set<string>();
@@ -147,7 +148,7 @@ export class Registry {
       ids.set(k, r.id);
       if (r.created) created.add(k);
     }
-    return created;
+    return { created, xid: res.rows[0] ? BigInt(res.rows[0].xid) : null };
   }
 
   private async findSeries(
@@ -237,11 +238,12 @@ export class Registry {
     now: number,
     known = new Map<string, ResourceLabels>(),
   ): Promise<void> {
-    let created = new Set<string>();
+    let done: Written = { created: new Set(), xid: null };
     try {
-      created = await this.upsertResources([...known.values(), ...reserved.values()], ids, now);
+      done = await this.upsertResources([...known.values(), ...reserved.values()], ids, now);
     } finally {
-      for (const [k, r] of reserved) this.guard!.resources.settle(r.service, created.has(k));
+      for (const [k, r] of reserved)
+        this.guard!.resources.settle(r.service, done.created.has(k), done.xid);
     }
   }
 
@@ -250,20 +252,20 @@ export class Registry {
     return hit !== undefined && now - hit.at < REFRESH_MS;
   }
 
-  /** Upsert resource rows; returns the keys whose rows this statement created. */
+  /** Upsert resource rows; returns the keys whose rows this statement created, and its transaction. */
   private async upsertResources(
     resources: ResourceLabels[],
     ids: Map<string, number>,
     now: number,
-  ): Promise<Set<string>> {
+  ): Promise<Written> {
     const rows = [...new Map(resources.map((r) => [resourceKey(r), r])).entries()]
       .sort((a, b) => (a[0] < b[0] ? -1 : 1))
       .map(([, r]) => r);
-    const res = await this.pool.query<ResourceRow & { created: boolean }>(
+    const res = await this.pool.query<ResourceRow & { created: boolean; xid: string }>(
       `INSERT INTO resources (service, host, attrs, attrs_key)
        SELECT s, h, a::jsonb, k FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(s, h, a, k)
        ON CONFLICT (service, host, attrs_key) DO UPDATE SET last_seen = now()
-       RETURNING id, service, host, attrs_key, (xmax = 0) AS created`,
+       RETURNING id, service, host, attrs_key, (xmax = 0) AS created, pg_current_xact_id()::text AS xid`,
       resourceColumns(rows),
     );
     const created = new Set<string>();
@@ -273,7 +275,7 @@ export class Registry {
       ids.set(k, r.id);
       if (r.created) created.add(k);
     }
-    return created;
+    return { created, xid: res.rows[0] ? BigInt(res.rows[0].xid) : null };
   }
 
   private async findResources(
@@ -319,6 +321,12 @@ export class Registry {
     this.refusedSeries.clear();
     this.refusedResources.clear();
   }
+}
+
+/** What an upsert created, and the id of its transaction (to tell whether a reload's snapshot saw it). */
+interface Written {
+  created: Set<string>;
+  xid: bigint | null;
 }
 
 interface SeriesRow {
