@@ -163,9 +163,27 @@ describe('on-call path through the UI', () => {
     );
     expect(await panel.getByRole('note').textContent()).toMatch(/Only callers see it/);
     await shot(page, 'regression-edge');
-    // Acknowledge it: the page and the overview say so.
+    // Acknowledge it with a name and a comment: the page and the overview say so.
+    await page.getByLabel('Your name').fill('bob');
+    await page.getByLabel('Comment').fill('checking the gap');
     await page.getByRole('button', { name: 'Acknowledge' }).click();
     await page.getByTestId('regression-status').filter({ hasText: 'acknowledged' }).waitFor();
+    // The lifecycle the server computed: detected, alerted (nobody to page), acknowledged by bob.
+    const life = (await (
+      await fetch(`${server.url}/api/v1/regressions/${edge.id}/timeline`)
+    ).json()) as {
+      timeline: Array<{ kind: string; actor: string | null; comment: string | null }>;
+      alerts: Array<{ regression_id: string; paging: { state: string } }>;
+    };
+    expect(life.timeline.map((e) => e.kind)).toEqual(['detected', 'alerted', 'acknowledged']);
+    expect(life.timeline[2]).toMatchObject({ actor: 'bob', comment: 'checking the gap' });
+    expect(life.alerts.map((a) => [a.regression_id, a.paging.state])).toEqual([
+      [edge.id, 'no_webhook'],
+    ]);
+    const acked = page.locator('[data-testid="timeline"] li[data-kind="acknowledged"]');
+    await acked.waitFor();
+    expect(await acked.textContent()).toContain('acknowledged by bob');
+    expect(await page.getByTestId('paging-lines').textContent()).toContain('not paged: no webhook');
     await page.goto(`${server.url}/`);
     await expect
       .poll(() => page.locator(`[data-regression-id="${edge.id}"]`).textContent())
