@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { authPlugin } from './auth/plugin.ts';
 import { browserGuardPlugin } from './auth/browser.ts';
+import { ingestLimitPlugin } from './auth/ingest-limit.ts';
 import { installErrorHandler, sendError, notFound } from './http/errors.ts';
 import { refuseUnstorableText } from './http/text-guard.ts';
 import { serveUi } from './http/static-ui.ts';
@@ -42,6 +43,14 @@ function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInst
     // Keep 200 responses fast under load: OTLP clients retry on their own timeouts.
     connectionTimeout: 0,
     keepAliveTimeout: 65_000,
+    // A client must send its whole request (headers and body) within this time, or get 408 and a
+    // closed connection: a body trickled 1 byte at a time cannot hold a socket and its buffers.
+    // Handlers are not limited by it. Node checks it every connectionsCheckingInterval.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.max(250, Math.min(30_000, config.requestTimeoutMs / 4)),
+    },
   });
   app.addHook('onResponse', (req, reply, done) => {
     req.log.debug(
@@ -55,7 +64,10 @@ function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInst
   return app;
 }
 
-/** Tokens first (a 401 before anything else), then the open-mode browser checks (auth/browser.ts). */
+/**
+ * On the headers, before any body is read: tokens first (a 401 before anything else), then the
+ * open-mode browser checks (auth/browser.ts), then the per-token ingest concurrency (429).
+ */
 async function guards(app: FastifyInstance, config: Config): Promise<void> {
   await app.register(authPlugin, { tokens: config.tokens });
   await app.register(browserGuardPlugin, {
@@ -64,6 +76,7 @@ async function guards(app: FastifyInstance, config: Config): Promise<void> {
     allowedHosts: config.allowedHosts,
     publicUrl: config.publicUrl,
   });
+  await app.register(ingestLimitPlugin, { perToken: config.ingestConcurrency });
 }
 
 /** The main listener: UI, REST API, OpenAPI, OTLP. */

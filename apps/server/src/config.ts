@@ -45,6 +45,10 @@ export interface Config {
   cardinality: CardinalityLimits;
   /** Extra Host names an open-mode server answers to (ONSET_ALLOWED_HOSTS; auth/browser.ts). */
   allowedHosts: string[];
+  /** Longest a client may take to send a whole request, headers and body (ONSET_REQUEST_TIMEOUT). */
+  requestTimeoutMs: number;
+  /** OTLP exports one token may have in flight; 0 = no limit (ONSET_INGEST_CONCURRENCY; auth/ingest-limit.ts). */
+  ingestConcurrency: number;
 }
 
 export interface CardinalityLimits {
@@ -149,6 +153,8 @@ export const ServerEnv = z.object({
   ONSET_MAX_RESOURCES_PER_SERVICE: envInt(2000),
   ONSET_MAX_RESOURCES: envInt(50_000),
   ONSET_ALLOWED_HOSTS: optionalString,
+  ONSET_REQUEST_TIMEOUT: envDuration('60s'),
+  ONSET_INGEST_CONCURRENCY: envInt(16),
 });
 
 /** Variables whose values must never appear in an error message. */
@@ -213,6 +219,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((h) => h.trim())
       .filter(Boolean),
+    requestTimeoutMs: e.ONSET_REQUEST_TIMEOUT,
+    ingestConcurrency: e.ONSET_INGEST_CONCURRENCY,
   };
   if (!isLoopback(cfg.host) && cfg.tokens.size === 0) {
     throw new ConfigError(
