@@ -12,7 +12,8 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../src/db/embedded.ts';
+import { freePort, startEmbeddedPostgres } from '../src/db/embedded.ts';
+import { createPool } from '../src/db/pool.ts';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.ts');
 let dir: string;
@@ -156,6 +157,22 @@ const alive = (pid: number) => {
   }
 };
 
+/** Spans of `service` stored in the (stopped) embedded database in `pgDir`, read by starting it again. */
+async function storedSpans(pgDir: string, service: string): Promise<number> {
+  const db = await startEmbeddedPostgres({ dataDir: pgDir, port: await freePort() });
+  const pool = createPool(db.url('onset'), 1);
+  try {
+    const { rows } = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM observations o JOIN series s ON s.id = o.series_id WHERE s.service = $1`,
+      [service],
+    );
+    return rows[0]!.n;
+  } finally {
+    await pool.end();
+    await db.stop();
+  }
+}
+
 const agentTemp = () => readdirSync(os.tmpdir()).filter((n) => n.startsWith('onset-agent-'));
 
 describe('npm start: the supervisor owns the process tree', () => {
@@ -249,8 +266,15 @@ describe('npm start: the supervisor owns the process tree', () => {
         expect(tree.filter(alive)).toEqual([]);
         expect(existsSync(path.join(sdir, 'data', 'pg', 'postmaster.pid'))).toBe(false);
         for (const n of runTemp) expect(existsSync(path.join(os.tmpdir(), n)), n).toBe(false);
+        // The agent's spans, its last batch included, are stored: every span it had delivered
+        // (acknowledged by the server) is in the database once PostgreSQL is started again.
+        const delivered = Number(/flushed; (\d+) spans delivered/.exec(out)![1]);
+        const service = /as service "([^"]+)"/.exec(out)?.[1] ?? 'onset-agent';
+        expect(delivered).toBeGreaterThan(0);
+        const stored = await storedSpans(path.join(sdir, 'data', 'pg'), service);
+        expect(stored).toBe(delivered);
         console.log(
-          `${signal}: supervisor and ${tree.length} descendants gone in ${ms} ms; ${out.match(/flushed; \d+ spans delivered/)?.[0]}`,
+          `${signal}: supervisor and ${tree.length} descendants gone in ${ms} ms; ${delivered} spans delivered by the agent, ${stored} stored`,
         );
       } finally {
         sup.kill('SIGKILL');

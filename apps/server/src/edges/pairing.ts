@@ -232,8 +232,11 @@ async function foldAndWrite(
     if (!own) add(view('client'), r.server_resource, minute, r.client_us);
   }
   if (groups.size) {
-    const list = [...groups.values()];
-    const ids = await registry.seriesIds(list.map((g) => g.labels));
+    const all = [...groups.values()];
+    const ids = await registry.seriesIds(all.map((g) => g.labels));
+    // An edge series the cardinality guard refuses (limits reached) is not created; the guard counts the drop.
+    const list = all.filter((g) => ids.has(seriesKey(g.labels)));
+    if (!list.length) return;
     const links = new Map<string, [number, number]>();
     for (const g of list) {
       const sid = ids.get(seriesKey(g.labels))!;
