@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '@onset/testkit';
-import type { SeriesSearchResult } from '@onset/contract';
+import type { Arriving, SeriesSearchResult } from '@onset/contract';
 import { launchChromium } from './fixtures/browser.ts';
 
 let server: TestServer;
@@ -169,6 +169,37 @@ describe('Explorer search', () => {
     await target.getByRole('link', { name: TARGET }).click();
     await page.waitForURL(/series=\d+/);
     await page.getByTestId('plot-area').first().waitFor();
+    expect(pageErrors).toEqual([]);
+  });
+});
+
+describe("a newcomer's overview", () => {
+  it('lists what is arriving when nothing is regressed, filtered by the time range', async () => {
+    const api = (await (
+      await fetch(`${server.url}/api/v1/arriving?from=now-1h`)
+    ).json()) as Arriving;
+    expect(api.totals).toEqual({ services: 1, hosts: 3, series: 301 });
+    expect(api.services[0]!.service).toBe('catalog');
+    expect(api.services[0]!.hosts).toEqual(HOSTS);
+    expect(api.services[0]!.last_minute!.p99_ms).toBeGreaterThan(2);
+    expect(api.services[0]!.last_minute!.p99_ms).toBeLessThan(8);
+
+    await page.goto(`${server.url}/?from=now-1h`);
+    await expect
+      .poll(() => page.getByTestId('arriving-totals').textContent())
+      .toBe('1 service, 3 hosts, 301 latency series with calls in the range.');
+    const row = page.locator('.arriving-table tr[data-service="catalog"]');
+    expect(await row.textContent()).toMatch(
+      /catalog301cat-1, cat-2, cat-3[\d.k]+[\d.]+ ms[\d.]+ ms/,
+    );
+    expect(await page.locator('.arriving-hosts').textContent()).toContain('cat-2');
+
+    // A range before any data: the overview says nothing arrived then.
+    const day = 86_400_000;
+    const from = new Date(Date.now() - 30 * day).toISOString();
+    const to = new Date(Date.now() - 20 * day).toISOString();
+    await page.goto(`${server.url}/?from=${from}&to=${to}`);
+    await page.getByText('Nothing arrived in this range').waitFor();
     expect(pageErrors).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { badRequest, notFound } from '../http/errors.ts';
 import { getSeries, listSeries, quantileColumns, quantiles } from './queries.ts';
 import { parseAttribute, parseStepRange } from './range.ts';
 import { searchSeries } from './search.ts';
+import { arriving } from './arriving.ts';
 import { parseTime } from '../http/time.ts';
 
 const MAX_POINTS = 50_000;
@@ -24,6 +25,26 @@ export async function seriesRoutes(app: FastifyInstance, deps: { pool: Pool }): 
       },
     },
     async (req) => ({ series: await listSeries(pool, req.query) }),
+  );
+
+  api.get(
+    '/arriving',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags: ['series'],
+        summary:
+          'What is arriving: per service and host, series and calls in the window, and the latest minute’s p50/p99',
+        ...operations['GET /api/v1/arriving'],
+      },
+    },
+    async (req) => {
+      const now = Date.now();
+      const toMs = parseTime(req.query.to ?? 'now', now, 'to');
+      const fromMs = parseTime(req.query.from ?? 'now-1h', now, 'from');
+      if (fromMs >= toMs) throw badRequest('"from" must be before "to"');
+      return arriving(pool, fromMs, toMs);
+    },
   );
 
   api.get(

@@ -5,16 +5,10 @@
  * regression (for its onset) and the SLOs watching. One round of batched
  * queries for the page of results, so typing stays fast with thousands of series.
  */
-import { Histogram } from '@onset/core';
 import type { SeriesSummary } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import { MATCH_SQL } from '../slos/store.ts';
-
-/** Steps in a sparkline: enough for a shape, few enough to read and send. */
-const SPARK_STEPS = 30;
-const HOUR_MS = 3_600_000;
-/** Longer windows read the hourly rollups (plus the minutes not yet compacted into them). */
-const HOURLY_FROM_MS = 2 * 86_400_000;
+import { sparkHistograms, sparkWindow, summarize } from './spark.ts';
 
 export interface SearchInput {
   q: string;
@@ -71,42 +65,6 @@ async function matchingSeries(
   return { rows, total: rows[0] ? Number(rows[0].total) : 0 };
 }
 
-/** Per series, one merged histogram per spark step. */
-async function stepHistogramsOf(
-  pool: Pool,
-  ids: string[],
-  fromMs: number,
-  toMs: number,
-  stepMs: number,
-): Promise<Map<string, Map<number, Histogram>>> {
-  const hourly = toMs - fromMs >= HOURLY_FROM_MS;
-  const args = [ids, new Date(fromMs), new Date(toMs)];
-  const minutes = `SELECT series_id::text AS id, extract(epoch FROM minute) * 1000 AS t, idx, cnt FROM histograms
-      WHERE series_id = ANY($1::bigint[]) AND minute >= $2 AND minute < $3 ${hourly ? 'AND NOT compacted' : ''}`;
-  const sql = hourly
-    ? `SELECT series_id::text AS id, extract(epoch FROM hour) * 1000 AS t, idx, cnt FROM histograms_hourly
-        WHERE series_id = ANY($1::bigint[]) AND hour >= $2 AND hour < $3
-       UNION ALL ${minutes}`
-    : minutes;
-  const { rows } = await pool.query<{ id: string; t: number; idx: number[]; cnt: number[] }>(
-    sql,
-    args,
-  );
-  const out = new Map<string, Map<number, Histogram>>();
-  for (const r of rows) {
-    const k = Math.min(SPARK_STEPS - 1, Math.floor((Number(r.t) - fromMs) / stepMs));
-    if (k < 0) continue;
-    let steps = out.get(r.id);
-    if (!steps) out.set(r.id, (steps = new Map()));
-    let h = steps.get(k);
-    if (!h) steps.set(k, (h = new Histogram()));
-    h.addSparse(r);
-  }
-  return out;
-}
-
-const ms = (us: number) => Number((us / 1000).toPrecision(4));
-
 export async function searchSeries(
   pool: Pool,
   input: SearchInput,
@@ -115,15 +73,9 @@ export async function searchSeries(
   const { rows, total } = await matchingSeries(pool, words, input.limit);
   if (!rows.length) return { series: [], total };
   const ids = rows.map((r) => r.id);
-  // Whole-hour steps on long windows so the hourly rollups line up with them.
-  const rawStep = Math.max(60_000, Math.ceil((input.toMs - input.fromMs) / SPARK_STEPS));
-  const stepMs =
-    rawStep >= HOUR_MS
-      ? Math.ceil(rawStep / HOUR_MS) * HOUR_MS
-      : Math.ceil(rawStep / 60_000) * 60_000;
-  const fromMs = input.toMs - stepMs * SPARK_STEPS;
+  const w = sparkWindow(input.fromMs, input.toMs);
   const [hists, regressions, slos] = await Promise.all([
-    stepHistogramsOf(pool, ids, fromMs, input.toMs, stepMs),
+    sparkHistograms(pool, ids, w),
     pool.query<{
       series_id: string;
       id: string;
@@ -147,16 +99,6 @@ export async function searchSeries(
   const regressionOf = new Map(regressions.rows.map((r) => [r.series_id, r]));
   const slosOf = new Map(slos.rows.map((r) => [r.id, r.slo_ids]));
   const series = rows.map((r): SeriesSummary => {
-    const steps = hists.get(r.id) ?? new Map<number, Histogram>();
-    const p99: Array<number | null> = [];
-    let last: { k: number; h: Histogram } | null = null;
-    for (let k = 0; k < SPARK_STEPS; k++) {
-      const h = steps.get(k);
-      if (h && h.count > 0) {
-        p99.push(ms(h.quantile(0.99)));
-        last = { k, h };
-      } else p99.push(null);
-    }
     const reg = regressionOf.get(r.id);
     return {
       id: r.id,
@@ -168,15 +110,7 @@ export async function searchSeries(
       hosts: r.hosts,
       first_seen: r.first_seen.toISOString(),
       last_seen: r.last_seen.toISOString(),
-      current: last
-        ? {
-            p50_ms: ms(last.h.quantile(0.5)),
-            p99_ms: ms(last.h.quantile(0.99)),
-            count: last.h.count,
-            at: new Date(fromMs + last.k * stepMs).toISOString(),
-          }
-        : { p50_ms: null, p99_ms: null, count: 0, at: null },
-      spark: { step_ms: stepMs, p99_ms: p99 },
+      ...summarize(hists.get(r.id), w),
       regression: reg
         ? {
             id: reg.id,

@@ -26,6 +26,7 @@ import type {
   SeriesList,
   SeriesListQuery,
   SeriesSearchResult,
+  Arriving,
   Slo,
   SloCreated,
   SloInput,
@@ -52,6 +53,19 @@ export function useSeriesList(filter: SeriesListQuery = {}) {
   return useQuery({
     queryKey: ['series', filter],
     queryFn: () => apiFetch<SeriesList>(apiPath('/api/v1/series', filter)).then((r) => r.series),
+    refetchInterval: interval,
+    retry,
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** What is arriving (per service and host) in a range: the newcomer's overview. */
+export function useArriving(range: RangeText) {
+  const interval = useRefetchInterval();
+  return useQuery({
+    queryKey: ['arriving', range.from, range.to],
+    queryFn: () =>
+      apiFetch<Arriving>(apiPath('/api/v1/arriving', { from: range.from, to: range.to })),
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,

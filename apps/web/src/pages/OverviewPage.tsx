@@ -6,8 +6,16 @@ import type { Regression, Slo } from '@onset/contract';
 import { headlineQuantile, rankRegressions, severityLevel } from '../lib/severity.ts';
 import { useSloWatching } from './slos/membership.ts';
 import { edgeLabel, formatChange, formatPercent } from '../lib/format.ts';
-import { formatAgo, formatInstant } from '../state/timeRange.ts';
-import { linkWithGlobals, useUrlState } from '../state/url.ts';
+import {
+  describeRange,
+  formatAgo,
+  formatInstant,
+  resolveRange,
+  zoomRange,
+} from '../state/timeRange.ts';
+import { useMemo } from 'react';
+import { ArrivingPanel } from './overview/ArrivingPanel.tsx';
+import { linkWithGlobals, useRange, useUrlState } from '../state/url.ts';
 import { Empty, ErrorState, Loading } from '../components/States.tsx';
 import { KindBadge, Panel } from '../components/Controls.tsx';
 import { CardinalityNotice } from '../components/CardinalityNotice.tsx';
@@ -21,13 +29,42 @@ const OVERVIEW_BURN_WINDOWS = ['1h', '6h'] as const;
 
 export default function OverviewPage() {
   const { params } = useUrlState();
-  // Open and acknowledged: acknowledged ones are still ongoing, someone is on them.
-  const regressions = useRegressions({ status: 'active' });
-  const slos = useSlos();
-  const deploys = useDeploys({ from: 'now-7d' });
+  const [range, setRange] = useRange();
   const now = Date.now();
+  const { fromMs, toMs } = resolveRange(range, now);
+  const rangeLabel = describeRange(range, now);
+  // Open and acknowledged: acknowledged ones are still ongoing, someone is on them.
+  const active = useRegressions({ status: 'active' });
+  // The range picks the regressions whose onset falls in it; older ongoing ones are counted
+  // (never silently hidden) with a way to widen the range to them.
+  const inRange = useMemo(
+    () =>
+      active.data?.filter((r) => {
+        const t = Date.parse(r.onset);
+        return t >= fromMs && t <= toMs;
+      }),
+    [active.data, fromMs, toMs],
+  );
+  const earlier = (active.data ?? []).filter((r) => Date.parse(r.onset) < fromMs);
+  const regressions = { ...active, data: inRange };
+  const slos = useSlos();
+  const deploys = useDeploys({ from: range.from, to: range.to });
   const sloList = slos.data ?? [];
   const watching = useSloWatching((regressions.data ?? []).map((r) => r.series_id));
+  const earliest = earlier.length ? Math.min(...earlier.map((r) => Date.parse(r.onset))) : 0;
+  const earlierNote = earlier.length ? (
+    <p className="earlier-note" data-testid="earlier-regressions">
+      {earlier.length} open {earlier.length === 1 ? 'regression' : 'regressions'} started before
+      this range.{' '}
+      <button
+        type="button"
+        className="btn link"
+        onClick={() => setRange(zoomRange(earliest - 3_600_000, Date.now()))}
+      >
+        Widen the range to show {earlier.length === 1 ? 'it' : 'them'}
+      </button>
+    </p>
+  ) : null;
 
   return (
     <div className="page">
@@ -36,7 +73,7 @@ export default function OverviewPage() {
       </div>
       <CardinalityNotice />
       <Panel
-        title={`Open regressions${regressions.data ? ` (${regressions.data.length})` : ''}`}
+        title={`Open regressions begun in ${rangeLabel.replace(/^Last /, 'the last ')}${regressions.data ? ` (${regressions.data.length})` : ''}`}
         id="regressions-head"
       >
         {regressions.data === undefined ? (
@@ -50,18 +87,29 @@ export default function OverviewPage() {
             <Loading label="Loading regressions…" height={120} />
           )
         ) : regressions.data.length === 0 ? (
-          <Empty title="No open regression">
-            Onset compares every latency series with its own recent past and opens a regression on a
-            lasting step change. Nothing is regressed now.
-          </Empty>
+          <>
+            <Empty
+              title={earlier.length ? 'No regression began in this range' : 'No open regression'}
+            >
+              Onset compares every latency series with its own recent past and opens a regression on
+              a lasting step change.{earlier.length ? '' : ' Nothing is regressed now.'}
+            </Empty>
+            {earlierNote}
+          </>
         ) : (
-          <RegressionList
-            items={rankRegressions(regressions.data, sloList, watching)}
-            params={params}
-            now={now}
-          />
+          <>
+            {earlierNote}
+            <RegressionList
+              items={rankRegressions(regressions.data, sloList, watching)}
+              params={params}
+              now={now}
+            />
+          </>
         )}
       </Panel>
+      {regressions.data?.length === 0 ? (
+        <ArrivingPanel range={range} params={params} rangeLabel={rangeLabel} />
+      ) : null}
 
       <div className="grid-2">
         <Panel
@@ -83,7 +131,7 @@ export default function OverviewPage() {
           )}
         </Panel>
         <Panel
-          title="Latest deploy markers"
+          title={`Deploy markers (${rangeLabel.toLowerCase()})`}
           actions={
             <Link className="btn" to={linkWithGlobals('/deploys', params)}>
               All deploys
@@ -101,7 +149,7 @@ export default function OverviewPage() {
               <Loading label="Loading deploy markers…" height={120} />
             )
           ) : deploys.data.length === 0 ? (
-            <Empty title="No deploy markers in the last 7 days">
+            <Empty title="No deploy markers in this range">
               CI sends them with <code>POST /api/v1/deploys</code> or <code>onset deploy</code>.
             </Empty>
           ) : (
@@ -113,6 +161,9 @@ export default function OverviewPage() {
           )}
         </Panel>
       </div>
+      {regressions.data?.length ? (
+        <ArrivingPanel range={range} params={params} rangeLabel={rangeLabel} />
+      ) : null}
     </div>
   );
 }

@@ -27,6 +27,8 @@ import {
   SeriesListQuery,
   SeriesSearchQuery,
   SeriesSearchResult,
+  Arriving,
+  ArrivingQuery,
 } from './series.ts';
 import {
   Delivery,
@@ -85,6 +87,10 @@ export const operations = {
   'GET /api/v1/series/search': {
     querystring: SeriesSearchQuery,
     response: { 200: SeriesSearchResult, ...ErrorResponses },
+  },
+  'GET /api/v1/arriving': {
+    querystring: ArrivingQuery,
+    response: { 200: Arriving, ...ErrorResponses },
   },
   'GET /api/v1/series/:id': { params: SeriesIdParams, response: { 200: Series } },
   'GET /api/v1/series/:id/quantiles': {

@@ -197,3 +197,45 @@ export const SeriesSearchResult = Type.Object({
   to: Type.String(),
 });
 export type SeriesSearchResult = Static<typeof SeriesSearchResult>;
+
+/** GET /api/v1/arriving: what data is coming in, for a newcomer's overview. */
+export const ArrivingQuery = Type.Object({
+  from: Type.Optional(Type.String({ description: 'RFC 3339 or relative; default now-1h' })),
+  to: Type.Optional(Type.String({ description: 'RFC 3339 or now; default now' })),
+});
+export type ArrivingQuery = Static<typeof ArrivingQuery>;
+
+const LastMinute = Type.Union([
+  Type.Object({
+    at: Type.String({ description: 'the latest minute of the window with calls' }),
+    count: Type.Number(),
+    p50_ms: Type.Number(),
+    p99_ms: Type.Number(),
+  }),
+  Type.Null(),
+]);
+
+export const Arriving = Type.Object({
+  from: Type.String(),
+  to: Type.String(),
+  services: Type.Array(
+    Type.Object({
+      service: Type.String(),
+      series: Type.Number({ description: 'series with calls in the window' }),
+      hosts: Type.Array(Type.String()),
+      calls: Type.Number(),
+      last_minute: LastMinute,
+    }),
+  ),
+  hosts: Type.Array(
+    Type.Object({
+      host: Type.String(),
+      services: Type.Array(Type.String()),
+      series: Type.Number(),
+      calls: Type.Number(),
+      last_seen: Type.String(),
+    }),
+  ),
+  totals: Type.Object({ services: Type.Number(), hosts: Type.Number(), series: Type.Number() }),
+});
+export type Arriving = Static<typeof Arriving>;

@@ -101,7 +101,8 @@ export function SeriesResults({
         {data.total > data.series.length
           ? `${data.series.length} of ${data.total} series`
           : `${data.total} series`}
-        {q ? ` matching “${q}”` : ''}. “Now” is the latest step of the range with calls.
+        {search.isPlaceholderData ? ` (searching “${q}”…)` : q ? ` matching “${q}”` : ''}. “Now” is
+        the latest step of the range with calls.
       </p>
       <table className="table series-table">
         <thead>
