@@ -199,6 +199,8 @@ async function measure(
   return row;
 }
 
+/** A series of the first phase that was admitted (which ones win the race for the 2,000 slots varies). */
+let admitted = '';
 // Hosts and attribute values go to the service of the first phase (its series exist), so they
 // meet the per-service resource limit; new services come last and meet the global limits.
 const phases: Array<{ phase: string; service: string; make: (i: number) => SpanSpec }> = [
@@ -210,7 +212,7 @@ const phases: Array<{ phase: string; service: string; make: (i: number) => SpanS
   {
     phase: 'hosts',
     service: 'catalog',
-    make: (i) => ({ service: 'catalog', host: `host-${word(i)}`, name: 'GET /item-aaaa' }),
+    make: (i) => ({ service: 'catalog', host: `host-${word(i)}`, name: admitted }),
   },
   {
     phase: 'attribute_values',
@@ -219,7 +221,7 @@ const phases: Array<{ phase: string; service: string; make: (i: number) => SpanS
       service: 'catalog',
       host: 'node-1',
       attr: `build-${word(i)}`,
-      name: 'GET /item-aaaa',
+      name: admitted,
     }),
   },
   {
@@ -231,6 +233,10 @@ const phases: Array<{ phase: string; service: string; make: (i: number) => SpanS
 
 const rows = [];
 for (const p of phases) {
+  if (!admitted && rows.length)
+    admitted = (
+      await client.query(`SELECT name FROM series WHERE service = 'catalog' ORDER BY name LIMIT 1`)
+    ).rows[0].name;
   const t = performance.now();
   const sent = await send(p.make);
   rows.push(await measure(p.phase, p.service, (performance.now() - t) / 1000, sent));
