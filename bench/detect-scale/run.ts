@@ -265,7 +265,7 @@ async function run(n: number): Promise<Record<string, unknown>> {
           await new Promise((r) => setTimeout(r, 1000));
         }
       })();
-      const cold = await timed(() => call<DetectAnswer>('POST', `${server.url}/api/v1/detect`));
+      const cold = await timed(() => call<DetectAnswer>('POST', `${server.url}/api/v1/detect`, {}));
       polling = false;
       await poller;
       const coldPeak = await peakRssMb(pid);
@@ -276,17 +276,17 @@ async function run(n: number): Promise<Record<string, unknown>> {
       );
 
       const slo = await timed(() =>
-        call<{ slos: number; ms: number }>('POST', `${server.url}/api/v1/slos/evaluate`),
+        call<{ slos: number; ms: number }>('POST', `${server.url}/api/v1/slos/evaluate`, {}),
       );
       log(`${n}: SLO pass ${secs(slo.ms)} s over ${SLOS} SLOs (${spans} new spans)`);
 
       const incremental = await timed(() =>
-        call<DetectAnswer>('POST', `${server.url}/api/v1/detect`),
+        call<DetectAnswer>('POST', `${server.url}/api/v1/detect`, {}),
       );
       log(`${n}: incremental run ${secs(incremental.ms)} s`);
       const seriesAfter = await seriesLatency(server.url);
       const peak = await peakRssMb(pid);
-      const budget = memoryBudgetMb(detectBudget());
+      const budget = memoryBudgetMb(detectBudget(), cold.value.detection.series.total);
       log(
         `${n}: peak RSS ${peak} MB (sampled ${Math.round(sampledPeak)} MB), budget ${budget} MB; ` +
           `GET /api/v1/series after the passes ${JSON.stringify(seriesAfter)}`,

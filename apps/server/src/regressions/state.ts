@@ -8,21 +8,38 @@ import type { PoolClient } from '../db/pool.ts';
 import type { Queryable } from '../slos/store.ts';
 import { copyTuples } from './points.ts';
 
-/** `through` (epoch ms) of every stored state. */
+/** Rows per read of the pass's series index: the driver's row objects stay a fixed few MB. */
+const INDEX_CHUNK = 50_000;
+
+/** `through` (epoch ms) of every stored state (read in keyset chunks: ~80 bytes per series kept). */
 export async function readThroughs(client: PoolClient): Promise<Map<number, number>> {
-  const { rows } = await client.query<{ id: number; through: number }>(
-    `SELECT series_id AS id, (extract(epoch FROM through) * 1000)::float8 AS through FROM regress_state`,
-  );
-  return new Map(rows.map((r) => [Number(r.id), Number(r.through)]));
+  const out = new Map<number, number>();
+  for (let after = 0; ;) {
+    const { rows } = await client.query<{ id: string; through: number }>(
+      `SELECT series_id AS id, (extract(epoch FROM through) * 1000)::float8 AS through FROM regress_state
+        WHERE series_id > $1 ORDER BY series_id LIMIT ${INDEX_CHUNK}`,
+      [after],
+    );
+    for (const r of rows) out.set(Number(r.id), Number(r.through));
+    if (rows.length < INDEX_CHUNK) return out;
+    after = Number(rows[rows.length - 1]!.id);
+  }
 }
 
 /** Ids of the series that have no state yet (new series); their labels are read per batch. */
 export async function seriesWithoutState(client: PoolClient): Promise<number[]> {
-  const { rows } = await client.query<{ id: string }>(
-    `SELECT s.id FROM series s
-      WHERE NOT EXISTS (SELECT 1 FROM regress_state r WHERE r.series_id = s.id) ORDER BY s.id`,
-  );
-  return rows.map((r) => Number(r.id));
+  const out: number[] = [];
+  for (let after = 0; ;) {
+    const { rows } = await client.query<{ id: string }>(
+      `SELECT s.id FROM series s
+        WHERE s.id > $1 AND NOT EXISTS (SELECT 1 FROM regress_state r WHERE r.series_id = s.id)
+        ORDER BY s.id LIMIT ${INDEX_CHUNK}`,
+      [after],
+    );
+    for (const r of rows) out.push(Number(r.id));
+    if (rows.length < INDEX_CHUNK) return out;
+    after = out[out.length - 1]!;
+  }
 }
 
 /**
