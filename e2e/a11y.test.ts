@@ -1,7 +1,8 @@
 /**
  * Craft, measured: axe-core (WCAG 2.x A/AA rules, colour contrast included)
  * over every page of the UI in the light and the dark theme reports no
- * serious or critical violation, and no page scrolls sideways at 390 px.
+ * serious or critical violation, every chart has a text summary, and no
+ * page scrolls sideways at 390 px.
  * The server holds what an on-call engineer would see: two regressions with
  * suspects, deploy markers, SLOs (one paging), alerts, a webhook whose
  * receiver refuses connections and its failed deliveries.
@@ -153,6 +154,17 @@ describe('accessibility and layout of every page', () => {
         for (const p of pages) {
           await open(page, p.path);
           expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(theme);
+          // Every chart carries its data in words for screen readers.
+          const charts = await page.locator('figure.chart').evaluateAll((figs) =>
+            figs.map((f) => ({
+              name: f.getAttribute('aria-label') ?? '',
+              summary: f.querySelector('[data-testid="chart-summary"]')?.textContent ?? '',
+            })),
+          );
+          for (const c of charts) {
+            expect(c.name, `${p.name}: a chart without a name`).not.toBe('');
+            expect(c.summary, `${p.name}: ${c.name} has no text summary`).toMatch(/\w{3}/);
+          }
           const found = (await axe(page)).filter(
             (f) => f.impact === 'serious' || f.impact === 'critical',
           );

@@ -24,6 +24,7 @@ import { logRange } from './latencyAxis.ts';
 import { formatCount, formatLatencyMs } from '../../lib/format.ts';
 import { useTheme } from '../../app/theme.tsx';
 import { formatInstant } from '../../lib/time.ts';
+import { summarizeHeatmap } from './chartSummary.ts';
 
 export interface HeatmapChartProps {
   frame: HeatmapFrame;
@@ -46,6 +47,7 @@ export const HeatmapChart = memo(function HeatmapChart(p: HeatmapChartProps) {
   const canZoom = !!p.onZoom;
   const [hover, setHover] = useState<{ col: number; row: number } | null>(null);
 
+  const summary = useMemo(() => summarizeHeatmap(frame), [frame]);
   const yRange = useMemo<[number, number]>(() => {
     if (!frame.rows.length) return [0.1, 1000];
     return logRange(frame.rows[0]!.loMs, frame.rows[frame.rows.length - 1]!.hiMs);
@@ -140,6 +142,9 @@ export const HeatmapChart = memo(function HeatmapChart(p: HeatmapChartProps) {
         overlay={(u) => <MarkerChips u={u} markers={markers} />}
       />
       {frame.total === 0 ? <div className="chart-nodata">No data in this range</div> : null}
+      <p className="sr-only" data-testid="chart-summary">
+        {summary}
+      </p>
       <figcaption className="chart-legend">
         <span className="legend-scale">log scale</span>
         <span className="legend-item">

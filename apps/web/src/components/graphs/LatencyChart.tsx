@@ -31,6 +31,7 @@ import {
 import { formatCount, formatLatencyMs } from '../../lib/format.ts';
 import { useTheme } from '../../app/theme.tsx';
 import { formatInstant } from '../../lib/time.ts';
+import { summarizeLines } from './chartSummary.ts';
 
 export interface LatencyChartProps {
   frame: LatencyFrame;
@@ -181,6 +182,8 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
 
   const ticks = scale === 'log' ? latencyTickLabels(logTicks(yRange[0], yRange[1])) : [];
   const hasData = frame.lines.some((l) => l.values.some((v) => v !== null));
+  // What the canvas shows, in words, for screen readers.
+  const summary = useMemo(() => summarizeLines(frame.x, frame.lines), [frame]);
 
   return (
     <figure
@@ -210,6 +213,9 @@ export const LatencyChart = memo(function LatencyChart(p: LatencyChartProps) {
         )}
       />
       {!hasData ? <div className="chart-nodata">No data in this range</div> : null}
+      <p className="sr-only" data-testid="chart-summary">
+        {summary}
+      </p>
       <figcaption className="chart-legend">
         <span className="legend-scale" title="Latency axis scale">
           {scale === 'log' ? 'log scale' : 'linear scale'}

@@ -6,6 +6,7 @@ import { axisFont, blankRightAxis, mergeHooks, readColors, timeAxis } from './up
 import { useTheme } from '../../app/theme.tsx';
 import { logTicks } from './latencyAxis.ts';
 import { formatInstant } from '../../lib/time.ts';
+import { summarizeLines } from './chartSummary.ts';
 
 export interface TimeLine {
   key: string;
@@ -48,6 +49,7 @@ export function TimeSeriesChart({
   const { theme } = useTheme();
   const [idx, setIdx] = useState<number | null>(null);
   const data = useMemo(() => [x, ...lines.map((l) => l.values)] as uPlot.AlignedData, [x, lines]);
+  const summary = useMemo(() => summarizeLines(x, lines, format), [x, lines, format]);
   const options = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(() => {
     void theme;
     const c = readColors();
@@ -132,6 +134,9 @@ export function TimeSeriesChart({
       data-y-scale={yScale}
     >
       <UPlotChart options={options} data={data} height={height} chartId={chartId} />
+      <p className="sr-only" data-testid="chart-summary">
+        {summary}
+      </p>
       <figcaption className="chart-legend">
         {lines.map((l) => {
           const v = idx !== null ? l.values[idx] : lastOf(l.values);

@@ -7,7 +7,7 @@
 import { bucketValue, ZERO_BUCKET } from '@onset/core';
 import type { HeatmapPoint } from '@onset/contract';
 
-interface HeatmapRow {
+export interface HeatmapRow {
   loMs: number;
   hiMs: number;
 }
