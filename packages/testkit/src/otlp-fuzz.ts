@@ -355,8 +355,9 @@ export async function runOtlpFuzz(opts: {
         status = res.status;
         text = Buffer.from(await res.arrayBuffer()).toString('latin1');
       } catch (err) {
-        status = 0; // connection refused or reset: worse than a 5xx
-        text = (err as Error).message;
+        status = 0; // connection refused, reset or timed out: worse than a 5xx
+        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+        text = `${(err as Error).message}: ${cause?.code ?? ''} ${cause?.message ?? ''}`;
       }
       tally.bodies++;
       tally.byStatus[status] = (tally.byStatus[status] ?? 0) + 1;
