@@ -74,7 +74,7 @@ export function loadConfigOrExit(): Config {
 }
 
 /** A whole number >= 0. */
-export const envInt = (dflt: number) =>
+const envInt = (dflt: number) =>
   z.coerce
     .number({ error: 'must be a non-negative integer' })
     .int({ error: 'must be a non-negative integer' })

@@ -67,7 +67,7 @@ const listOf = (v: string | undefined) =>
     .filter(Boolean);
 
 /** Whether to load the SDK at all (it decides everything else itself). */
-export function selfTracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
+function selfTracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
   if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false;
   const exporters = listOf(env.OTEL_TRACES_EXPORTER);
   if (exporters[0] === 'none') return false;
