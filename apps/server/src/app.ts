@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { toOpenApi30Document } from '@onset/contract';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { authPlugin } from './auth/plugin.ts';
@@ -11,6 +12,7 @@ import { ingestLimitPlugin } from './auth/ingest-limit.ts';
 import { installErrorHandler, sendError, notFound } from './http/errors.ts';
 import { refuseUnstorableText } from './http/text-guard.ts';
 import { serveUi } from './http/static-ui.ts';
+import { installValidation } from './http/validation.ts';
 import { healthRoutes } from './health/routes.ts';
 import { otlpRoutes } from './otlp/routes.ts';
 import { seriesRoutes } from './series/routes.ts';
@@ -61,6 +63,7 @@ function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInst
   });
   installErrorHandler(app, opts);
   refuseUnstorableText(app);
+  installValidation(app);
   return app;
 }
 
@@ -98,6 +101,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
+    // OpenAPI 3.0 spelling of what Ajv validates (exclusive bounds, optional nullable bodies).
+    transformObject: (doc) => toOpenApi30Document('openapiObject' in doc ? doc.openapiObject : {}),
   });
   await app.register(healthRoutes, { pool: ctx.pool });
   await app.register(otlpRoutes, full);

@@ -5,7 +5,7 @@
  * schemas (as @fastify/swagger writes them in OpenAPI 3.0).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operations, type OperationKey } from '@onset/contract';
+import { operations, toOpenApi30Bounds, type OperationKey } from '@onset/contract';
 import { startTestServer, type TestServer } from '@onset/testkit';
 
 type Json = Record<string, unknown>;
@@ -39,11 +39,12 @@ afterAll(async () => {
 /**
  * A TypeBox schema as plain JSON in OpenAPI 3.0 spelling, as @fastify/swagger
  * writes it: `const: x` is `enum: [x]`, `anyOf [X, null]` is X with
- * `nullable: true`, and a record's `patternProperties {"^(.*)$": X}` is
- * `additionalProperties: X`.
+ * `nullable: true`, a record's `patternProperties {"^(.*)$": X}` is
+ * `additionalProperties: X`, and a numeric `exclusiveMinimum: n` is
+ * `minimum: n, exclusiveMinimum: true` (toOpenApi30Bounds, applied by the server).
  */
 function openApi(schema: unknown): unknown {
-  const plain = JSON.parse(JSON.stringify(schema)) as unknown;
+  const plain = toOpenApi30Bounds(JSON.parse(JSON.stringify(schema)) as unknown);
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(walk);
     if (!v || typeof v !== 'object') return v;
@@ -128,17 +129,36 @@ describe('/docs/json is the contract', () => {
         expect(op.requestBody?.content).toEqual(wantContent);
       }
 
+      // Each response as {media type: schema}: JSON unless the contract names its media types.
       const published = Object.fromEntries(
         Object.entries(op.responses)
           .filter(([, r]) => r.content)
-          .map(([status, r]) => [status, r.content!['application/json']!.schema]),
+          .map(([status, r]) => [
+            status,
+            Object.fromEntries(Object.entries(r.content!).map(([t, v]) => [t, v.schema])),
+          ]),
       );
       const wanted = Object.fromEntries(
         Object.entries(c.response ?? {})
           .filter(([status]) => status !== '204')
-          .map(([status, schema]) => [status, openApi(schema)]),
+          .map(([status, schema]) => {
+            const content = (schema as { content?: Record<string, { schema: unknown }> }).content;
+            return [
+              status,
+              content
+                ? Object.fromEntries(
+                    Object.entries(content).map(([t, v]) => [t, openApi(v.schema)]),
+                  )
+                : { 'application/json': openApi(schema) },
+            ];
+          }),
       );
       expect(published).toEqual(wanted);
+      // Every status an operation can answer is declared, not only its success.
+      const declared = Object.keys(op.responses);
+      if (!['GET /healthz', 'GET /readyz'].includes(key))
+        expect(declared).toEqual(expect.arrayContaining(['401', '403', '421', '503']));
+      if (c.params) expect(declared).toEqual(expect.arrayContaining(['400', '404']));
     },
   );
 });

@@ -4,3 +4,4 @@ export * from './alert-keys.ts';
 export * from './hint-attrs.ts';
 export * from './vocab-schemas.ts';
 export * from './api/index.ts';
+export * from './openapi30.ts';

@@ -1,4 +1,4 @@
-import type { DeployKind } from '@onset/contract';
+import { RFC3339_PATTERN, type DeployKind } from '@onset/contract';
 import type { MarkerChange } from '@onset/core';
 import { badRequest } from '../http/errors.ts';
 
@@ -39,7 +39,8 @@ function text(v: string | null | undefined): string | null {
   return t === '' ? null : t;
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})$/;
+/** The contract's pattern, so the document and this check agree. */
+const RFC3339 = new RegExp(RFC3339_PATTERN);
 
 /** RFC 3339 with an explicit offset, within a year of now. */
 export function parseMarkerTime(raw: string, nowMs: number, field = 'at'): Date {

@@ -221,7 +221,7 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       for (const sev of ['page', 'ticket'] as const)
         await resolveAlert(pool, sloAlertKey(row.id, sev), Date.now(), { reason: 'SLO deleted' });
       await deleteSlo(pool, row.id);
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 
@@ -246,7 +246,15 @@ export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<
       } catch (e) {
         throw badRequest(`lookback: ${(e as Error).message}`);
       }
-      const base = await suggestFromBaseline(pool, s.id, objective, lookback, Date.now());
+      // Nothing older than the retention is kept: a longer lookback reads the same history
+      // (and an unbounded one made a time PostgreSQL cannot store).
+      const base = await suggestFromBaseline(
+        pool,
+        s.id,
+        objective,
+        Math.min(lookback, config.histogramRetentionMs),
+        Date.now(),
+      );
       if (!base)
         throw new HttpError(
           422,

@@ -201,7 +201,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
     async (req, reply) => {
       const r = await pool.query(`DELETE FROM webhooks WHERE id = $1`, [req.params.id]);
       if (!r.rowCount) throw notFound(`webhook ${req.params.id} does not exist`);
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 

@@ -10,7 +10,7 @@ import {
   WEBHOOK_FORMATS,
 } from '../vocab.ts';
 import { literalUnion } from '../vocab-schemas.ts';
-import { NStr, NumericIdParams, stringEnum } from './common.ts';
+import { DurationText, NStr, NumericIdParams, stringEnum, TimeText } from './common.ts';
 
 /**
  * One webhook's delivery of one alert event (api.md "Delivery truth"):
@@ -121,9 +121,7 @@ export const AlertListQuery = Type.Object({
   service: Type.Optional(Type.String({ maxLength: 256 })),
   slo_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
   regression_id: Type.Optional(Type.String({ maxLength: 64 })),
-  since: Type.Optional(
-    Type.String({ description: 'RFC 3339 or now-7d; alerts started or resolved since' }),
-  ),
+  since: Type.Optional(TimeText('RFC 3339, epoch ms or now-7d; alerts started or resolved since')),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 });
 export type AlertListQuery = Static<typeof AlertListQuery>;
@@ -159,13 +157,20 @@ export const SilenceInput = Type.Object(
     service: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
     slo_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
     op: Type.Optional(OpSchema),
-    starts_at: Type.Optional(Type.String({ description: 'RFC 3339; default now' })),
-    ends_at: Type.Optional(Type.String({ description: 'RFC 3339 (or give duration)' })),
-    duration: Type.Optional(Type.String({ description: 'e.g. 2h, instead of ends_at' })),
+    starts_at: Type.Optional(TimeText('RFC 3339, epoch ms or now-1h; default now')),
+    ends_at: Type.Optional(TimeText('RFC 3339 or epoch ms (or give duration)')),
+    duration: Type.Optional(DurationText('e.g. 2h, instead of ends_at')),
     comment: Type.String({ minLength: 1, maxLength: 2000 }),
     created_by: Type.Optional(Type.String({ maxLength: 200 })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // At least one matcher, and an end (ends_at or duration).
+    allOf: [
+      { anyOf: [{ required: ['service'] }, { required: ['slo_id'] }, { required: ['op'] }] },
+      { anyOf: [{ required: ['ends_at'] }, { required: ['duration'] }] },
+    ],
+  },
 );
 export type SilenceInput = Static<typeof SilenceInput>;
 

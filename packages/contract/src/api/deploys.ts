@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DEPLOY_KINDS, DEPLOY_SOURCES } from '../vocab.ts';
-import { optText, stringEnum } from './common.ts';
+import { NOT_BLANK_PATTERN, RFC3339_OR_BLANK_PATTERN } from '../time.ts';
+import { optText, stringEnum, TimeText } from './common.ts';
 
 /**
  * Field caps of a deploy marker. Markers are rendered in the UI and webhooks
@@ -24,37 +25,57 @@ const LIMITS = DEPLOY_LIMITS;
 const nullableString = Type.Union([Type.String(), Type.Null()]);
 
 /** The body of POST /api/v1/deploys (api.md "Deploy markers"). */
-export const DeployInput = Type.Object({
-  service: optText(LIMITS.service, 'the service deployed; required unless hosts are given'),
-  environment: optText(LIMITS.environment),
-  hosts: Type.Optional(
-    Type.Unsafe<string[] | null>({
-      type: 'array',
-      nullable: true,
-      maxItems: LIMITS.hosts,
-      items: { type: 'string', maxLength: LIMITS.host },
-      description:
-        'hosts concerned (a kernel rollout to some hosts); required unless service is given',
+export const DeployInput = Type.Object(
+  {
+    service: optText(LIMITS.service, 'the service deployed; required unless hosts are given'),
+    environment: optText(LIMITS.environment),
+    hosts: Type.Optional(
+      Type.Unsafe<string[] | null>({
+        type: 'array',
+        nullable: true,
+        maxItems: LIMITS.hosts,
+        items: { type: 'string', maxLength: LIMITS.host },
+        description:
+          'hosts concerned (a kernel rollout to some hosts); required unless service is given',
+      }),
+    ),
+    kind: stringEnum(DEPLOY_KINDS),
+    component: optText(LIMITS.component, 'e.g. the dependency name ("hyper") or "kernel"'),
+    from_version: optText(LIMITS.version),
+    to_version: optText(LIMITS.version),
+    commit: optText(LIMITS.commit),
+    url: optText(LIMITS.url, 'http(s) link to the CI run or change'),
+    description: optText(LIMITS.description),
+    at: optText(LIMITS.at, 'RFC 3339 with timezone; default now; at most a year from now', {
+      pattern: RFC3339_OR_BLANK_PATTERN,
     }),
-  ),
-  kind: stringEnum(DEPLOY_KINDS),
-  component: optText(LIMITS.component, 'e.g. the dependency name ("hyper") or "kernel"'),
-  from_version: optText(LIMITS.version),
-  to_version: optText(LIMITS.version),
-  commit: optText(LIMITS.commit),
-  url: optText(LIMITS.url, 'http(s) link to the CI run or change'),
-  description: optText(LIMITS.description),
-  at: optText(LIMITS.at, 'RFC 3339 with timezone; default now; at most a year from now'),
-  external_id: optText(
-    LIMITS.external_id,
-    'idempotency key: a repeated POST with the same external_id returns the first marker',
-  ),
-});
+    external_id: optText(
+      LIMITS.external_id,
+      'idempotency key: a repeated POST with the same external_id returns the first marker',
+    ),
+  },
+  {
+    // A non-blank service, or hosts (blank text counts as absent).
+    anyOf: [
+      {
+        required: ['service'],
+        properties: { service: { type: 'string', pattern: NOT_BLANK_PATTERN } },
+      },
+      { required: ['hosts'], properties: { hosts: { type: 'array', minItems: 1 } } },
+    ],
+  },
+);
 export type DeployInput = Static<typeof DeployInput>;
 
 /** The body of PATCH /api/v1/deploys/{id} (admin). */
 export const DeployPatch = Type.Object({
-  at: Type.Optional(Type.String({ maxLength: LIMITS.at })),
+  at: Type.Optional(
+    Type.String({
+      maxLength: LIMITS.at,
+      pattern: RFC3339_OR_BLANK_PATTERN,
+      description: 'RFC 3339 with timezone; at most a year from now',
+    }),
+  ),
   description: optText(LIMITS.description),
 });
 export type DeployPatch = Static<typeof DeployPatch>;
@@ -93,14 +114,9 @@ export const DeployListQuery = Type.Object({
   kind: Type.Optional(stringEnum(DEPLOY_KINDS)),
   source: Type.Optional(stringEnum(DEPLOY_SOURCES)),
   from: Type.Optional(
-    Type.String({
-      maxLength: 64,
-      description: 'RFC 3339 or relative like now-7d; default: no lower bound',
-    }),
+    TimeText('RFC 3339, epoch ms or relative like now-7d; default: no lower bound'),
   ),
-  to: Type.Optional(
-    Type.String({ maxLength: 64, description: 'RFC 3339 or now; default: no upper bound' }),
-  ),
+  to: Type.Optional(TimeText('RFC 3339, epoch ms or now; default: no upper bound')),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 500 })),
 });
 export type DeployListQuery = Static<typeof DeployListQuery>;

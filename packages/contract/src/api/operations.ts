@@ -58,7 +58,8 @@ import {
   RegressionList,
   RegressionListQuery,
 } from './regressions.ts';
-import { ErrorResponses, NoContent } from './common.ts';
+import { Type } from '@sinclair/typebox';
+import { ErrorBody, NoContent, withErrors, type ErrorStatus } from './common.ts';
 import { HealthStatus } from './health.ts';
 import { CardinalityStatus } from './limits.ts';
 import { SloHistory, SloHistoryQuery } from './slo-history.ts';
@@ -76,17 +77,22 @@ import {
   UnwatchedQuery,
 } from './slos.ts';
 
-/**
- * Every operation of the public API with the schemas of its request and
- * responses, keyed "METHOD /path" (Fastify's `:param` syntax). The server's
- * routes spread these into their route schemas, so /docs/json is generated
- * from exactly these schemas (a test holds them equal).
- */
-export const operations = {
+/** What POST /api/v1/slos/evaluate answers: the SLO pass and the delivery pass it ran. */
+const EvaluateResult = Type.Object({
+  pass: Type.Object({}, { additionalProperties: true }),
+  delivery: Type.Object({}, { additionalProperties: true }),
+});
+/** GET /api/v1/slos/{id}/openslo: the SLO as an OpenSLO v1 YAML document. */
+const OpenSloYaml = {
+  content: { 'application/yaml': { schema: Type.String({ description: 'OpenSLO v1 YAML' }) } },
+};
+
+/** The request and success schemas of every operation; `operations` adds the error answers. */
+const declared = {
   'GET /api/v1/series': { querystring: SeriesListQuery, response: { 200: SeriesList } },
   'GET /api/v1/series/search': {
     querystring: SeriesSearchQuery,
-    response: { 200: SeriesSearchResult, ...ErrorResponses },
+    response: { 200: SeriesSearchResult },
   },
   'GET /api/v1/arriving': {
     querystring: ArrivingQuery,
@@ -104,61 +110,61 @@ export const operations = {
     response: { 200: HeatmapResponse },
   },
   'GET /api/v1/series/:id/cohorts': { params: SeriesIdParams, response: { 200: CohortsResponse } },
-  'POST /api/v1/deploys': { body: DeployInput, response: { 201: Deploy, ...ErrorResponses } },
+  'POST /api/v1/deploys': { body: DeployInput, response: { 201: Deploy } },
   'GET /api/v1/deploys': {
     querystring: DeployListQuery,
-    response: { 200: DeployList, ...ErrorResponses },
+    response: { 200: DeployList },
   },
   'GET /api/v1/deploys/:id': {
     params: DeployIdParams,
-    response: { 200: Deploy, ...ErrorResponses },
+    response: { 200: Deploy },
   },
   'PATCH /api/v1/deploys/:id': {
     params: DeployIdParams,
     body: DeployPatch,
-    response: { 200: Deploy, ...ErrorResponses },
+    response: { 200: Deploy },
   },
   'DELETE /api/v1/deploys/:id': {
     params: DeployIdParams,
-    response: { 204: NoContent, ...ErrorResponses },
+    response: { 204: NoContent },
   },
   'GET /api/v1/regressions': {
     querystring: RegressionListQuery,
-    response: { 200: RegressionList, ...ErrorResponses },
+    response: { 200: RegressionList },
   },
   'GET /api/v1/regressions/:id': {
     params: RegressionIdParams,
-    response: { 200: Regression, ...ErrorResponses },
+    response: { 200: Regression },
   },
   'GET /api/v1/regressions/:id/evidence': {
     params: RegressionIdParams,
-    response: { 200: Evidence, ...ErrorResponses },
+    response: { 200: Evidence },
   },
   'POST /api/v1/regressions/:id/ack': {
     params: RegressionIdParams,
     body: RegressionAction,
-    response: { 200: Regression, ...ErrorResponses },
+    response: { 200: Regression },
   },
   'POST /api/v1/regressions/:id/resolve': {
     params: RegressionIdParams,
     body: RegressionAction,
-    response: { 200: Regression, ...ErrorResponses },
+    response: { 200: Regression },
   },
   'POST /api/v1/regressions/:id/reopen': {
     params: RegressionIdParams,
     body: RegressionAction,
-    response: { 200: Regression, ...ErrorResponses },
+    response: { 200: Regression },
   },
-  'POST /api/v1/detect': { body: DetectInput, response: { 200: DetectResult, ...ErrorResponses } },
+  'POST /api/v1/detect': { body: DetectInput, response: { 200: DetectResult } },
   'GET /api/v1/detect': { response: { 200: DetectStatus } },
   'POST /api/v1/slos': { body: SloBody, response: { 201: SloCreated } },
   'GET /api/v1/slos': { querystring: SloListQuery, response: { 200: SloList } },
   'GET /api/v1/slos/unwatched': { querystring: UnwatchedQuery, response: { 200: UnwatchedList } },
-  'POST /api/v1/slos/evaluate': {},
+  'POST /api/v1/slos/evaluate': { response: { 200: EvaluateResult } },
   'GET /api/v1/slos/:id': { params: SloIdParams, querystring: SloGetQuery, response: { 200: Slo } },
-  'GET /api/v1/slos/:id/openslo': { params: SloIdParams },
+  'GET /api/v1/slos/:id/openslo': { params: SloIdParams, response: { 200: OpenSloYaml } },
   'PUT /api/v1/slos/:id': { params: SloIdParams, body: SloBody, response: { 200: Slo } },
-  'DELETE /api/v1/slos/:id': { params: SloIdParams },
+  'DELETE /api/v1/slos/:id': { params: SloIdParams, response: { 204: NoContent } },
   'GET /api/v1/series/:id/edge': {
     params: SeriesIdParams,
     querystring: EdgeQuery,
@@ -185,11 +191,11 @@ export const operations = {
   'POST /api/v1/alerts/:id/resolve': {
     params: AlertIdParams,
     body: AlertResolve,
-    response: { 200: Alert, ...ErrorResponses },
+    response: { 200: Alert },
   },
   'GET /api/v1/regressions/:id/timeline': {
     params: RegressionIdParams,
-    response: { 200: RegressionTimeline, ...ErrorResponses },
+    response: { 200: RegressionTimeline },
   },
   'POST /api/v1/silences': { body: SilenceInput, response: { 201: Silence } },
   'GET /api/v1/silences': { querystring: SilenceListQuery, response: { 200: SilenceList } },
@@ -202,7 +208,7 @@ export const operations = {
     body: WebhookUpdate,
     response: { 200: Webhook },
   },
-  'DELETE /api/v1/webhooks/:id': { params: WebhookIdParams },
+  'DELETE /api/v1/webhooks/:id': { params: WebhookIdParams, response: { 204: NoContent } },
   'POST /api/v1/webhooks/:id/test': { params: WebhookIdParams, response: { 200: Delivery } },
   'GET /api/v1/webhooks/:id/deliveries': {
     params: WebhookIdParams,
@@ -213,5 +219,41 @@ export const operations = {
   'GET /healthz': { response: { 200: HealthStatus } },
   'GET /readyz': { response: { 200: HealthStatus, 503: HealthStatus } },
 } as const;
+
+/** Refusals a handler gives beyond the shared ones (common.ts). */
+const EXTRA_ERRORS: Partial<Record<keyof typeof declared, readonly ErrorStatus[]>> = {
+  // the same external_id with different content
+  'POST /api/v1/deploys': [409],
+  // acknowledging a resolved regression
+  'POST /api/v1/regressions/:id/ack': [409],
+  // the series has no history to suggest a threshold from
+  'GET /api/v1/series/:id/slo-suggestion': [422],
+};
+/** Open routes (probes): no token, no input, answered as declared. */
+const OPEN = ['GET /healthz', 'GET /readyz'] as const;
+
+type WithErrors<T> = {
+  [K in keyof T]: K extends (typeof OPEN)[number]
+    ? T[K]
+    : T[K] & {
+        response: (T[K] extends { response: infer R } ? R : unknown) &
+          Record<ErrorStatus, typeof ErrorBody>;
+      };
+};
+
+/**
+ * Every operation of the public API with the schemas of its request and
+ * responses, keyed "METHOD /path" (Fastify's `:param` syntax), every error
+ * answer it can give included. The server's routes spread these into their
+ * route schemas, so /docs/json is generated from exactly these schemas (a
+ * test holds them equal, and schemathesis holds the server to them).
+ */
+export const operations = Object.fromEntries(
+  Object.entries(declared).map(([key, op]) => {
+    const method = key.split(' ')[0]!;
+    if ((OPEN as readonly string[]).includes(key)) return [key, op];
+    return [key, withErrors(method, op, EXTRA_ERRORS[key as keyof typeof declared])];
+  }),
+) as unknown as WithErrors<typeof declared>;
 
 export type OperationKey = keyof typeof operations;

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { OPS, REGRESSION_METRICS, REGRESSION_STATUSES, VIEWS } from '../vocab.ts';
-import { NStr, stringEnum } from './common.ts';
+import { NStr, stringEnum, TimeText } from './common.ts';
 import { Hint } from './evidence.ts';
 
 /** Latency of a series over a window (before the onset, or since). */
@@ -78,6 +78,9 @@ export const Regression = Type.Object({
 });
 export type Regression = Static<typeof Regression>;
 
+/** One word of the status filter. */
+const STATUS_WORD = '(?:open|acknowledged|resolved|active|all)';
+
 export const RegressionListQuery = Type.Object({
   service: Type.Optional(Type.String({ maxLength: 256 })),
   op: Type.Optional(Type.String({ maxLength: 32 })),
@@ -87,14 +90,13 @@ export const RegressionListQuery = Type.Object({
   series_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
   status: Type.Optional(
     Type.String({
+      pattern: `^${STATUS_WORD}(?:,${STATUS_WORD})*$`,
       maxLength: 64,
       description:
         'open, acknowledged, resolved, active (= open,acknowledged) or all; comma-separated. Default all.',
     }),
   ),
-  since: Type.Optional(
-    Type.String({ maxLength: 64, description: 'onset at or after: RFC 3339, epoch ms, or now-6h' }),
-  ),
+  since: Type.Optional(TimeText('onset at or after: RFC 3339, epoch ms, or now-6h')),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 });
 export type RegressionListQuery = Static<typeof RegressionListQuery>;
@@ -118,11 +120,9 @@ export type RegressionAction = Static<typeof RegressionAction>;
 export const DetectInput = Type.Union([
   Type.Object({
     upto: Type.Optional(
-      Type.String({
-        maxLength: 64,
-        description:
-          'examine minutes before this time only (backfills replaying history in order); default: a minute ago',
-      }),
+      TimeText(
+        'examine minutes before this time only (backfills replaying history in order); not in the future; default: a minute ago',
+      ),
     ),
   }),
   Type.Null(),

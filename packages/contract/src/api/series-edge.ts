@@ -1,23 +1,16 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { NNum } from './common.ts';
-import { QuantileColumns, Series, rangeResponseFields } from './series.ts';
+import { DurationText, TimeText } from './common.ts';
+import { QuantileColumns, Series, quantileList, rangeResponseFields } from './series.ts';
 
 /** GET /api/v1/series/{id}/edge: range and step as for quantiles, plus the instant to compare around. */
 export const EdgeQuery = Type.Object({
-  from: Type.Optional(
-    Type.String({ description: 'RFC 3339, epoch ms or relative like now-6h; default now-6h' }),
-  ),
-  to: Type.Optional(Type.String({ description: 'RFC 3339, epoch ms or now; default now' })),
-  step: Type.Optional(
-    Type.String({ description: 'e.g. 1m, 5m, 1h; default chosen for ~360 points' }),
-  ),
-  q: Type.Optional(
-    Type.String({ description: 'comma-separated quantiles (up to 4), default 0.5,0.99' }),
-  ),
+  from: Type.Optional(TimeText('RFC 3339, epoch ms or relative like now-6h; default now-6h')),
+  to: Type.Optional(TimeText('RFC 3339, epoch ms or now; default now')),
+  step: Type.Optional(DurationText('e.g. 1m, 5m, 1h; at least 1m; default chosen for ~360 points')),
+  q: Type.Optional(quantileList(4)),
   onset: Type.Optional(
-    Type.String({
-      description: 'summarise each view before and after this time (e.g. a regression onset)',
-    }),
+    TimeText('summarise each view before and after this time (e.g. a regression onset)'),
   ),
 });
 export type EdgeQuery = Static<typeof EdgeQuery>;

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { OpSchema, ViewSchema } from '../vocab-schemas.ts';
 import { OPS, VIEWS } from '../vocab.ts';
-import { NStr, stringEnum } from './common.ts';
+import { DurationText, NStr, stringEnum, TimeText } from './common.ts';
 
 /** A latency series (api.md "Series"). */
 export const Series = Type.Object({
@@ -35,16 +35,27 @@ export type SeriesIdParams = Static<typeof SeriesIdParams>;
 /** The querystring fields every per-step series read takes: time range, step, host and cohort filter. */
 export function rangeQueryFields(stepDescription: string) {
   return {
-    from: Type.Optional(
-      Type.String({ description: 'RFC 3339 or relative like now-6h; default now-6h' }),
-    ),
-    to: Type.Optional(Type.String({ description: 'RFC 3339 or now; default now' })),
-    step: Type.Optional(Type.String({ description: stepDescription })),
+    from: Type.Optional(TimeText('RFC 3339, epoch ms or relative like now-6h; default now-6h')),
+    to: Type.Optional(TimeText('RFC 3339, epoch ms or now; default now')),
+    step: Type.Optional(DurationText(`${stepDescription}; at least 1m`)),
     host: Type.Optional(Type.String({ maxLength: 256 })),
     attribute: Type.Optional(
-      Type.String({ description: 'cohort filter key=value, e.g. os.version=4.15.0-36' }),
+      Type.String({
+        pattern: '^[^=]+=',
+        maxLength: 1024,
+        description: 'cohort filter key=value, e.g. os.version=4.15.0-36',
+      }),
     ),
   };
+}
+
+/** Comma-separated quantiles between 0 and 1, at most `max` of them (default 0.5,0.99). */
+export function quantileList(max: number) {
+  const one = '(?:0(?:\\.[0-9]+)?|1(?:\\.0+)?|\\.[0-9]+)';
+  return Type.String({
+    pattern: `^${one}(?:,${one}){0,${max - 1}}$`,
+    description: `comma-separated quantiles between 0 and 1 (up to ${max}), default 0.5,0.99`,
+  });
 }
 
 /** The range every series read answers with: its bounds and the step it used. */
@@ -54,7 +65,7 @@ export function rangeResponseFields() {
 
 export const QuantilesQuery = Type.Object({
   ...rangeQueryFields('e.g. 1m, 5m, 1h; default chosen for ~300 points'),
-  q: Type.Optional(Type.String({ description: 'comma-separated quantiles, default 0.5,0.99' })),
+  q: Type.Optional(quantileList(10)),
   layout: Type.Optional(
     Type.Union([Type.Literal('points'), Type.Literal('columns')], {
       description:

@@ -1,14 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { SEVERITIES } from '../vocab.ts';
-import { NNum, stringEnum } from './common.ts';
+import { NNum, stringEnum, TimeText } from './common.ts';
 import { SloTier } from './slos.ts';
 
 /** GET /api/v1/slos/{id}/history: the range the charts show. */
 export const SloHistoryQuery = Type.Object({
-  from: Type.Optional(
-    Type.String({ description: 'RFC 3339, epoch ms or relative like now-6h; default now-6h' }),
-  ),
-  to: Type.Optional(Type.String({ description: 'RFC 3339, epoch ms or now; default now' })),
+  from: Type.Optional(TimeText('RFC 3339, epoch ms or relative like now-6h; default now-6h')),
+  to: Type.Optional(TimeText('RFC 3339, epoch ms or now; default now')),
 });
 export type SloHistoryQuery = Static<typeof SloHistoryQuery>;
 

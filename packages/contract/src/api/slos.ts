@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { AlertNotification, AlertPaging } from './alerts.ts';
 import { OpSchema, ViewSchema } from '../vocab-schemas.ts';
 import { SEVERITIES } from '../vocab.ts';
-import { NNum, NStr, NumericIdParams, stringEnum } from './common.ts';
+import { DurationText, NNum, NStr, NumericIdParams, stringEnum, TimeText } from './common.ts';
 import { UnwatchedSeries } from './series.ts';
 
 /** The burn-rate windows an SLO status reports, each with the same schema. */
@@ -178,7 +178,7 @@ export type SloList = Static<typeof SloList>;
 
 export const SloGetQuery = Type.Object({
   at: Type.Optional(
-    Type.String({ description: 'evaluate as of this time (RFC 3339 or now-1h); default now' }),
+    TimeText('evaluate as of this time (RFC 3339, epoch ms or now-1h); default now'),
   ),
 });
 export type SloGetQuery = Static<typeof SloGetQuery>;
@@ -195,7 +195,7 @@ export type UnwatchedList = Static<typeof UnwatchedList>;
 
 export const SloSuggestionQuery = Type.Object({
   objective: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 })),
-  lookback: Type.Optional(Type.String({ description: 'history to learn from; default 7d' })),
+  lookback: Type.Optional(DurationText('history to learn from; default 7d')),
 });
 export type SloSuggestionQuery = Static<typeof SloSuggestionQuery>;
 

@@ -6,7 +6,12 @@ import { NumericIdParams, stringEnum } from './common.ts';
 /** POST /api/v1/webhooks (api.md "Alert webhooks"). */
 export const WebhookInput = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048 }),
+    url: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@]+',
+      description: 'an http(s) URL with a host',
+    }),
     format: Type.Optional(WebhookFormatSchema),
     secret: Type.Optional(
       Type.String({ maxLength: 512, description: 'HMAC-SHA256 key for X-Onset-Signature' }),
