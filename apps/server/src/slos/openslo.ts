@@ -10,7 +10,7 @@
  * threshold) and `target`; `timeWindow` rolling (`isRolling: true`, any
  * duration) or calendar (`1M`, `1w`, `1d` with `calendar.timeZone`).
  */
-import { parseAllDocuments, stringify } from 'yaml';
+import { Document, Scalar, parseAllDocuments, visit } from 'yaml';
 import { badRequest } from '../http/errors.ts';
 import { OPS as OP_VALUES, VIEWS as VIEW_VALUES } from '@onset/contract';
 import { tiersFrom, windowFrom, type SloSpec } from './spec.ts';
@@ -235,5 +235,29 @@ export function toOpenSlo(slo: SloJson): string {
       objectives: [{ op: 'lte', value: slo.threshold_ms, target: slo.objective }],
     },
   };
-  return stringify(doc);
+  return yamlText(doc);
+}
+
+/** Characters YAML does not allow raw in a document (outside its printable set). */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const NON_PRINTABLE = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uFFFE\uFFFF]/g;
+
+/**
+ * YAML text of a value that any YAML parser reads back. The yaml library
+ * writes C1 control characters (U+0080-U+009F) and U+FFFE/U+FFFF raw, which
+ * YAML forbids; a name holding one made the export unreadable. Such strings
+ * (keys too) are written double-quoted, where these characters are escaped.
+ */
+function yamlText(value: unknown): string {
+  const doc = new Document(value);
+  visit(doc, {
+    Scalar(_key, node: Scalar) {
+      if (typeof node.value === 'string' && new RegExp(NON_PRINTABLE.source).test(node.value))
+        node.type = Scalar.QUOTE_DOUBLE;
+    },
+  });
+  // Only the double-quoted scalars above hold these characters, so escaping them in the text is safe.
+  return doc
+    .toString()
+    .replace(NON_PRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
