@@ -42,6 +42,10 @@ function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInst
     // so the default log says what happened to the service, not each OTLP post.
     disableRequestLogging: true,
     bodyLimit: 1024 * 1024,
+    // Path parameters are validated by their schemas (400) or not found (404); the router's own
+    // cut at 100 characters answered a 414 in Fastify's error shape, outside the document.
+    // Node's header limit (16 KiB) still bounds the URL.
+    maxParamLength: 16 * 1024,
     // Keep 200 responses fast under load: OTLP clients retry on their own timeouts.
     connectionTimeout: 0,
     keepAliveTimeout: 65_000,

@@ -55,7 +55,31 @@ export function withErrors<const O extends OperationSchemas>(
   if (op.params) PATH_ERRORS.forEach((c) => codes.add(c));
   if (method !== 'GET') BODY_ERRORS.forEach((c) => codes.add(c));
   const errors = Object.fromEntries([...codes].sort().map((c) => [c, ErrorBody]));
-  return { ...op, response: { ...errors, ...op.response } } as never;
+  const input = Object.fromEntries(
+    (['params', 'querystring', 'body'] as const)
+      .filter((k) => op[k] !== undefined)
+      .map((k) => [k, withoutNul(op[k])]),
+  );
+  return { ...op, ...input, response: { ...errors, ...op.response } } as never;
+}
+
+/** Text without NUL: what every request string must be (PostgreSQL cannot store NUL). */
+export const NO_NUL_PATTERN = '^[^\\u0000]*$';
+
+/**
+ * The schema with every string that has no pattern of its own (the grammar
+ * patterns already exclude NUL) limited to NUL-free text: the server refuses
+ * a NUL anywhere in a request (400), and the document says so.
+ */
+function withoutNul<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(withoutNul) as T;
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string | symbol, unknown> = { ...(schema as object) };
+  for (const [k, v] of Object.entries(out))
+    if (k !== 'enum' && k !== 'const' && k !== 'default') out[k] = withoutNul(v);
+  if (out.type === 'string' && out.pattern === undefined && out.enum === undefined)
+    out.pattern = NO_NUL_PATTERN;
+  return out as T;
 }
 
 /** A time in the API's grammar (contract time.ts): "now", "now-6h", epoch ms or RFC 3339. */

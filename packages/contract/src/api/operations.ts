@@ -224,8 +224,9 @@ const declared = {
 const EXTRA_ERRORS: Partial<Record<keyof typeof declared, readonly ErrorStatus[]>> = {
   // the same external_id with different content
   'POST /api/v1/deploys': [409],
-  // acknowledging a resolved regression
+  // acknowledging a resolved regression; resolving a resolved alert
   'POST /api/v1/regressions/:id/ack': [409],
+  'POST /api/v1/alerts/:id/resolve': [409],
   // the series has no history to suggest a threshold from
   'GET /api/v1/series/:id/slo-suggestion': [422],
 };

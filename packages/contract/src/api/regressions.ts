@@ -109,10 +109,14 @@ export type RegressionIdParams = Static<typeof RegressionIdParams>;
 
 /** The body of ack / resolve / reopen (all optional; an empty body is fine). */
 export const RegressionAction = Type.Union([
-  Type.Object({
-    by: Type.Optional(Type.String({ maxLength: 200 })),
-    comment: Type.Optional(Type.String({ maxLength: 2000 })),
-  }),
+  Type.Object(
+    {
+      by: Type.Optional(Type.String({ maxLength: 200 })),
+      comment: Type.Optional(Type.String({ maxLength: 2000 })),
+    },
+    // Closed like the alert ack: an unknown field is a mistake to report, not to drop.
+    { additionalProperties: false },
+  ),
   Type.Null(),
 ]);
 export type RegressionAction = Static<typeof RegressionAction>;

@@ -41,7 +41,7 @@ export function rangeQueryFields(stepDescription: string) {
     host: Type.Optional(Type.String({ maxLength: 256 })),
     attribute: Type.Optional(
       Type.String({
-        pattern: '^[^=]+=',
+        pattern: '^[^=\\u0000]+=[^\\u0000]*$',
         maxLength: 1024,
         description: 'cohort filter key=value, e.g. os.version=4.15.0-36',
       }),
@@ -167,8 +167,8 @@ export const SeriesSearchQuery = Type.Object({
         'words that must each appear (case-insensitive, any position) in the service, op, name, peer or a host of the series',
     }),
   ),
-  from: Type.Optional(Type.String({ description: 'RFC 3339 or relative; default now-1h' })),
-  to: Type.Optional(Type.String({ description: 'RFC 3339 or now; default now' })),
+  from: Type.Optional(TimeText('RFC 3339, epoch ms or relative like now-1h; default now-1h')),
+  to: Type.Optional(TimeText('RFC 3339, epoch ms or now; default now')),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'default 50' })),
 });
 export type SeriesSearchQuery = Static<typeof SeriesSearchQuery>;

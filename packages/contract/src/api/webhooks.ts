@@ -9,7 +9,7 @@ export const WebhookInput = Type.Object(
     url: Type.String({
       minLength: 1,
       maxLength: 2048,
-      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@]+',
+      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@\\u0000]+[^\\u0000]*$',
       description: 'an http(s) URL with a host',
     }),
     format: Type.Optional(WebhookFormatSchema),
