@@ -157,7 +157,7 @@ describe('/docs/json is the contract', () => {
       // Every status an operation can answer is declared, not only its success.
       const declared = Object.keys(op.responses);
       if (!['GET /healthz', 'GET /readyz'].includes(key))
-        expect(declared).toEqual(expect.arrayContaining(['401', '403', '421', '503']));
+        expect(declared).toEqual(expect.arrayContaining(['401', '403', '408', '421', '503']));
       if (c.params) expect(declared).toEqual(expect.arrayContaining(['400', '404']));
     },
   );

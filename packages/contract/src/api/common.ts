@@ -20,10 +20,12 @@ export const ErrorResponses = {
  * every status a client can get (schemathesis holds the server to it):
  * - 401 no or an unknown bearer token, 403 a token without the route's scope
  *   or (open mode) a refused Origin;
+ * - 408 the request (headers and body) was not received within the request
+ *   timeout (ONSET_REQUEST_TIMEOUT);
  * - 421 a Host header the server does not answer to (open mode);
  * - 503 the database is unreachable (with Retry-After).
  */
-export const AUTH_AND_HOST_ERRORS = [401, 403, 421, 503] as const;
+export const AUTH_AND_HOST_ERRORS = [401, 403, 408, 421, 503] as const;
 /** Operations with a query, path or body: 400 when it fails validation. */
 export const INPUT_ERRORS = [400] as const;
 /** Operations with path parameters: 404 when they name nothing. */
@@ -31,7 +33,7 @@ export const PATH_ERRORS = [404] as const;
 /** Methods that may carry a body: 400 unparseable, 413 over the limit, 415 a media type not taken. */
 export const BODY_ERRORS = [400, 413, 415] as const;
 /** Every error status the helpers can add, for the types. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 422 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 415 | 421 | 422 | 503;
 
 interface OperationSchemas {
   params?: TSchema;
