@@ -211,8 +211,8 @@ export type SeriesSearchResult = Static<typeof SeriesSearchResult>;
 
 /** GET /api/v1/arriving: what data is coming in, for a newcomer's overview. */
 export const ArrivingQuery = Type.Object({
-  from: Type.Optional(Type.String({ description: 'RFC 3339 or relative; default now-1h' })),
-  to: Type.Optional(Type.String({ description: 'RFC 3339 or now; default now' })),
+  from: Type.Optional(TimeText('RFC 3339, epoch ms or relative like now-1h; default now-1h')),
+  to: Type.Optional(TimeText('RFC 3339, epoch ms or now; default now')),
 });
 export type ArrivingQuery = Static<typeof ArrivingQuery>;
 
