@@ -96,7 +96,7 @@ const declared = {
   },
   'GET /api/v1/arriving': {
     querystring: ArrivingQuery,
-    response: { 200: Arriving, ...ErrorResponses },
+    response: { 200: Arriving },
   },
   'GET /api/v1/series/:id': { params: SeriesIdParams, response: { 200: Series } },
   'GET /api/v1/series/:id/quantiles': {
