@@ -169,6 +169,15 @@ describe('Explorer search', () => {
     await target.getByRole('link', { name: TARGET }).click();
     await page.waitForURL(/series=\d+/);
     await page.getByTestId('plot-area').first().waitFor();
+    // Group by host: the target's three hosts, each with its own p50/p99 now.
+    const byHost = page.locator('.by-host-table tbody tr');
+    await expect.poll(() => byHost.count()).toBe(3);
+    expect(
+      (await byHost.evaluateAll((rs) => rs.map((r) => r.getAttribute('data-host')))).sort(),
+    ).toEqual(HOSTS);
+    expect(await byHost.first().textContent()).toMatch(/[\d.]+ ms[\d.]+ ms/);
+    await byHost.first().getByRole('button').click();
+    await page.waitForURL(/host=cat-/);
     expect(pageErrors).toEqual([]);
   });
 });

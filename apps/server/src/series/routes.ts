@@ -7,6 +7,7 @@ import { getSeries, listSeries, quantileColumns, quantiles } from './queries.ts'
 import { parseAttribute, parseStepRange } from './range.ts';
 import { searchSeries } from './search.ts';
 import { arriving } from './arriving.ts';
+import { sparkHistograms, sparkWindow, summarize } from './spark.ts';
 import { parseTime } from '../http/time.ts';
 
 const MAX_POINTS = 50_000;
@@ -44,6 +45,38 @@ export async function seriesRoutes(app: FastifyInstance, deps: { pool: Pool }): 
       const fromMs = parseTime(req.query.from ?? 'now-1h', now, 'from');
       if (fromMs >= toMs) throw badRequest('"from" must be before "to"');
       return arriving(pool, fromMs, toMs);
+    },
+  );
+
+  api.get(
+    '/series/:id/hosts',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags: ['series'],
+        summary:
+          'One series per host: p50/p99 of the latest step with calls and a p99 sparkline, slowest first',
+        ...operations['GET /api/v1/series/:id/hosts'],
+      },
+    },
+    async (req) => {
+      const s = await getSeries(pool, req.params.id);
+      if (!s) throw notFound(`series ${req.params.id} does not exist`);
+      const now = Date.now();
+      const toMs = parseTime(req.query.to ?? 'now', now, 'to');
+      const fromMs = parseTime(req.query.from ?? 'now-1h', now, 'from');
+      if (fromMs >= toMs) throw badRequest('"from" must be before "to"');
+      const w = sparkWindow(fromMs, toMs);
+      const byHost = await sparkHistograms(pool, [s.id], w, true);
+      const hosts = [...byHost.entries()]
+        .map(([host, steps]) => ({ host, ...summarize(steps, w) }))
+        .sort((a, b) => (b.current.p99_ms ?? -1) - (a.current.p99_ms ?? -1));
+      return {
+        series_id: s.id,
+        from: new Date(fromMs).toISOString(),
+        to: new Date(toMs).toISOString(),
+        hosts,
+      };
     },
   );
 

@@ -27,6 +27,7 @@ import type {
   SeriesListQuery,
   SeriesSearchResult,
   Arriving,
+  SeriesHosts,
   Slo,
   SloCreated,
   SloInput,
@@ -66,6 +67,24 @@ export function useArriving(range: RangeText) {
     queryKey: ['arriving', range.from, range.to],
     queryFn: () =>
       apiFetch<Arriving>(apiPath('/api/v1/arriving', { from: range.from, to: range.to })),
+    refetchInterval: interval,
+    retry,
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** One series per host (the Explorer's "group by host" view), slowest first. */
+export function useSeriesHosts(id: string, range: RangeText) {
+  const interval = useRefetchInterval();
+  return useQuery({
+    queryKey: ['series', 'hosts', id, range.from, range.to],
+    queryFn: () =>
+      apiFetch<SeriesHosts>(
+        apiPath(`/api/v1/series/${encodeURIComponent(id)}/hosts`, {
+          from: range.from,
+          to: range.to,
+        }),
+      ),
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,

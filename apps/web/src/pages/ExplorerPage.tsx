@@ -9,6 +9,7 @@ import {
   useSeriesList,
 } from '../api/queries.ts';
 import { SeriesResults, SeriesSearchBox, useFindText } from './explorer/SeriesFinder.tsx';
+import { ByHostPanel } from './explorer/ByHostPanel.tsx';
 import { formatInstant } from '../lib/time.ts';
 import type { Series } from '@onset/contract';
 import {
@@ -221,7 +222,7 @@ function SeriesCharts({
   range: { from: string; to: string };
   setRange: (r: { from: string; to: string }) => void;
 }) {
-  const { params } = useUrlState();
+  const { params, set } = useUrlState();
   const quantiles = useQuantiles(series.id, {
     range,
     step: step || undefined,
@@ -322,6 +323,9 @@ function SeriesCharts({
           title={`Latency quantiles of ${title}, ${scale} scale, with ${markers.length} deploy markers`}
         />
       </Panel>
+      {series.hosts.length > 1 && !host ? (
+        <ByHostPanel seriesId={series.id} range={range} onPick={(h) => set({ host: h })} />
+      ) : null}
       <Panel title="Latency heatmap (time × log latency)">
         <ChartOrState
           data={heat}

@@ -29,6 +29,8 @@ import {
   SeriesSearchResult,
   Arriving,
   ArrivingQuery,
+  SeriesHosts,
+  SeriesHostsQuery,
 } from './series.ts';
 import {
   Delivery,
@@ -99,6 +101,11 @@ const declared = {
     response: { 200: Arriving },
   },
   'GET /api/v1/series/:id': { params: SeriesIdParams, response: { 200: Series } },
+  'GET /api/v1/series/:id/hosts': {
+    params: SeriesIdParams,
+    querystring: SeriesHostsQuery,
+    response: { 200: SeriesHosts, ...ErrorResponses },
+  },
   'GET /api/v1/series/:id/quantiles': {
     params: SeriesIdParams,
     querystring: QuantilesQuery,

@@ -250,3 +250,24 @@ export const Arriving = Type.Object({
   totals: Type.Object({ services: Type.Number(), hosts: Type.Number(), series: Type.Number() }),
 });
 export type Arriving = Static<typeof Arriving>;
+
+/** GET /api/v1/series/:id/hosts: the Explorer's "group by host" view. */
+export const SeriesHostsQuery = Type.Object({
+  from: Type.Optional(Type.String({ description: 'RFC 3339 or relative; default now-1h' })),
+  to: Type.Optional(Type.String({ description: 'RFC 3339 or now; default now' })),
+});
+export type SeriesHostsQuery = Static<typeof SeriesHostsQuery>;
+
+export const SeriesHosts = Type.Object({
+  series_id: Type.String(),
+  from: Type.String(),
+  to: Type.String(),
+  hosts: Type.Array(
+    Type.Object({
+      host: Type.String({ description: 'empty when the reporting resource has no host.name' }),
+      current: SeriesSummary.properties.current,
+      spark: SeriesSummary.properties.spark,
+    }),
+  ),
+});
+export type SeriesHosts = Static<typeof SeriesHosts>;
