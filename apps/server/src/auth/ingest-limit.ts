@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.ts';
 
 /**
@@ -26,8 +26,7 @@ export const ingestLimitPlugin = fp(
   async function ingestLimit(app: FastifyInstance, o: IngestLimitOptions) {
     if (o.perToken <= 0) return;
     const inFlight = new Map<string, number>();
-    app.addHook('onRequest', async (request, reply) => {
-      if (request.routeOptions.config?.scope !== 'ingest') return;
+    const limit = async (request: FastifyRequest, reply: FastifyReply) => {
       const key = bearer(request);
       const n = inFlight.get(key) ?? 0;
       if (n >= o.perToken)
@@ -44,6 +43,12 @@ export const ingestLimitPlugin = fp(
         if (left > 0) inFlight.set(key, left);
         else inFlight.delete(key);
       });
+    };
+    // Only on the ingest routes (a route-level hook), so other routes carry no extra hook.
+    app.addHook('onRoute', (route) => {
+      if (route.config?.scope !== 'ingest') return;
+      const own = route.onRequest ? [route.onRequest].flat() : [];
+      route.onRequest = [...own, limit];
     });
   },
   { name: 'onset-ingest-limit', fastify: '5.x' },
