@@ -104,7 +104,7 @@ const declared = {
   'GET /api/v1/series/:id/hosts': {
     params: SeriesIdParams,
     querystring: SeriesHostsQuery,
-    response: { 200: SeriesHosts, ...ErrorResponses },
+    response: { 200: SeriesHosts },
   },
   'GET /api/v1/series/:id/quantiles': {
     params: SeriesIdParams,
