@@ -13,6 +13,7 @@ import {
   recordSilenceEnded,
   resolveAlert,
   silenceFiringAlerts,
+  type SilenceRecord,
 } from './state.ts';
 import { alertEvents, getAlert, listAlerts, type AlertRow } from './store.ts';
 import { notificationsFor, pagingOf } from './notifications.ts';
@@ -52,15 +53,7 @@ export async function alertsJson(db: Queryable, rows: AlertRow[], baseUrl: strin
   return rows.map((a) => alertJson(a, baseUrl, notes.get(a.id) ?? []));
 }
 
-interface SilenceRow {
-  id: string;
-  service: string | null;
-  slo_id: string | null;
-  op: string | null;
-  starts_at: Date;
-  ends_at: Date;
-  comment: string;
-  created_by: string | null;
+interface SilenceRow extends SilenceRecord {
   created_at: Date;
 }
 const SILENCE_COLS = `id::text, service, slo_id::text, op, starts_at, ends_at, comment, created_by, created_at`;

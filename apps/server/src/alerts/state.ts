@@ -125,18 +125,20 @@ export async function acknowledgeAlert(
  * silenced (who and why in their history). Anything they would still send
  * is held: a new episode of the same key is not sent while the silence lasts.
  */
+export interface SilenceRecord {
+  id: string;
+  service: string | null;
+  slo_id: string | null;
+  op: string | null;
+  starts_at: Date;
+  ends_at: Date;
+  comment: string;
+  created_by: string | null;
+}
+
 export async function silenceFiringAlerts(
   db: Queryable,
-  silence: {
-    id: string;
-    service: string | null;
-    slo_id: string | null;
-    op: string | null;
-    starts_at: Date;
-    ends_at: Date;
-    comment: string;
-    created_by: string | null;
-  },
+  silence: SilenceRecord,
   now = Date.now(),
 ): Promise<string[]> {
   if (silence.starts_at.getTime() > now) return [];
