@@ -60,7 +60,7 @@ CMD ["node", "apps/agent/bin/onset-agent.js"]
 # the Collector's user, so the named volume mounted on it starts writable.
 FROM busybox:1.37.0-musl AS busybox
 RUN mkdir -p /var/lib/otelcol/queue
-FROM otel/opentelemetry-collector-contrib:0.161.0 AS collector
+FROM otel/opentelemetry-collector-contrib:0.165.0 AS collector
 COPY --from=busybox /bin/busybox /usr/local/bin/wget
 COPY --from=busybox --chown=10001:10001 /var/lib/otelcol /var/lib/otelcol
 COPY deploy/otel-collector/config.yaml /etc/otelcol-contrib/config.yaml

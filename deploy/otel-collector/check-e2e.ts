@@ -66,7 +66,7 @@ async function startLoadBalancer(): Promise<Collector> {
   const cfg = parse(readFileSync(LB_CONFIG, 'utf8'));
   cfg.receivers.otlp.protocols = { http: { endpoint: `127.0.0.1:${LB_HTTP_PORT}` } };
   cfg.extensions.health_check.endpoint = `127.0.0.1:${LB_HEALTH_PORT}`;
-  cfg.exporters['loadbalancing/onset'].resolver.dns.port = String(GRPC_PORT);
+  cfg.exporters['load_balancing/onset'].resolver.dns.port = String(GRPC_PORT);
   return run('lb-tier1', cfg, LB_HEALTH_PORT, '', { ONSET_COLLECTOR_HOSTNAME: '127.0.0.1' });
 }
 

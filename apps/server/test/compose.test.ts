@@ -291,7 +291,7 @@ describe('docker-compose.yml', () => {
     // The load-balancing exporter's DNS resolver takes the port as a string.
     expect(
       typeof YAML.parse(read('deploy/otel-collector/loadbalancing.yaml')).exporters[
-        'loadbalancing/onset'
+        'load_balancing/onset'
       ].resolver.dns.port,
     ).toBe('string');
     const collectorEnv = (s: string) =>
