@@ -253,8 +253,8 @@ export type Arriving = Static<typeof Arriving>;
 
 /** GET /api/v1/series/:id/hosts: the Explorer's "group by host" view. */
 export const SeriesHostsQuery = Type.Object({
-  from: Type.Optional(Type.String({ description: 'RFC 3339 or relative; default now-1h' })),
-  to: Type.Optional(Type.String({ description: 'RFC 3339 or now; default now' })),
+  from: Type.Optional(TimeText('RFC 3339, epoch ms or relative like now-1h; default now-1h')),
+  to: Type.Optional(TimeText('RFC 3339, epoch ms or now; default now')),
 });
 export type SeriesHostsQuery = Static<typeof SeriesHostsQuery>;
 
