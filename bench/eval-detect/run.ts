@@ -18,6 +18,9 @@ import { detectSteps, type DetectOptions } from '@onset/core';
 import { writeResult } from '../lib/harness.ts';
 import { scoreMethod, type Detection, type MethodRun, type Row, MARGIN, ASSOC } from './score.ts';
 import { generateCorpus, type SynthSeries } from './synth.ts';
+import { generateShapes } from './shapes.ts';
+import { printShapes, scoreShapes, type ShapeRow } from './shapes-score.ts';
+import { detectOptionsFor, MINUTE_LATENESS_MS, sealDelayMs } from '@onset/server/internals';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -32,6 +35,8 @@ const { values: args } = parseArgs({
     quiet: { type: 'boolean', default: false },
     // Detector options as JSON, for experiments (e.g. --detect '{"alpha":1e-6}').
     detect: { type: 'string', default: '{}' },
+    // Series per shape in the shapes corpus (shapes.ts); 0 skips it.
+    shapes: { type: 'string', default: '60' },
   },
 });
 
@@ -87,6 +92,31 @@ process.stdout.write(table + '\n');
 const bars = checkBars(results[0]!.rows, results[1]!.run.available ? results[1]!.rows : null);
 process.stdout.write(bars.text + '\n');
 
+// ---- Shapes seen in reality (bursts, ramps, moderate and tail steps, short series, time to open) ----
+let shapeRows: ShapeRow[] = [];
+const perKind = Number(args.shapes);
+if (perKind > 0) {
+  t = performance.now();
+  const shapes = generateShapes({ perKind, seed: opts.seed });
+  // As the server runs the detector on a latency view.
+  const shapeOpts = { ...detectOptionsFor('latency'), ...detectOpts };
+  const found = new Map(shapes.map((s) => [s.id, detectSteps(s.points, shapeOpts)]));
+  const scored = scoreShapes(shapes, found, [
+    { label: 'pass at :00, minutes fed 60 s late (before)', sealMs: sealDelayMs(0, 60_000) },
+    {
+      label: `pass ${MINUTE_LATENESS_MS / 1000} s past each minute (now)`,
+      sealMs: sealDelayMs(MINUTE_LATENESS_MS, MINUTE_LATENESS_MS),
+    },
+  ]);
+  shapeRows = scored.rows;
+  log(`shapes: ${shapes.length} series (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+  process.stdout.write(
+    `\nShapes seen in reality (${perKind} series each, detector options as the server's latency view: ${JSON.stringify(shapeOpts)}):\n` +
+      printShapes(shapeRows) +
+      '\n',
+  );
+}
+
 const file = await writeResult('eval-detect', {
   params: { ...opts, margin: MARGIN, assoc: ASSOC, points: totalPoints, changes: totalChanges },
   onsetSeconds,
@@ -97,6 +127,7 @@ const file = await writeResult('eval-detect', {
     rows: r.rows,
   })),
   bars: bars.items,
+  shapes: shapeRows,
 });
 log(`wrote ${path.relative(process.cwd(), file)}`);
 

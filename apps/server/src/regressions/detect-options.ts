@@ -18,6 +18,22 @@ export const SCREEN_OPTIONS: DetectOptions = {
   alpha: 1e-3,
 };
 
+/**
+ * When a minute is fed to the detectors. Agents flush every second (the
+ * OTel SDKs' batch processors every 5 s, bpftrace probes every 10 s), so a
+ * minute's spans are in well within MINUTE_LATENESS_MS of its end; the pass
+ * runs that long after each minute boundary and feeds every minute that
+ * ended at least that long ago. (Before: the pass ran at :00 and fed the
+ * minutes that ended a full minute earlier, 60 s after each minute's end.)
+ * Spans later than this still reach the charts, not the detector.
+ */
+export const MINUTE_LATENESS_MS = 20_000;
+
+/** Milliseconds from a minute's end until a pass that runs `offsetMs` past each minute boundary and waits `latenessMs` has fed it. */
+export function sealDelayMs(offsetMs: number, latenessMs: number): number {
+  return Math.ceil((latenessMs - offsetMs) / 60_000) * 60_000 + offsetMs;
+}
+
 export function detectOptionsFor(view: string): DetectOptions {
   return { floor: view === 'gap' ? GAP_FLOOR_US : 0, minRatio: MIN_RATIO };
 }

@@ -1,9 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { JobHelpers } from 'graphile-worker';
 import type { Pool } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
 import type { Registry } from '../otlp/registry.ts';
 import type { FeatureJobs } from '../scheduler/jobs.ts';
+import { MINUTE_LATENESS_MS } from './detect-options.ts';
 import { runDetect } from './pass.ts';
+import { floorMinute } from './work.ts';
 
 /**
  * Regression job: `detect_regressions` every minute, once per cluster
@@ -11,6 +14,12 @@ import { runDetect } from './pass.ts';
  * first, so the pass sees this minute's edge series and attributes with the
  * markers they imply (the only place either runs periodically). A pass still running elsewhere (a long backfill, a
  * POST /api/v1/detect) makes this one a no-op instead of a queue.
+ *
+ * Cron fires at each minute boundary, when the minute that just ended may
+ * still have spans in flight: the job then re-queues itself for
+ * MINUTE_LATENESS_MS past the boundary, and that run feeds every minute that
+ * ended at least that long ago (docs/detection.md "Time to open": a minute
+ * is fed 20 s after its end instead of 60 s).
  */
 export function regressionTasks(deps: {
   pool: Pool;
@@ -21,8 +30,29 @@ export function regressionTasks(deps: {
   const { log } = deps;
   return {
     tasks: {
-      detect_regressions: async () => {
-        const r = await runDetect(deps, { wait: false, log });
+      detect_regressions: async (payload: unknown, helpers: JobHelpers) => {
+        const now = Date.now();
+        const sealedAt = floorMinute(now) + MINUTE_LATENESS_MS;
+        // (The deferred run goes ahead even if this clock is a little behind the database's.)
+        const deferred = (payload as { deferred?: unknown } | null)?.deferred === true;
+        if (now < sealedAt && !deferred) {
+          await helpers.addJob(
+            'detect_regressions',
+            { deferred: true },
+            {
+              runAt: new Date(sealedAt),
+              jobKey: 'detect_regressions_sealed',
+              jobKeyMode: 'replace',
+              maxAttempts: 1,
+            },
+          );
+          return;
+        }
+        const r = await runDetect(deps, {
+          wait: false,
+          log,
+          uptoMs: now < sealedAt ? floorMinute(now) : now - MINUTE_LATENESS_MS,
+        });
         const d = r.detection;
         if (d.regressions.opened || d.regressions.resolved)
           log.info({ through: d.through, ...d.regressions, ms: d.duration_ms }, 'regressions');

@@ -44,7 +44,18 @@ export interface StepChange {
   /** The point at which the change was confirmed (detection delay = detectedIndex - index + 1 points). */
   detectedIndex: number;
   detectedT: number;
+  /**
+   * What kind of change (absent: 'step'). 'transient': the level was already
+   * back when the step was confirmed (a burst of a few minutes): not a
+   * regression to open. 'drift': a sustained ramp, reported once with its
+   * rate (`driftPerHour`) instead of as a series of steps.
+   */
+  shape?: StepShape;
+  /** For a drift: growth factor per hour (e.g. 1.2 = +20 % an hour; < 1 for a falling ramp). */
+  driftPerHour?: number;
 }
+
+export type StepShape = 'step' | 'transient' | 'drift';
 
 export interface DetectOptions {
   /**
