@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -40,12 +40,12 @@ function baseApp(config: Config, opts: { notFound?: boolean } = {}): FastifyInst
     logger: { level: config.logLevel },
     // Fastify logs every request at info; one line per request at debug instead (below),
     // so the default log says what happened to the service, not each OTLP post.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
     // Path parameters are validated by their schemas (400) or not found (404); the router's own
     // cut at 100 characters answered a 414 in Fastify's error shape, outside the document.
     // Node's header limit (16 KiB) still bounds the URL.
-    maxParamLength: 16 * 1024,
+    routerOptions: { maxParamLength: 16 * 1024 },
     // Keep 200 responses fast under load: OTLP clients retry on their own timeouts.
     connectionTimeout: 0,
     keepAliveTimeout: 65_000,
