@@ -4,6 +4,7 @@
  */
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { FsyncOperations, nowEpochNs, OPERATION_DEFAULTS } from './aggregate/fsync-operations.ts';
 import type { AgentConfig } from './config/schema.ts';
 import type { AgentEvent, EventSink } from './events.ts';
 import { monotonicToEpochNs } from './host/clock.ts';
@@ -94,6 +95,24 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   );
   pipeline.start();
   const probeDir = `${config.probes.dir}/`;
+  const deliver = (event: AgentEvent): void => {
+    pipeline.add(eventToSpan(event));
+    deps.onEvent?.(event);
+  };
+  // Traced fsyncs are also grouped into operations and per-minute rates (docs/agent.md "Operations").
+  const ops = config.operations.enabled
+    ? new FsyncOperations(
+        {
+          ...OPERATION_DEFAULTS,
+          gapMs: config.operations.fsyncGapMs,
+          maxBurstMs: config.operations.maxBurstMs,
+          windowMs: config.operations.windowMs,
+        },
+        deliver,
+      )
+    : undefined;
+  const opsTimer = ops && setInterval(() => ops.flush(nowEpochNs()), 500);
+  opsTimer?.unref();
   const sink: EventSink = (event) => {
     // The mount probe's umount(8) child is seen by the tracers too; the probe reports it itself.
     if (
@@ -102,8 +121,8 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
       event.mountPoint.startsWith(probeDir)
     )
       return;
-    pipeline.add(eventToSpan(event));
-    deps.onEvent?.(event);
+    deliver(event);
+    if (event.kind === 'fsync') ops?.add(event);
   };
 
   const inUse: string[] = [];
@@ -239,6 +258,8 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
             t.stop().catch((e) => log.warn(`${t.name}: stop failed: ${(e as Error).message}`)),
           ),
         );
+        if (opsTimer) clearInterval(opsTimer);
+        ops?.flush(nowEpochNs(), true); // operations and windows still open are sent as they are
         await pipeline.shutdown(config.export.timeoutMs + 1_000);
       })()),
   };

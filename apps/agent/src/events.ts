@@ -47,6 +47,8 @@ export interface FsyncEvent extends Timed {
   /** For syncfs: the mount point of the filesystem synced. */
   mountPoint?: string;
   pid?: number;
+  /** The calling thread (bpftrace; strace's pid is already the thread). */
+  tid?: number;
   comm?: string;
   /** Synthetic batch spans (WAL removal) carry the count of operations they cover. */
   operations?: number;
@@ -84,7 +86,51 @@ export interface RequestEvent extends Timed {
   spanId: string;
 }
 
-export type AgentEvent = SpawnEvent | FsyncEvent | UnmountEvent | RequestEvent;
+/**
+ * An operation seen through its fsyncs (aggregate/fsync-operations.ts): a burst of
+ * fsync/fdatasync calls by one thread on one directory, each call starting within the
+ * configured gap of the previous one's end. Its duration is the burst's wall time.
+ */
+export interface FsyncOperationEvent extends Timed {
+  kind: 'fsync-operation';
+  /** fsync-family calls in the burst. */
+  count: number;
+  /** The calls' own time, summed (the rest of the wall time is the thread's work between them). */
+  syscallNs: number;
+  /** The slowest call. */
+  maxCallNs: number;
+  /** Calls that failed. */
+  errors: number;
+  /** The directory synced (or the directory of the files synced), when known. */
+  directory?: string;
+  pid?: number;
+  tid?: number;
+  comm?: string;
+  /** The idle time that ends a burst, ms (the configured gap). */
+  gapMs: number;
+  /** True when the burst was cut at the maximum length rather than ended by idle time. */
+  cut: boolean;
+}
+
+/**
+ * Per process name and window (a minute by default): how often it called fsync-family
+ * calls and how long it spent in them. durationNs is the time in the calls per second of
+ * the window, so the series reads "ms of fsync per second".
+ */
+export interface FsyncRateEvent extends Timed {
+  kind: 'fsync-rate';
+  comm: string;
+  windowMs: number;
+  /** Calls in the window. */
+  calls: number;
+  /** Time in the calls in the window, summed. */
+  syscallNs: number;
+  /** Distinct processes with that name that called them. */
+  processes: number;
+}
+
+export type AgentEvent =
+  SpawnEvent | FsyncEvent | UnmountEvent | RequestEvent | FsyncOperationEvent | FsyncRateEvent;
 
 /** Where sources deliver events. */
 export type EventSink = (event: AgentEvent) => void;

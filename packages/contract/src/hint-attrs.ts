@@ -18,6 +18,11 @@ export const HINT_ATTRS = {
   fsType: 'fs.type',
   /** fsync: the operation that called it (e.g. unlink, rename, write); not recorded by the agent yet. */
   fsyncOperation: 'onset.fsync.operation',
-  /** fsync: fsyncs the calling operation issued (per span); not recorded by the agent yet. */
+  /**
+   * fsync: fsyncs the operation issued (per operation span). The agent records it on its
+   * `fsync-burst <directory>` operation spans (one thread's burst of fsync/fdatasync calls).
+   */
   fsyncCount: 'onset.fsync.count',
+  /** fsync: the operation's fsync calls' own time, summed, in nanoseconds (per operation span). */
+  fsyncTotalNs: 'onset.fsync.total_ns',
 } as const;

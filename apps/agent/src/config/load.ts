@@ -59,6 +59,9 @@ export const DEFAULTS = {
   maxQueueSpans: 50_000,
   maxQueueMb: 32,
   exportTimeoutMs: 10_000,
+  fsyncGapMs: 100,
+  maxBurstMs: 10_000,
+  operationWindowMs: 60_000,
 };
 
 function duration(value: string | number | undefined, what: string, dflt: number): number {
@@ -164,6 +167,18 @@ function httpTargets(flags: CliFlags, file: ConfigFile): HttpTarget[] {
   return [...fromFile, ...fromFlags];
 }
 
+function operations(file: ConfigFile): AgentConfig['operations'] {
+  const o = file.operations;
+  const fsyncGapMs = duration(o?.fsyncGap, 'operations.fsyncGap', DEFAULTS.fsyncGapMs);
+  const maxBurstMs = duration(o?.maxBurst, 'operations.maxBurst', DEFAULTS.maxBurstMs);
+  const windowMs = duration(o?.window, 'operations.window', DEFAULTS.operationWindowMs);
+  if (fsyncGapMs <= 0) throw new ConfigError('operations.fsyncGap must be more than 0');
+  if (maxBurstMs < fsyncGapMs)
+    throw new ConfigError('operations.maxBurst must be at least operations.fsyncGap');
+  if (windowMs < 1000) throw new ConfigError('operations.window must be at least 1s');
+  return { enabled: o?.enabled ?? true, fsyncGapMs, maxBurstMs, windowMs };
+}
+
 export function loadConfig(
   flags: CliFlags = {},
   env: NodeJS.ProcessEnv = process.env,
@@ -260,6 +275,7 @@ export function loadConfig(
       },
       http: { targets: httpTargets(flags, file) },
     },
+    operations: operations(file),
     export: {
       batchSize: file.export?.batchSize ?? DEFAULTS.batchSize,
       flushIntervalMs: duration(

@@ -99,6 +99,17 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    operations: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          fsyncGap: Type.Optional(Duration),
+          maxBurst: Type.Optional(Duration),
+          window: Type.Optional(Duration),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     export: Type.Optional(
       Type.Object(
         {
@@ -148,6 +159,8 @@ export interface AgentConfig {
     mount: { enabled: boolean; types: ('tmpfs' | 'overlay')[]; sizeMb: number };
     http: { targets: HttpTarget[] };
   };
+  /** Operation-level fsync measurement (aggregate/fsync-operations.ts, docs/agent.md "Operations"). */
+  operations: { enabled: boolean; fsyncGapMs: number; maxBurstMs: number; windowMs: number };
   export: {
     batchSize: number;
     flushIntervalMs: number;

@@ -9,7 +9,15 @@ import path from 'node:path';
 import type { Attributes } from '@opentelemetry/api';
 // The attributes evidence hints read are named once, in the contract.
 import { HINT_ATTRS } from '@onset/contract';
-import type { AgentEvent, FsyncEvent, RequestEvent, SpawnEvent, UnmountEvent } from '../events.ts';
+import type {
+  AgentEvent,
+  FsyncEvent,
+  FsyncOperationEvent,
+  FsyncRateEvent,
+  RequestEvent,
+  SpawnEvent,
+  UnmountEvent,
+} from '../events.ts';
 import { newSpanId, newTraceId } from './ids.ts';
 import { normalizeComponent, normalizePath } from './normalize.ts';
 import { SpanKind, type SpanRecord } from './span-record.ts';
@@ -74,6 +82,45 @@ function fsyncSpan(e: FsyncEvent): SpanRecord {
   put(attrs, 'process.pid', e.pid);
   put(attrs, 'process.executable.name', e.comm);
   return record(e.label ?? e.call, SpanKind.INTERNAL, e, attrs);
+}
+
+/**
+ * The series name of an fsync operation: `fsync-burst <directory>` (folded like the per-call
+ * series), or `fsync-burst <process name>` when the directory is unknown. It is the span name
+ * and not file.directory, so operations never mix into the per-call series of their directory.
+ */
+export function fsyncOperationName(e: FsyncOperationEvent): string {
+  if (e.directory) return `fsync-burst ${traced(e) ? normalizePath(e.directory) : e.directory}`;
+  return `fsync-burst ${e.comm ? normalizeComponent(e.comm) : 'unknown'}`;
+}
+
+function fsyncOperationSpan(e: FsyncOperationEvent): SpanRecord {
+  const attrs = base(e, 'fsync');
+  attrs['onset.operation'] = 'fsync-burst';
+  attrs[HINT_ATTRS.fsyncCount] = e.count;
+  attrs[HINT_ATTRS.fsyncTotalNs] = e.syscallNs;
+  attrs['onset.fsync.max_ns'] = e.maxCallNs;
+  put(attrs, 'onset.fsync.errors', e.errors || undefined);
+  attrs['onset.fsync.gap_ms'] = e.gapMs;
+  if (e.cut) attrs['onset.fsync.cut'] = true;
+  put(attrs, 'onset.fsync.directory', e.directory);
+  put(attrs, 'process.pid', e.pid);
+  put(attrs, 'thread.id', e.tid);
+  put(attrs, 'process.executable.name', e.comm);
+  return record(fsyncOperationName(e), SpanKind.INTERNAL, e, attrs);
+}
+
+/** `fsync-rate <process name>`: time in fsync-family calls per second of a window. */
+function fsyncRateSpan(e: FsyncRateEvent): SpanRecord {
+  const attrs = base(e, 'fsync');
+  attrs['onset.operation'] = 'fsync-rate';
+  attrs['onset.fsync.calls'] = e.calls;
+  attrs['onset.fsync.calls_per_s'] = Math.round((e.calls * 1e5) / e.windowMs) / 100;
+  attrs[HINT_ATTRS.fsyncTotalNs] = e.syscallNs;
+  attrs['onset.window_ms'] = e.windowMs;
+  attrs['onset.processes'] = e.processes;
+  attrs['process.executable.name'] = e.comm;
+  return record(`fsync-rate ${e.comm}`, SpanKind.INTERNAL, e, attrs);
 }
 
 function unmountSpan(e: UnmountEvent): SpanRecord {
@@ -142,5 +189,9 @@ export function eventToSpan(e: AgentEvent): SpanRecord {
       return unmountSpan(e);
     case 'request':
       return requestSpan(e);
+    case 'fsync-operation':
+      return fsyncOperationSpan(e);
+    case 'fsync-rate':
+      return fsyncRateSpan(e);
   }
 }

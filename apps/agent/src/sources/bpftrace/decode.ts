@@ -205,6 +205,7 @@ export class BpftraceDecoder {
       path: filePath,
       mountPoint,
       pid,
+      tid: t[o + 2] as number,
       comm: t[o + 3] as string,
       error: errorName(t[o + 6] as number),
     });
