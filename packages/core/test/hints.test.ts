@@ -172,6 +172,80 @@ describe('correlation hints', () => {
   });
 });
 
+describe('fsync-per-operation from the operation’s fsync count', () => {
+  // One removal pass of 40 files: 1 directory fsync of ~8 ms (batch), or 40 of ~2 ms plus 40
+  // unlinks of ~0.3 ms (fsync after every unlink), as the agent's fsync-burst spans record it.
+  const pass = (r: () => number, each: boolean): EvidenceSample => {
+    const fsyncs = each ? 40 : 1;
+    let totalNs = 0;
+    for (let i = 0; i < fsyncs; i++) totalNs += lognormal(r, each ? 2 : 8, 0.3) * 1e6;
+    const unlinkMs = 40 * 0.3 * (0.8 + 0.4 * r());
+    return {
+      ms: totalNs / 1e6 + unlinkMs,
+      attrs: { [HINT_ATTRS.fsyncCount]: fsyncs, [HINT_ATTRS.fsyncTotalNs]: Math.round(totalNs) },
+    };
+  };
+
+  it('a count that multiplied (1 → 40) is a high-confidence hint naming the factor and the cheaper fsyncs', () => {
+    const r = mulberry32(21);
+    const hints = detectHints({
+      op: 'fsync',
+      view: 'internal',
+      before: calls(60, () => pass(r, false)),
+      after: calls(60, () => pass(r, true)),
+    });
+    expect(hints.map((h) => h.id)).toEqual(['fsync-per-operation']);
+    expect(hints[0]!.confidence).toBeGreaterThanOrEqual(0.85);
+    expect(hints[0]!.detail).toMatch(/×40 as many fsyncs/);
+    expect(hints[0]!.detail).toMatch(/median 1 → 40 per operation/);
+    // Each fsync got cheaper (≈8 → ≈2 ms): the hint says so, since the per-call view hides the step.
+    expect(hints[0]!.detail).toMatch(/Time per fsync .*median \d+\.\d+ → [0-3]\.\d+ ms, no slower/);
+  });
+
+  it('the same step without counts is only the 0.4 whole-multiple guess, or nothing', () => {
+    const r = mulberry32(21);
+    const strip = (x: EvidenceSample): EvidenceSample => ({ ms: x.ms, attrs: {} });
+    const hints = detectHints({
+      op: 'fsync',
+      view: 'internal',
+      before: calls(60, () => strip(pass(r, false))),
+      after: calls(60, () => strip(pass(r, true))),
+    });
+    for (const h of hints) expect(h.confidence).toBeLessThanOrEqual(0.4);
+  });
+
+  it('counts recorded and unchanged: slower fsyncs are not more fsyncs per operation', () => {
+    const r = mulberry32(22);
+    const op = (slow: number) => (): EvidenceSample => {
+      const ms = slow * lognormal(r, 8, 0.05);
+      return { ms, attrs: { [HINT_ATTRS.fsyncCount]: 1, [HINT_ATTRS.fsyncTotalNs]: ms * 1e6 } };
+    };
+    // An exact ×3 that the whole-multiple guess would otherwise take for 3 fsyncs.
+    const hints = detectHints({
+      op: 'fsync',
+      view: 'internal',
+      before: calls(60, op(1)),
+      after: calls(60, op(3)),
+    });
+    expect(hints.map((h) => h.id)).not.toContain('fsync-per-operation');
+  });
+
+  it('more fsyncs per operation while operations got faster explain no regression', () => {
+    const r = mulberry32(23);
+    const op = (n: number, ms: number) => (): EvidenceSample => ({
+      ms: lognormal(r, ms, 0.1),
+      attrs: { [HINT_ATTRS.fsyncCount]: n },
+    });
+    const hints = detectHints({
+      op: 'fsync',
+      view: 'internal',
+      before: calls(60, op(1, 30)),
+      after: calls(60, op(4, 10)),
+    });
+    expect(hints.map((h) => h.id)).not.toContain('fsync-per-operation');
+  });
+});
+
 describe('attribute lifts', () => {
   it('ranks the value that only the slow calls after the onset carry first', () => {
     const r = mulberry32(10);

@@ -249,33 +249,94 @@ function correlationHints(input: HintInput, s: Step, out: Hint[]): void {
         ),
       );
   }
-  if (input.op === 'fsync') {
-    const c = correlate(input, (x) => num(x, HINT_ATTRS.fsyncCount));
-    if (c) {
+  if (input.op === 'fsync') fsyncHints(input, s, steps, out);
+}
+
+const median = (xs: number[]) => (xs.length ? quantile(sortedCopy(xs), 0.5) : NaN);
+/** An fsync count multiplied by at least this across the onset is the mechanism, not a correlate. */
+const MIN_FSYNC_COUNT_FACTOR = 2;
+
+/**
+ * fsync-per-operation, best evidence first: the operation's fsync count (the agent's
+ * `fsync-burst` spans) multiplied across the onset; else duration follows the count; else,
+ * without counts, a whole-number duration ratio.
+ */
+function fsyncHints(input: HintInput, s: Step, steps: string, out: Hint[]): void {
+  const countsOf = (side: readonly EvidenceSample[]) =>
+    side
+      .map((x) => num(x, HINT_ATTRS.fsyncCount))
+      .filter((v): v is number => v !== undefined && v > 0);
+  const cb = countsOf(input.before);
+  const ca = countsOf(input.after);
+  const counted =
+    cb.length >= MIN_HINT_SAMPLES &&
+    ca.length >= MIN_HINT_SAMPLES &&
+    cb.length >= input.before.length / 2 &&
+    ca.length >= input.after.length / 2;
+  if (counted) {
+    const mb = median(cb);
+    const ma = median(ca);
+    const factor = ma / mb;
+    if (factor >= MIN_FSYNC_COUNT_FACTOR && s.d50 > 0) {
+      // Time per fsync from the operation's own sum, when recorded.
+      const perCall = (side: readonly EvidenceSample[]) =>
+        median(
+          side
+            .map((x) => {
+              const t = num(x, HINT_ATTRS.fsyncTotalNs);
+              const c = num(x, HINT_ATTRS.fsyncCount);
+              return t !== undefined && c ? t / c / 1e6 : undefined;
+            })
+            .filter((v): v is number => v !== undefined && Number.isFinite(v)),
+        );
+      const pb = perCall(input.before);
+      const pa = perCall(input.after);
+      const perFsync =
+        Number.isFinite(pb) && Number.isFinite(pa)
+          ? ` Time per fsync (${HINT_ATTRS.fsyncTotalNs} / count): median ${ms(pb)} → ${ms(pa)} ms${
+              pa <= pb * 1.1 ? ', no slower: the per-call view does not show this' : ''
+            }.`
+          : '';
+      const c = correlate(input, (x) => num(x, HINT_ATTRS.fsyncCount));
+      const durationGrew = s.a50 >= 1.5 * s.b50;
       out.push(
         hint(
           'fsync-per-operation',
-          corrConfidence(c.rho, c.medAfter >= 2 * c.medBefore),
-          `Duration follows the fsyncs per operation (${HINT_ATTRS.fsyncCount}): Spearman ρ = ${c.rho.toFixed(2)} over ${c.n} operations; median ${count(c.medBefore)} → ${count(c.medAfter)} fsyncs, ${steps}. ` +
-            'Something now fsyncs more often per operation (e.g. the directory after every unlink): batch them into one fsync.',
+          0.8 + (durationGrew ? 0.1 : 0) + (c ? 0.05 : 0),
+          `Each operation now issues ×${factor >= 10 ? factor.toFixed(0) : factor.toFixed(1)} as many fsyncs (${HINT_ATTRS.fsyncCount}: median ${count(mb)} → ${count(ma)} per operation over ${cb.length} + ${ca.length} operations; checked: ×${MIN_FSYNC_COUNT_FACTOR} or more). ` +
+            `Time per operation: ${steps}.${perFsync}${c ? ` Duration follows the count (Spearman ρ = ${c.rho.toFixed(2)}).` : ''} ` +
+            'Something now fsyncs more often per operation (e.g. the directory after every unlink instead of once per batch): batch them into one fsync.',
         ),
       );
       return;
     }
-    // Without the count: a whole-number multiple, the same at p50 and p90, is what repeating the same fsync looks like.
-    const r50 = s.a50 / s.b50;
-    const r90 = s.a90 / s.b90;
-    const k = Math.round(r50);
-    if (k >= 2 && Math.abs(r50 - k) <= 0.1 * k && Math.abs(r90 - r50) <= 0.15 * r50)
-      out.push(
-        hint(
-          'fsync-per-operation',
-          0.4,
-          `Duration went ×${r50.toFixed(2)} at p50 and ×${r90.toFixed(2)} at p90 (${steps}; checked: a whole multiple within 10%, the same at both): consistent with ${k}× as many fsyncs per operation. ` +
-            `Record ${HINT_ATTRS.fsyncCount} on fsync spans to confirm.`,
-        ),
-      );
   }
+  const c = correlate(input, (x) => num(x, HINT_ATTRS.fsyncCount));
+  if (c) {
+    out.push(
+      hint(
+        'fsync-per-operation',
+        corrConfidence(c.rho, c.medAfter >= 2 * c.medBefore),
+        `Duration follows the fsyncs per operation (${HINT_ATTRS.fsyncCount}): Spearman ρ = ${c.rho.toFixed(2)} over ${c.n} operations; median ${count(c.medBefore)} → ${count(c.medAfter)} fsyncs, ${steps}. ` +
+          'Something now fsyncs more often per operation (e.g. the directory after every unlink): batch them into one fsync.',
+      ),
+    );
+    return;
+  }
+  if (counted) return; // counts recorded and unchanged: not more fsyncs per operation
+  // Without the count: a whole-number multiple, the same at p50 and p90, is what repeating the same fsync looks like.
+  const r50 = s.a50 / s.b50;
+  const r90 = s.a90 / s.b90;
+  const k = Math.round(r50);
+  if (k >= 2 && Math.abs(r50 - k) <= 0.1 * k && Math.abs(r90 - r50) <= 0.15 * r50)
+    out.push(
+      hint(
+        'fsync-per-operation',
+        0.4,
+        `Duration went ×${r50.toFixed(2)} at p50 and ×${r90.toFixed(2)} at p90 (${steps}; checked: a whole multiple within 10%, the same at both): consistent with ${k}× as many fsyncs per operation. ` +
+          `Record ${HINT_ATTRS.fsyncCount} on fsync spans to confirm.`,
+      ),
+    );
 }
 
 /** The known mechanisms the data supports, most confident first. Each hint says what it checked. */
