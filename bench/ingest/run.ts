@@ -1,80 +1,210 @@
 /**
  * bench/ingest: sustained OTLP protobuf ingest (batches of 200 spans) from a
  * load generator in a separate process into a server process on embedded
- * PostgreSQL. Prints spans/s, request p50/p99 and the server's peak RSS.
+ * PostgreSQL. Prints spans/s, spans per CPU-second of the server and of
+ * PostgreSQL (from /proc/<pid>/stat), request p50/p99, the server's peak RSS,
+ * the share of the server's CPU spent in garbage collection, and checks that
+ * every acknowledged span is stored exactly once.
+ *
+ * BENCH_COMPARE=/path/to/other/checkout runs that checkout's server and this
+ * one alternately (BENCH_ROUNDS rounds each, fresh database every run) so the
+ * two are compared under the same load on a shared machine: compare the
+ * ratios, not the absolute numbers.
  */
 import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import {
   ROOT,
   benchDatabase,
   percentile,
+  postmasterPid,
   rssMb,
   startServerProcess,
   writeResult,
 } from '../lib/harness.ts';
+import { postgresCpuSeconds, processCpuSeconds } from './cpu.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const BATCH = 200;
+const COMPARE = process.env.BENCH_COMPARE;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const GC_PROBE = path.join(ROOT, 'bench/ingest/gc-probe.mjs');
+/** The last 8 bytes of every trace id the load generator sends (loadgen.ts MARK). */
+const MARK_TAIL = Buffer.from('0nsetTRACEm4rk!!').subarray(8);
 
-const { db, url } = await benchDatabase();
-const server = await startServerProcess(url, { ONSET_AGENT: 'off' });
-console.log(
-  `bench/ingest: server pid ${server.proc.pid}, ${SECONDS}s, ${CONCURRENCY} requests in flight, 200 spans each`,
-);
-
-let peakRss = 0;
-const sampler = setInterval(() => {
-  rssMb(server.proc.pid!).then(
-    (mb) => (peakRss = Math.max(peakRss, mb)),
-    () => {},
-  );
-}, 250);
-
-const gen = spawn(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    path.join(ROOT, 'bench/ingest/loadgen.ts'),
-    server.otlpUrl,
-    String(SECONDS),
-    String(CONCURRENCY),
-    '200',
-  ],
-  {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  },
-);
-let out = '';
-gen.stdout.on('data', (d) => (out += d));
-await new Promise((r) => gen.once('exit', r));
-clearInterval(sampler);
-const r = JSON.parse(out.trim().split('\n').at(-1)!) as {
+interface RunResult {
+  server: string;
+  spans_per_second: number;
   spans: number;
-  failedRequests: number;
+  failed_requests: number;
   seconds: number;
-  latencies: number[];
-};
+  server_cpu_seconds: number;
+  postgres_cpu_seconds: number;
+  spans_per_server_cpu_second: number;
+  spans_per_postgres_cpu_second: number;
+  spans_per_cpu_second: number;
+  request_p50_ms: number;
+  request_p99_ms: number;
+  server_peak_rss_mb: number;
+  gc_share_of_server_cpu: number;
+  stored_exactly_once: boolean;
+  stored_rows: number;
+  histogram_count: number;
+}
 
-const stored = await fetch(`${server.url}/api/v1/series`).then(
-  (x) => x.json() as Promise<{ series: unknown[] }>,
-);
-await server.stop();
-await db.stop();
+async function gcMs(prefix: string): Promise<number> {
+  const dir = path.dirname(prefix);
+  let total = 0;
+  for (const f of await readdir(dir))
+    if (f.startsWith(path.basename(prefix) + '.'))
+      total += Number(await readFile(path.join(dir, f), 'utf8')) || 0;
+  return total;
+}
 
-const result = {
-  spans_per_second: Math.round(r.spans / r.seconds),
-  spans: r.spans,
-  failed_requests: r.failedRequests,
-  seconds: Number(r.seconds.toFixed(1)),
-  request_p50_ms: Number(percentile(r.latencies, 0.5).toFixed(1)),
-  request_p99_ms: Number(percentile(r.latencies, 0.99).toFixed(1)),
-  server_peak_rss_mb: Math.round(peakRss),
-  series: stored.series.length,
-  bar_spans_per_second: 30000,
-  bar_server_rss_mb: 400,
-};
-console.table(result);
-console.log(`wrote ${await writeResult('ingest', result)}`);
+/** What was stored of the generator's spans: rows, distinct spans, histogram counts. */
+async function storedCounts(url: string) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ n: string; distinct_n: string; h: string | null }>(
+      `SELECT (SELECT count(*) FROM observations WHERE substring(trace_id FROM 9) = $1) AS n,
+              (SELECT count(*) FROM (SELECT DISTINCT trace_id, span_id FROM observations
+                                      WHERE substring(trace_id FROM 9) = $1) d) AS distinct_n,
+              (SELECT sum(h.count) FROM histograms h JOIN series s ON s.id = h.series_id
+                WHERE s.service IN ('checkout', 'urlite', 'pageserver', 'walredo')) AS h`,
+      [MARK_TAIL],
+    );
+    const r = rows[0]!;
+    return { rows: Number(r.n), distinct: Number(r.distinct_n), histogram: Number(r.h ?? 0) };
+  } finally {
+    await c.end();
+  }
+}
+
+async function runOnce(root: string): Promise<RunResult> {
+  const { db, url, dataDir } = await benchDatabase();
+  const gcPrefix = path.join(await mkdtemp(path.join(os.tmpdir(), 'onset-gc-')), 'gc');
+  const server = await startServerProcess(
+    url,
+    { ONSET_AGENT: 'off', BENCH_GC_FILE: gcPrefix },
+    { root, nodeArgs: ['--import', GC_PROBE] },
+  );
+  const serverPid = server.proc.pid!;
+  const pgPid = await postmasterPid(dataDir);
+  console.log(
+    `bench/ingest: server ${root} pid ${serverPid}, ${SECONDS}s, ${CONCURRENCY} requests in flight, ${BATCH} spans each`,
+  );
+
+  let peakRss = 0;
+  const sampler = setInterval(() => {
+    rssMb(serverPid).then(
+      (mb) => (peakRss = Math.max(peakRss, mb)),
+      () => {},
+    );
+  }, 250);
+
+  const gen = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'bench/ingest/loadgen.ts'),
+      server.otlpUrl,
+      String(SECONDS),
+      String(CONCURRENCY),
+      String(BATCH),
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  gen.stdout.on('data', (d) => (out += d));
+  // CPU from just before the load to just after it (the generator's own start-up is idle time here).
+  const serverCpu0 = processCpuSeconds(serverPid);
+  const pgCpu0 = postgresCpuSeconds(pgPid);
+  const gc0 = await gcMs(gcPrefix);
+  await new Promise((r) => gen.once('exit', r));
+  const serverCpu = processCpuSeconds(serverPid) - serverCpu0;
+  const pgCpu = postgresCpuSeconds(pgPid) - pgCpu0;
+  await new Promise((r) => setTimeout(r, 600)); // one more probe flush
+  const gc = (await gcMs(gcPrefix)) - gc0;
+  clearInterval(sampler);
+  const r = JSON.parse(out.trim().split('\n').at(-1)!) as {
+    spans: number;
+    failedRequests: number;
+    seconds: number;
+    latencies: number[];
+  };
+  const stored = await storedCounts(url);
+  await server.stop();
+  await db.stop();
+
+  return {
+    server: root,
+    spans_per_second: Math.round(r.spans / r.seconds),
+    spans: r.spans,
+    failed_requests: r.failedRequests,
+    seconds: Number(r.seconds.toFixed(1)),
+    server_cpu_seconds: Number(serverCpu.toFixed(2)),
+    postgres_cpu_seconds: Number(pgCpu.toFixed(2)),
+    spans_per_server_cpu_second: Math.round(r.spans / serverCpu),
+    spans_per_postgres_cpu_second: Math.round(r.spans / pgCpu),
+    spans_per_cpu_second: Math.round(r.spans / (serverCpu + pgCpu)),
+    request_p50_ms: Number(percentile(r.latencies, 0.5).toFixed(1)),
+    request_p99_ms: Number(percentile(r.latencies, 0.99).toFixed(1)),
+    server_peak_rss_mb: Math.round(peakRss),
+    gc_share_of_server_cpu: Number((gc / 1000 / serverCpu).toFixed(3)),
+    stored_exactly_once:
+      stored.rows === r.spans && stored.distinct === r.spans && stored.histogram === r.spans,
+    stored_rows: stored.rows,
+    histogram_count: stored.histogram,
+  };
+}
+
+const BARS = { bar_spans_per_second: 60000, bar_server_rss_mb: 400, bar_request_p99_ms: 250 };
+
+if (!COMPARE) {
+  const result = await runOnce(ROOT);
+  console.table(result);
+  console.log(`wrote ${await writeResult('ingest', { ...result, ...BARS })}`);
+} else {
+  const runs: RunResult[] = [];
+  for (let i = 0; i < ROUNDS; i++)
+    for (const root of [COMPARE, ROOT]) {
+      const res = await runOnce(root);
+      console.table(res);
+      runs.push(res);
+    }
+  const keys = [
+    'spans_per_second',
+    'spans_per_server_cpu_second',
+    'spans_per_postgres_cpu_second',
+    'spans_per_cpu_second',
+    'request_p50_ms',
+    'request_p99_ms',
+    'server_peak_rss_mb',
+    'gc_share_of_server_cpu',
+  ] as const;
+  const median = (root: string, k: (typeof keys)[number]) =>
+    percentile(
+      runs.filter((x) => x.server === root).map((x) => x[k]),
+      0.5,
+    );
+  const summary = Object.fromEntries(
+    keys.map((k) => [
+      k,
+      {
+        compared: median(COMPARE, k),
+        this: median(ROOT, k),
+        ratio: Number((median(ROOT, k) / median(COMPARE, k)).toFixed(2)),
+      },
+    ]),
+  );
+  console.table(summary);
+  console.log(
+    `wrote ${await writeResult('ingest-compare', { compared: COMPARE, rounds: ROUNDS, summary, runs, ...BARS })}`,
+  );
+}

@@ -12,12 +12,23 @@ import {
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-export async function benchDatabase(): Promise<{ db: EmbeddedDatabase; url: string }> {
+export async function benchDatabase(): Promise<{
+  db: EmbeddedDatabase;
+  url: string;
+  dataDir: string;
+}> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'onset-bench-'));
   await chmod(dir, 0o755);
-  const db = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), ephemeral: true });
+  const dataDir = path.join(dir, 'data');
+  const db = await startEmbeddedPostgres({ dataDir, ephemeral: true });
   await db.createDatabase('onset');
-  return { db, url: db.url('onset') };
+  return { db, url: db.url('onset'), dataDir };
+}
+
+/** The postmaster's pid, from the first line of `postmaster.pid` in the data directory. */
+export async function postmasterPid(dataDir: string): Promise<number> {
+  const text = await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8');
+  return Number(text.split('\n')[0]);
 }
 
 export interface ServerProcess {
@@ -30,14 +41,17 @@ export interface ServerProcess {
 export async function startServerProcess(
   databaseUrl: string,
   env: Record<string, string> = {},
+  /** `root`: another checkout's server (to compare builds); `nodeArgs`: extra node flags. */
+  opts: { root?: string; nodeArgs?: string[] } = {},
 ): Promise<ServerProcess> {
   const port = await freePort();
   const otlpPort = await freePort();
+  const root = opts.root ?? ROOT;
   const proc = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'apps/server/src/main.ts')],
+    [...(opts.nodeArgs ?? []), '--import', 'tsx', path.join(root, 'apps/server/src/main.ts')],
     {
-      cwd: ROOT,
+      cwd: root,
       env: {
         ...process.env,
         DATABASE_URL: databaseUrl,
