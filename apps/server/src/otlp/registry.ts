@@ -5,11 +5,29 @@ import type { CardinalityGuard, LimitReason } from '../cardinality/guard.ts';
 
 const REFRESH_MS = 60_000;
 
+// Keys are remembered per labels object: one request's spans share their resource's object and a
+// span's series labels are keyed twice (admission, then store), so each key is built once. The
+// resource key hashes its attributes (sha256), which was 4.5% of ingest CPU when built per span.
+const seriesKeys = new WeakMap<SeriesLabels, string>();
+const resourceKeys = new WeakMap<ResourceLabels, string>();
+
+/** The series' identity as a string (labels objects are treated as immutable once keyed). */
 export function seriesKey(s: SeriesLabels): string {
-  return `${s.service}\u0000${s.op}\u0000${s.view}\u0000${s.name}\u0000${s.peer}`;
+  let k = seriesKeys.get(s);
+  if (k === undefined) {
+    k = `${s.service}\u0000${s.op}\u0000${s.view}\u0000${s.name}\u0000${s.peer}`;
+    seriesKeys.set(s, k);
+  }
+  return k;
 }
+/** The resource's identity as a string (labels objects are treated as immutable once keyed). */
 export function resourceKey(r: ResourceLabels): string {
-  return `${r.service}\u0000${r.host}\u0000${attrsKey(r.attrs)}`;
+  let k = resourceKeys.get(r);
+  if (k === undefined) {
+    k = `${r.service}\u0000${r.host}\u0000${attrsKey(r.attrs)}`;
+    resourceKeys.set(r, k);
+  }
+  return k;
 }
 /** The cohort attributes' digest: a fixed-size unique key however many attributes there are (0015). */
 function attrsKey(attrs: Record<string, string>): string {
