@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Delivery, operations, type Severity, type WebhookFormat } from '@onset/contract';
 import type { AppContext } from '../context.ts';
+import { redactWebhookUrl } from './redact.ts';
 import type { Config } from '../config.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { sendTestEvent } from './deliver.ts';
@@ -27,7 +28,7 @@ function webhookJson(r: WebhookRow) {
   return {
     id: r.id,
     name: r.name,
-    url: r.url,
+    url: redactWebhookUrl(r.url),
     format: r.format,
     min_severity: r.min_severity,
     enabled: r.enabled,

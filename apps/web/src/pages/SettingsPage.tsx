@@ -206,7 +206,8 @@ function WebhookRow({
 function WebhookEdit({ w, onDone }: { w: Webhook; onDone: () => void }) {
   const change = useWebhookChange();
   const [name, setName] = useState(w.name ?? '');
-  const [url, setUrl] = useState(w.url);
+  // The server shows the URL with its token masked: the field stays empty unless a new URL is typed.
+  const [url, setUrl] = useState('');
   const [minSeverity, setMinSeverity] = useState<Severity>(w.min_severity);
   const [enabled, setEnabled] = useState(w.enabled);
   return (
@@ -216,7 +217,10 @@ function WebhookEdit({ w, onDone }: { w: Webhook; onDone: () => void }) {
       onSubmit={(e) => {
         e.preventDefault();
         change.mutate(
-          { id: w.id, update: { name, url, min_severity: minSeverity, enabled } },
+          {
+            id: w.id,
+            update: { name, ...(url ? { url } : {}), min_severity: minSeverity, enabled },
+          },
           { onSuccess: onDone },
         );
       }}
@@ -225,7 +229,13 @@ function WebhookEdit({ w, onDone }: { w: Webhook; onDone: () => void }) {
         Name <input name="name" value={name} onChange={(e) => setName(e.target.value)} />
       </label>
       <label>
-        URL <input name="url" value={url} onChange={(e) => setUrl(e.target.value)} />
+        URL{' '}
+        <input
+          name="url"
+          value={url}
+          placeholder={`${w.url} (unchanged)`}
+          onChange={(e) => setUrl(e.target.value)}
+        />
       </label>
       <label>
         Sends{' '}

@@ -49,7 +49,10 @@ export type WebhookHealth = Static<typeof WebhookHealth>;
 export const Webhook = Type.Object({
   id: Type.String(),
   name: Type.Union([Type.String(), Type.Null()]),
-  url: Type.String(),
+  url: Type.String({
+    description:
+      'where deliveries go, with token-like path segments and query values masked to their last 4 characters',
+  }),
   format: WebhookFormatSchema,
   min_severity: SeveritySchema,
   enabled: Type.Boolean(),
