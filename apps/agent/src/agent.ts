@@ -14,6 +14,7 @@ import { MountTable } from './host/mounts.ts';
 import { dirtyAndWriteback, kernelPageSize } from './host/proc.ts';
 import { CachedProcessProbe } from './host/process-stats.ts';
 import { ensureTracefs } from './host/tracefs.ts';
+import { describeUnmountEnd, unmountEndProbes } from './host/tracepoints.ts';
 import type { Logger } from './log.ts';
 import { configuredProbes } from './probes/configured.ts';
 import type { Probe } from './probes/probe.ts';
@@ -138,6 +139,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     if (!tracefs.ok) {
       log.warn(`source bpftrace: not used — ${tracefs.note}`);
     } else {
+      const unmountEnd = unmountEndProbes();
       const program = buildProgram(
         {
           pids: config.filter.pids,
@@ -146,6 +148,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
           skipPids: [process.pid],
         },
         bt.layout!,
+        unmountEnd,
       );
       const source = new BpftraceSource({
         bpftracePath: bt.path!,
@@ -173,6 +176,9 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
         log.info(
           `source bpftrace: in use — ${bt.reason}; ${source.describe()} (attached in ${(source.startupMs / 1000).toFixed(1)} s)`,
         );
+        const unmountNote = `bpftrace: ${describeUnmountEnd(unmountEnd)}`;
+        if (unmountEnd.rseq || unmountEnd.nextSyscall) log.info(unmountNote);
+        else log.warn(unmountNote);
       } catch (e) {
         log.warn(`source bpftrace: not used — it failed to start: ${(e as Error).message}`);
       }
@@ -200,6 +206,10 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
         tracers.push(source);
         inUse.push('strace');
         log.info(`source strace: in use — ${st.reason}; ${source.describe()}`);
+        log.info(
+          'strace: unmount spans time the umount system call only (strace does not see the ' +
+            'superblock shutdown the kernel defers to the return to user space); bpftrace does',
+        );
         return true;
       } catch (e) {
         log.warn(`source strace: not used yet — ${(e as Error).message}; retrying every 30 s`);

@@ -11,6 +11,7 @@ import { ensureTracefs } from './host/tracefs.ts';
 import { createLogger } from './log.ts';
 import { BpftraceDecoder } from './sources/bpftrace/decode.ts';
 import { buildProgram } from './sources/bpftrace/program.ts';
+import { unmountEndProbes } from './host/tracepoints.ts';
 import { BpftraceSource } from './sources/bpftrace/source.ts';
 import { cgroupId, planBpftrace, planStrace, straceTargets } from './sources/select.ts';
 
@@ -36,6 +37,7 @@ async function checkBpftrace(config: AgentConfig, host: HostFacts): Promise<Doct
         skipPids: [process.pid],
       },
       plan.layout!,
+      unmountEndProbes(),
     ),
     decoder: new BpftraceDecoder({
       sink: () => {},

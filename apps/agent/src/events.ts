@@ -54,8 +54,18 @@ export interface FsyncEvent extends Timed {
   operations?: number;
 }
 
+/**
+ * Where an unmount's time ends: the umount syscall's exit (all the kernel showed), or past it,
+ * where the superblock shutdown the kernel defers to the return to user space is done: that
+ * return itself, the thread's next system call, or its exit (see unmount.bt).
+ */
+export type UnmountEnd = 'syscall-exit' | 'return-to-user' | 'next-syscall' | 'thread-exit';
+
 export interface UnmountEvent extends Timed {
   kind: 'unmount';
+  /** The umount syscall's own duration, when the span goes past it (measuredUntil). */
+  syscallNs?: number;
+  measuredUntil?: UnmountEnd;
   mountPoint: string;
   fsType?: string;
   /** System-wide Dirty and Writeback bytes when the unmount started. */

@@ -2,7 +2,9 @@
  * The parsing and bookkeeping the sources rely on, with inputs captured from
  * the real tools on this machine (strace 6.1, bpftrace 0.17, Linux 6.x).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../src/events.ts';
 import { Btf, readKernelLayout } from '../src/host/btf.ts';
@@ -10,7 +12,8 @@ import { MountTable, pathThroughMount } from '../src/host/mounts.ts';
 import { parseMountinfo } from '../src/host/proc.ts';
 import { parseServerTiming } from '../src/probes/server-timing.ts';
 import { BpftraceDecoder } from '../src/sources/bpftrace/decode.ts';
-import { filterBlock } from '../src/sources/bpftrace/program.ts';
+import { buildProgram, filterBlock } from '../src/sources/bpftrace/program.ts';
+import { describeUnmountEnd, unmountEndProbes } from '../src/host/tracepoints.ts';
 import { StraceCorrelator } from '../src/sources/strace/correlate.ts';
 import { StraceParser, cloneFlags, fdPath, firstQuoted } from '../src/sources/strace/parse.ts';
 import { SpanBuffer } from '../src/telemetry/span-buffer.ts';
@@ -183,17 +186,64 @@ describe('bpftrace output', () => {
     });
     d.handle(['mount_type', 7, 'overlay']);
     d.handle(['mount', 7, 7, '/var/tmp/gone']);
-    d.handle(['umount', 7, 7, 5000, 250, 0]);
+    // Ended at the return to user space (1): 250 ns in all, 40 of them in the syscall.
+    d.handle(['umount', 7, 7, 5000, 250, 0, 40, 1]);
     d.handle(['umount_start', 7, 7, 'wl', '/var/tmp/gone', 0, 5000]);
+    // Syscall-only timing (0), on a kernel without the return probes.
+    d.handle(['umount_start', 7, 8, 'wl', '/var/tmp/gone', 0, 9000]);
+    d.handle(['umount', 7, 8, 9000, 30, -16, 30, 0]);
     expect(events).toEqual([
       expect.objectContaining({
         kind: 'unmount',
         mountPoint: '/var/tmp/gone',
         fsType: 'overlay',
         durationNs: 250,
+        syscallNs: 40,
+        measuredUntil: 'return-to-user',
         dirtyBytes: 1 << 20,
       }),
+      expect.objectContaining({
+        durationNs: 30,
+        syscallNs: 30,
+        measuredUntil: 'syscall-exit',
+        error: 'EBUSY',
+      }),
     ]);
+    expect(eventToSpan(events[0]!).attributes).toMatchObject({
+      'onset.unmount.measured_until': 'return-to-user',
+      'onset.unmount.syscall_ns': 40,
+    });
+  });
+
+  it('ends unmounts past the syscall with the tracepoints this kernel has, else times the syscall and says why', () => {
+    const layout = { rssStat: 'percpu', fileFPath: 16, mountMnt: 32 } as const;
+    const filter = { pids: [], comms: [], cgroupIds: [], skipPids: [] };
+    const both = buildProgram(filter, layout, { rseq: true, nextSyscall: true });
+    expect(both.parts).toEqual(
+      expect.arrayContaining(['unmount-return.bt', 'unmount-rseq.bt', 'unmount-next-syscall.bt']),
+    );
+    expect(both.text).toContain('@um_defer = 1;');
+    expect(both.text).toContain('tracepoint:rseq:rseq_update');
+    const noRseq = buildProgram(filter, layout, { rseq: false, nextSyscall: true });
+    expect(noRseq.text).not.toContain('tracepoint:rseq:rseq_update');
+    expect(noRseq.text).toContain('tracepoint:raw_syscalls:sys_enter');
+    const neither = buildProgram(filter, layout, { rseq: false, nextSyscall: false });
+    expect(neither.text).toContain('@um_defer = 0;');
+    expect(neither.parts).not.toContain('unmount-return.bt');
+    expect(neither.text).not.toMatch(/tracepoint:(rseq|raw_syscalls)/);
+    expect(describeUnmountEnd({ rseq: false, nextSyscall: false })).toMatch(
+      /time the umount system call only: this kernel has neither/,
+    );
+    // This kernel (tracefs mounted by the tests that run bpftrace, or already) has both.
+    const here = unmountEndProbes();
+    if (existsSync('/sys/kernel/tracing/events/syscalls'))
+      expect(here).toEqual({
+        rseq: existsSync('/sys/kernel/tracing/events/rseq/rseq_update'),
+        nextSyscall: true,
+      });
+    const empty = mkdtempSync(path.join(os.tmpdir(), 'onset-tp-'));
+    expect(unmountEndProbes([empty])).toEqual({ rseq: false, nextSyscall: false });
+    rmSync(empty, { recursive: true });
   });
 
   it('writes the process filter into the program’s BEGIN block', () => {

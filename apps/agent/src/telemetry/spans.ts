@@ -133,6 +133,8 @@ function unmountSpan(e: UnmountEvent): SpanRecord {
   put(attrs, HINT_ATTRS.writebackBytes, e.writebackBytes);
   put(attrs, 'onset.unmount.written_bytes', e.writtenBytes);
   put(attrs, 'onset.unmount.flags', e.flags);
+  put(attrs, 'onset.unmount.measured_until', e.measuredUntil);
+  put(attrs, 'onset.unmount.syscall_ns', e.syscallNs);
   put(attrs, 'process.pid', e.pid);
   put(attrs, 'process.executable.name', e.comm);
   return record('umount', SpanKind.INTERNAL, e, attrs);

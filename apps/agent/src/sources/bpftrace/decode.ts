@@ -2,12 +2,24 @@
  * bpftrace JSON tuples (see programs/*.bt for their fields) -> agent events.
  */
 import { constants } from 'node:os';
-import type { EventSink, FsyncCall, SpawnMethod } from '../../events.ts';
+import type {
+  EventSink,
+  FsyncCall,
+  SpawnMethod,
+  UnmountEnd as UnmountEndKind,
+} from '../../events.ts';
 import { pathThroughMount, RecentMounts, type MountTable } from '../../host/mounts.ts';
 
 const METHODS: (SpawnMethod | undefined)[] = [undefined, 'fork', 'vfork', 'clone', 'clone3'];
 const FSYNC_CALLS: (FsyncCall | undefined)[] = [undefined, 'fsync', 'fdatasync', 'syncfs'];
 const CLONE_VM = 0x100;
+/** unmount.bt's end codes. */
+const UNMOUNT_ENDS: UnmountEndKind[] = [
+  'syscall-exit',
+  'return-to-user',
+  'next-syscall',
+  'thread-exit',
+];
 const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, n]) => [n, name]));
 const MAX_DIRS = 20_000;
 /**
@@ -51,6 +63,8 @@ interface UnmountStart {
 interface UnmountEnd {
   durationNs: number;
   ret: number;
+  syscallNs: number;
+  end?: UnmountEndKind;
   at: number;
 }
 
@@ -267,8 +281,10 @@ export class BpftraceDecoder {
   }
 
   private unmountEnd(t: unknown[]): void {
-    const [, , tid, startMono, durationNs, ret] = t as [
-      string,
+    const [, , tid, startMono, durationNs, ret, syscallNs, end_] = t as number[] as [
+      unknown,
+      number,
+      number,
       number,
       number,
       number,
@@ -277,7 +293,7 @@ export class BpftraceDecoder {
     ];
     const key = `${tid}:${startMono}`;
     const start = this.unmountStarts.get(key);
-    const end = { durationNs, ret, at: Date.now() };
+    const end = { durationNs, ret, syscallNs, end: UNMOUNT_ENDS[end_], at: Date.now() };
     if (start) {
       this.unmountStarts.delete(key);
       this.emitUnmount(start, startMono, end);
@@ -295,6 +311,8 @@ export class BpftraceDecoder {
       source: 'bpftrace',
       startNs: this.deps.toEpochNs(BigInt(startMono)),
       durationNs: e.durationNs,
+      syscallNs: e.syscallNs,
+      measuredUntil: e.end,
       mountPoint: s.mountPoint,
       fsType: s.fsType,
       dirtyBytes: s.dirtyBytes,
