@@ -2,19 +2,14 @@
  * bpftrace JSON tuples (see programs/*.bt for their fields) -> agent events.
  */
 import { constants } from 'node:os';
-import type {
-  EventSink,
-  FsyncCall,
-  SpawnMethod,
-  UnmountEnd as UnmountEndKind,
-} from '../../events.ts';
+import type { EventSink, FsyncCall, SpawnMethod, UnmountEnd } from '../../events.ts';
 import { pathThroughMount, RecentMounts, type MountTable } from '../../host/mounts.ts';
 
 const METHODS: (SpawnMethod | undefined)[] = [undefined, 'fork', 'vfork', 'clone', 'clone3'];
 const FSYNC_CALLS: (FsyncCall | undefined)[] = [undefined, 'fsync', 'fdatasync', 'syncfs'];
 const CLONE_VM = 0x100;
 /** unmount.bt's end codes. */
-const UNMOUNT_ENDS: UnmountEndKind[] = [
+const UNMOUNT_ENDS: UnmountEnd[] = [
   'syscall-exit',
   'return-to-user',
   'next-syscall',
@@ -60,11 +55,11 @@ interface UnmountStart {
   writebackBytes?: number;
 }
 
-interface UnmountEnd {
+interface UnmountFinish {
   durationNs: number;
   ret: number;
   syscallNs: number;
-  end?: UnmountEndKind;
+  end?: UnmountEnd;
   at: number;
 }
 
@@ -78,7 +73,7 @@ export class BpftraceDecoder {
   /** directory key -> path from the filesystem root */
   private readonly dirs = new Map<number, string>();
   private readonly unmountStarts = new Map<string, UnmountStart>();
-  private readonly unmountEnds = new Map<string, UnmountEnd>();
+  private readonly unmountEnds = new Map<string, UnmountFinish>();
   /** fsyncs read before the "dir" lines naming their directory (different CPUs' output can interleave) */
   private pending: { t: unknown[]; o: number; at: number }[] = [];
   /** Buffered events received, and missing ones found by comparing with the kernel's counts. */
@@ -305,7 +300,7 @@ export class BpftraceDecoder {
     }
   }
 
-  private emitUnmount(s: UnmountStart, startMono: number, e: UnmountEnd): void {
+  private emitUnmount(s: UnmountStart, startMono: number, e: UnmountFinish): void {
     this.deps.sink({
       kind: 'unmount',
       source: 'bpftrace',
