@@ -134,7 +134,7 @@ export function generateShape(id: number, kind: ShapeKind, seed: number): ShapeS
     }
     case 'burst': {
       // A stall of 2-8 minutes: every call (or most of them) many times slower, then back.
-      const law = randomLaw(rng, [10, 400]);
+      const law = randomLaw(rng, [2, 400]);
       const start = rng.int(300, 600);
       const len = rng.int(2, 8);
       const factor = rng.logUniform(5, 1000);

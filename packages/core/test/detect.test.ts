@@ -364,6 +364,33 @@ describe('detectSteps: steps are found, located and sized', () => {
     expect(cycleAlarms).toBeLessThanOrEqual(2);
   });
 
+  it('answers in a short series (a new endpoint): a ×3 step after 12 points, found from 6 points after it', () => {
+    let found = 0;
+    for (let seed = 1; seed <= 10; seed++) {
+      const pts = series({
+        seed,
+        minutes: 20,
+        rate: 50,
+        median: 10,
+        sigma: 0.4,
+        stepAt: 12,
+        factor: 3,
+      });
+      const ch = detectSteps(pts, { minRatio: 1.2 }).filter((c) => c.direction === 'regression');
+      if (ch.some((c) => Math.abs(c.index - 12) <= 2)) found++;
+      // Never anything else in so few points.
+      expect(ch.every((c) => Math.abs(c.index - 12) <= 5)).toBe(true);
+    }
+    expect(found).toBeGreaterThanOrEqual(8);
+  });
+
+  it('stays quiet in the first minutes of short calm series', () => {
+    for (let seed = 1; seed <= 40; seed++) {
+      const pts = series({ seed: 100 + seed, minutes: 30, rate: 3 + seed, median: 5, sigma: 0.6 });
+      expect(detectSteps(pts, { minRatio: 1.2 })).toEqual([]);
+    }
+  });
+
   it('indexes into the array given, counting minutes without data', () => {
     const points = series({
       seed: 11,

@@ -84,7 +84,10 @@ async function openRegressions(
   result: PassResult,
   pendingAlerts: Set<string>,
 ): Promise<number[]> {
-  const ups = events.filter((e) => e.change.direction === 'regression');
+  // A burst confirmed after it had ended (shape 'transient') is not a regression to open.
+  const ups = events.filter(
+    (e) => e.change.direction === 'regression' && (e.change.shape ?? 'step') !== 'transient',
+  );
   if (!ups.length) return [];
   const ids = [...new Set(ups.map((e) => e.seriesId))];
   const existing = await knownOnsets(c, ids);

@@ -5,10 +5,19 @@
  */
 import type { DetectorContext } from './context.ts';
 import { localise } from './localise.ts';
-import { initRegime } from './model.ts';
+import { initRegime, noiseSd } from './model.ts';
+import { medianOf } from './scratch.ts';
 import { report } from './report.ts';
 import { testSplit, type SplitTest } from './split-tests.ts';
-import { MIN_BEFORE, PROMISING_P, RETEST_GROWTH, TAIL_CUSUM_H } from './tuning.ts';
+import {
+  MIN_BEFORE,
+  PROMISING_P,
+  RETEST_GROWTH,
+  SHORT_ALPHA,
+  SHORT_CLEAR_SD,
+  SHORT_HISTORY,
+  TAIL_CUSUM_H,
+} from './tuning.ts';
 import type { StepChange } from './types.ts';
 
 /** Test the pending alarm of quantile `mi` at point `now`: a change, or null (retest later or written off). */
@@ -70,7 +79,14 @@ export function tryConfirm(d: DetectorContext, mi: number, now: number): StepCha
   s.alarmTests++;
   test.p = Math.min(1, test.p * s.alarmTests);
   const waited = now - s.alarmOnset + 1;
-  if (!(test.p < o.alpha)) {
+  // A young series (its first regime, fewer than SHORT_HISTORY points
+  // before the onset) cannot reach alpha: 10 points before and 10 after,
+  // perfectly separated, give p = 5e-6 before the penalties.
+  const alpha =
+    s.regimeStart === 0 && test.onset < SHORT_HISTORY && clearStep(d, mi, dir, test.onset, now)
+      ? Math.max(o.alpha, SHORT_ALPHA)
+      : o.alpha;
+  if (!(test.p < alpha)) {
     // No sign of a step at all after a while, or waited long enough: drift.
     // Evidence still building (a quiet series' small or tail step): keep waiting up to a full window.
     const promising = test.p < PROMISING_P && waited < o.maxAfterPoints;
@@ -88,6 +104,24 @@ export function tryConfirm(d: DetectorContext, mi: number, now: number): StepCha
 
   const { split, unc } = localise(d, mi, dir, test, now, -Infinity, true);
   return report(d, mi, dir, split, now, unc, test.p);
+}
+
+/**
+ * Levels either side of `onset` at least SHORT_CLEAR_SD noise sds apart (in
+ * direction dir): what a young series must show before its looser alpha applies.
+ */
+function clearStep(
+  d: DetectorContext,
+  mi: number,
+  dir: number,
+  onset: number,
+  now: number,
+): boolean {
+  const s = d.metrics[mi]!;
+  if (onset - s.regimeStart < MIN_BEFORE || now - onset < 2) return false;
+  const mB = medianOf(d.ring.rangeY(mi, s.regimeStart, onset - 1, 1));
+  const mA = medianOf(d.ring.rangeY(mi, onset, now, 2));
+  return dir * (mA - mB) >= SHORT_CLEAR_SD * noiseSd(d, mi, now);
 }
 
 /**

@@ -4,10 +4,10 @@
  * already reported is dropped, and the levels either side are summarised.
  */
 import type { DetectorContext } from './context.ts';
-import { initRegime } from './model.ts';
+import { initRegime, noiseSd } from './model.ts';
 import { medianOf } from './scratch.ts';
 import { testSplit } from './split-tests.ts';
-import { JOIN_ALPHA } from './tuning.ts';
+import { JOIN_ALPHA, TRANSIENT_CLEAR_SD, TRANSIENT_MAX_POINTS, TRANSIENT_TAIL } from './tuning.ts';
 import type { LevelSummary, StepChange, StepMetric } from './types.ts';
 
 const METRICS: readonly StepMetric[] = ['p50', 'p99'];
@@ -28,10 +28,23 @@ export function report(
   const joined =
     d.metrics[other]!.warmPoints >= o.warmupPoints &&
     testSplit(d, other, dir, split, now, false).p < JOIN_ALPHA;
+  const transient = isOver(d, mi, dir, split, now);
 
-  // Re-anchor the quantile(s) that moved at the new level.
-  initRegime(d, mi, split, now, s.slope);
-  if (joined) initRegime(d, other, split, now, d.metrics[other]!.slope);
+  if (transient) {
+    // A burst already over: the level is the one before it. Keep the
+    // regime's history (as a write-off does) and restart the model on the
+    // points since it ended.
+    for (const m of joined ? [mi, other] : [mi]) {
+      const st = d.metrics[m]!;
+      const regimeStart = st.regimeStart;
+      initRegime(d, m, now - TRANSIENT_TAIL + 1, now, st.slope);
+      st.regimeStart = regimeStart;
+    }
+  } else {
+    // Re-anchor the quantile(s) that moved at the new level.
+    initRegime(d, mi, split, now, s.slope);
+    if (joined) initRegime(d, other, split, now, d.metrics[other]!.slope);
+  }
 
   // The other quantile may already have reported this very step.
   for (const r of d.recent) {
@@ -40,7 +53,33 @@ export function report(
   }
   d.recent.push({ onset: split, direction: dir, uncertainty: unc });
   if (d.recent.length > 4) d.recent.shift();
-  return describe(d, mi, dir, split, now, unc, p, joined);
+  const ch = describe(d, mi, dir, split, now, unc, p, joined);
+  if (transient) ch.shape = 'transient';
+  return ch;
+}
+
+/**
+ * Is a step confirmed at `now` already over? A clear step (its levels at
+ * least TRANSIENT_CLEAR_SD noise sds apart) of at most TRANSIENT_MAX_POINTS
+ * points whose last TRANSIENT_TAIL points are all back on the before side
+ * of the midpoint, each by more than a noise sd: a burst of a few minutes
+ * that the rank test confirmed after it had ended. (For a real step, one
+ * such point has a chance of ~2%.)
+ */
+function isOver(d: DetectorContext, mi: number, dir: number, split: number, now: number): boolean {
+  const nA = now - split + 1;
+  if (nA > TRANSIENT_MAX_POINTS || nA < TRANSIENT_TAIL + 2) return false;
+  const s = d.metrics[mi]!;
+  const from = Math.max(s.regimeStart, split - d.opts.beforePoints, now - d.ring.cap + 1);
+  if (split - from < 4) return false;
+  const mB = medianOf(d.ring.rangeY(mi, from, split - 1, 1));
+  const mA = medianOf(d.ring.rangeY(mi, split, now - TRANSIENT_TAIL, 2));
+  const sd = noiseSd(d, mi, now);
+  if (dir * (mA - mB) < TRANSIENT_CLEAR_SD * sd) return false;
+  const mid = (mA + mB) / 2;
+  for (let v = now - TRANSIENT_TAIL + 1; v <= now; v++)
+    if (dir * (d.ring.y(mi, v % d.ring.cap) - mid) > -sd) return false;
+  return true;
 }
 
 function describe(

@@ -49,6 +49,14 @@ export const NEVER = -1e9;
 /** Fewest points on each side of a split that a confirmation accepts. */
 export const MIN_BEFORE = 8;
 export const MIN_AFTER = 3;
+/**
+ * A series' first SHORT_HISTORY points: a step there is confirmed at
+ * SHORT_ALPHA (a rank test over so few points cannot reach alpha).
+ */
+export const SHORT_HISTORY = 24;
+export const SHORT_ALPHA = 1e-3;
+/** ... and only for a clear step: medians either side this many noise sds apart. */
+export const SHORT_CLEAR_SD = 3;
 /** Significance for a second quantile to join a change confirmed on the first. */
 export const JOIN_ALPHA = 1e-3;
 /** An unconfirmed alarm is retested after waited/RETEST_GROWTH more points (a geometric schedule). */
@@ -73,6 +81,15 @@ export const UNSHIFTED_PENALTY = 10;
 export const UNSHIFTED_MIN_AFTER = 8;
 export const UNSHIFTED_MIN_SD = 0.25;
 export const UNSHIFTED_GATE_P = 0.05;
+
+/**
+ * A step confirmed when it is already over (see report.ts isOver()): at most
+ * this many points long, its last TRANSIENT_TAIL points back, and its levels
+ * at least TRANSIENT_CLEAR_SD noise sds apart.
+ */
+export const TRANSIENT_MAX_POINTS = 15;
+export const TRANSIENT_TAIL = 2;
+export const TRANSIENT_CLEAR_SD = 4;
 
 // ---- localisation -----------------------------------------------------
 
