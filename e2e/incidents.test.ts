@@ -162,6 +162,18 @@ describe('on-call path through the UI', () => {
       /µs → \d+ µs|ms → 0\.\d+ ms/,
     );
     expect(await panel.getByRole('note').textContent()).toMatch(/Only callers see it/);
+    // One incident: the gap (headline) and client views are members of this one regression, each linking to its series.
+    const members = page.getByTestId('members');
+    await members.waitFor();
+    const rows = members.locator('tbody tr');
+    expect(await rows.evaluateAll((rs) => rs.map((r) => r.getAttribute('data-view')))).toEqual(
+      edge.members.map((m) => m.view),
+    );
+    expect(edge.members.map((m) => m.view).sort()).toEqual(['client', 'gap']);
+    for (const m of edge.members)
+      expect(
+        await members.locator(`tr[data-series-id="${m.series_id}"] a`).getAttribute('href'),
+      ).toContain(`series=${m.series_id}`);
     await shot(page, 'regression-edge');
     // Acknowledge it with a name and a comment: the page and the overview say so.
     await page.getByLabel('Your name').fill('bob');

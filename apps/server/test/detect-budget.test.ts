@@ -11,7 +11,12 @@ import { Partitions } from '../src/db/partitions.ts';
 import { runDetect } from '../src/regressions/pass.ts';
 import { cachedDetectors, runDetectionPass } from '../src/regressions/engine.ts';
 import { DETECTOR_BYTES, progressOf, type PassProgress } from '../src/regressions/budget.ts';
-import { incidentTimes, replayIncidents, REPLAY_REGRESSIONS } from '@onset/testkit/incidents';
+import {
+  incidentTimes,
+  replayIncidents,
+  REPLAY_MEMBERS,
+  REPLAY_REGRESSIONS,
+} from '@onset/testkit/incidents';
 import type { Regression } from '@onset/contract';
 
 let server: TestServer;
@@ -57,6 +62,9 @@ describe('detection pass memory budget', () => {
     const res = await fetch(`${server.url}/api/v1/regressions`);
     const found = ((await res.json()) as { regressions: Regression[] }).regressions;
     expect(found.map((r) => `${r.service}/${r.view}`).sort()).toEqual([...REPLAY_REGRESSIONS]);
+    expect(found.flatMap((r) => r.members.map((m) => `${m.service}/${m.view}`)).sort()).toEqual([
+      ...REPLAY_MEMBERS,
+    ]);
     // The next pass reloads the evicted detectors from their checkpoints: nothing found twice.
     const again = await runDetectionPass(pool, { uptoMs: times.endMs + 5 * 60_000 });
     expect(again.regressions.opened).toBe(0);

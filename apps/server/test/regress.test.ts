@@ -13,6 +13,7 @@ import {
   incidentTimes,
   replayIncidents,
   type MarkerIds,
+  REPLAY_MEMBERS,
   REPLAY_REGRESSIONS,
 } from '@onset/testkit/incidents';
 import type { Regression } from '@onset/contract';
@@ -138,28 +139,56 @@ describe('incident replays through POST /api/v1/detect', () => {
     });
   });
 
-  it('4. a flat +40 ms only the caller sees: the gap and client views regress, no server view does, the callee’s hyper bump is the suspect', () => {
-    const gap = one('checkout', 'gap');
-    expect(gap).toMatchObject({ op: 'request', name: 'GET /lookup', peer: 'urlite', host: null });
-    nearOnset(gap);
-    expect(gap.after.p50_ms - gap.before.p50_ms).toBeGreaterThan(35);
-    expect(gap.after.p50_ms - gap.before.p50_ms).toBeLessThan(45);
-    expect(gap.suspects[0]).toMatchObject({
+  it('4. a flat +40 ms only the caller sees: ONE regression, headed by the gap view, with the client view as a member; no server view regressed; the callee’s hyper bump is the suspect', () => {
+    const r = one('checkout');
+    expect(r).toMatchObject({
+      op: 'request',
+      view: 'gap',
+      name: 'GET /lookup',
+      peer: 'urlite',
+      host: null,
+    });
+    nearOnset(r);
+    expect(r.after.p50_ms - r.before.p50_ms).toBeGreaterThan(35);
+    expect(r.after.p50_ms - r.before.p50_ms).toBeLessThan(45);
+    expect(r.suspects[0]).toMatchObject({
       deploy_id: markers.urliteHyper,
       kind: 'dependency',
       service: 'urlite',
       component: 'hyper',
     });
-    expect(gap.suspects[0]!.reason).toMatch(/hyper 0\.12\.35 → 0\.13\.1.*callee/);
+    expect(r.suspects[0]!.reason).toMatch(/hyper 0\.12\.35 → 0\.13\.1.*callee/);
     // The caller's own config change 20 minutes earlier is in scope but loses.
-    const own = gap.suspects.find((s) => s.deploy_id === markers.checkoutConfig);
-    if (own) expect(own.score).toBeLessThan(gap.suspects[0]!.score);
+    const own = r.suspects.find((s) => s.deploy_id === markers.checkoutConfig);
+    if (own) expect(own.score).toBeLessThan(r.suspects[0]!.score);
 
-    const client = one('checkout', 'client');
-    expect(client).toMatchObject({ name: 'GET /lookup', peer: 'urlite' });
-    expect(client.suspects[0]!.deploy_id).toBe(markers.urliteHyper);
-    expect(all.filter((r) => r.view === 'server')).toEqual([]);
-    expect(all.filter((r) => r.service === 'urlite')).toEqual([]);
+    // Each view's own evidence: the gap headline carries the regression's numbers, the client view its own.
+    expect(r.members.map((m) => [m.view, m.headline])).toEqual([
+      ['gap', true],
+      ['client', false],
+    ]);
+    const [gap, client] = r.members as [Regression['members'][0], Regression['members'][0]];
+    expect(gap).toMatchObject({
+      series_id: r.series_id,
+      onset: r.onset,
+      before: r.before,
+      after: r.after,
+      ratio_p50: r.ratio_p50,
+      confidence: r.confidence,
+    });
+    expect(client).toMatchObject({ service: 'checkout', name: 'GET /lookup', peer: 'urlite' });
+    expect(client.series_id).not.toBe(gap.series_id);
+    expect(Math.abs(Date.parse(client.onset) - times.onsetMs)).toBeLessThanOrEqual(3 * MIN);
+    expect(client.after.p50_ms - client.before.p50_ms).toBeGreaterThan(35);
+    expect(client.after.p50_ms - client.before.p50_ms).toBeLessThan(45);
+    expect(client.confidence).toBeGreaterThan(0.9);
+    // The gap shows it best: near zero before, ~40 ms after.
+    expect(Math.max(gap.ratio_p50, gap.ratio_p99)).toBeGreaterThan(
+      Math.max(client.ratio_p50, client.ratio_p99),
+    );
+    for (const m of r.members) expect(m.hosts.length).toBeGreaterThan(0);
+    expect(all.filter((x) => x.view === 'server')).toEqual([]);
+    expect(all.filter((x) => x.service === 'urlite')).toEqual([]);
   });
 
   it('5. slow unmounts after a kernel bump: the os.version cohort splits 4.15 from 4.4 and the kernel rollout is the suspect', () => {
@@ -188,6 +217,9 @@ describe('incident replays through POST /api/v1/detect', () => {
   it('nothing else regressed: the no-change replay (ledger) and every background series yield nothing', () => {
     expect(all.filter((r) => r.service === 'ledger')).toEqual([]);
     expect(all.map((r) => `${r.service}/${r.view}`).sort()).toEqual([...REPLAY_REGRESSIONS]);
+    expect(all.flatMap((r) => r.members.map((m) => `${m.service}/${m.view}`)).sort()).toEqual([
+      ...REPLAY_MEMBERS,
+    ]);
   });
 
   it('each new regression raised a firing alert naming it', async () => {
@@ -202,6 +234,12 @@ describe('incident replays through POST /api/v1/detect', () => {
     expect((await regressions(a, '?service=checkout&view=gap')).map((r) => r.id)).toEqual([
       one('checkout', 'gap').id,
     ]);
+    expect(await regressions(a, '?service=checkout&view=client')).toEqual([]);
+    // series_id finds the regression from any of its members' series.
+    for (const m of one('checkout').members)
+      expect((await regressions(a, `?series_id=${m.series_id}`)).map((r) => r.id)).toEqual([
+        one('checkout').id,
+      ]);
     expect((await regressions(a, '?op=unmount')).map((r) => r.service)).toEqual(['containerd']);
     expect(
       await regressions(
@@ -259,6 +297,10 @@ describe('as data arrives', () => {
       const before = all.find((x) => x.id === r.id)!;
       expect(r.after.count).toBeGreaterThan(before.after.count);
       expect(r.onset).toBe(before.onset);
+      expect(r.members.map((m) => m.series_id)).toEqual(before.members.map((m) => m.series_id));
+      r.members.forEach((m, i) =>
+        expect(m.after.count).toBeGreaterThan(before.members[i]!.after.count),
+      );
     }
   });
 
@@ -272,7 +314,8 @@ describe('as data arrives', () => {
         .filter((r) => r.status === 'open')
         .map((r) => r.service)
         .sort(),
-    ).toEqual(['builder', 'checkout', 'checkout', 'containerd', 'pageserver']);
+    ).toEqual(['builder', 'checkout', 'containerd', 'pageserver']);
+    expect(pg.members.map((m) => m.recovered_at !== null)).toEqual([true]);
     const res = await fetch(`${b!.url}/api/v1/alerts?regression_id=${pg.id}`);
     const alerts = ((await res.json()) as { alerts: Array<{ status: string }> }).alerts;
     expect(alerts.map((x) => x.status)).toEqual(['resolved']);

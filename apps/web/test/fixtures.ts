@@ -48,6 +48,7 @@ export const regressionOf = (over: Partial<Regression> = {}): Regression => ({
   resolved_at: null,
   resolved_by: null,
   resolution: null,
+  members: [],
   ...over,
 });
 

@@ -7,3 +7,4 @@ export * from './detect/index.ts';
 export * from './attribution/index.ts';
 export * from './hints/index.ts';
 export * from './edges.ts';
+export * from './incidents.ts';

@@ -6,10 +6,20 @@
  * of young regressions at the end of a pass.
  */
 import { storeRegressionHints } from '../evidence/evidence.ts';
-import { stepRecovery, type MinutePoint } from '@onset/core';
+import {
+  INCIDENT_WINDOW_MAX_MS,
+  sameIncident,
+  stepRecovery,
+  stepStrength,
+  type MinutePoint,
+} from '@onset/core';
 import type { PoolClient } from '../db/pool.ts';
 import { regressionsDetected } from '../observability/metrics.ts';
-import { raiseRegressionAlert, resolveRegressionAlert } from './alerting.ts';
+import {
+  raiseRegressionAlert,
+  refreshRegressionAlertIfFiring,
+  resolveRegressionAlert,
+} from './alerting.ts';
 import { attribute } from './attribute.ts';
 import { detectOptionsFor } from './detect-options.ts';
 import { fmtMs, level, median, ratio, round, roundMs } from './levels.ts';
@@ -17,13 +27,23 @@ import { countEvents } from './points.ts';
 import { readLabels, type StateCache } from './state-cache.ts';
 import { advanceThroughs, writeStates } from './state.ts';
 import {
+  headlineRatios,
+  hostsReporting,
+  insertMember,
+  knownOnsets,
+  makeHeadline,
+  membersNear,
+  resolveIfAllRecovered,
+  unresolvedMembersOf,
+  updateMember,
+  type NearMember,
+} from './members.ts';
+import {
   dueForReattribution,
   insertRegression,
-  knownOnsets,
   regressionById,
   regressionJson,
-  unresolvedOf,
-  updateAfter,
+  updateHeadlineLevels,
   type Level,
 } from './store.ts';
 import {
@@ -40,6 +60,8 @@ const RECOVERY_POINTS = 30;
 const AFTER_POINTS = 120;
 /** Re-rank suspects and cohorts of regressions this young on every pass (late markers, more data). */
 const REATTRIBUTE_FOR_MS = 2 * HOUR;
+/** A member's hosts: those that reported its series in this long after the onset. */
+const MEMBER_HOSTS_MS = 2 * HOUR;
 
 /** Write one batch: new regressions, updated open ones, checkpoints — one transaction. */
 export async function commit(
@@ -75,7 +97,15 @@ export async function commit(
   }
 }
 
-/** One regression per step: new steps are inserted, steps already known (any status) are left alone. */
+/**
+ * One regression per incident: a new step joins the regression of a step
+ * already found around the same onset on a related series (core's
+ * sameIncident: views of one edge, series of one service), else opens one.
+ * Steps already known on their series (any status) are left alone. A member
+ * that joins never raises an alert (the incident has paged once, or will at
+ * the end of this batch); when it shows the step better than the headline, it
+ * becomes the headline and the regression is re-attributed to its series.
+ */
 async function openRegressions(
   c: PoolClient,
   events: StepEvent[],
@@ -92,13 +122,19 @@ async function openRegressions(
   const ids = [...new Set(ups.map((e) => e.seriesId))];
   const existing = await knownOnsets(c, ids);
   const labelsOf = await readLabels(c, ids);
+  const onsets = ups.map((e) => e.change.t);
+  const near = await membersNear(
+    c,
+    Math.min(...onsets) - INCIDENT_WINDOW_MAX_MS,
+    Math.max(...onsets) + INCIDENT_WINDOW_MAX_MS,
+  );
   const seriesOpened: number[] = [];
   for (const e of ups) {
     const ch = e.change;
     const unc = ch.onsetUncertaintyPoints * MIN;
     const dup = existing.find(
       (r) =>
-        Number(r.series_id) === e.seriesId &&
+        r.series_id === e.seriesId &&
         Math.abs(r.onset.getTime() - ch.t) <= Math.max(10 * MIN, 3 * Math.max(unc, r.unc)),
     );
     if (dup) continue;
@@ -108,7 +144,7 @@ async function openRegressions(
     const before = level(ch.before);
     const after = level(ch.after);
     after.count = await countEvents(c, e.seriesId, ch.t, H);
-    const row = await insertRegression(c, {
+    const step = {
       seriesId: e.seriesId,
       labels,
       change: ch,
@@ -120,12 +156,50 @@ async function openRegressions(
       ratioP50: ratio(before.p50_ms, after.p50_ms, floor / 1000),
       ratioP99: ratio(before.p99_ms, after.p99_ms, floor / 1000),
       afterThroughMs: H,
-    });
-    existing.push({ series_id: e.seriesId, onset: row.onset, unc });
+    };
+    const member: NearMember = {
+      regression_id: '',
+      headline: false,
+      ...labels,
+      onsetMs: ch.t,
+      uncertaintyMs: unc,
+      ratio_p50: step.ratioP50,
+      ratio_p99: step.ratioP99,
+    };
+    const hosts = await hostsReporting(c, e.seriesId, ch.t, Math.min(H, ch.t + MEMBER_HOSTS_MS));
+    existing.push({ series_id: e.seriesId, onset: new Date(ch.t), unc });
+    seriesOpened.push(e.seriesId);
+    const incident = near
+      .filter((m) => sameIncident(m, member))
+      .sort((x, y) => Math.abs(x.onsetMs - ch.t) - Math.abs(y.onsetMs - ch.t))[0];
+    if (incident) {
+      const id = incident.regression_id;
+      await insertMember(c, { ...step, regressionId: id, hosts, headline: false });
+      near.push({ ...member, regression_id: id });
+      const headline = await headlineRatios(c, id);
+      if (!headline || stepStrength(member) > stepStrength(headline)) {
+        await makeHeadline(c, id, e.seriesId, new Date(ch.t), now);
+        for (const m of near) if (m.regression_id === id) m.headline = m === near[near.length - 1];
+        const row = await regressionById(c, id);
+        if (row) {
+          await attribute(c, row, H, now, { alert: false });
+          await storeRegressionHints(c, row, H);
+          // A changed headline refreshes the words of a firing alert; it never pages again.
+          if (!pendingAlerts.has(id) && row.status !== 'resolved') {
+            const fresh = await regressionById(c, id);
+            await refreshRegressionAlertIfFiring(c, regressionJson(fresh!), { now });
+          }
+        }
+      }
+      result.regressions.grouped++;
+      continue;
+    }
+    const row = await insertRegression(c, step);
+    await insertMember(c, { ...step, regressionId: row.id, hosts, headline: true });
+    near.push({ ...member, regression_id: row.id, headline: true });
     await attribute(c, row, H, now, { alert: false });
     // Hints before the alert is raised, so its text (and every webhook's) names the likely mechanism.
     await storeRegressionHints(c, row, H);
-    seriesOpened.push(e.seriesId);
     result.regressions.opened++;
     regressionsDetected.inc({ op: labels.op, view: labels.view });
     pendingAlerts.add(row.id);
@@ -134,9 +208,11 @@ async function openRegressions(
 }
 
 /**
- * Open and acknowledged regressions of the series fed in this pass: levels
- * since the onset from the detector's recent points, events counted once
- * (after_through), and resolution when latency is back at the before level.
+ * Members of open and acknowledged regressions on the series fed in this
+ * pass: levels since the onset from the detector's recent points, events
+ * counted once (after_through), and whether latency is back at the before
+ * level. The headline member's numbers are the regression's; the regression
+ * resolves when every member is back.
  */
 async function updateOpen(
   cache: StateCache,
@@ -148,48 +224,55 @@ async function updateOpen(
   result: PassResult,
   pendingAlerts: Set<string>,
 ): Promise<void> {
-  for (const r of await unresolvedOf(c, ids)) {
-    const sid = Number(r.series_id);
+  const incidents = new Set<string>();
+  for (const m of await unresolvedMembersOf(c, ids)) {
+    const sid = Number(m.series_id);
     const tracked = cache.detectors.get(sid);
     if (!tracked) continue;
     const floor = tracked.det.opts.floor;
-    const since = r.onset.getTime() + r.onset_uncertainty_ms;
+    const since = m.onset.getTime() + m.onset_uncertainty_ms;
     const pts = tracked.det.recentPoints().filter((p) => p.t >= since);
     const newCount = (fed.get(sid) ?? []).reduce(
-      (n, p) => (p.t >= r.after_through.getTime() ? n + p.count : n),
+      (n, p) => (p.t >= m.after_through.getTime() ? n + p.count : n),
       0,
     );
-    const after: Level = { ...r.after, count: r.after.count + newCount };
+    const after: Level = { ...m.after, count: m.after.count + newCount };
     if (pts.length) {
       const last = pts.slice(-AFTER_POINTS);
       after.p50_ms = roundMs(median(last.map((p) => p.p50)) / 1000);
       after.p99_ms = roundMs(median(last.map((p) => p.p99)) / 1000);
     }
-    const recovery = stepRecovery(r.change, pts.slice(-RECOVERY_POINTS), { floor });
-    const resolved = recovery.resolved;
-    await updateAfter(c, r.id, {
+    const recovery = stepRecovery(m.change, pts.slice(-RECOVERY_POINTS), { floor });
+    const levels = {
       after,
-      ratioP50: ratio(r.before.p50_ms, after.p50_ms, floor / 1000),
-      ratioP99: ratio(r.before.p99_ms, after.p99_ms, floor / 1000),
+      ratioP50: ratio(m.before.p50_ms, after.p50_ms, floor / 1000),
+      ratioP99: ratio(m.before.p99_ms, after.p99_ms, floor / 1000),
       afterThroughMs: H,
-      nowMs: now,
-      resolvedAtMs: resolved ? pts[pts.length - 1]!.t + MIN : null,
-      resolution: resolved
-        ? `latency returned to the before level (${r.metric} ${fmtMs(recovery.level / 1000)} ms)`
+    };
+    await updateMember(c, m, {
+      ...levels,
+      recoveredAtMs: recovery.resolved ? pts[pts.length - 1]!.t + MIN : null,
+      recovery: recovery.resolved
+        ? `latency returned to the before level (${m.metric} ${fmtMs(recovery.level / 1000)} ms)`
         : null,
     });
-    const wasPending = pendingAlerts.delete(r.id);
+    if (m.headline) await updateHeadlineLevels(c, m.regression_id, { ...levels, nowMs: now });
+    incidents.add(m.regression_id);
+  }
+  for (const id of incidents) {
+    const resolved = await resolveIfAllRecovered(c, id, now);
+    const wasPending = pendingAlerts.delete(id);
     if (resolved) {
       result.regressions.resolved++;
       if (!wasPending)
-        await resolveRegressionAlert(c, r.id, {
+        await resolveRegressionAlert(c, id, {
           now,
           reason: 'latency returned to the before level',
         });
     } else {
       if (!wasPending) result.regressions.updated++;
       if (wasPending) {
-        const fresh = await regressionById(c, r.id);
+        const fresh = await regressionById(c, id);
         await raiseRegressionAlert(c, regressionJson(fresh!), { now });
       }
     }

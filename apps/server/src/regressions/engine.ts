@@ -68,7 +68,7 @@ class Engine {
       duration_ms: 0,
       series: { total: 0, new: 0, fed: 0, points: 0 },
       screened: 0,
-      regressions: { opened: 0, resolved: 0, updated: 0 },
+      regressions: { opened: 0, resolved: 0, updated: 0, grouped: 0 },
     };
 
     const dbThrough = await readThroughs(c);
@@ -221,6 +221,6 @@ export async function runDetectionPass(
     duration_ms: 0,
     series: { total: 0, new: 0, fed: 0, points: 0 },
     screened: 0,
-    regressions: { opened: 0, resolved: 0, updated: 0 },
+    regressions: { opened: 0, resolved: 0, updated: 0, grouped: 0 },
   };
 }

@@ -5,10 +5,18 @@ import type { Hint } from '@onset/contract';
  * attribution, the user's status changes, and reading them for the API
  * (api.md "Regressions").
  */
-import type { Level, Op, Regression, RegressionStatus, View } from '@onset/contract';
+import type {
+  Level,
+  Op,
+  Regression,
+  RegressionMember,
+  RegressionStatus,
+  View,
+} from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import type { Queryable } from '../slos/store.ts';
 import type { Cohort, StepChange, Suspect } from '@onset/core';
+import { MEMBERS_COLUMN, type MemberRow } from './members.ts';
 
 export type { Level };
 
@@ -40,16 +48,43 @@ export interface RegressionRow {
   resolved_by: string | null;
   resolution: string | null;
   hints: Hint[];
+  /** The incident's series (members.ts), headline first; empty on a row just inserted. */
+  members: MemberRow[];
 }
 
 const REGRESSION_COLUMNS = `id::text, series_id::text, service, op, view, name, peer, host, onset, onset_uncertainty_ms,
   detected_at, updated_at, metric, confidence, before, after, ratio_p50, ratio_p99, suspects, cohort, status,
-  acknowledged_at, acknowledged_by, resolved_at, resolved_by, resolution, hints`;
+  acknowledged_at, acknowledged_by, resolved_at, resolved_by, resolution, hints, ${MEMBERS_COLUMN}`;
 
 /** What the API shows (the contract's Regression): the row with times as RFC 3339 and an empty peer as null. */
 export type RegressionJson = Regression;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const isoMs = (ms: number | string | null) =>
+  ms === null ? null : new Date(Number(ms)).toISOString();
+
+function memberJson(m: MemberRow): RegressionMember {
+  return {
+    series_id: m.series_id,
+    service: m.service,
+    op: m.op,
+    view: m.view,
+    name: m.name,
+    peer: m.peer === '' ? null : m.peer,
+    headline: m.headline,
+    onset: isoMs(m.onset_ms)!,
+    onset_uncertainty_ms: m.onset_uncertainty_ms,
+    detected_at: isoMs(m.detected_at_ms)!,
+    metric: m.metric,
+    confidence: m.confidence,
+    before: m.before,
+    after: m.after,
+    ratio_p50: m.ratio_p50,
+    ratio_p99: m.ratio_p99,
+    hosts: m.hosts,
+    recovered_at: isoMs(m.recovered_at_ms),
+  };
+}
 
 export function regressionJson(r: RegressionRow): RegressionJson {
   return {
@@ -80,6 +115,7 @@ export function regressionJson(r: RegressionRow): RegressionJson {
     resolved_at: iso(r.resolved_at),
     resolved_by: r.resolved_by,
     resolution: r.resolution,
+    members: (r.members ?? []).map(memberJson),
   };
 }
 
@@ -107,7 +143,11 @@ export async function listRegressions(pool: Pool, f: RegressionFilter): Promise<
   if (f.view) add('view = ?', f.view);
   if (f.name) add('name = ?', f.name);
   if (f.peer !== undefined) add('peer = ?', f.peer);
-  if (f.seriesId) add('series_id = ?::bigint', f.seriesId);
+  if (f.seriesId)
+    add(
+      'EXISTS (SELECT 1 FROM regression_members m WHERE m.regression_id = regressions.id AND m.series_id = ?::bigint)',
+      f.seriesId,
+    );
   if (f.statuses?.length) add('status = ANY(?::text[])', f.statuses);
   if (f.sinceMs !== undefined) add('onset >= ?', new Date(f.sinceMs));
   args.push(f.limit);
@@ -133,18 +173,6 @@ export async function getRegression(
 }
 
 // ---- the detection pass -------------------------------------------------
-
-/** Onsets (and their uncertainty, ms) of every regression of these series, any status. */
-export async function knownOnsets(
-  db: Queryable,
-  seriesIds: number[],
-): Promise<Array<{ series_id: number; onset: Date; unc: number }>> {
-  const { rows } = await db.query<{ series_id: number; onset: Date; unc: number }>(
-    `SELECT series_id, onset, onset_uncertainty_ms AS unc FROM regressions WHERE series_id = ANY($1::bigint[])`,
-    [seriesIds],
-  );
-  return rows;
-}
 
 export interface NewRegression {
   seriesId: number;
@@ -192,40 +220,15 @@ export async function insertRegression(db: Queryable, r: NewRegression): Promise
   return rows[0]!;
 }
 
-/** Open and acknowledged regressions of these series, oldest onset first, with the step and the events counted so far. */
-export async function unresolvedOf(
-  db: Queryable,
-  seriesIds: number[],
-): Promise<Array<RegressionRow & { change: StepChange; after_through: Date }>> {
-  const { rows } = await db.query<RegressionRow & { change: StepChange; after_through: Date }>(
-    `SELECT ${REGRESSION_COLUMNS}, change, after_through FROM regressions
-      WHERE series_id = ANY($1::bigint[]) AND status <> 'resolved' ORDER BY onset`,
-    [seriesIds],
-  );
-  return rows;
-}
-
-/** New after level and ratios; resolved (by Onset, with `resolution`) when latency is back. */
-export async function updateAfter(
+/** The headline member's new after level and ratios, mirrored on the regression row. */
+export async function updateHeadlineLevels(
   db: Queryable,
   id: string,
-  u: {
-    after: Level;
-    ratioP50: number;
-    ratioP99: number;
-    afterThroughMs: number;
-    nowMs: number;
-    resolvedAtMs: number | null;
-    resolution: string | null;
-  },
+  u: { after: Level; ratioP50: number; ratioP99: number; afterThroughMs: number; nowMs: number },
 ): Promise<void> {
-  const resolved = u.resolvedAtMs !== null;
   await db.query(
-    `UPDATE regressions SET after = $2, ratio_p50 = $3, ratio_p99 = $4, after_through = GREATEST(after_through, $5), updated_at = $6,
-            status = CASE WHEN $7 THEN 'resolved' ELSE status END,
-            resolved_at = CASE WHEN $7 THEN $8 ELSE resolved_at END,
-            resolved_by = CASE WHEN $7 THEN 'onset' ELSE resolved_by END,
-            resolution = CASE WHEN $7 THEN $9 ELSE resolution END
+    `UPDATE regressions SET after = $2, ratio_p50 = $3, ratio_p99 = $4, after_through = GREATEST(after_through, $5),
+            updated_at = $6
       WHERE id = $1 AND status <> 'resolved'`,
     [
       id,
@@ -234,9 +237,6 @@ export async function updateAfter(
       u.ratioP99,
       new Date(u.afterThroughMs),
       new Date(u.nowMs),
-      resolved,
-      resolved ? new Date(u.resolvedAtMs!) : null,
-      u.resolution,
     ],
   );
 }

@@ -22,7 +22,8 @@ export interface PassResult {
   duration_ms: number;
   series: { total: number; new: number; fed: number; points: number };
   screened: number;
-  regressions: { opened: number; resolved: number; updated: number };
+  /** `grouped`: steps that joined the regression of their incident instead of opening one. */
+  regressions: { opened: number; resolved: number; updated: number; grouped: number };
 }
 
 /** A step the detector confirmed on a series. */

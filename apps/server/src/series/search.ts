@@ -84,10 +84,12 @@ export async function searchSeries(
       metric: string;
       ratio: number;
     }>(
-      `SELECT DISTINCT ON (series_id) series_id::text, id::text, onset, status, metric,
-              CASE WHEN metric = 'p99' THEN ratio_p99 ELSE ratio_p50 END AS ratio
-         FROM regressions WHERE series_id = ANY($1::bigint[]) AND status <> 'resolved'
-        ORDER BY series_id, onset DESC`,
+      // A regression is one incident: every series it was found on (its members) shows it, with that series' numbers.
+      `SELECT DISTINCT ON (m.series_id) m.series_id::text, r.id::text, m.onset, r.status, m.metric,
+              CASE WHEN m.metric = 'p99' THEN m.ratio_p99 ELSE m.ratio_p50 END AS ratio
+         FROM regression_members m JOIN regressions r ON r.id = m.regression_id
+        WHERE m.series_id = ANY($1::bigint[]) AND r.status <> 'resolved'
+        ORDER BY m.series_id, m.onset DESC`,
       [ids],
     ),
     pool.query<{ id: string; slo_ids: string[] }>(

@@ -90,8 +90,10 @@ async function openRegressionOf(db: Queryable, seriesId: string): Promise<OpenRe
     unc: number;
     after: { p50_ms: number; p99_ms: number };
   }>(
-    `SELECT id::text, onset, onset_uncertainty_ms AS unc, after FROM regressions
-      WHERE series_id = $1 AND status <> 'resolved' ORDER BY onset LIMIT 1`,
+    // This series' own evidence of the regression (one of its members).
+    `SELECT r.id::text, m.onset, m.onset_uncertainty_ms AS unc, m.after
+       FROM regression_members m JOIN regressions r ON r.id = m.regression_id
+      WHERE m.series_id = $1 AND r.status <> 'resolved' ORDER BY m.onset LIMIT 1`,
     [seriesId],
   );
   const r = rows[0];

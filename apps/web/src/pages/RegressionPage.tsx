@@ -48,6 +48,7 @@ import { reportedViews } from '../components/graphs/edgeData.ts';
 import { CohortPanel } from '../components/CohortPanel.tsx';
 import { AttributeTable, ExemplarTable, HintList } from '../components/EvidencePanel.tsx';
 import { DeployList } from '../components/DeployList.tsx';
+import { MemberList } from '../components/MemberList.tsx';
 import { relativeToOnset, SuspectList, suspectText } from '../components/Suspects.tsx';
 import { OnCallActions } from '../components/OnCallActions.tsx';
 import { PagingLines } from '../components/Delivery.tsx';
@@ -413,6 +414,12 @@ function RegressionView({ r }: { r: Regression }) {
           />
         )}
       </Panel>
+
+      {r.members.length > 1 ? (
+        <Panel title={`One incident, found on ${r.members.length} series`}>
+          <MemberList members={r.members} />
+        </Panel>
+      ) : null}
 
       <Panel title={`Suspects (${suspects.length})`}>
         {suspects.length ? (

@@ -42,7 +42,40 @@ export const Cohort = Type.Object({
 });
 export type Cohort = Static<typeof Cohort>;
 
-/** A step change found by detection (api.md "Regressions"). */
+/**
+ * One series' evidence of a regression (api.md "Regressions", `members`): a
+ * regression is one incident, and each series on which its step was found is
+ * a member with its own levels, onset and confidence.
+ */
+export const RegressionMember = Type.Object({
+  series_id: Type.String(),
+  service: Type.String(),
+  op: stringEnum(OPS),
+  view: stringEnum(VIEWS),
+  name: Type.String(),
+  peer: NStr,
+  headline: Type.Boolean({
+    description: 'the member that shows the step best; the regression’s own fields are its',
+  }),
+  onset: Type.String(),
+  onset_uncertainty_ms: Type.Number(),
+  detected_at: Type.String(),
+  metric: stringEnum(REGRESSION_METRICS, 'the quantile that moved most: p50 | p99'),
+  confidence: Type.Number(),
+  before: Level,
+  after: Level,
+  ratio_p50: Type.Number(),
+  ratio_p99: Type.Number(),
+  hosts: Type.Array(Type.String(), {
+    description: 'hosts that reported this series since the onset',
+  }),
+  recovered_at: Type.Union([Type.String(), Type.Null()], {
+    description: 'set while this series is back at its before level',
+  }),
+});
+export type RegressionMember = Static<typeof RegressionMember>;
+
+/** A step change found by detection (api.md "Regressions"): one incident, headed by its clearest member. */
 export const Regression = Type.Object({
   id: Type.String(),
   series_id: Type.String(),
@@ -75,6 +108,10 @@ export const Regression = Type.Object({
   resolved_at: NStr,
   resolved_by: NStr,
   resolution: NStr,
+  members: Type.Array(RegressionMember, {
+    description:
+      'every series the incident was found on (client, gap and server views of an edge; several routes or executables of a service), headline first',
+  }),
 });
 export type Regression = Static<typeof Regression>;
 
@@ -149,6 +186,11 @@ export const DetectPass = Type.Object({
     opened: Type.Number(),
     resolved: Type.Number(),
     updated: Type.Number(),
+    grouped: Type.Optional(
+      Type.Number({
+        description: 'steps that joined the regression of their incident instead of opening one',
+      }),
+    ),
   }),
 });
 export type DetectPass = Static<typeof DetectPass>;

@@ -4,5 +4,11 @@
  * all five incidents) and OTLP JSON (otlp-json.ts, incidents 4 and 5).
  */
 export { incidentTimes, LIVE_WINDOW, REPLAY_WINDOW, type IncidentTimes } from './times.ts';
-export { REPLAY_REGRESSIONS, replayIncidents, Traffic, type MarkerIds } from './sdk-replay.ts';
+export {
+  REPLAY_MEMBERS,
+  REPLAY_REGRESSIONS,
+  replayIncidents,
+  Traffic,
+  type MarkerIds,
+} from './sdk-replay.ts';
 export { sendIncidents, XSS_DESCRIPTION, type SendOptions } from './otlp-json.ts';

@@ -1,0 +1,97 @@
+/**
+ * Incidents, not series (docs/regressions.md "One incident, one regression"):
+ * the rule that says whether a step found on one series belongs to the same
+ * incident as a step already found on another, and which of an incident's
+ * members is its headline. Pure; the server applies it when a pass finds a step.
+ */
+
+/** A step on one series, as grouping sees it. */
+export interface IncidentMember {
+  service: string;
+  op: string;
+  view: string;
+  name: string;
+  /** The callee of an edge series (client, gap, server views); '' or null otherwise. */
+  peer: string | null;
+  onsetMs: number;
+  uncertaintyMs: number;
+  ratio_p50: number;
+  ratio_p99: number;
+}
+
+/** Onsets this close (plus the larger onset uncertainty) are "around the same onset". */
+export const INCIDENT_WINDOW_MS = 5 * 60_000;
+/** However uncertain the onsets, steps further apart than this are separate incidents. */
+export const INCIDENT_WINDOW_MAX_MS = 15 * 60_000;
+
+/** How far apart two onsets may be and still be one incident. */
+export function incidentWindowMs(a: IncidentMember, b: IncidentMember): number {
+  return Math.min(
+    INCIDENT_WINDOW_MAX_MS,
+    INCIDENT_WINDOW_MS + Math.max(a.uncertaintyMs, b.uncertaintyMs),
+  );
+}
+
+const peerOf = (m: IncidentMember) => m.peer || null;
+
+/**
+ * The edge a series is a view of, as "caller→callee op name", or null. Edge
+ * series (client, gap, server views) are filed under the caller with the
+ * callee as peer; the callee's own server series (no peer) is its side of
+ * every edge that calls that operation, so it has no caller here.
+ */
+function edgeOf(m: IncidentMember): { caller: string | null; callee: string } | null {
+  const peer = peerOf(m);
+  if (peer) return { caller: m.service, callee: peer };
+  if (m.view === 'server') return { caller: null, callee: m.service };
+  return null;
+}
+
+/**
+ * True when the two series are views of one edge: the same operation and
+ * name, the same callee, and the same caller unless one of them is the
+ * callee's own server series.
+ */
+export function sameEdge(a: IncidentMember, b: IncidentMember): boolean {
+  if (a.op !== b.op || a.name !== b.name) return false;
+  const ea = edgeOf(a);
+  const eb = edgeOf(b);
+  if (!ea || !eb || ea.callee !== eb.callee) return false;
+  if (ea.caller === null && eb.caller === null) return false; // two own server series: one series
+  return ea.caller === null || eb.caller === null || ea.caller === eb.caller;
+}
+
+/**
+ * One incident: onsets within the window, and either views of one edge or
+ * series of one service (several routes, several executables, a service and
+ * its calls out).
+ */
+export function sameIncident(a: IncidentMember, b: IncidentMember): boolean {
+  if (Math.abs(a.onsetMs - b.onsetMs) > incidentWindowMs(a, b)) return false;
+  return a.service === b.service || sameEdge(a, b);
+}
+
+/** How clearly a member shows the step: its larger ratio (p50 or p99). */
+export function stepStrength(m: Pick<IncidentMember, 'ratio_p50' | 'ratio_p99'>): number {
+  const r = Math.max(m.ratio_p50, m.ratio_p99);
+  return Number.isFinite(r) ? r : 0;
+}
+
+/**
+ * Index of the headline among an incident's members: the one that shows the
+ * step best (largest ratio); on a tie, the first (found earliest).
+ */
+export function headlineIndex(
+  members: ReadonlyArray<Pick<IncidentMember, 'ratio_p50' | 'ratio_p99'>>,
+): number {
+  let best = -1;
+  let bestStrength = -Infinity;
+  members.forEach((m, i) => {
+    const s = stepStrength(m);
+    if (s > bestStrength) {
+      best = i;
+      bestStrength = s;
+    }
+  });
+  return best;
+}

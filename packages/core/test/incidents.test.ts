@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import {
+  headlineIndex,
+  sameEdge,
+  sameIncident,
+  INCIDENT_WINDOW_MAX_MS,
+  type IncidentMember,
+} from '../src/index.ts';
+
+const MIN = 60_000;
+const m = (over: Partial<IncidentMember>): IncidentMember => ({
+  service: 'checkout',
+  op: 'request',
+  view: 'client',
+  name: 'GET /lookup',
+  peer: 'urlite',
+  onsetMs: 100 * MIN,
+  uncertaintyMs: 0,
+  ratio_p50: 2,
+  ratio_p99: 2,
+  ...over,
+});
+
+describe('one incident', () => {
+  it('groups the client, gap and server views of one edge, and the callee’s own server series', () => {
+    const client = m({});
+    const gap = m({ view: 'gap', onsetMs: 101 * MIN });
+    const server = m({ view: 'server' });
+    const own = m({ service: 'urlite', view: 'server', peer: null, onsetMs: 99 * MIN });
+    for (const x of [gap, server, own]) expect(sameIncident(client, x)).toBe(true);
+    expect(sameIncident(own, gap)).toBe(true);
+  });
+
+  it('groups several series of one service stepping within minutes', () => {
+    const a = m({ service: 'api', view: 'server', peer: null, name: 'GET /a' });
+    const b = m({
+      service: 'api',
+      view: 'server',
+      peer: null,
+      name: 'POST /b',
+      onsetMs: 103 * MIN,
+    });
+    const spawn = m({ service: 'api', op: 'spawn', view: 'internal', peer: null, name: 'cc' });
+    expect(sameIncident(a, b)).toBe(true);
+    expect(sameIncident(a, spawn)).toBe(true);
+  });
+
+  it('keeps unrelated services apart, even in the same minute', () => {
+    const a = m({ service: 'api', view: 'server', peer: null, name: 'GET /a' });
+    const b = m({ service: 'billing', view: 'server', peer: null, name: 'GET /a' });
+    expect(sameIncident(a, b)).toBe(false);
+    // Two callers of one callee are not one edge, nor two own-server series of different callees.
+    expect(sameEdge(m({}), m({ service: 'cart' }))).toBe(false);
+    expect(
+      sameEdge(
+        m({ service: 'x', peer: null, view: 'server' }),
+        m({ service: 'y', peer: null, view: 'server' }),
+      ),
+    ).toBe(false);
+    // A different route of the callee is another edge.
+    expect(sameIncident(m({}), m({ service: 'cart', name: 'GET /other' }))).toBe(false);
+  });
+
+  it('keeps steps apart when their onsets are further apart than the window', () => {
+    expect(sameIncident(m({}), m({ view: 'gap', onsetMs: 106 * MIN }))).toBe(false);
+    // Uncertain onsets widen the window, up to its cap.
+    expect(
+      sameIncident(m({ uncertaintyMs: 3 * MIN }), m({ view: 'gap', onsetMs: 107 * MIN })),
+    ).toBe(true);
+    expect(
+      sameIncident(
+        m({ uncertaintyMs: 60 * MIN }),
+        m({ view: 'gap', onsetMs: 100 * MIN + INCIDENT_WINDOW_MAX_MS + MIN }),
+      ),
+    ).toBe(false);
+  });
+
+  it('heads an incident with the member that shows the step best', () => {
+    expect(
+      headlineIndex([m({ ratio_p50: 9, ratio_p99: 8 }), m({ ratio_p50: 45, ratio_p99: 30 })]),
+    ).toBe(1);
+    expect(headlineIndex([m({ ratio_p50: 3 }), m({ ratio_p50: 3 })])).toBe(0);
+    expect(headlineIndex([])).toBe(-1);
+  });
+});
