@@ -1,12 +1,13 @@
 """Test workload: a WAL keeper removing batches of segment files (incident 3).
 
-Usage: wal_keeper.py COMM DIR PASSES FILES [--wait]
+Usage: wal_keeper.py COMM DIR PASSES FILES [--wait] [--hold-switch]
 Sets its process name to COMM. Each pass writes FILES segment files into DIR,
 waits PAUSE, then removes them. With --wait it prints "ready" and waits for a
 line on stdin first. It runs PASSES passes with one directory fsync at the end
 of each removal batch, prints "switch", then PASSES passes with a directory
 fsync after every unlink (the change behind the incident), prints "done" and
-exits. Each pass prints "pass MODE FSYNCS MS" (its own timing, for the test).
+exits. With --hold-switch it waits for a line on stdin after "switch" (so a
+test can put the change in a later minute). Each pass prints "pass MODE FSYNCS MS" (its own timing, for the test).
 """
 import ctypes
 import os
@@ -53,6 +54,8 @@ def one_pass(each):
 for _ in range(passes):
     one_pass(False)
 print("switch", flush=True)
+if "--hold-switch" in sys.argv:
+    sys.stdin.readline()
 for _ in range(passes):
     one_pass(True)
 os.close(dfd)
