@@ -12,6 +12,7 @@ import { checkMetricsJson, checkTracesJson, firstError, type JsonChecker } from 
 import { normalizeTraces } from './normalize-traces.ts';
 import { normalizeMetrics } from './normalize-metrics.ts';
 import { storeObservations } from './store.ts';
+import { GroupCommit } from './group-commit.ts';
 import { storeMetricPoints } from './store-metrics.ts';
 import type { IngestStats } from './stats.ts';
 import { statusErrorBodies } from './status.ts';
@@ -92,6 +93,8 @@ function withDrops(reasons: string[], dropped: number, what: string): string[] {
 export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<void> {
   const { config, pool, registry, partitions, stats } = deps;
   let inFlight = 0;
+  // Spans of concurrent exports share transactions (each answered after the commit holding it).
+  const spanWriter = new GroupCommit(pool, partitions);
 
   // OTLP bodies are read raw here (any type; 415 is decided per route) and
   // decoded after decompression, where the real size limit applies.
@@ -145,7 +148,7 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
         if (norm.rejected > 0) stats.rejected('invalid_span', norm.rejected);
         if (norm.observations.length === 0 && norm.rejected > 0)
           throw badRequest(`all ${norm.rejected} spans were rejected: ${norm.reasons.join('; ')}`);
-        const res = await storeObservations(pool, registry, partitions, norm.observations, now);
+        const res = await storeObservations(spanWriter, registry, partitions, norm.observations);
         stats.accepted('spans', res.inserted, res.duplicates);
         deps.onIngested?.('traces', res.inserted);
         return respond(

@@ -1,12 +1,9 @@
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import copyStreams from 'pg-copy-streams';
 import { resourceKey, seriesKey, type Registry } from './registry.ts';
 import { admitObservations } from '../cardinality/admit.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
-import type { Pool, PoolClient } from '../db/pool.ts';
 import type { Observation } from './normalize-traces.ts';
-import { COPY_HEADER, COPY_TRAILER, CopyRows } from './copy-rows.ts';
+import { CopyRows } from './copy-rows.ts';
+import type { GroupCommit } from './group-commit.ts';
 
 export interface StoreResult {
   inserted: number;
@@ -22,15 +19,15 @@ const FIXED_ROW_BYTES = 2 + 9 * 4 + 16 + 8 + 8 + 8 + 8 + 8 + 8 + 2;
 /**
  * Store a request's observations: series and resources are resolved (their
  * own short statements, see registry.ts), the spans encoded as binary COPY
- * rows and written in one transaction (`writeSpans`). Returns only after
- * PostgreSQL has committed.
+ * rows and written in one transaction together with the rows of concurrent
+ * requests (group-commit.ts, write-spans.ts). Returns only after PostgreSQL
+ * has committed.
  */
 export async function storeObservations(
-  pool: Pool,
+  writer: GroupCommit,
   registry: Registry,
   partitions: Partitions,
   obs: Observation[],
-  now = Date.now(),
 ): Promise<StoreResult> {
   if (!obs.length) return { inserted: 0, duplicates: 0, dropped: 0 };
   const admitted = await admitObservations(registry, obs);
@@ -63,95 +60,12 @@ export async function storeObservations(
     if (o.attrs === null) rows.null();
     else rows.jsonb(o.attrs);
   }
-  const today = utcDay(now);
-  await partitions.ensure('observations', [today]);
   await partitions.ensure(
     'histograms',
     [...minuteDays].map((d) => utcDay(d * DAY_MS)),
   );
   await registry.link([...links.values()]);
 
-  const client = await pool.connect();
-  let inserted: number;
-  try {
-    inserted = await writeSpans(client, [rows.view()], today);
-  } catch (err) {
-    client.release(true); // a failed COPY may leave the session unusable: start a fresh one
-    throw err;
-  }
-  client.release();
-  return { inserted, duplicates: n - inserted, dropped };
-}
-
-/** Connections whose session already has the staging table. */
-const staged = new WeakSet<PoolClient>();
-
-/**
- * Binary COPY cannot skip duplicates, so rows land in a session-local staging
- * table (temporary: no WAL, emptied at commit) and one statement moves them:
- * raw rows into `observations` with `ON CONFLICT DO NOTHING` on
- * `(trace_id, span_id, received_day)` (plus a look at the previous day, so an
- * OTLP retry across midnight is still caught), and exactly the rows that were
- * new folded into per-minute histograms.
- */
-const FOLD_SQL = `WITH ins AS (
-   INSERT INTO observations (received_day, trace_id, span_id, parent_span_id, series_id, resource_id,
-                             start_time, duration_us, kind, attrs)
-   SELECT $1::date, i.trace_id, i.span_id, i.parent_span_id, i.series_id, i.resource_id,
-          i.start_time, i.duration_us, i.kind, i.attrs
-     FROM ingest_stage i
-    WHERE NOT EXISTS (SELECT 1 FROM observations o
-                       WHERE o.received_day = $1::date - 1 AND o.trace_id = i.trace_id AND o.span_id = i.span_id)
-   ON CONFLICT DO NOTHING
-   RETURNING series_id, resource_id, start_time, duration_us
- ), b AS (
-   SELECT series_id, resource_id, date_trunc('minute', start_time) AS minute, onset_bucket(duration_us) AS i,
-          count(*)::int AS c, sum(duration_us) AS s, min(duration_us) AS mn, max(duration_us) AS mx
-     FROM ins GROUP BY 1, 2, 3, 4
- )
- INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
- SELECT series_id, resource_id, minute, sum(c), sum(s), min(mn), max(mx),
-        array_agg(i ORDER BY i), array_agg(c ORDER BY i)
-   FROM b GROUP BY 1, 2, 3
- RETURNING count`;
-
-/**
- * Write encoded span rows (CopyRows buffers, several requests' worth) in ONE
- * transaction received on `day`; returns how many spans were new. Resolves
- * only after COMMIT; on any error the transaction is rolled back and nothing
- * of any chunk is stored.
- */
-export async function writeSpans(
-  client: PoolClient,
-  chunks: Buffer[],
-  day: string,
-): Promise<number> {
-  if (!staged.has(client)) {
-    await client.query(
-      `CREATE TEMP TABLE IF NOT EXISTS ingest_stage (
-         trace_id bytea, span_id bytea, parent_span_id bytea, series_id bigint, resource_id bigint,
-         start_time timestamptz, duration_us double precision, kind smallint, attrs jsonb
-       ) ON COMMIT DELETE ROWS`,
-    );
-    staged.add(client);
-  }
-  await client.query('BEGIN');
-  try {
-    await pipeline(
-      Readable.from([COPY_HEADER, ...chunks, COPY_TRAILER]),
-      client.query(copyStreams.from('COPY ingest_stage FROM STDIN (FORMAT binary)')),
-    );
-    const res = await client.query<{ count: number }>({
-      name: 'onset-ingest-fold',
-      text: FOLD_SQL,
-      values: [day],
-    });
-    await client.query('COMMIT');
-    let inserted = 0;
-    for (const r of res.rows) inserted += Number(r.count);
-    return inserted;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  }
+  const written = await writer.write(rows.view(), n);
+  return { ...written, dropped };
 }

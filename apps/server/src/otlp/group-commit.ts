@@ -1,0 +1,115 @@
+/**
+ * Group commit: span rows of concurrent requests written in one transaction.
+ * A request's rows wait only while earlier transactions hold every writer
+ * slot; when a slot frees, everything waiting goes out together (one COPY,
+ * one fold statement, one COMMIT and its WAL flush for all of them). Each
+ * request is answered after the commit that holds its rows, and a failed
+ * transaction fails exactly the requests in it.
+ */
+import { utcDay, type Partitions } from '../db/partitions.ts';
+import { isDatabaseUnavailable, type Pool } from '../db/pool.ts';
+import { writeSpans } from './write-spans.ts';
+
+export interface GroupCommitOptions {
+  /** Transactions in flight at once (PostgreSQL works on each with one core). */
+  writers?: number;
+  /** Most spans in one transaction; the rest waits for the next. */
+  maxRows?: number;
+}
+
+/** What one request's rows came to. */
+export interface Written {
+  inserted: number;
+  duplicates: number;
+}
+
+interface Entry {
+  chunk: Buffer;
+  rows: number;
+  resolve: (w: Written) => void;
+  reject: (err: unknown) => void;
+}
+
+export class GroupCommit {
+  private queue: Entry[] = [];
+  private active = 0;
+  private readonly writers: number;
+  private readonly maxRows: number;
+  /** Transactions committed, and requests they held (for tests and /metrics-style introspection). */
+  readonly counts = { transactions: 0, requests: 0 };
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly partitions: Partitions,
+    opts: GroupCommitOptions = {},
+  ) {
+    this.writers = opts.writers ?? 2;
+    this.maxRows = opts.maxRows ?? 20_000;
+  }
+
+  /** Queue encoded rows (CopyRows) and resolve once they are committed. */
+  write(chunk: Buffer, rows: number): Promise<Written> {
+    return new Promise<Written>((resolve, reject) => {
+      this.queue.push({ chunk, rows, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.active < this.writers && this.queue.length) {
+      let rows = 0;
+      let take = 0;
+      while (
+        take < this.queue.length &&
+        (take === 0 || rows + this.queue[take]!.rows <= this.maxRows)
+      )
+        rows += this.queue[take++]!.rows;
+      const group = this.queue.splice(0, take);
+      this.active++;
+      void this.flush(group).finally(() => {
+        this.active--;
+        this.pump();
+      });
+    }
+  }
+
+  private async flush(group: Entry[]): Promise<void> {
+    let inserted: number;
+    try {
+      inserted = await this.transaction(group.map((e) => e.chunk));
+    } catch (err) {
+      if (group.length > 1 && !isDatabaseUnavailable(err)) {
+        // A value PostgreSQL refused (or any other statement error) belongs to one request:
+        // each one is tried alone, so only the request that carries it fails.
+        for (const e of group) await this.flush([e]);
+        return;
+      }
+      for (const e of group) e.reject(err);
+      return;
+    }
+    this.counts.transactions++;
+    this.counts.requests += group.length;
+    // Spans already stored (retries) are not told apart per request: the group's new rows are
+    // attributed in queue order, so totals are exact and a group without retries is exact per request.
+    for (const e of group) {
+      const mine = Math.min(e.rows, inserted);
+      inserted -= mine;
+      e.resolve({ inserted: mine, duplicates: e.rows - mine });
+    }
+  }
+
+  /** One transaction holding `chunks`; resolves with the spans that were new, after COMMIT. */
+  private async transaction(chunks: Buffer[]): Promise<number> {
+    const day = utcDay(Date.now());
+    await this.partitions.ensure('observations', [day]);
+    const client = await this.pool.connect();
+    try {
+      const inserted = await writeSpans(client, chunks, day);
+      client.release();
+      return inserted;
+    } catch (err) {
+      client.release(true); // a failed COPY may leave the session unusable: start a fresh one
+      throw err;
+    }
+  }
+}

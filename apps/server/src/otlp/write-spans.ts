@@ -1,0 +1,78 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import copyStreams from 'pg-copy-streams';
+import type { PoolClient } from '../db/pool.ts';
+import { COPY_HEADER, COPY_TRAILER } from './copy-rows.ts';
+
+/** Connections whose session already has the staging table. */
+const staged = new WeakSet<PoolClient>();
+
+/**
+ * Binary COPY cannot skip duplicates, so rows land in a session-local staging
+ * table (temporary: no WAL, emptied at commit) and one statement moves them:
+ * raw rows into `observations` with `ON CONFLICT DO NOTHING` on
+ * `(trace_id, span_id, received_day)` (plus a look at the previous day, so an
+ * OTLP retry across midnight is still caught), and exactly the rows that were
+ * new folded into per-minute histograms.
+ */
+const FOLD_SQL = `WITH ins AS (
+   INSERT INTO observations (received_day, trace_id, span_id, parent_span_id, series_id, resource_id,
+                             start_time, duration_us, kind, attrs)
+   SELECT $1::date, i.trace_id, i.span_id, i.parent_span_id, i.series_id, i.resource_id,
+          i.start_time, i.duration_us, i.kind, i.attrs
+     FROM ingest_stage i
+    WHERE NOT EXISTS (SELECT 1 FROM observations o
+                       WHERE o.received_day = $1::date - 1 AND o.trace_id = i.trace_id AND o.span_id = i.span_id)
+   ON CONFLICT DO NOTHING
+   RETURNING series_id, resource_id, start_time, duration_us
+ ), b AS (
+   SELECT series_id, resource_id, date_trunc('minute', start_time) AS minute, onset_bucket(duration_us) AS i,
+          count(*)::int AS c, sum(duration_us) AS s, min(duration_us) AS mn, max(duration_us) AS mx
+     FROM ins GROUP BY 1, 2, 3, 4
+ )
+ INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
+ SELECT series_id, resource_id, minute, sum(c), sum(s), min(mn), max(mx),
+        array_agg(i ORDER BY i), array_agg(c ORDER BY i)
+   FROM b GROUP BY 1, 2, 3
+ RETURNING count`;
+
+/**
+ * Write encoded span rows (CopyRows buffers, several requests' worth) in ONE
+ * transaction received on `day`; returns how many spans were new. Resolves
+ * only after COMMIT; on any error the transaction is rolled back and nothing
+ * of any chunk is stored.
+ */
+export async function writeSpans(
+  client: PoolClient,
+  chunks: Buffer[],
+  day: string,
+): Promise<number> {
+  if (!staged.has(client)) {
+    await client.query(
+      `CREATE TEMP TABLE IF NOT EXISTS ingest_stage (
+         trace_id bytea, span_id bytea, parent_span_id bytea, series_id bigint, resource_id bigint,
+         start_time timestamptz, duration_us double precision, kind smallint, attrs jsonb
+       ) ON COMMIT DELETE ROWS`,
+    );
+    staged.add(client);
+  }
+  await client.query('BEGIN');
+  try {
+    await pipeline(
+      Readable.from([COPY_HEADER, ...chunks, COPY_TRAILER]),
+      client.query(copyStreams.from('COPY ingest_stage FROM STDIN (FORMAT binary)')),
+    );
+    const res = await client.query<{ count: number }>({
+      name: 'onset-ingest-fold',
+      text: FOLD_SQL,
+      values: [day],
+    });
+    await client.query('COMMIT');
+    let inserted = 0;
+    for (const r of res.rows) inserted += Number(r.count);
+    return inserted;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}
