@@ -54,6 +54,9 @@ interface RunResult {
   stored_exactly_once: boolean;
   stored_rows: number;
   histogram_count: number;
+  wal_bytes_per_span: number;
+  observations_bytes_per_span: number;
+  histograms_bytes_per_span: number;
 }
 
 async function gcMs(prefix: string): Promise<number> {
@@ -65,11 +68,29 @@ async function gcMs(prefix: string): Promise<number> {
   return total;
 }
 
-/** What was stored of the generator's spans: rows, distinct spans, histogram counts. */
-async function storedCounts(url: string) {
+async function walLsn(url: string): Promise<string> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
+    return (await c.query<{ l: string }>('SELECT pg_current_wal_lsn()::text AS l')).rows[0]!.l;
+  } finally {
+    await c.end();
+  }
+}
+
+/** What was stored of the generator's spans: rows, distinct spans, histogram counts; WAL and table sizes. */
+async function storedCounts(url: string, walFrom: string) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const { rows: size } = await c.query<{ wal: string; obs: string; hist: string }>(
+      `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn) AS wal,
+              (SELECT sum(pg_total_relation_size(i.inhrelid)) FROM pg_inherits i
+                WHERE i.inhparent = 'observations'::regclass) AS obs,
+              (SELECT sum(pg_total_relation_size(i.inhrelid)) FROM pg_inherits i
+                WHERE i.inhparent = 'histograms'::regclass) AS hist`,
+      [walFrom],
+    );
     const { rows } = await c.query<{ n: string; distinct_n: string; h: string | null }>(
       `SELECT (SELECT count(*) FROM observations WHERE substring(trace_id FROM 9) = $1) AS n,
               (SELECT count(*) FROM (SELECT DISTINCT trace_id, span_id FROM observations
@@ -79,7 +100,14 @@ async function storedCounts(url: string) {
       [MARK_TAIL],
     );
     const r = rows[0]!;
-    return { rows: Number(r.n), distinct: Number(r.distinct_n), histogram: Number(r.h ?? 0) };
+    return {
+      rows: Number(r.n),
+      distinct: Number(r.distinct_n),
+      histogram: Number(r.h ?? 0),
+      walBytes: Number(size[0]!.wal),
+      observationsBytes: Number(size[0]!.obs),
+      histogramsBytes: Number(size[0]!.hist),
+    };
   } finally {
     await c.end();
   }
@@ -123,6 +151,7 @@ async function runOnce(root: string): Promise<RunResult> {
   let out = '';
   gen.stdout.on('data', (d) => (out += d));
   // CPU from just before the load to just after it (the generator's own start-up is idle time here).
+  const wal0 = await walLsn(url);
   const serverCpu0 = processCpuSeconds(serverPid);
   const pgCpu0 = postgresCpuSeconds(pgPid);
   const gc0 = await gcMs(gcPrefix);
@@ -138,7 +167,7 @@ async function runOnce(root: string): Promise<RunResult> {
     seconds: number;
     latencies: number[];
   };
-  const stored = await storedCounts(url);
+  const stored = await storedCounts(url, wal0);
   await server.stop();
   await db.stop();
 
@@ -161,6 +190,9 @@ async function runOnce(root: string): Promise<RunResult> {
       stored.rows === r.spans && stored.distinct === r.spans && stored.histogram === r.spans,
     stored_rows: stored.rows,
     histogram_count: stored.histogram,
+    wal_bytes_per_span: Math.round(stored.walBytes / Math.max(1, r.spans)),
+    observations_bytes_per_span: Math.round(stored.observationsBytes / Math.max(1, stored.rows)),
+    histograms_bytes_per_span: Math.round(stored.histogramsBytes / Math.max(1, stored.rows)),
   };
 }
 
@@ -187,12 +219,15 @@ if (!COMPARE) {
     'request_p99_ms',
     'server_peak_rss_mb',
     'gc_share_of_server_cpu',
+    'wal_bytes_per_span',
   ] as const;
-  const median = (root: string, k: (typeof keys)[number]) =>
-    percentile(
-      runs.filter((x) => x.server === root).map((x) => x[k]),
-      0.5,
-    );
+  const median = (root: string, k: (typeof keys)[number]) => {
+    const v = runs
+      .filter((x) => x.server === root)
+      .map((x) => x[k])
+      .sort((a, b) => a - b);
+    return (v[(v.length - 1) >> 1]! + v[v.length >> 1]!) / 2;
+  };
   const summary = Object.fromEntries(
     keys.map((k) => [
       k,
