@@ -2,7 +2,7 @@
 import { Link } from 'react-router-dom';
 import { useAlerts, useDeploys, useRegressions, useSlos } from '../api/queries.ts';
 import { PagingBadge } from '../components/Delivery.tsx';
-import type { Regression, Slo } from '@onset/contract';
+import type { Alert, Regression, Slo } from '@onset/contract';
 import { headlineQuantile, rankRegressions, severityLevel } from '../lib/severity.ts';
 import { useSloWatching } from './slos/membership.ts';
 import { edgeLabel, formatChange, formatPercent } from '../lib/format.ts';
@@ -51,6 +51,14 @@ export default function OverviewPage() {
   const deploys = useDeploys({ from: range.from, to: range.to });
   const sloList = slos.data ?? [];
   const watching = useSloWatching((regressions.data ?? []).map((r) => r.series_id));
+  // Whether each regression's page reached anyone (the server's delivery truth).
+  const alerts = useAlerts({ type: 'regression', status: 'firing', limit: 1000 });
+  // The list is drawn once what ranks its rows (SLOs and their membership) and what each row
+  // says about paging are in, so rows neither reorder nor grow under the reader's eyes; the
+  // panels below it wait for the list, so its arrival does not push them down either.
+  const settled = (q: { data?: unknown; isError: boolean }) => q.data !== undefined || q.isError;
+  const listReady = settled(regressions) && settled(slos) && settled(alerts) && watching.settled;
+  const belowReady = listReady && settled(deploys);
   const earliest = earlier.length ? Math.min(...earlier.map((r) => Date.parse(r.onset))) : 0;
   const earlierNote = earlier.length ? (
     <p className="earlier-note" data-testid="earlier-regressions">
@@ -76,7 +84,7 @@ export default function OverviewPage() {
         title={`Open regressions begun in ${rangeLabel.replace(/^Last /, 'the last ')}${regressions.data ? ` (${regressions.data.length})` : ''}`}
         id="regressions-head"
       >
-        {regressions.data === undefined ? (
+        {regressions.data === undefined || !listReady ? (
           regressions.error ? (
             <ErrorState
               error={regressions.error}
@@ -100,68 +108,71 @@ export default function OverviewPage() {
           <>
             {earlierNote}
             <RegressionList
-              items={rankRegressions(regressions.data, sloList, watching)}
+              items={rankRegressions(regressions.data, sloList, watching.watching)}
+              alerts={alerts.data ?? []}
               params={params}
               now={now}
             />
           </>
         )}
       </Panel>
-      {regressions.data?.length === 0 ? (
+      {belowReady && regressions.data?.length === 0 ? (
         <ArrivingPanel range={range} params={params} rangeLabel={rangeLabel} />
       ) : null}
 
-      <div className="grid-2">
-        <Panel
-          title="SLOs burning"
-          actions={
-            <Link className="btn" to={linkWithGlobals('/slos', params)}>
-              All SLOs
-            </Link>
-          }
-        >
-          {slos.data === undefined ? (
-            slos.error ? (
-              <ErrorState error={slos.error} what="SLOs" onRetry={() => slos.refetch()} />
+      {belowReady ? (
+        <div className="grid-2">
+          <Panel
+            title="SLOs burning"
+            actions={
+              <Link className="btn" to={linkWithGlobals('/slos', params)}>
+                All SLOs
+              </Link>
+            }
+          >
+            {slos.data === undefined ? (
+              slos.error ? (
+                <ErrorState error={slos.error} what="SLOs" onRetry={() => slos.refetch()} />
+              ) : (
+                <Loading label="Loading SLOs…" height={120} />
+              )
             ) : (
-              <Loading label="Loading SLOs…" height={120} />
-            )
-          ) : (
-            <BurningSlos slos={slos.data} params={params} />
-          )}
-        </Panel>
-        <Panel
-          title={`Deploy markers (${rangeLabel.toLowerCase()})`}
-          actions={
-            <Link className="btn" to={linkWithGlobals('/deploys', params)}>
-              All deploys
-            </Link>
-          }
-        >
-          {deploys.data === undefined ? (
-            deploys.error ? (
-              <ErrorState
-                error={deploys.error}
-                what="deploy markers"
-                onRetry={() => deploys.refetch()}
+              <BurningSlos slos={slos.data} params={params} />
+            )}
+          </Panel>
+          <Panel
+            title={`Deploy markers (${rangeLabel.toLowerCase()})`}
+            actions={
+              <Link className="btn" to={linkWithGlobals('/deploys', params)}>
+                All deploys
+              </Link>
+            }
+          >
+            {deploys.data === undefined ? (
+              deploys.error ? (
+                <ErrorState
+                  error={deploys.error}
+                  what="deploy markers"
+                  onRetry={() => deploys.refetch()}
+                />
+              ) : (
+                <Loading label="Loading deploy markers…" height={120} />
+              )
+            ) : deploys.data.length === 0 ? (
+              <Empty title="No deploy markers in this range">
+                CI sends them with <code>POST /api/v1/deploys</code> or <code>onset deploy</code>.
+              </Empty>
+            ) : (
+              <DeployFeed
+                deploys={[...deploys.data]
+                  .sort((a, b) => Date.parse(b.at) - Date.parse(a.at))
+                  .slice(0, 10)}
               />
-            ) : (
-              <Loading label="Loading deploy markers…" height={120} />
-            )
-          ) : deploys.data.length === 0 ? (
-            <Empty title="No deploy markers in this range">
-              CI sends them with <code>POST /api/v1/deploys</code> or <code>onset deploy</code>.
-            </Empty>
-          ) : (
-            <DeployFeed
-              deploys={[...deploys.data]
-                .sort((a, b) => Date.parse(b.at) - Date.parse(a.at))
-                .slice(0, 10)}
-            />
-          )}
-        </Panel>
-      </div>
-      {regressions.data?.length ? (
+            )}
+          </Panel>
+        </div>
+      ) : null}
+      {belowReady && regressions.data?.length ? (
         <ArrivingPanel range={range} params={params} rangeLabel={rangeLabel} />
       ) : null}
     </div>
@@ -170,17 +181,17 @@ export default function OverviewPage() {
 
 function RegressionList({
   items,
+  alerts,
   params,
   now,
 }: {
   items: Array<{ r: Regression; score: number }>;
+  alerts: readonly Alert[];
   params: URLSearchParams;
   now: number;
 }) {
   const max = items[0]?.score ?? 0;
-  // Whether each regression's page reached anyone (the server's delivery truth).
-  const alerts = useAlerts({ type: 'regression', status: 'firing', limit: 1000 });
-  const alertOf = new Map((alerts.data ?? []).map((a) => [a.regression_id, a]));
+  const alertOf = new Map(alerts.map((a) => [a.regression_id, a]));
   return (
     <>
       <SeverityLegend />

@@ -143,7 +143,7 @@ function RegressionView({ r }: { r: Regression }) {
     seriesId !== undefined,
   );
   const slos = useSlos();
-  const watching = useSloWatching([r.series_id]);
+  const { watching } = useSloWatching([r.series_id]);
   const action = useRegressionAction();
   const silence = useSilenceAction();
 

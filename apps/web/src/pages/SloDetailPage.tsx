@@ -418,7 +418,7 @@ function BurningRegressions({ slo }: { slo: Slo }) {
   const { params } = useUrlState();
   const regressions = useRegressions({ status: 'active', service: slo.service });
   const list = regressions.data ?? [];
-  const watching = useSloWatching(list.map((r) => r.series_id));
+  const { watching } = useSloWatching(list.map((r) => r.series_id));
   const mine = list.filter((r) => (watching.get(r.series_id) ?? []).includes(slo.id));
   if (!mine.length) return null;
   return (

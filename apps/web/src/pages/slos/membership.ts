@@ -4,10 +4,16 @@ import type { SloWatching } from '@onset/contract';
 import { apiFetch, apiPath } from '../../api/client.ts';
 import { useRefetchInterval } from '../../api/queries.ts';
 
-/** Series id → ids of the SLOs whose selector matches it (empty until the answer is in). */
-export type Watching = ReadonlyMap<string, readonly string[]>;
+import type { Watching } from '../../lib/severity.ts';
 
-export function useSloWatching(seriesIds: readonly string[]): Watching {
+/**
+ * Series id → ids of the SLOs whose selector matches it (empty until the answer is in), and
+ * whether the answer is in (or failed): pages that rank or size by it wait for `settled`.
+ */
+export function useSloWatching(seriesIds: readonly string[]): {
+  watching: Watching;
+  settled: boolean;
+} {
   const interval = useRefetchInterval();
   const ids = [...new Set(seriesIds)].sort().slice(0, 1000);
   const q = useQuery({
@@ -20,5 +26,8 @@ export function useSloWatching(seriesIds: readonly string[]): Watching {
     refetchInterval: interval,
     placeholderData: keepPreviousData,
   });
-  return new Map((q.data?.series ?? []).map((s) => [s.series_id, s.slo_ids]));
+  return {
+    watching: new Map((q.data?.series ?? []).map((s) => [s.series_id, s.slo_ids])),
+    settled: ids.length === 0 || q.data !== undefined || q.isError,
+  };
 }
