@@ -13,6 +13,7 @@ import { findExecutable, type HostFacts } from './host/facts.ts';
 import { MountTable } from './host/mounts.ts';
 import { dirtyAndWriteback, kernelPageSize } from './host/proc.ts';
 import { CachedProcessProbe } from './host/process-stats.ts';
+import { AgentClaims, defaultClaimsDir, procInfo } from './host/claims.ts';
 import { ensureTracefs } from './host/tracefs.ts';
 import { describeUnmountEnd, unmountEndProbes } from './host/tracepoints.ts';
 import type { Logger } from './log.ts';
@@ -22,12 +23,15 @@ import { ProbeScheduler } from './probes/scheduler.ts';
 import { BpftraceDecoder } from './sources/bpftrace/decode.ts';
 import { buildProgram } from './sources/bpftrace/program.ts';
 import { BpftraceSource } from './sources/bpftrace/source.ts';
-import { cgroupId, planBpftrace, planStrace, straceTargets } from './sources/select.ts';
+import { cgroupId, cgroupPath, planBpftrace, planStrace, straceTargets } from './sources/select.ts';
 import type { TracingSource } from './sources/source.ts';
 import { StraceSource } from './sources/strace/source.ts';
 import { buildResource, hostAttributes } from './telemetry/resource.ts';
 import { SpanPipeline, type PipelineStats } from './telemetry/pipeline.ts';
 import { eventToSpan } from './telemetry/spans.ts';
+import { LeftOut } from './telemetry/left-out.ts';
+import { TraceScope } from './telemetry/scope.ts';
+import { SeriesCap } from './telemetry/series-cap.ts';
 
 export interface AgentDeps {
   host: HostFacts;
@@ -96,8 +100,43 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   );
   pipeline.start();
   const probeDir = `${config.probes.dir}/`;
+  const hostWide =
+    config.filter.pids.length + config.filter.comms.length + config.filter.cgroups.length === 0;
+  const scope = new TraceScope(config.scope, hostWide);
+  const left = new LeftOut(log);
+  const cap = new SeriesCap(config.scope.maxNewSeriesPerMinute, (r) =>
+    log.warn(
+      `series cap: dropped ${r.droppedSpans} spans of ${r.droppedSeries} new series in the last minute ` +
+        `(more than ${config.scope.maxNewSeriesPerMinute} new series a minute; e.g. ${r.examples.join('; ')}); ` +
+        `${r.totalDroppedSpans} since start. Narrow the scope (--exclude, --comm) or raise --max-new-series`,
+    ),
+  );
+  const claims = new AgentClaims(defaultClaimsDir(host.env, host.uid), {
+    pid: process.pid,
+    startTicks: procInfo(process.pid)?.startTicks ?? 0,
+    service: config.serviceName,
+    pids: config.filter.pids,
+    comms: config.filter.comms,
+    cgroups: config.filter.cgroups.map(cgroupPath),
+    probeDir: config.probes.dir,
+  });
+  try {
+    claims.publish();
+  } catch (e) {
+    log.warn(
+      `cannot publish this agent's claim (${(e as Error).message}): an agent tracing the whole host may report this agent's processes too`,
+    );
+  }
+  const leftOutTimer = setInterval(() => {
+    left.report();
+    cap.flush();
+  }, 60_000);
+  leftOutTimer.unref();
   const deliver = (event: AgentEvent): void => {
-    pipeline.add(eventToSpan(event));
+    const span = eventToSpan(event);
+    // Probes' series are configured; traced ones come from whatever runs on the host.
+    if (event.source !== 'probe' && !cap.admit(span)) return;
+    pipeline.add(span);
     deps.onEvent?.(event);
   };
   // Traced fsyncs are also grouped into operations and per-minute rates (docs/agent.md "Operations").
@@ -122,6 +161,13 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
       event.mountPoint.startsWith(probeDir)
     )
       return;
+    if (event.source !== 'probe') {
+      // A span is one agent's: a process another agent reports is that agent's, not this one's.
+      const owner = hostWide ? claims.ownerOf(event) : undefined;
+      if (owner) return left.otherAgent(owner);
+      const excluded = scope.excluded(event);
+      if (excluded) return left.outOfScope(excluded);
+    }
     deliver(event);
     if (event.kind === 'fsync') ops?.add(event);
   };
@@ -251,6 +297,11 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     log.info('probes: turned off (--no-probes)');
   }
   log.info(`running with ${inUse.length ? inUse.join(' + ') : 'no sources'}`);
+  if (inUse.includes('bpftrace') || inUse.includes('strace'))
+    log.info(
+      `scope: ${scope.description}; at most ${config.scope.maxNewSeriesPerMinute} new series a minute` +
+        (hostWide ? '; processes other Onset agents report are left to them' : ''),
+    );
 
   let stopped: Promise<void> | undefined;
   return {
@@ -269,6 +320,10 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
           ),
         );
         if (opsTimer) clearInterval(opsTimer);
+        clearInterval(leftOutTimer);
+        claims.withdraw();
+        left.report();
+        cap.flush();
         ops?.flush(nowEpochNs(), true); // operations and windows still open are sent as they are
         await pipeline.shutdown(config.export.timeoutMs + 1_000);
       })()),

@@ -95,6 +95,21 @@ export function buildCli(actions: CliActions): Command {
       'trace only processes in this cgroup v2 (path under /sys/fs/cgroup; repeatable)',
       collect,
     )
+    .option(
+      '--exclude <glob>',
+      'leave out traced events on these paths (repeatable; e.g. "/srv/scratch/**")',
+      collect,
+    )
+    .option(
+      '--include <glob>',
+      'report traced events on these paths even when an exclude matches (repeatable)',
+      collect,
+    )
+    .option(
+      '--max-new-series <n>',
+      `new series per minute from traced events; spans of more are dropped and counted (default ${DEFAULTS.maxNewSeriesPerMinute})`,
+      (v: string) => Number(v),
+    )
     .option('--no-bpftrace', 'do not use bpftrace')
     .option('--no-strace', 'do not use strace')
     .option('--no-probes', 'do not run synthetic probes')

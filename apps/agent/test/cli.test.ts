@@ -205,6 +205,39 @@ describe('configuration precedence: flags > environment > config file > defaults
     expect(c.filter).toEqual({ pids: [42], comms: ['postgres', 'nginx'], cgroups: [] });
   });
 
+  it('reads the tracing scope from the file and flags, with defaults on', () => {
+    expect(loadConfig({}, {}).scope).toEqual({
+      defaults: true,
+      exclude: [],
+      include: [],
+      excludeProcesses: [],
+      maxNewSeriesPerMinute: 50,
+    });
+    const scoped = path.join(tmp, 'scope.yaml');
+    writeFileSync(
+      scoped,
+      [
+        'scope:',
+        '  defaults: false',
+        "  exclude: ['/srv/scratch/**']",
+        "  include: ['/tmp/playwright-keep/**']",
+        '  excludeProcesses: [chromium]',
+        '  maxNewSeriesPerMinute: 20',
+      ].join('\n'),
+    );
+    const c = loadConfig({ config: scoped, exclude: ['/data/tmp/**'], maxNewSeries: 5 }, {});
+    expect(c.scope).toEqual({
+      defaults: false,
+      exclude: ['/srv/scratch/**', '/data/tmp/**'],
+      include: ['/tmp/playwright-keep/**'],
+      excludeProcesses: ['chromium'],
+      maxNewSeriesPerMinute: 5,
+    });
+    expect(() => loadConfig({ maxNewSeries: 0 }, {})).toThrow(/--max-new-series must be/);
+    writeFileSync(scoped, 'scope: { exlude: [x] }');
+    expect(() => loadConfig({ config: scoped }, {})).toThrow(/scope/);
+  });
+
   it('explains bad values', () => {
     expect(() => loadConfig({ interval: '10ms' }, {})).toThrow(ConfigError);
     expect(() => loadConfig({ interval: '10ms' }, {})).toThrow(/at least 1s/);

@@ -41,6 +41,9 @@ export interface CliFlags {
   httpTarget?: string[];
   logLevel?: string;
   once?: boolean;
+  exclude?: string[];
+  include?: string[];
+  maxNewSeries?: number;
 }
 
 export const DEFAULTS = {
@@ -59,6 +62,7 @@ export const DEFAULTS = {
   maxQueueSpans: 50_000,
   maxQueueMb: 32,
   exportTimeoutMs: 10_000,
+  maxNewSeriesPerMinute: 50,
   fsyncGapMs: 100,
   maxBurstMs: 10_000,
   operationWindowMs: 60_000,
@@ -179,6 +183,14 @@ function operations(file: ConfigFile): AgentConfig['operations'] {
   return { enabled: o?.enabled ?? true, fsyncGapMs, maxBurstMs, windowMs };
 }
 
+function maxNewSeries(flags: CliFlags, file: ConfigFile): number {
+  const n =
+    flags.maxNewSeries ?? file.scope?.maxNewSeriesPerMinute ?? DEFAULTS.maxNewSeriesPerMinute;
+  if (!Number.isInteger(n) || n < 1)
+    throw new ConfigError(`--max-new-series must be a whole number of at least 1, got "${n}"`);
+  return n;
+}
+
 export function loadConfig(
   flags: CliFlags = {},
   env: NodeJS.ProcessEnv = process.env,
@@ -274,6 +286,13 @@ export function loadConfig(
         sizeMb: flags.mountMb ?? file.probes?.mount?.sizeMb ?? DEFAULTS.mountMb,
       },
       http: { targets: httpTargets(flags, file) },
+    },
+    scope: {
+      defaults: file.scope?.defaults ?? true,
+      exclude: [...(file.scope?.exclude ?? []), ...(flags.exclude ?? [])],
+      include: [...(file.scope?.include ?? []), ...(flags.include ?? [])],
+      excludeProcesses: file.scope?.excludeProcesses ?? [],
+      maxNewSeriesPerMinute: maxNewSeries(flags, file),
     },
     operations: operations(file),
     export: {

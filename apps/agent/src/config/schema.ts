@@ -99,6 +99,18 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    scope: Type.Optional(
+      Type.Object(
+        {
+          defaults: Type.Optional(Type.Boolean()),
+          exclude: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+          include: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+          excludeProcesses: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+          maxNewSeriesPerMinute: Type.Optional(Type.Integer({ minimum: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     operations: Type.Optional(
       Type.Object(
         {
@@ -158,6 +170,15 @@ export interface AgentConfig {
     wal: { enabled: boolean; files: number };
     mount: { enabled: boolean; types: ('tmpfs' | 'overlay')[]; sizeMb: number };
     http: { targets: HttpTarget[] };
+  };
+  /** What traced events are reported (telemetry/scope.ts, series-cap.ts; docs/agent.md "Scope"). */
+  scope: {
+    /** The built-in excludes (config/scope-defaults.ts) when tracing the whole host. */
+    defaults: boolean;
+    exclude: string[];
+    include: string[];
+    excludeProcesses: string[];
+    maxNewSeriesPerMinute: number;
   };
   /** Operation-level fsync measurement (aggregate/fsync-operations.ts, docs/agent.md "Operations"). */
   operations: { enabled: boolean; fsyncGapMs: number; maxBurstMs: number; windowMs: number };

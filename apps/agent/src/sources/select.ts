@@ -36,6 +36,11 @@ function cgroupDir(spec: string): string {
   return spec.startsWith('/') ? spec : path.join(cgroup2Root(), spec);
 }
 
+/** A cgroup as /proc/<pid>/cgroup names it: its path under the v2 root, e.g. /system.slice/x.service. */
+export function cgroupPath(spec: string): string {
+  return `/${path.relative(cgroup2Root(), cgroupDir(spec))}`;
+}
+
 /** cgroup v2 id as bpftrace's `cgroup` builtin reports it: the inode number of the cgroup directory. */
 export function cgroupId(spec: string): bigint {
   return statSync(cgroupDir(spec), { bigint: true }).ino;
