@@ -86,16 +86,19 @@ describe('timeFit', () => {
 
 describe('rankSuspects', () => {
   it('ranks by time, scope and specificity, drops markers out of scope, and explains each', () => {
+    // The neighbour (another service's config change on a shared host) is no suspect
+    // without evidence: sharing a host says nothing (it used to score 0.3).
     const s = rankSuspects([kernel, elsewhere, neighbour, release], input());
-    expect(s.map((x) => x.deploy_id)).toEqual(['1', '4', '2']);
-    expect(s.map((x) => x.score)).toEqual([0.97, 0.3, 0.23]);
-    expect(s[0]!.reason).toBe('Release 1.2 → 1.3 on checkout (a), 2 min before the onset.');
+    expect(s.map((x) => x.deploy_id)).toEqual(['1', '2']);
+    expect(s.map((x) => x.score)).toEqual([0.97, 0.23]);
+    expect(s[0]!.reason).toBe(
+      'Release 1.2 → 1.3 on checkout (a), covering 1 of 2 regressed hosts, 2 min before the onset.',
+    );
     expect(s[1]!.reason).toBe(
-      'Config change (pool) on ads, which shares a with this series, at the onset.',
+      'Kernel change 4.4 → 4.15 on b, which feed this series, covering 1 of 2 regressed hosts, 30 min before the onset.',
     );
-    expect(s[2]!.reason).toBe(
-      'Kernel change 4.4 → 4.15 on b, which feed this series, 30 min before the onset.',
-    );
+    expect(s[0]!.coverage).toEqual({ covered: 1, regressed: 2 });
+    expect(s[0]!.deploy_ids).toEqual(['1']);
     expect(s[0]!.at).toBe(new Date(ONSET - 2 * MIN).toISOString());
   });
 
@@ -127,9 +130,10 @@ describe('rankSuspects', () => {
       slow_hosts: ['b'],
       fast_hosts: ['a'],
     };
+    // The neighbour touched only a fast host: not a suspect at all (it used to rank third at 0.06).
     const s = rankSuspects([release, kernel, neighbour], input({ cohort }));
-    expect(s.map((x) => x.deploy_id)).toEqual(['2', '1', '4']);
-    expect(s.map((x) => x.score)).toEqual([0.48, 0.19, 0.06]);
+    expect(s.map((x) => x.deploy_id)).toEqual(['2', '1']);
+    expect(s.map((x) => x.score)).toEqual([0.48, 0.19]);
     expect(s[0]!.reason).toContain(
       '; only hosts with os.version = 4.15 slowed down, which is what it changed',
     );
@@ -150,5 +154,114 @@ describe('rankSuspects', () => {
       service: 'checkout',
     });
     expect(rankSuspects([old], input())).toEqual([]);
+  });
+
+  it('another service on a shared host is a suspect only when the regressed hosts are exactly the ones it touched', () => {
+    const hosts = ['a', 'b', 'c'];
+    const only = (slow: string[], fast: string[]): Cohort => ({
+      attribute: 'host.name',
+      slow,
+      fast,
+      slow_hosts: slow,
+      fast_hosts: fast,
+    });
+    const exact = rankSuspects([neighbour], input({ hosts, cohort: only(['a'], ['b', 'c']) }));
+    expect(exact.map((x) => x.deploy_id)).toEqual(['4']);
+    expect(exact[0]!.reason).toContain('the regressed hosts are exactly the ones it touched');
+    expect(exact[0]!.score).toBe(0.55);
+    // It touched a, but b slowed down too: no evidence.
+    expect(rankSuspects([neighbour], input({ hosts, cohort: only(['a', 'b'], ['c']) }))).toEqual(
+      [],
+    );
+    // A whole-series step on a host it shares: no evidence either.
+    expect(rankSuspects([neighbour], input({ hosts }))).toEqual([]);
+  });
+});
+
+describe('rollouts', () => {
+  const k = (id: string, host: string, atMs: number, source = 'api'): Marker =>
+    marker({
+      id,
+      kind: 'kernel',
+      component: 'kernel',
+      atMs,
+      hosts: [host],
+      from_version: '5.15',
+      to_version: '6.1',
+      source,
+    });
+  const hosts = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7', 'h8'];
+
+  it('a rollout posted per host (five markers on the onset) is one suspect with its hosts', () => {
+    const five = hosts.slice(0, 5).map((h, i) => k(`k${i}`, h, ONSET - 2 * MIN + i * 10_000));
+    const s = rankSuspects(five, input({ hosts }));
+    expect(s).toHaveLength(1);
+    expect(s[0]!.deploy_ids.sort()).toEqual(['k0', 'k1', 'k2', 'k3', 'k4']);
+    expect(s[0]!.hosts).toEqual(['h1', 'h2', 'h3', 'h4', 'h5']);
+    expect(s[0]!.coverage).toEqual({ covered: 5, regressed: 8 });
+    expect(s[0]!.reason).toContain('one rollout of 5 markers to 5 hosts covering 5 of 8 regressed');
+  });
+
+  it('a canary (one host an hour early, then the rest) is one suspect timed by its second wave', () => {
+    const canary = k('c0', 'h1', ONSET - 60 * MIN);
+    const rest = hosts.slice(1).map((h, i) => k(`r${i}`, h, ONSET - 3 * MIN));
+    const s = rankSuspects([canary, ...rest], input({ hosts }));
+    expect(s).toHaveLength(1);
+    expect(s[0]!.deploy_ids).toHaveLength(8);
+    expect(s[0]!.at).toBe(new Date(ONSET - 3 * MIN).toISOString());
+    expect(s[0]!.score).toBe(0.9);
+    expect(s[0]!.coverage).toEqual({ covered: 8, regressed: 8 });
+    // Only the canary host regressed, an hour earlier: the same rollout, timed by the canary.
+    const early = rankSuspects(
+      [canary, ...rest],
+      input({
+        hosts,
+        onsetMs: ONSET - 59 * MIN,
+        cohort: {
+          attribute: 'os.version',
+          slow: ['6.1'],
+          fast: ['5.15'],
+          slow_hosts: ['h1'],
+          fast_hosts: hosts.slice(1),
+        },
+      }),
+    );
+    expect(early).toHaveLength(1);
+    expect(early[0]!.deploy_id).toBe('c0');
+    expect(early[0]!.hosts[0]).toBe('h1');
+    expect(early[0]!.coverage).toEqual({ covered: 1, regressed: 1 });
+  });
+
+  it("two services' hosts in one inferred kernel marker: each regression gets its own hosts first and its own time", () => {
+    const aHosts = ['a1', 'a2', 'a3', 'a4'];
+    const bHosts = ['b1', 'b2', 'b3', 'b4'];
+    const inferred = marker({
+      id: 'inf',
+      kind: 'kernel',
+      component: 'kernel',
+      source: 'inferred',
+      atMs: ONSET - 45 * MIN,
+      hosts: [...aHosts, ...bHosts].sort(),
+      from_version: '5.15',
+      to_version: '6.1',
+      changes: [
+        ...aHosts.map((h, i) => ({ service: 'alpha', host: h, atMs: ONSET - 45 * MIN + i * MIN })),
+        ...bHosts.map((h, i) => ({ service: 'beta', host: h, atMs: ONSET - 2 * MIN + i * 10_000 })),
+      ],
+    });
+    const b = rankSuspects([inferred], input({ service: 'beta', hosts: bHosts }));
+    expect(b[0]!.hosts.slice(0, 4)).toEqual(bHosts);
+    expect(b[0]!.coverage).toEqual({ covered: 4, regressed: 4 });
+    // Within the onset's slack every host fits; the one nearest the onset is shown.
+    expect(b[0]!.at).toBe(new Date(ONSET - 90_000).toISOString());
+    expect(b[0]!.score).toBe(0.88);
+    expect(b[0]!.reason).toMatch(/^Kernel change 5\.15 → 6\.1 on b1, b2, b3, b4, which feed/);
+    const a = rankSuspects(
+      [inferred],
+      input({ service: 'alpha', hosts: aHosts, onsetMs: ONSET - 44 * MIN }),
+    );
+    expect(a[0]!.hosts.slice(0, 4)).toEqual(aHosts);
+    expect(a[0]!.at).toBe(new Date(ONSET - 44 * MIN).toISOString());
+    expect(a[0]!.score).toBe(0.88);
   });
 });

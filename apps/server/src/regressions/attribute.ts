@@ -60,6 +60,8 @@ export async function attribute(
     [new Date(win.fromMs), new Date(win.toMs), r.service, r.peer || null, hosts],
   );
   const markers: Marker[] = markerRows.map(({ at, ...m }) => ({ ...m, atMs: at.getTime() }));
+  await addHostChanges(c, markers);
+  const afterHosts = [...new Set(cohortRows.filter((x) => x.after && x.host).map((x) => x.host))];
   const suspects = rankSuspects(markers, {
     onsetMs: onset,
     uncertaintyMs: unc,
@@ -67,6 +69,7 @@ export async function attribute(
     view: r.view,
     peer: r.peer || null,
     hosts,
+    ...(afterHosts.length ? { afterHosts } : {}),
     cohort,
   });
   const host =
@@ -81,4 +84,23 @@ export async function attribute(
   if (opts.alert && changed && row && row.status !== 'resolved') {
     await refreshRegressionAlertIfFiring(c, regressionJson(row), { now });
   }
+}
+
+/**
+ * Inferred markers fold the changes of every (service, host) of a rollout;
+ * their own times per host (deploy_inference_values) keep two services'
+ * rollouts to the same version in the same hour apart.
+ */
+async function addHostChanges(c: PoolClient, markers: Marker[]): Promise<void> {
+  const inferred = markers.filter((m) => m.source === 'inferred');
+  if (!inferred.length) return;
+  const { rows } = await c.query<{ id: string; service: string; host: string; at: Date }>(
+    `SELECT deploy_id::text AS id, service, host, first_at AS at FROM deploy_inference_values
+      WHERE deploy_id = ANY($1::bigint[]) AND host <> ''`,
+    [inferred.map((m) => m.id)],
+  );
+  for (const m of inferred)
+    m.changes = rows
+      .filter((x) => x.id === m.id)
+      .map((x) => ({ service: x.service, host: x.host, atMs: x.at.getTime() }));
 }

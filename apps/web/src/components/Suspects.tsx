@@ -1,4 +1,5 @@
 /** A regression's ranked suspect deploys, each with its reason and its time relative to the onset. */
+import { useState } from 'react';
 import { Link } from 'react-router-dom';
 import type { Deploy, Suspect } from '@onset/contract';
 import { KindBadge } from './Controls.tsx';
@@ -39,6 +40,7 @@ export function SuspectList({
               </span>
             </div>
             <div className="suspect-reason">{s.reason}</div>
+            {s.hosts?.length ? <SuspectHosts suspect={s} /> : null}
             <div className="muted small">
               <Link
                 to={`/deploys?${new URLSearchParams({
@@ -64,6 +66,48 @@ export function SuspectList({
   );
 }
 
+/**
+ * The rollout's hosts as the server ordered them (the regressed hosts it covers
+ * first), its coverage, and the rest of the list one click away.
+ */
+export function SuspectHosts({ suspect: s, max = 3 }: { suspect: Suspect; max?: number }) {
+  const [open, setOpen] = useState(false);
+  const hosts = s.hosts;
+  const shown = open ? hosts : hosts.slice(0, max);
+  const covered = s.coverage?.covered ?? 0;
+  return (
+    <div className="suspect-hosts small" data-testid="suspect-hosts">
+      {s.coverage ? (
+        <span className="suspect-coverage">
+          covers {s.coverage.covered} of {s.coverage.regressed} regressed host
+          {s.coverage.regressed === 1 ? '' : 's'}
+        </span>
+      ) : null}
+      {s.coverage ? ' · ' : ''}
+      {hosts.length === 1 ? 'host ' : 'hosts '}
+      {shown.map((h, i) => (
+        <span key={h}>
+          {i ? ', ' : ''}
+          <span className={i < covered ? 'mono regressed-host' : 'mono'}>{h}</span>
+        </span>
+      ))}
+      {hosts.length > max ? (
+        <>
+          {' '}
+          <button
+            type="button"
+            className="link-button"
+            aria-expanded={open}
+            onClick={() => setOpen(!open)}
+          >
+            {open ? 'show fewer' : `+${hosts.length - max} more`}
+          </button>
+        </>
+      ) : null}
+    </div>
+  );
+}
+
 export function suspectText(s: Suspect, d?: Deploy): string {
   const v = versionText({
     component: s.component ?? d?.component ?? null,
@@ -71,10 +115,10 @@ export function suspectText(s: Suspect, d?: Deploy): string {
     to_version: s.to_version ?? d?.to_version ?? null,
     commit: d?.commit ?? null,
   });
+  // A long host list is the expandable line below the reason, not the title.
+  const hosts = s.hosts?.length ? s.hosts : (d?.hosts ?? []);
   const where =
-    s.service ??
-    d?.service ??
-    (s.hosts?.length ? hostsText(s.hosts) : d?.hosts?.length ? hostsText(d.hosts) : '');
+    s.service ?? d?.service ?? (hosts.length > 3 ? `${hosts.length} hosts` : hostsText(hosts));
   return [where, v].filter(Boolean).join(' ');
 }
 

@@ -13,14 +13,35 @@ export type Level = Static<typeof Level>;
 
 /** A deploy marker ranked as a possible cause of a regression. */
 export const Suspect = Type.Object({
-  deploy_id: Type.String(),
+  deploy_id: Type.String({ description: 'the marker the suspect is named after' }),
+  deploy_ids: Type.Optional(
+    Type.Array(Type.String(), {
+      description: 'every marker of this rollout (posted per host, inferred), deploy_id first',
+    }),
+  ),
   kind: Type.String({ description: 'a deploy kind: code | dependency | kernel | config | infra' }),
   service: NStr,
   component: NStr,
   from_version: NStr,
   to_version: NStr,
-  hosts: Type.Array(Type.String()),
-  at: Type.String(),
+  hosts: Type.Array(Type.String(), {
+    description:
+      "the rollout's hosts: the regressed hosts it covers first, then the series' other hosts, then the rest",
+  }),
+  coverage: Type.Optional(
+    Type.Union([
+      Type.Object({
+        covered: Type.Number({
+          description: 'regressed hosts the rollout touched (the first of hosts)',
+        }),
+        regressed: Type.Number({
+          description: 'hosts that regressed (the slow cohort, else the series)',
+        }),
+      }),
+      Type.Null(),
+    ]),
+  ),
+  at: Type.String({ description: 'when the rollout reached the regressed hosts (best fit)' }),
   source: Type.String({ description: 'api | inferred' }),
   commit: NStr,
   url: NStr,

@@ -7,6 +7,8 @@ export {
   type AttributionInput,
   type Marker,
   type MarkerChange,
+  type Coverage,
+  type MarkerHostChange,
   type Suspect,
 } from './suspects.ts';
 export { findCohort, type Cohort, type CohortOptions, type CohortRow } from './cohort.ts';

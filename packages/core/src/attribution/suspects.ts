@@ -2,19 +2,27 @@
  * Which deploy most likely caused a step (product.md: "says which deploy most
  * likely caused each one"). Pure: markers in, ranked suspects out.
  *
- * A marker is a suspect when its scope touches the regressed series:
+ * Markers of one rollout (the same kind, service, component and from -> to
+ * versions, posted per host or inferred from telemetry) are one suspect with
+ * its host list: the hosts that matter to this regression first, and how many
+ * of the regressed hosts the rollout covers.
+ *
+ * A rollout is a suspect when its scope touches the regressed series:
  *   - the series' own service (scope 1),
  *   - for an edge (client / gap / server views), the callee `peer` — its
  *     code, config and dependency bumps (scope 1),
  *   - hosts feeding the series, for host-level changes without a service
- *     such as kernel rollouts (0.9) or another service's deploy on those
- *     hosts (0.3).
+ *     such as kernel rollouts (0.9),
+ *   - another service's deploy on those hosts only with evidence: the
+ *     regressed hosts are exactly the ones it touched (0.3, then the cohort's
+ *     promotion). Sharing a host is not evidence.
  * Its time fit is 1 inside the onset's uncertainty (plus a minute or two of
  * clock slack), decays with a 20-minute scale for markers before that and a
- * 3-minute scale for markers after it (a change cannot precede its cause).
+ * 3-minute scale for markers after it (a change cannot precede its cause);
+ * a rollout takes the best fit of the times it reached the regressed hosts.
  * Score = time × scope × specificity, then the cohort split adjusts it:
  * a marker that explains the slow cohort (same attribute and version, or
- * exactly the slow hosts) gets √score; one that touched only fast hosts ×0.2;
+ * only slow hosts) gets √score; one that touched only fast hosts ×0.2;
  * a service-wide marker when only a cohort slowed down ×0.6.
  */
 import type { Cohort } from './cohort.ts';
@@ -31,11 +39,20 @@ export interface MarkerChange {
   description: string | null;
 }
 
+/** One (service, host) of an inferred marker: when that service first reported the new value there. */
+export interface MarkerHostChange {
+  service: string;
+  host: string;
+  atMs: number;
+}
+
 export interface Marker extends MarkerChange {
   id: string;
   kind: string;
   atMs: number;
   source: string;
+  /** Inferred markers: the per-(service, host) changes folded into them (their hosts' own times). */
+  changes?: readonly MarkerHostChange[];
 }
 
 export interface AttributionInput {
@@ -47,18 +64,28 @@ export interface AttributionInput {
   peer: string | null;
   /** Hosts that feed the series (for an edge: the callee's). */
   hosts: readonly string[];
+  /** Hosts with data after the onset (the regressed ones when no cohort narrows them); default `hosts`. */
+  afterHosts?: readonly string[];
   cohort: Cohort | null;
 }
+
+/** How many of the regressed hosts a rollout touched. */
+export type Coverage = { covered: number; regressed: number };
 
 // A type alias, not an interface: the alert module takes suspects as plain records.
 export type Suspect = {
   deploy_id: string;
+  /** Every marker of this rollout, deploy_id first. */
+  deploy_ids: string[];
   kind: string;
   service: string | null;
   component: string | null;
   from_version: string | null;
   to_version: string | null;
+  /** The rollout's hosts: regressed hosts it covers first, then this series' other hosts, then the rest. */
   hosts: string[];
+  /** Regressed hosts the rollout touched (the first `covered` of `hosts`); null for a marker without hosts. */
+  coverage: Coverage | null;
   at: string;
   source: string;
   commit: string | null;
@@ -99,35 +126,148 @@ export function timeFit(onsetMs: number, uncertaintyMs: number, atMs: number): n
   return Math.exp(-(-d - slack) / AFTER_SCALE_MS);
 }
 
+/** The markers of one rollout, as seen from one regressed series. */
+interface Rollout {
+  /** The marker the suspect is named after: a posted one if any (it carries commit, URL, description). */
+  primary: Marker;
+  members: Marker[];
+  /** When the rollout reached each host (per-host detail of inferred markers, else the marker's time). */
+  hostAt: Map<string, number>;
+  /** Times of members that name no hosts (service-wide). */
+  hostlessAt: number[];
+  hosts: string[];
+  inferred: boolean;
+  alsoInferred: boolean;
+}
+
+const versionsCompatible = (x: string | null, y: string | null) =>
+  x === null || y === null || x === y;
+
+/**
+ * Two markers describe the same rollout: the same kind, service and
+ * component and the same change (from -> to, or the same commit), within the
+ * lookback window attribution loads. Markers without a version or a commit
+ * say too little to be merged.
+ */
+function sameRollout(x: Marker, y: Marker): boolean {
+  if (x.kind !== y.kind || (x.service ?? null) !== (y.service ?? null)) return false;
+  if (!versionsCompatible(x.component, y.component)) return false;
+  if (x.to_version !== null || y.to_version !== null)
+    return x.to_version === y.to_version && versionsCompatible(x.from_version, y.from_version);
+  return x.commit !== null && x.commit === y.commit;
+}
+
+function rollouts(markers: readonly Marker[]): Rollout[] {
+  const groups: Marker[][] = [];
+  for (const m of [...markers].sort((x, y) => x.atMs - y.atMs || x.id.localeCompare(y.id))) {
+    const g = groups.find((g) => g.some((x) => sameRollout(x, m)));
+    if (g) g.push(m);
+    else groups.push([m]);
+  }
+  return groups.map((members) => {
+    const hostAt = new Map<string, number>();
+    const hostlessAt: number[] = [];
+    const at = (h: string, t: number) => hostAt.set(h, Math.min(t, hostAt.get(h) ?? t));
+    const posted = members.filter((m) => m.source !== 'inferred');
+    // A host's time: what a posted marker says, else what telemetry saw first.
+    const add = (m: Marker, skip: ReadonlySet<string>) => {
+      if (!m.hosts.length) hostlessAt.push(m.atMs);
+      const detail = new Map<string, number>();
+      for (const c of m.changes ?? [])
+        detail.set(c.host, Math.min(c.atMs, detail.get(c.host) ?? c.atMs));
+      for (const h of m.hosts) if (!skip.has(h)) at(h, detail.get(h) ?? m.atMs);
+    };
+    for (const m of posted) add(m, new Set());
+    const postedHosts = new Set(hostAt.keys());
+    for (const m of members) if (m.source === 'inferred') add(m, postedHosts);
+    return {
+      primary: posted[0] ?? members[0]!,
+      members,
+      hostAt,
+      hostlessAt,
+      hosts: [...hostAt.keys()],
+      inferred: posted.length === 0,
+      alsoInferred: posted.length > 0 && posted.length < members.length,
+    };
+  });
+}
+
+/** The rollout's hosts in the order that matters to this regression, and its coverage of the regressed hosts. */
+function orderHosts(
+  r: Rollout,
+  regressed: readonly string[],
+  seriesHosts: ReadonlySet<string>,
+): { hosts: string[]; coverage: Coverage | null } {
+  const reg = new Set(regressed);
+  const rank = (h: string) => (reg.has(h) ? 0 : seriesHosts.has(h) ? 1 : 2);
+  const hosts = [...r.hosts].sort((x, y) => rank(x) - rank(y) || x.localeCompare(y));
+  if (!hosts.length || !reg.size) return { hosts, coverage: null };
+  return {
+    hosts,
+    coverage: { covered: hosts.filter((h) => reg.has(h)).length, regressed: reg.size },
+  };
+}
+
+/**
+ * The time that best fits the onset among those the rollout reached the
+ * regressed hosts (else this series' hosts, else any of its markers): a canary
+ * an hour before the rest is one rollout whose second wave is on time.
+ */
+function bestTime(r: Rollout, a: AttributionInput, regressed: readonly string[]): number {
+  const pick = (hosts: readonly string[]) =>
+    hosts.flatMap((h) => (r.hostAt.has(h) ? [r.hostAt.get(h)!] : []));
+  let times = [...pick(regressed), ...r.hostlessAt];
+  if (!times.length) times = [...pick(a.hosts), ...r.hostlessAt];
+  if (!times.length) times = r.members.map((m) => m.atMs);
+  let best = times[0]!;
+  for (const t of times) {
+    const d = timeFit(a.onsetMs, a.uncertaintyMs, t) - timeFit(a.onsetMs, a.uncertaintyMs, best);
+    if (d > 0 || (d === 0 && Math.abs(t - a.onsetMs) < Math.abs(best - a.onsetMs))) best = t;
+  }
+  return best;
+}
+
 interface Scope {
   score: number;
   /** Where the marker applies, e.g. "on urlite (api-1, api-2), the callee of this edge". */
   text: string;
 }
 
-function scopeOf(m: Marker, a: AttributionInput): Scope | null {
+function scopeOf(
+  r: Rollout,
+  hosts: readonly string[],
+  a: AttributionInput,
+  regressed: readonly string[],
+): Scope | null {
+  const m = r.primary;
   const hostSet = new Set(a.hosts);
-  const overlap = m.hosts.filter((h) => hostSet.has(h));
+  const overlap = hosts.filter((h) => hostSet.has(h));
   if (m.service !== null && m.service === a.service) {
     // A deploy of this service to hosts that do not feed this series is a weaker fit.
-    const elsewhere = m.hosts.length > 0 && a.hosts.length > 0 && overlap.length === 0;
+    const elsewhere = hosts.length > 0 && a.hosts.length > 0 && overlap.length === 0;
     return {
       score: elsewhere ? 0.4 : 1,
-      text: `on ${m.service}${hostsText(elsewhere ? m.hosts : overlap)}${a.peer ? ', the caller' : ''}`,
+      text: `on ${m.service}${hostsText(elsewhere ? hosts : overlap)}${a.peer ? ', the caller' : ''}`,
     };
   }
   // The callee's hosts need not feed the caller's own client series: no host check.
   if (m.service !== null && a.peer && m.service === a.peer)
-    return { score: 1, text: `on ${m.service}${hostsText(m.hosts)}, the callee of this edge` };
-  if (overlap.length) {
-    if (m.service === null)
-      return { score: 0.9, text: `on ${listText(overlap)}, which feed this series` };
-    return {
-      score: 0.3,
-      text: `on ${m.service}, which shares ${listText(overlap)} with this series`,
-    };
-  }
-  return null;
+    return { score: 1, text: `on ${m.service}${hostsText(hosts)}, the callee of this edge` };
+  if (!overlap.length) return null;
+  if (m.service === null)
+    return { score: 0.9, text: `on ${listText(overlap)}, which feed this series` };
+  // Another service's deploy: sharing a host is no evidence. It is one only when the
+  // regressed hosts are exactly the ones it touched, and others of this series stayed fast.
+  const c = a.cohort;
+  if (!c || !c.fast_hosts.length) return null;
+  const split = new Set([...c.slow_hosts, ...c.fast_hosts]);
+  const touched = new Set(hosts.filter((h) => split.has(h)));
+  const exact = touched.size === regressed.length && regressed.every((h) => touched.has(h));
+  if (!exact) return null;
+  return {
+    score: 0.3,
+    text: `on ${m.service}, which shares ${listText(overlap)} with this series: the regressed hosts are exactly the ones it touched`,
+  };
 }
 
 /**
@@ -145,7 +285,7 @@ export function markerTouchesSeries(
   return m.hosts.some((h) => hostSet.has(h));
 }
 
-const hostsText = (hosts: string[]) => (hosts.length ? ` (${listText(hosts)})` : '');
+const hostsText = (hosts: readonly string[]) => (hosts.length ? ` (${listText(hosts)})` : '');
 
 function listText(items: readonly string[], max = 4): string {
   if (items.length <= max) return items.join(', ');
@@ -153,23 +293,24 @@ function listText(items: readonly string[], max = 4): string {
 }
 
 /** A marker naming the component that changed says more than "a release". */
-function specificity(m: Marker): number {
+function specificity(r: Rollout): number {
+  const m = r.primary;
   let s = 1;
   if (m.kind === 'code') s = 0.97;
   else if (m.kind === 'infra') s = 0.95;
-  if (m.source === 'inferred') s *= 0.98;
+  if (r.inferred) s *= 0.98;
   return s;
 }
 
 type CohortFit = 'explains' | 'contradicts' | 'service-wide' | 'none';
 
-function cohortFit(m: Marker, c: Cohort | null): CohortFit {
+function cohortFit(m: Marker, hosts: readonly string[], c: Cohort | null): CohortFit {
   if (!c) return 'none';
   const slowHosts = new Set(c.slow_hosts);
   const fastHosts = new Set(c.fast_hosts);
   const slowValues = new Set(c.slow);
   const fastValues = new Set(c.fast);
-  const touched = m.hosts.filter((h) => slowHosts.has(h) || fastHosts.has(h));
+  const touched = hosts.filter((h) => slowHosts.has(h) || fastHosts.has(h));
   const versionIn = (set: Set<string>) => m.to_version !== null && set.has(m.to_version);
   let sameAttribute = false;
   const a = c.attribute;
@@ -189,7 +330,7 @@ function cohortFit(m: Marker, c: Cohort | null): CohortFit {
     return 'none';
   }
   if (sameAttribute && m.to_version === null) return 'explains';
-  return m.hosts.length ? 'none' : 'service-wide';
+  return hosts.length ? 'none' : 'service-wide';
 }
 
 function whatText(m: Marker): string {
@@ -235,77 +376,71 @@ function cohortText(fit: CohortFit, c: Cohort | null): string {
   }
 }
 
-/**
- * The same change reported twice (a CI hook and inference from telemetry):
- * keep the posted marker, which carries commit, URL and description.
- */
-function dropDuplicates(markers: readonly Marker[]): { kept: Marker[]; alsoInferred: Set<string> } {
-  const api = markers.filter((m) => m.source !== 'inferred');
-  const alsoInferred = new Set<string>();
-  const kept = markers.filter((m) => {
-    if (m.source !== 'inferred') return true;
-    const twin =
-      api.find(
-        (x) =>
-          x.kind === m.kind &&
-          (x.service ?? null) === (m.service ?? null) &&
-          (x.component ?? null) === (m.component ?? null) &&
-          x.to_version !== null &&
-          x.to_version === m.to_version &&
-          Math.abs(x.atMs - m.atMs) <= 30 * MIN,
-      ) ??
-      api.find(
-        (x) =>
-          x.kind === m.kind &&
-          x.service === null &&
-          m.service === null &&
-          x.to_version === m.to_version &&
-          m.hosts.every((h) => x.hosts.includes(h)) &&
-          Math.abs(x.atMs - m.atMs) <= 30 * MIN,
-      );
-    if (twin) alsoInferred.add(twin.id);
-    return !twin;
-  });
-  return { kept, alsoInferred };
+/** ", one rollout of 3 markers to 12 hosts covering 7 of 8 regressed hosts". */
+function rolloutText(r: Rollout, coverage: Coverage | null): string {
+  const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  const rollout =
+    r.members.length > 1 || r.hosts.length > 4
+      ? `one rollout${r.members.length > 1 ? ` of ${r.members.length} markers` : ''}${r.hosts.length ? ` to ${plural(r.hosts.length, 'host')}` : ''}`
+      : '';
+  const covers = coverage
+    ? `covering ${coverage.covered} of ${plural(coverage.regressed, 'regressed host')}`
+    : '';
+  return rollout || covers ? `, ${[rollout, covers].filter(Boolean).join(' ')}` : '';
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
 export function rankSuspects(markers: readonly Marker[], a: AttributionInput): Suspect[] {
-  const { kept, alsoInferred } = dropDuplicates(markers);
+  const regressed = [...(a.cohort ? a.cohort.slow_hosts : (a.afterHosts ?? a.hosts))].sort();
+  const seriesHosts = new Set(a.hosts);
   const out: Array<{ suspect: Suspect; raw: number }> = [];
-  for (const m of kept) {
-    const scope = scopeOf(m, a);
+  for (const r of rollouts(markers)) {
+    const { hosts, coverage } = orderHosts(r, regressed, seriesHosts);
+    const scope = scopeOf(r, hosts, a, regressed);
     if (!scope) continue;
-    const time = timeFit(a.onsetMs, a.uncertaintyMs, m.atMs);
-    let score = time * scope.score * specificity(m);
-    const fit = cohortFit(m, a.cohort);
+    const atMs = bestTime(r, a, regressed);
+    // Named after the posted marker nearest the time that fits (a canary's later wave).
+    const named0 = r.members.filter((x) => x.source !== 'inferred' || r.inferred);
+    const m = named0.reduce((b, x) => (Math.abs(x.atMs - atMs) < Math.abs(b.atMs - atMs) ? x : b));
+    const time = timeFit(a.onsetMs, a.uncertaintyMs, atMs);
+    let score = time * scope.score * specificity(r);
+    const fit = cohortFit(m, hosts, a.cohort);
     if (fit === 'explains') score = Math.sqrt(score);
     else if (fit === 'contradicts') score *= 0.2;
     else if (fit === 'service-wide') score *= 0.6;
     if (score < MIN_SCORE) continue;
-    const source =
-      m.source === 'inferred'
-        ? ' (inferred from telemetry)'
-        : alsoInferred.has(m.id)
-          ? ' (also seen in telemetry)'
-          : '';
-    const when = whenText(a.onsetMs, m.atMs);
+    const source = r.inferred
+      ? ' (inferred from telemetry)'
+      : r.alsoInferred
+        ? ' (also seen in telemetry)'
+        : '';
+    const when = whenText(a.onsetMs, atMs);
+    const ids = [m.id, ...r.members.filter((x) => x !== m).map((x) => x.id)];
+    // A posted marker may leave out what an inferred one of the same rollout saw.
+    const named: Marker = {
+      ...m,
+      component: m.component ?? r.members.find((x) => x.component !== null)?.component ?? null,
+      from_version:
+        m.from_version ?? r.members.find((x) => x.from_version !== null)?.from_version ?? null,
+    };
     const suspect: Suspect = {
       deploy_id: m.id,
+      deploy_ids: ids,
       kind: m.kind,
       service: m.service,
-      component: m.component,
-      from_version: m.from_version,
+      component: named.component,
+      from_version: named.from_version,
       to_version: m.to_version,
-      hosts: m.hosts,
-      at: new Date(m.atMs).toISOString(),
+      hosts,
+      coverage,
+      at: new Date(atMs).toISOString(),
       source: m.source,
       commit: m.commit,
       url: m.url,
       description: m.description,
       score: round2(Math.min(1, score)),
-      reason: `${whatText(m)} ${scope.text}, ${when}${source}${cohortText(fit, a.cohort)}.`,
+      reason: `${whatText(named)} ${scope.text}${rolloutText(r, coverage)}, ${when}${source}${cohortText(fit, a.cohort)}.`,
     };
     out.push({ suspect, raw: score });
   }
