@@ -78,10 +78,24 @@ export async function commit(
     const touched = new Set<number>([...work.fed.keys()]);
     // New regressions get their alert after the update below, which may find them already over.
     const pendingAlerts = new Set<string>();
-    const opened = await openRegressions(c, work.events, H, now, result, pendingAlerts);
+    // Regressions whose headline a joining member took: their firing alert is refreshed (not re-paged).
+    const newHeadlines = new Set<string>();
+    const opened = await openRegressions(
+      c,
+      work.events,
+      H,
+      now,
+      result,
+      pendingAlerts,
+      newHeadlines,
+    );
     for (const id of opened) touched.add(id);
     if (touched.size)
       await updateOpen(cache, c, [...touched], work.fed, H, now, result, pendingAlerts);
+    for (const id of newHeadlines) {
+      const row = await regressionById(c, id, { unresolved: true });
+      if (row) await refreshRegressionAlertIfFiring(c, regressionJson(row), { now });
+    }
     await writeStates(
       c,
       H,
@@ -113,6 +127,7 @@ async function openRegressions(
   now: number,
   result: PassResult,
   pendingAlerts: Set<string>,
+  newHeadlines: Set<string>,
 ): Promise<number[]> {
   // A burst confirmed after it had ended (shape 'transient') is not a regression to open.
   const ups = events.filter(
@@ -184,11 +199,8 @@ async function openRegressions(
         if (row) {
           await attribute(c, row, H, now, { alert: false });
           await storeRegressionHints(c, row, H);
-          // A changed headline refreshes the words of a firing alert; it never pages again.
-          if (!pendingAlerts.has(id) && row.status !== 'resolved') {
-            const fresh = await regressionById(c, id);
-            await refreshRegressionAlertIfFiring(c, regressionJson(fresh!), { now });
-          }
+          // A changed headline refreshes a firing alert once the batch's levels are in; it never pages again.
+          if (!pendingAlerts.has(id)) newHeadlines.add(id);
         }
       }
       result.regressions.grouped++;
