@@ -391,6 +391,27 @@ describe('detectSteps: steps are found, located and sized', () => {
     }
   });
 
+  it('finds moderate steps (×1.25 and ×0.8) in calm dense series with minRatio 1.2', () => {
+    let found = 0;
+    for (let seed = 1; seed <= 10; seed++) {
+      const factor = seed % 2 ? 1.25 : 0.8;
+      const pts = series({
+        seed: 300 + seed,
+        minutes: 400,
+        rate: 100,
+        median: 20,
+        sigma: 0.4,
+        stepAt: 250,
+        factor,
+      });
+      const ch = detectSteps(pts, { minRatio: 1.2 });
+      const dir = factor > 1 ? 'regression' : 'improvement';
+      if (ch.some((c) => Math.abs(c.index - 250) <= 5 && c.direction === dir)) found++;
+      expect(ch.every((c) => Math.abs(c.index - 250) <= 5)).toBe(true);
+    }
+    expect(found).toBeGreaterThanOrEqual(9);
+  });
+
   it('indexes into the array given, counting minutes without data', () => {
     const points = series({
       seed: 11,

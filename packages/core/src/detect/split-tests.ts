@@ -18,6 +18,8 @@ import {
   UNSHIFTED_MIN_AFTER,
   UNSHIFTED_MIN_SD,
   UNSHIFTED_PENALTY,
+  STEADY_MAX_AFTER,
+  STEADY_SHARE,
   VANISHED_SHARE,
 } from './tuning.ts';
 
@@ -106,13 +108,14 @@ export function testSplit(
   }
   // (Only worth trying when the margin test already leans that way: for a
   // step the unshifted test can confirm, the margin test's p is < 0.05.)
+  const medShift = dir * (medianOf(yA) - medianOf(yB));
   if (
     out.p >= d.opts.alpha &&
     raw.p < UNSHIFTED_GATE_P &&
     nB >= 20 &&
     nA >= UNSHIFTED_MIN_AFTER &&
-    noiseSd(d, mi, now) >= UNSHIFTED_MIN_SD &&
-    dir * (medianOf(yA) - medianOf(yB)) >= d.logMinRatio
+    medShift >= d.logMinRatio &&
+    (noiseSd(d, mi, now) >= UNSHIFTED_MIN_SD || (nA <= STEADY_MAX_AFTER && steady(yB, medShift)))
   ) {
     tAll ??= ring.rangeT(from, now, 3);
     const nm = unshiftedTest(d, dir, yA, yB, tAll);
@@ -123,6 +126,22 @@ export function testSplit(
     }
   }
   return out;
+}
+
+/**
+ * A calm history: the medians of its thirds within STEADY_SHARE of the
+ * step. Where the history holds still, a dense series' step of a few noise
+ * sds is no slow load drift, and the unshifted test may judge it (a ×1.3
+ * step at a per-minute sd of 0.05 is 5 sds, yet the margin test against
+ * ×1.2 cannot confirm it).
+ */
+function steady(yB: Float64Array, shift: number): boolean {
+  const n = yB.length;
+  const k = Math.floor(n / 3);
+  const m1 = medianOf(yB.subarray(0, k));
+  const m2 = medianOf(yB.subarray(k, 2 * k));
+  const m3 = medianOf(yB.subarray(2 * k));
+  return Math.max(m1, m2, m3) - Math.min(m1, m2, m3) <= STEADY_SHARE * shift;
 }
 
 /**

@@ -81,6 +81,9 @@ export const UNSHIFTED_PENALTY = 10;
 export const UNSHIFTED_MIN_AFTER = 8;
 export const UNSHIFTED_MIN_SD = 0.25;
 export const UNSHIFTED_GATE_P = 0.05;
+/** ... or, below that noise, where the history's thirds have medians within this share of the step. */
+export const STEADY_SHARE = 0.15;
+export const STEADY_MAX_AFTER = 24;
 
 /**
  * A step confirmed when it is already over (see report.ts isOver()): at most
