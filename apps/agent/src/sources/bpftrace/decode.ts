@@ -309,7 +309,8 @@ export class BpftraceDecoder {
       syscallNs: e.syscallNs,
       measuredUntil: e.end,
       mountPoint: s.mountPoint,
-      fsType: s.fsType,
+      // The mount call's event may be read after the unmount's start (another CPU's buffer).
+      fsType: s.fsType ?? this.recentMounts.typeOf(s.mountPoint),
       dirtyBytes: s.dirtyBytes,
       writebackBytes: s.writebackBytes,
       flags: s.flags,
