@@ -4,7 +4,7 @@
  */
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { FsyncOperations, nowEpochNs, OPERATION_DEFAULTS } from './aggregate/fsync-operations.ts';
+import { FsyncOperations, nowEpochNs } from './aggregate/fsync-operations.ts';
 import type { AgentConfig } from './config/schema.ts';
 import type { AgentEvent, EventSink } from './events.ts';
 import { monotonicToEpochNs } from './host/clock.ts';
@@ -143,10 +143,10 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   const ops = config.operations.enabled
     ? new FsyncOperations(
         {
-          ...OPERATION_DEFAULTS,
           gapMs: config.operations.fsyncGapMs,
           maxBurstMs: config.operations.maxBurstMs,
           windowMs: config.operations.windowMs,
+          latenessMs: config.operations.latenessMs,
         },
         deliver,
       )

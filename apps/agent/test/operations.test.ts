@@ -4,7 +4,9 @@
  * helpers/wal_keeper.py removed 4 batches of 40 files with one directory fsync each, then 4
  * with an fsync after every unlink (fixtures/wal-keeper-fsyncs.json, in arrival order).
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HINT_ATTRS } from '@onset/contract';
 import { classifySpan } from '@onset/core';
@@ -13,6 +15,7 @@ import {
   OPERATION_DEFAULTS,
   type OperationOptions,
 } from '../src/aggregate/fsync-operations.ts';
+import { ConfigError, loadConfig } from '../src/config/load.ts';
 import type { FsyncEvent, FsyncOperationEvent, FsyncRateEvent, SourceName } from '../src/events.ts';
 import { eventToSpan } from '../src/telemetry/spans.ts';
 
@@ -255,5 +258,47 @@ describe('fsync rates per process name and minute', () => {
     agg.add(fsync(2, 10, 1, { comm: 'tmp.Zq81LmN', pid: 101 }));
     agg.flush(at(120_000));
     expect(rates.map((r) => [r.comm, r.calls])).toEqual([['tmp.*', 2]]);
+  });
+});
+
+describe('operations config', () => {
+  const withFile = <T>(yaml: string, f: (file: string) => T): T => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'onset-ops-cfg-'));
+    try {
+      const file = path.join(dir, 'agent.yaml');
+      writeFileSync(file, yaml);
+      return f(file);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('defaults to the documented gap, cut, window and lateness', () => {
+    expect(loadConfig({}, {}).operations).toEqual({
+      enabled: true,
+      fsyncGapMs: 100,
+      maxBurstMs: 10_000,
+      windowMs: 60_000,
+      latenessMs: 5_000,
+    });
+  });
+
+  it('reads them from the config file and refuses nonsense with a clear message', () => {
+    const yaml = 'operations: { fsyncGap: 250ms, maxBurst: 30s, window: 5m, lateness: 1s }\n';
+    expect(withFile(yaml, (config) => loadConfig({ config }, {}).operations)).toEqual({
+      enabled: true,
+      fsyncGapMs: 250,
+      maxBurstMs: 30_000,
+      windowMs: 300_000,
+      latenessMs: 1_000,
+    });
+    expect(() =>
+      withFile('operations: { fsyncGap: 2s, maxBurst: 1s }\n', (config) =>
+        loadConfig({ config }, {}),
+      ),
+    ).toThrow(new ConfigError('operations.maxBurst must be at least operations.fsyncGap'));
+    expect(() =>
+      withFile('operations: { fsyncGap: 0 }\n', (config) => loadConfig({ config }, {})),
+    ).toThrow(/operations.fsyncGap must be more than 0/);
   });
 });

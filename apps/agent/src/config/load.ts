@@ -8,6 +8,7 @@ import { parseKeyPairsIntoRecord } from '@opentelemetry/core';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '@onset/contract';
+import { OPERATION_DEFAULTS } from '../aggregate/fsync-operations.ts';
 import {
   ConfigFileSchema,
   type AgentConfig,
@@ -63,9 +64,10 @@ export const DEFAULTS = {
   maxQueueMb: 32,
   exportTimeoutMs: 10_000,
   maxNewSeriesPerMinute: 50,
-  fsyncGapMs: 100,
-  maxBurstMs: 10_000,
-  operationWindowMs: 60_000,
+  fsyncGapMs: OPERATION_DEFAULTS.gapMs,
+  maxBurstMs: OPERATION_DEFAULTS.maxBurstMs,
+  operationWindowMs: OPERATION_DEFAULTS.windowMs,
+  operationLatenessMs: OPERATION_DEFAULTS.latenessMs,
 };
 
 function duration(value: string | number | undefined, what: string, dflt: number): number {
@@ -179,8 +181,9 @@ function operations(file: ConfigFile): AgentConfig['operations'] {
   if (fsyncGapMs <= 0) throw new ConfigError('operations.fsyncGap must be more than 0');
   if (maxBurstMs < fsyncGapMs)
     throw new ConfigError('operations.maxBurst must be at least operations.fsyncGap');
+  const latenessMs = duration(o?.lateness, 'operations.lateness', DEFAULTS.operationLatenessMs);
   if (windowMs < 1000) throw new ConfigError('operations.window must be at least 1s');
-  return { enabled: o?.enabled ?? true, fsyncGapMs, maxBurstMs, windowMs };
+  return { enabled: o?.enabled ?? true, fsyncGapMs, maxBurstMs, windowMs, latenessMs };
 }
 
 function maxNewSeries(flags: CliFlags, file: ConfigFile): number {

@@ -118,6 +118,7 @@ export const ConfigFileSchema = Type.Object(
           fsyncGap: Type.Optional(Duration),
           maxBurst: Type.Optional(Duration),
           window: Type.Optional(Duration),
+          lateness: Type.Optional(Duration),
         },
         { additionalProperties: false },
       ),
@@ -181,7 +182,13 @@ export interface AgentConfig {
     maxNewSeriesPerMinute: number;
   };
   /** Operation-level fsync measurement (aggregate/fsync-operations.ts, docs/agent.md "Operations"). */
-  operations: { enabled: boolean; fsyncGapMs: number; maxBurstMs: number; windowMs: number };
+  operations: {
+    enabled: boolean;
+    fsyncGapMs: number;
+    maxBurstMs: number;
+    windowMs: number;
+    latenessMs: number;
+  };
   export: {
     batchSize: number;
     flushIntervalMs: number;
