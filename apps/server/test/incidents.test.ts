@@ -247,6 +247,21 @@ describe('a member found in a later pass', () => {
     // The `thumb` spawns' history arrives only now (a new series): the next pass finds the same step on it.
     const tr = new Traffic(5);
     spawns(tr, 'thumb', 50);
+    // alpha's regression was marked resolved by a person; its second route's history arrives late too.
+    const alpha = of(first, 'alpha')[0]!;
+    expect((await A.post(`/api/v1/regressions/${alpha.id}/resolve`, { by: 'oncall' })).status).toBe(
+      200,
+    );
+    each(FROM, END, 10, (t, after) =>
+      tr.span(
+        { 'service.name': 'alpha', 'host.name': 'alpha-1' },
+        'GET',
+        SpanKind.SERVER,
+        t,
+        tr.lognormal(after ? 30 : 10, 0.1),
+        { 'http.request.method': 'GET', 'http.route': '/alpha-2' },
+      ),
+    );
     await tr.send(server.otlpUrl);
     pass = await detect();
     later = await regressions();
@@ -254,7 +269,7 @@ describe('a member found in a later pass', () => {
   }, 180_000);
 
   it('joins the open regression of its incident instead of opening one, and heads it when it shows the step better', async () => {
-    expect(pass).toMatchObject({ opened: 0, grouped: 1 });
+    expect(pass).toMatchObject({ opened: 0, grouped: 2 });
     expect(later.map((r) => r.id).sort()).toEqual(first.map((r) => r.id).sort());
     const before = of(first, 'jobs')[0]!;
     const r = of(later, 'jobs')[0]!;
@@ -276,6 +291,13 @@ describe('a member found in a later pass', () => {
     expect(alerts.map((a) => a.status)).toEqual(['firing']);
     expect(alerts[0]!.details.ratio_p50).toBe(r.ratio_p50);
     expect(alerts[0]!.details.after.p50_ms).toBe(r.after.p50_ms);
+  });
+
+  it('joins a regression a person resolved (they know of the incident) without reopening or paging it', () => {
+    const r = of(later, 'alpha');
+    expect(r.map((x) => x.id)).toEqual([of(first, 'alpha')[0]!.id]);
+    expect(r[0]!.status).toBe('resolved');
+    expect(r[0]!.members.map((m) => m.name).sort()).toEqual(['GET /alpha', 'GET /alpha-2']);
   });
 
   it('does not page again', () => {

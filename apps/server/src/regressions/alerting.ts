@@ -1,5 +1,7 @@
 /**
- * Regression alerting policy: one alert per regression, raised when it opens
+ * Regression alerting policy: one alert per regression — one incident, so one
+ * page per incident, never one per member series (a member that joins later
+ * only refreshes the firing alert's details, commit.ts) — raised when it opens
  * (or its attribution changes while it fires), resolved when latency returns
  * or someone marks it resolved. Severity comes from core's
  * regressionSeverity; the transitions themselves are alerts/state.ts.

@@ -70,17 +70,23 @@ export interface NearMember {
   ratio_p99: number;
 }
 
-/** Members of any regression (any status) with an onset in [fromMs, toMs]. */
+/**
+ * Members with an onset in [fromMs, toMs] of the regressions a new step may
+ * join: open or acknowledged ones, and ones a person resolved (they know of
+ * the incident). A regression Onset resolved because latency came back is not
+ * joined: a step still there would be a new episode, which must page.
+ */
 export async function membersNear(
   db: Queryable,
   fromMs: number,
   toMs: number,
 ): Promise<NearMember[]> {
   const { rows } = await db.query<Omit<NearMember, 'onsetMs'> & { onset: Date }>(
-    `SELECT regression_id::text, headline, service, op, view, name, peer, onset,
-            onset_uncertainty_ms AS "uncertaintyMs", ratio_p50, ratio_p99
-       FROM regression_members WHERE onset BETWEEN $1 AND $2
-      ORDER BY onset, regression_id`,
+    `SELECT m.regression_id::text, m.headline, m.service, m.op, m.view, m.name, m.peer, m.onset,
+            m.onset_uncertainty_ms AS "uncertaintyMs", m.ratio_p50, m.ratio_p99
+       FROM regression_members m JOIN regressions r ON r.id = m.regression_id
+      WHERE m.onset BETWEEN $1 AND $2 AND (r.status <> 'resolved' OR r.resolved_by IS DISTINCT FROM 'onset')
+      ORDER BY m.onset, m.regression_id`,
     [new Date(fromMs), new Date(toMs)],
   );
   return rows.map(({ onset, ...r }) => ({ ...r, onsetMs: onset.getTime() }));
