@@ -11,7 +11,7 @@ import { ensureTracefs } from './host/tracefs.ts';
 import { createLogger } from './log.ts';
 import { BpftraceDecoder } from './sources/bpftrace/decode.ts';
 import { buildProgram } from './sources/bpftrace/program.ts';
-import { unmountEndProbes } from './host/tracepoints.ts';
+import { describeUnmountEnd, unmountEndProbes } from './host/tracepoints.ts';
 import { BpftraceSource } from './sources/bpftrace/source.ts';
 import { cgroupId, planBpftrace, planStrace, straceTargets } from './sources/select.ts';
 
@@ -26,6 +26,7 @@ async function checkBpftrace(config: AgentConfig, host: HostFacts): Promise<Doct
   if (!plan.use) return { ok: false, what: 'bpftrace', detail: plan.reason };
   const tracefs = ensureTracefs(findExecutable(host, 'mount'));
   if (!tracefs.ok) return { ok: false, what: 'bpftrace', detail: tracefs.note! };
+  const unmountEnd = unmountEndProbes();
   const quiet = createLogger('error', () => {});
   const source = new BpftraceSource({
     bpftracePath: plan.path!,
@@ -37,7 +38,7 @@ async function checkBpftrace(config: AgentConfig, host: HostFacts): Promise<Doct
         skipPids: [process.pid],
       },
       plan.layout!,
-      unmountEndProbes(),
+      unmountEnd,
     ),
     decoder: new BpftraceDecoder({
       sink: () => {},
@@ -55,7 +56,7 @@ async function checkBpftrace(config: AgentConfig, host: HostFacts): Promise<Doct
     return {
       ok: true,
       what: 'bpftrace',
-      detail: `${plan.reason}; a test run attached ${source.attachedProbes} probes in ${(source.startupMs / 1000).toFixed(1)} s${tracefs.note ? ` (${tracefs.note})` : ''}`,
+      detail: `${plan.reason}; a test run attached ${source.attachedProbes} probes in ${(source.startupMs / 1000).toFixed(1)} s${tracefs.note ? ` (${tracefs.note})` : ''}; ${describeUnmountEnd(unmountEnd)}`,
     };
   } catch (e) {
     return { ok: false, what: 'bpftrace', detail: (e as Error).message };

@@ -94,6 +94,10 @@ describe.concurrent('onset-agent doctor', () => {
     expect(stdout).toMatch(
       /ok {2}bpftrace +found .*bpftrace, running as root, kernel BTF present; a test run attached \d+ probes/,
     );
+    // How unmounts will be timed on this kernel (6.18 here: both end tracepoints exist).
+    expect(stdout).toMatch(
+      /unmount spans end at the unmounting thread's return to user space \(rseq:rseq_update\) or its next system call/,
+    );
     expect(stdout).toMatch(
       /no {2}strace +strace needs processes to attach to: give --pid, --comm or --cgroup/,
     );
