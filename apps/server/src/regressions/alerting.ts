@@ -7,7 +7,7 @@
  * regressionSeverity; the transitions themselves are alerts/state.ts.
  */
 import { regressionAlertKey, type Regression } from '@onset/contract';
-import { regressionSeverity } from '@onset/core';
+import { regressionSeverity, type MinutePoint, type StepChange } from '@onset/core';
 import { acknowledgeAlert, fireAlert, resolveAlert } from '../alerts/state.ts';
 import { firingAlertId, type AlertRow } from '../alerts/store.ts';
 import { slosCoveringSeries, type Queryable } from '../slos/store.ts';
@@ -32,6 +32,44 @@ export type RegressionForAlert = Pick<Regression, 'id' | 'service' | 'op' | 'vie
       | 'hints'
     >
   >;
+
+/**
+ * A new regression is alerted (paged or ticketed) only once its step has
+ * held ALERT_HOLD_POINTS minutes since the onset, its last two minutes
+ * still on the after side of the midpoint: a burst of a few minutes, which
+ * the detector confirms after 4, is over by then, recovers and is closed
+ * without an alert. Past HOLD_DECIDED_POINTS minutes a regression that has
+ * not recovered is alerted whatever its last minutes.
+ */
+export const ALERT_HOLD_POINTS = 8;
+export const HOLD_DECIDED_POINTS = 30;
+
+/** Has the step of `change` held? `since`: the points since its onset, oldest first. */
+export function stepHeld(
+  change: StepChange,
+  since: readonly MinutePoint[],
+  floor: number,
+): boolean {
+  if (since.length >= HOLD_DECIDED_POINTS) return true;
+  if (since.length < ALERT_HOLD_POINTS) return false;
+  const key = change.metric;
+  const lb = Math.log(change.before[key] + floor);
+  const la = Math.log(change.after[key] + floor);
+  const mid = (lb + la) / 2;
+  const dir = Math.sign(la - lb);
+  return since.slice(-2).every((p) => dir * (Math.log(Math.max(p[key], 0) + floor) - mid) > 0);
+}
+
+/** Was an alert ever raised for this regression (firing, acknowledged or resolved)? */
+export async function regressionAlerted(
+  db: Queryable,
+  regressionId: string | number,
+): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM alerts WHERE alert_key = $1 LIMIT 1`, [
+    regressionAlertKey(regressionId),
+  ]);
+  return rows.length > 0;
+}
 
 const fmt = (x: number | undefined | null) =>
   x === undefined || x === null ? '?' : Number(x.toPrecision(3)).toString();

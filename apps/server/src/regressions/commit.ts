@@ -16,7 +16,10 @@ import {
 import type { PoolClient } from '../db/pool.ts';
 import { regressionsDetected } from '../observability/metrics.ts';
 import {
+  HOLD_DECIDED_POINTS,
   raiseRegressionAlert,
+  regressionAlerted,
+  stepHeld,
   refreshRegressionAlertIfFiring,
   resolveRegressionAlert,
 } from './alerting.ts';
@@ -237,6 +240,8 @@ async function updateOpen(
   pendingAlerts: Set<string>,
 ): Promise<void> {
   const incidents = new Set<string>();
+  // Young incidents: has any member's step held long enough to alert (alerting.ts)?
+  const held = new Map<string, boolean>();
   for (const m of await unresolvedMembersOf(c, ids)) {
     const sid = Number(m.series_id);
     const tracked = cache.detectors.get(sid);
@@ -270,6 +275,8 @@ async function updateOpen(
     });
     if (m.headline) await updateHeadlineLevels(c, m.regression_id, { ...levels, nowMs: now });
     incidents.add(m.regression_id);
+    if (pts.length <= HOLD_DECIDED_POINTS + 5)
+      held.set(m.regression_id, !!held.get(m.regression_id) || stepHeld(m.change, pts, floor));
   }
   for (const id of incidents) {
     const resolved = await resolveIfAllRecovered(c, id, now);
@@ -283,7 +290,9 @@ async function updateOpen(
         });
     } else {
       if (!wasPending) result.regressions.updated++;
-      if (wasPending) {
+      // Alerted once its step has held; a young one opened earlier is alerted when it does.
+      const hold = held.get(id);
+      if (wasPending ? hold !== false : hold === true && !(await regressionAlerted(c, id))) {
         const fresh = await regressionById(c, id);
         await raiseRegressionAlert(c, regressionJson(fresh!), { now });
       }
