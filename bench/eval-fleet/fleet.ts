@@ -284,9 +284,12 @@ export class Fleet {
     }
 
     // Incident services, perKind of each kind, made before the fillers so they get spread hosts.
+    // Kernel rollouts come in pairs (at least one pair): two services of one pool moved to the
+    // same kernel within the hour, each regression must name its own hosts.
+    const kernels = Math.max(o.perKind, 2);
     const kindPlans: (() => void)[] = [];
     const slots: number[] = [];
-    const nIncidents = INCIDENT_KINDS.length * o.perKind;
+    const nIncidents = 4 * o.perKind + Math.ceil(kernels / 2);
     const tA = this.t0 + (o.warmupMin + 5) * MIN;
     const tB = this.tEnd - (o.tailMin + 40) * MIN;
     for (let i = 0; i < nIncidents; i++) {
@@ -296,21 +299,25 @@ export class Fleet {
     const slotOrder = r.shuffle(slots.map((_, i) => i));
     let s = 0;
     const nextSlot = () => Math.min(tB, Math.max(tA, slots[slotOrder[s++]!]!));
-    const kernelTargets: { svc: ServiceSpec; at: number; pool: number }[] = [];
     for (let k = 0; k < o.perKind; k++) {
       const idle = this.makeSpawnIdle();
       const method = this.makeSpawnMethod();
       const fsync = this.makeFsync();
       const edge = this.makeCallerOnly();
-      const at = [nextSlot(), nextSlot(), nextSlot(), nextSlot(), nextSlot()];
-      kindPlans.push(() => this.planSpawnIdle(idle, at[0]!));
+      const at = [nextSlot(), nextSlot(), nextSlot(), nextSlot()];
+      // Half of the service rollouts are canaries (one host, then the rest), alternating.
+      kindPlans.push(() => this.planSpawnIdle(idle, at[0]!, k % 2 === 0));
       kindPlans.push(() => this.planSpawnMethod(method, at[1]!));
-      kindPlans.push(() => this.planFsync(fsync, at[2]!));
-      kindPlans.push(() => this.planCallerOnly(edge.caller, edge.callee, edge.edge, at[3]!));
-      // Kernel rollouts come in pairs to the same kernel in the same pool within the hour.
+      kindPlans.push(() => this.planFsync(fsync, at[2]!, k % 2 === 1));
+      kindPlans.push(() =>
+        this.planCallerOnly(edge.caller, edge.callee, edge.edge, at[3]!, k % 2 === 0),
+      );
+    }
+    const kernelTargets: { svc: ServiceSpec; at: number; pool: number }[] = [];
+    for (let k = 0; k < kernels; k++) {
       const pair = k % 2 === 1 ? kernelTargets[kernelTargets.length - 1] : undefined;
       const pool = pair ? pair.pool : r.int(0, pools - 1);
-      const kat = pair ? Math.min(tB, pair.at + Math.round(r.uniform(8, 40)) * MIN) : at[4]!;
+      const kat = pair ? Math.min(tB, pair.at + Math.round(r.uniform(8, 40)) * MIN) : nextSlot();
       kernelTargets.push({ svc: this.makeOverlayService(pool, 'incident'), at: kat, pool });
     }
 
@@ -722,9 +729,8 @@ export class Fleet {
   }
 
   /** 1. Spawn latency after a release that stops idle helpers (fork+exec with many fds to mark). */
-  private planSpawnIdle(svc: ServiceSpec, at: number): void {
+  private planSpawnIdle(svc: ServiceSpec, at: number, canary: boolean): void {
     const r = this.rng;
-    const canary = r.chance(0.5);
     const hostAt = this.rolloutTimes(r.shuffle(svc.hosts), at, canary);
     const from = svc.version;
     const to = this.bumpVersion(from);
@@ -821,9 +827,9 @@ export class Fleet {
   }
 
   /** 3. A release fsyncs the WAL directory after every deleted file. */
-  private planFsync(svc: ServiceSpec, at: number): void {
+  private planFsync(svc: ServiceSpec, at: number, canaryWanted: boolean): void {
     const r = this.rng;
-    const canary = svc.hosts.length > 2 && r.chance(0.5);
+    const canary = canaryWanted && svc.hosts.length > 2;
     const hostAt = this.rolloutTimes(r.shuffle(svc.hosts), at, canary);
     const from = svc.version;
     const to = this.bumpVersion(from);
@@ -873,9 +879,10 @@ export class Fleet {
     callee: ServiceSpec,
     edge: EdgeSpec,
     at: number,
+    canaryWanted: boolean,
   ): void {
     const r = this.rng;
-    const canary = callee.hosts.length > 2 && r.chance(0.5);
+    const canary = canaryWanted && callee.hosts.length > 2;
     const hostAt = this.rolloutTimes(r.shuffle(callee.hosts), at, canary);
     this.change(callee.name, hostAt, 'dependency.hyper', '0.13.1');
     this.change(callee.name, hostAt, 'dependency.tokio', '1.0.1');
