@@ -336,12 +336,15 @@ export class Fleet {
     this.makeEdges();
 
     for (const plan of kindPlans) plan();
-    for (const k of kernelTargets)
+    // The second rollout of each pair is not posted: Onset knows it only from telemetry.
+    kernelTargets.forEach((k, i) =>
       this.planKernel(
         k.svc,
         k.at,
         kernelTargets.map((x) => x.svc),
-      );
+        i % 2 === 0,
+      ),
+    );
     this.planNoise();
     this.buildTimelines();
   }
@@ -927,7 +930,7 @@ export class Fleet {
   }
 
   /** 5. A kernel rollout over part of a pool: overlay unmounts of the target's moved hosts take seconds, every other service on those hosts is unaffected. */
-  private planKernel(svc: ServiceSpec, at: number, targets: ServiceSpec[]): void {
+  private planKernel(svc: ServiceSpec, at: number, targets: ServiceSpec[], posted: boolean): void {
     const r = this.rng;
     const pool = POOLS[svc.pool]!;
     const moved = r.shuffle(svc.hosts).slice(0, r.int(2, svc.hosts.length - 2));
@@ -945,18 +948,14 @@ export class Fleet {
     const all = r.shuffle([...moved, ...extra]);
     const hostAt = this.rolloutTimes(all, at, true);
     this.change(null, hostAt, 'os.version', pool.next);
-    const keys = this.rolloutMarkers(
-      `kernel:${svc.name}`,
-      hostAt,
-      {
-        kind: 'kernel',
-        component: 'kernel',
-        from_version: pool.kernel,
-        to_version: pool.next,
-        description: `kernel ${pool.next} rollout`,
-      },
-      true,
-    );
+    const marker = {
+      kind: 'kernel' as const,
+      component: 'kernel',
+      from_version: pool.kernel,
+      to_version: pool.next,
+      description: `kernel ${pool.next} rollout`,
+    };
+    const keys = posted ? this.rolloutMarkers(`kernel:${svc.name}`, hostAt, marker, true) : [];
     const afterMs = r.uniform(1500, 10_000);
     const um = svc.series.find((x) => x.op === 'unmount')!;
     const movedAt = new Map(moved.map((h) => [h, hostAt.get(h)!]));
@@ -973,7 +972,7 @@ export class Fleet {
         series: [`${um.id}|`],
         regressedHosts: moved,
         canary: true,
-        size: `${um.baseMs.toFixed(0)} ms -> ${(afterMs / 1000).toFixed(1)} s on ${moved.length}/${svc.hosts.length} hosts; rollout of ${all.length} hosts touching ${touched} services`,
+        size: `${um.baseMs.toFixed(0)} ms -> ${(afterMs / 1000).toFixed(1)} s on ${moved.length}/${svc.hosts.length} hosts; rollout of ${all.length} hosts touching ${touched} services${posted ? '' : ', not posted (inferred only)'}`,
         cause: {
           markerKeys: keys,
           kind: 'kernel',

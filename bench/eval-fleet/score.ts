@@ -109,10 +109,15 @@ function sameSet(a: string[], b: string[]): boolean {
   return sa.size === new Set(b).size && b.every((x) => sa.has(x));
 }
 
-/** Confined incidents: the slow side is exactly the regressed hosts. Fleet-wide ones: no regressed host is called fast. */
+/**
+ * Confined incidents: the slow side is exactly the regressed hosts. Fleet-wide ones: no regressed
+ * host is called fast. Never a host on both sides.
+ */
 function cohortRight(inc: Incident, r: Regression): boolean {
   const confined = inc.regressedHosts.length < inc.seriesHosts.length;
   const c = r.cohort;
+  // No host is on both sides, whatever the incident.
+  if (c && c.slow_hosts.some((h) => c.fast_hosts.includes(h))) return false;
   if (!confined) return !c || c.fast_hosts.every((h) => !inc.regressedHosts.includes(h));
   if (c) return sameSet(c.slow_hosts, inc.regressedHosts);
   return inc.regressedHosts.length === 1 && r.host === inc.regressedHosts[0];
