@@ -74,7 +74,7 @@ export class AgentClaims {
   private readonly file: string;
   private others: Claim[] = [];
   private readAt = 0;
-  private readonly ancestry = new Map<number, { chain: number[]; at: number }>();
+  private readonly parents = new Map<number, { ppid?: number; at: number }>();
 
   constructor(
     private readonly dir: string,
@@ -119,20 +119,24 @@ export class AgentClaims {
     return found;
   }
 
-  /** pid and its ancestors (parent first), cached briefly; empty when the process is gone. */
+  /** A process's parent, cached briefly: ancestors are shared, so a busy tree costs few reads. */
+  private parentOf(pid: number, now: number): number | undefined {
+    const hit = this.parents.get(pid);
+    if (hit && now - hit.at < ANCESTRY_TTL_MS) return hit.ppid;
+    const ppid = procInfo(pid)?.ppid;
+    if (this.parents.size > 10_000) this.parents.clear();
+    this.parents.set(pid, { ppid, at: now });
+    return ppid;
+  }
+
+  /** pid and its ancestors, nearest first (as far as they still exist). */
   private chain(pid: number): number[] {
     const now = Date.now();
-    const hit = this.ancestry.get(pid);
-    if (hit && now - hit.at < ANCESTRY_TTL_MS) return hit.chain;
     const chain: number[] = [];
-    for (let p = pid, i = 0; p > 1 && i < 64; i++) {
+    for (let p: number | undefined = pid, i = 0; p !== undefined && p > 1 && i < 64; i++) {
       chain.push(p);
-      const info = procInfo(p);
-      if (!info) break;
-      p = info.ppid;
+      p = this.parentOf(p, now);
     }
-    if (this.ancestry.size > 10_000) this.ancestry.clear();
-    this.ancestry.set(pid, { chain, at: now });
     return chain;
   }
 
