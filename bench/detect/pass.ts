@@ -216,10 +216,12 @@ log(
 );
 
 // ---- what was found --------------------------------------------------------
+// Per series: a step is found when its series is a member of a regression (steps of one service
+// within minutes are one regression, docs/regressions.md "One incident, one regression").
 const { rows: found } = await pool.query<{ kind: number; n: number; near: number }>(
   `SELECT s.kind, count(*)::int AS n,
           count(*) FILTER (WHERE abs(extract(epoch FROM r.onset - s.step_at)) <= 600)::int AS near
-     FROM regressions r JOIN bench_series s ON s.id = r.series_id GROUP BY s.kind ORDER BY s.kind`,
+     FROM regression_members r JOIN bench_series s ON s.id = r.series_id GROUP BY s.kind ORDER BY s.kind`,
 );
 const planted = await pool.query<{ kind: number; n: number }>(
   `SELECT kind, count(*)::int AS n FROM bench_series WHERE kind > 0 GROUP BY kind`,
@@ -238,7 +240,7 @@ const detection = {
 log(`found: ${JSON.stringify(detection)}`);
 const { rows: missed } = await pool.query<{ kind: number; ago: number }>(
   `SELECT s.kind, round(extract(epoch FROM to_timestamp($1::float8 / 1000) - s.step_at) / 60)::int AS ago FROM bench_series s
-    WHERE s.kind > 0 AND NOT EXISTS (SELECT 1 FROM regressions r WHERE r.series_id = s.id) ORDER BY 1, 2`,
+    WHERE s.kind > 0 AND NOT EXISTS (SELECT 1 FROM regression_members r WHERE r.series_id = s.id) ORDER BY 1, 2`,
   [end],
 );
 if (missed.length)

@@ -61,7 +61,7 @@ export function mcpServer(
     {
       title: 'List regressions',
       description:
-        'Latency regressions (step changes) newest onset first, with before/after p50/p99, ranked suspect deploys, cohort and hints. Filters are optional.',
+        'Latency regressions (one per incident) newest onset first, with before/after p50/p99, ranked suspect deploys, cohort, hints and the member series it was found on. Filters are optional.',
       inputSchema: {
         service: z.string().max(256).optional(),
         op: z.enum(['request', 'spawn', 'fsync', 'unmount', 'other']).optional(),
