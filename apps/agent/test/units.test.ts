@@ -20,6 +20,8 @@ import { SpanBuffer } from '../src/telemetry/span-buffer.ts';
 import type { SpanRecord } from '../src/telemetry/span-record.ts';
 import { eventToSpan } from '../src/telemetry/spans.ts';
 import { normalizePath } from '../src/telemetry/normalize.ts';
+import { TraceScope } from '../src/telemetry/scope.ts';
+import { SeriesCap, type CapReport } from '../src/telemetry/series-cap.ts';
 
 describe('strace output', () => {
   // Captured from `strace -f -q -ttt -T -y` on a Python workload (vfork + exec interleaved).
@@ -473,5 +475,70 @@ describe('series names of traced paths', () => {
       directory: '/var/tmp/onset-agent-probes-q8ZLmN/wal',
     });
     expect(probe.attributes['file.directory']).toBe('/var/tmp/onset-agent-probes-q8ZLmN/wal');
+  });
+});
+
+describe('tracing scope and the new-series cap', () => {
+  const config = {
+    defaults: true,
+    exclude: ['/srv/scratch/**'],
+    include: ['/tmp/playwright-keep/**'],
+    excludeProcesses: ['chromium'],
+    maxNewSeriesPerMinute: 3,
+  };
+  const fsync = (directory: string, comm = 'postgres'): AgentEvent => ({
+    kind: 'fsync',
+    source: 'bpftrace',
+    call: 'fsync',
+    startNs: 1n,
+    durationNs: 1000,
+    directory,
+    pid: 42,
+    comm,
+  });
+
+  it('leaves default, configured and process excludes out; include wins; probes always pass', () => {
+    const s = new TraceScope(config, true);
+    expect(s.excluded(fsync('/tmp/playwright_chromiumdev_profile-Xk3Fa9/Default'))).toBe(
+      '/tmp/playwright_chromiumdev_profile-Xk3Fa9/Default',
+    );
+    expect(s.excluded(fsync('/home/u/.npm/_cacache/index-v5/ab'))).toBeDefined();
+    expect(s.excluded(fsync('/srv/scratch/run1'))).toBeDefined();
+    expect(s.excluded(fsync('/tmp/playwright-keep/db'))).toBeUndefined();
+    expect(s.excluded(fsync('/var/lib/postgresql/16/main/pg_wal'))).toBeUndefined();
+    expect(s.excluded(fsync('/var/lib/x', 'chromium'))).toBe('process chromium');
+    expect(
+      s.excluded({ ...fsync('/tmp/playwright_x/Default'), source: 'probe' } as AgentEvent),
+    ).toBeUndefined();
+    // With a filter the built-in list is off (the user chose the processes); theirs still applies.
+    const filtered = new TraceScope(config, false);
+    expect(filtered.excluded(fsync('/tmp/playwright_x/Default'))).toBeUndefined();
+    expect(filtered.excluded(fsync('/srv/scratch/run1'))).toBeDefined();
+  });
+
+  it('admits a few new series a minute, always the known ones, and reports what it dropped', () => {
+    let now = 0;
+    const reports: CapReport[] = [];
+    const cap = new SeriesCap(
+      3,
+      (r) => reports.push(r),
+      () => now,
+    );
+    const span = (dir: string) => eventToSpan(fsync(dir));
+    for (let i = 0; i < 5; i++) expect(cap.admit(span(`/d${i}`))).toBe(i < 3);
+    expect(cap.admit(span('/d0'))).toBe(true); // known series always pass
+    expect(cap.admit(span('/d4'))).toBe(false);
+    now = 60_000;
+    expect(cap.admit(span('/d4'))).toBe(true); // a new minute
+    expect(reports).toEqual([
+      {
+        droppedSpans: 3,
+        droppedSeries: 2,
+        examples: ['fsync internal /d3', 'fsync internal /d4'],
+        totalDroppedSpans: 3,
+      },
+    ]);
+    // Series are named as the server names them: folded paths share one.
+    expect(SeriesCap.key(span('/tmp/tmp.Xk3Fa9'))).toBe(SeriesCap.key(span('/tmp/tmp.Qw7Zr2')));
   });
 });
