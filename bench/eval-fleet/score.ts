@@ -90,18 +90,26 @@ function matches(inc: Incident, r: Regression): boolean {
   return keysOf(r).some((k) => inc.series.includes(k));
 }
 
+/**
+ * The top suspect is the causing rollout: one of its markers is a posted marker of it (a suspect
+ * may carry every marker of its rollout in `deploy_ids`), or, for a rollout known only from
+ * telemetry, an inferred marker of the same kind, component and version that reached the hosts
+ * that matter (the moved hosts of a kernel incident). A marker of another rollout to the same
+ * version that never touched those hosts is wrong.
+ */
 function suspectRight(inc: Incident, r: Regression, markerIds: Map<string, string>): boolean {
   const top = r.suspects[0];
   if (!top) return false;
   const posted = new Set(inc.cause.markerKeys.map((k) => markerIds.get(k)).filter(Boolean));
-  if (posted.has(top.deploy_id)) return true;
-  // An inferred marker of the same rollout is right too, if it is only that rollout's.
+  const ids = top.deploy_ids?.length ? top.deploy_ids : [top.deploy_id];
+  if (ids.some((id) => posted.has(id))) return true;
   if (top.source !== 'inferred') return false;
   const c = inc.cause;
   if (top.kind !== c.kind || top.to_version !== c.toVersion) return false;
   if (c.component && top.component && top.component !== c.component) return false;
   if (c.service && top.service && top.service !== c.service) return false;
-  return top.hosts.every((h) => c.hosts.includes(h));
+  const mustCover = c.kind === 'kernel' ? inc.regressedHosts : [];
+  return mustCover.every((h) => top.hosts.includes(h));
 }
 
 function sameSet(a: string[], b: string[]): boolean {
