@@ -62,15 +62,35 @@ interface Call {
 }
 
 interface Thread {
+  key: string;
   source: SourceName;
   pid?: number;
-  tid?: number;
+  tid: number;
   comm?: string;
   directory?: string;
+  /** Calls not yet emitted, in start order once `unsorted` is false. */
   calls: Call[];
+  /** A call arrived that started before the previous one: sort and split again. */
+  unsorted: boolean;
+  /** Bursts already closed (by idle time or the cut) among `calls`, oldest first. */
+  closed: Burst[];
+  /** The burst still open: its first call, and its end so far; calls before `scanned` are split. */
+  openFrom: number;
+  openEndNs: bigint;
+  scanned: number;
+  /** The rate window this thread's last call counted in. */
+  window?: Window;
+}
+
+interface Burst {
+  from: number;
+  to: number;
+  endNs: bigint;
+  cut: boolean;
 }
 
 interface Window {
+  key: string;
   source: SourceName;
   index: bigint;
   comm: string;
@@ -84,6 +104,8 @@ export type OperationSink = (e: FsyncOperationEvent | FsyncRateEvent) => void;
 export class FsyncOperations {
   private readonly threads = new Map<string, Thread>();
   private readonly windows = new Map<string, Window>();
+  /** tid -> its last thread record (see add). */
+  private readonly lastOfThread = new Map<number, Thread>();
   private readonly gapNs: bigint;
   private readonly maxBurstNs: bigint;
   private readonly windowNs: bigint;
@@ -107,29 +129,54 @@ export class FsyncOperations {
   add(e: FsyncEvent): void {
     if (!FsyncOperations.accepts(e)) return;
     const tid = e.tid ?? e.pid!;
-    const key = `${e.pid ?? ''}:${tid}:${e.directory ?? ''}`;
-    let t = this.threads.get(key);
+    // Hot path: a thread usually syncs one directory; its last record saves building the key.
+    let t = this.lastOfThread.get(tid);
+    let key = t?.key ?? '';
+    if (!t || t.pid !== e.pid || t.directory !== e.directory) {
+      key = `${e.pid ?? ''}:${tid}:${e.directory ?? ''}`;
+      t = this.threads.get(key);
+    }
     if (!t) {
-      t = { source: e.source, pid: e.pid, tid, comm: e.comm, directory: e.directory, calls: [] };
+      t = {
+        key,
+        source: e.source,
+        pid: e.pid,
+        tid,
+        comm: e.comm,
+        directory: e.directory,
+        calls: [],
+        unsorted: false,
+        closed: [],
+        openFrom: 0,
+        openEndNs: 0n,
+        scanned: 0,
+      };
       this.threads.set(key, t);
     }
+    this.lastOfThread.set(tid, t);
     t.comm = e.comm ?? t.comm;
     const endNs = e.startNs + BigInt(Math.round(e.durationNs));
+    const last = t.calls[t.calls.length - 1];
+    if (last && e.startNs < last.startNs) t.unsorted = true;
     t.calls.push({
       startNs: e.startNs,
       endNs,
       durationNs: e.durationNs,
       error: e.error !== undefined,
     });
-    if (t.calls.length > MAX_CALLS_PER_THREAD) this.flushThread(key, t, undefined, true);
+    if (t.calls.length > MAX_CALLS_PER_THREAD) this.flushThread(t, undefined, true);
 
-    const comm = normalizeComponent(e.comm ?? `pid ${e.pid}`);
+    const comm = this.seriesComm(e.comm ?? `pid ${e.pid}`);
     const index = e.startNs / this.windowNs;
-    const wkey = `${index}:${comm}`;
-    let w = this.windows.get(wkey);
-    if (!w) {
-      w = { source: e.source, index, comm, calls: 0, syscallNs: 0, pids: new Set() };
-      this.windows.set(wkey, w);
+    let w = t.window;
+    if (!w || w.index !== index || w.comm !== comm || !this.windows.has(w.key)) {
+      const wkey = `${index}:${comm}`;
+      w = this.windows.get(wkey);
+      if (!w) {
+        w = { key: wkey, source: e.source, index, comm, calls: 0, syscallNs: 0, pids: new Set() };
+        this.windows.set(wkey, w);
+      }
+      t.window = w;
     }
     w.calls++;
     w.syscallNs += e.durationNs;
@@ -141,7 +188,7 @@ export class FsyncOperations {
    * (epoch ns); with `all`, everything held (shutdown).
    */
   flush(nowNs: bigint, all = false): void {
-    for (const [key, t] of this.threads) this.flushThread(key, t, nowNs, all);
+    for (const t of this.threads.values()) this.flushThread(t, nowNs, all);
     for (const [key, w] of this.windows) {
       const endNs = (w.index + 1n) * this.windowNs;
       if (!all && endNs + this.latenessNs > nowNs) continue;
@@ -161,6 +208,17 @@ export class FsyncOperations {
     }
   }
 
+  private readonly comms = new Map<string, string>();
+  /** The folded process name (cached: this runs per traced call). */
+  private seriesComm(comm: string): string {
+    let out = this.comms.get(comm);
+    if (out === undefined) {
+      if (this.comms.size >= 10_000) this.comms.clear();
+      this.comms.set(comm, (out = normalizeComponent(comm)));
+    }
+    return out;
+  }
+
   /** Calls and windows held (for tests and the log). */
   get held(): { calls: number; windows: number } {
     let calls = 0;
@@ -170,43 +228,64 @@ export class FsyncOperations {
 
   /**
    * Split a thread's calls into bursts and emit the finished ones. With `nowNs` undefined and
-   * `force`, all but the newest burst are emitted (the thread holds too many calls).
+   * `force`, every closed burst is emitted (the thread holds too many calls). Splitting is
+   * incremental: calls arrive nearly in order, so each flush only looks at the new ones, unless
+   * one arrived out of order.
    */
-  private flushThread(key: string, t: Thread, nowNs: bigint | undefined, force: boolean): void {
+  private drop(t: Thread): void {
+    this.threads.delete(t.key);
+    if (this.lastOfThread.get(t.tid) === t) this.lastOfThread.delete(t.tid);
+  }
+
+  private flushThread(t: Thread, nowNs: bigint | undefined, force: boolean): void {
     const calls = t.calls;
     if (calls.length === 0) {
-      this.threads.delete(key);
+      this.drop(t);
       return;
     }
-    calls.sort((a, b) => (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0));
-    const bursts: { from: number; to: number; endNs: bigint; cut: boolean }[] = [];
-    let from = 0;
-    let endNs = calls[0]!.endNs;
-    for (let i = 1; i < calls.length; i++) {
-      const c = calls[i]!;
-      const idle = c.startNs - endNs > this.gapNs;
-      const tooLong = c.startNs - calls[from]!.startNs >= this.maxBurstNs;
-      if (idle || tooLong) {
-        bursts.push({ from, to: i, endNs, cut: !idle });
-        from = i;
-        endNs = c.endNs;
-      } else if (c.endNs > endNs) endNs = c.endNs;
+    if (t.unsorted || t.scanned === 0) {
+      calls.sort((a, b) => (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0));
+      t.unsorted = false;
+      t.closed = [];
+      t.openFrom = 0;
+      t.openEndNs = calls[0]!.endNs;
+      t.scanned = 1;
     }
-    bursts.push({ from, to: calls.length, endNs, cut: false });
+    for (let i = t.scanned; i < calls.length; i++) {
+      const c = calls[i]!;
+      const idle = c.startNs - t.openEndNs > this.gapNs;
+      const tooLong = c.startNs - calls[t.openFrom]!.startNs >= this.maxBurstNs;
+      if (idle || tooLong) {
+        t.closed.push({ from: t.openFrom, to: i, endNs: t.openEndNs, cut: !idle });
+        t.openFrom = i;
+        t.openEndNs = c.endNs;
+      } else if (c.endNs > t.openEndNs) t.openEndNs = c.endNs;
+    }
+    t.scanned = calls.length;
 
+    const isFinal = (endNs: bigint) =>
+      nowNs === undefined ? force : force || endNs + this.gapNs + this.latenessNs <= nowNs;
     let done = 0;
-    for (let b = 0; b < bursts.length; b++) {
-      const burst = bursts[b]!;
-      const final =
-        nowNs === undefined
-          ? force && b < bursts.length - 1
-          : force || burst.endNs + this.gapNs + this.latenessNs <= nowNs;
-      if (!final) break;
+    let emitted = 0;
+    for (const burst of t.closed) {
+      if (!isFinal(burst.endNs)) break;
       this.emitBurst(t, calls, burst.from, burst.to, burst.endNs, burst.cut);
       done = burst.to;
+      emitted++;
     }
-    if (done === calls.length) this.threads.delete(key);
-    else if (done > 0) t.calls = calls.slice(done);
+    if (emitted === t.closed.length && nowNs !== undefined && isFinal(t.openEndNs)) {
+      this.emitBurst(t, calls, t.openFrom, calls.length, t.openEndNs, false);
+      this.drop(t);
+      return;
+    }
+    if (done > 0) {
+      t.calls = calls.slice(done);
+      t.closed = t.closed
+        .slice(emitted)
+        .map((b) => ({ ...b, from: b.from - done, to: b.to - done }));
+      t.openFrom -= done;
+      t.scanned -= done;
+    }
   }
 
   private emitBurst(
