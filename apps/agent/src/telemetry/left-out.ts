@@ -9,6 +9,8 @@ import type { Logger } from '../log.ts';
 export class LeftOut {
   private readonly byAgent = new Map<string, number>();
   private readonly byPath = new Map<string, number>();
+  /** Agents already named at info level; later minutes go to debug. */
+  private readonly announced = new Set<string>();
   readonly total = { otherAgents: 0, outOfScope: 0 };
 
   constructor(private readonly log: Logger) {}
@@ -28,7 +30,11 @@ export class LeftOut {
   report(): void {
     if (this.byAgent.size) {
       const list = [...this.byAgent].map(([k, n]) => `${n} to ${k}`).join(', ');
-      this.log.info(`left ${list}: their processes are reported by that agent, not twice`);
+      const line = `left ${list}: their processes are reported by that agent, not twice`;
+      const fresh = [...this.byAgent.keys()].filter((k) => !this.announced.has(k));
+      if (fresh.length) this.log.info(line);
+      else this.log.debug(line);
+      for (const k of fresh) this.announced.add(k);
       this.byAgent.clear();
     }
     if (this.byPath.size) {
