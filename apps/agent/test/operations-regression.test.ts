@@ -117,6 +117,9 @@ describe('fsync per unlink, seen as operations', () => {
       op.map((r) => `${r.op} ${r.view} ${r.name}`),
       JSON.stringify(all.map((r) => r.name)),
     ).toEqual([`fsync internal fsync-burst ${FOLDED}`]);
+    // One incident per step: the operation series heads it (the fsync-rate series of the same
+    // program steps in the same minute and may join it as a member).
+    expect(op[0]!.members.find((m) => m.headline)?.name).toBe(`fsync-burst ${FOLDED}`);
     const hint = op[0]!.hints[0];
     expect(hint?.id, JSON.stringify(op[0]!.hints)).toBe('fsync-per-operation');
     expect(hint!.confidence).toBeGreaterThanOrEqual(0.8);

@@ -23,6 +23,10 @@ export const HINT_ATTRS = {
    * `fsync-burst <directory>` operation spans (one thread's burst of fsync/fdatasync calls).
    */
   fsyncCount: 'onset.fsync.count',
-  /** fsync: the operation's fsync calls' own time, summed, in nanoseconds (per operation span). */
+  /** fsync: the fsync calls' own time, summed, in nanoseconds (per operation or rate span). */
   fsyncTotalNs: 'onset.fsync.total_ns',
+  /** fsync rate spans (`fsync-rate <process>`): fsync-family calls in the window. */
+  fsyncCalls: 'onset.fsync.calls',
+  /** fsync rate spans: those calls per second of the window. */
+  fsyncCallsPerS: 'onset.fsync.calls_per_s',
 } as const;

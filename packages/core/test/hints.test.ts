@@ -230,6 +230,34 @@ describe('fsync-per-operation from the operation’s fsync count', () => {
     expect(hints.map((h) => h.id)).not.toContain('fsync-per-operation');
   });
 
+  it('on a rate series, calls per second that multiplied is a moderate hint pointing at the operations', () => {
+    const r = mulberry32(24);
+    // A minute per sample: 6 passes a minute, 1 fsync of ≈8 ms each, then 60 of ≈2 ms each.
+    const minute = (each: boolean) => (): EvidenceSample => {
+      const calls = each ? 360 : 6;
+      let totalNs = 0;
+      for (let i = 0; i < calls; i++) totalNs += lognormal(r, each ? 2 : 8, 0.3) * 1e6;
+      return {
+        ms: totalNs / 1e6 / 60,
+        attrs: {
+          [HINT_ATTRS.fsyncCalls]: calls,
+          [HINT_ATTRS.fsyncCallsPerS]: calls / 60,
+          [HINT_ATTRS.fsyncTotalNs]: totalNs,
+        },
+      };
+    };
+    const hints = detectHints({
+      op: 'fsync',
+      view: 'internal',
+      before: calls(40, minute(false)),
+      after: calls(40, minute(true)),
+    });
+    expect(hints.map((h) => h.id)).toEqual(['fsync-per-operation']);
+    expect(hints[0]!.confidence).toBe(0.6);
+    expect(hints[0]!.detail).toMatch(/fsync calls per second went ×60/);
+    expect(hints[0]!.detail).toMatch(/fsync-burst series/);
+  });
+
   it('more fsyncs per operation while operations got faster explain no regression', () => {
     const r = mulberry32(23);
     const op = (n: number, ms: number) => (): EvidenceSample => ({

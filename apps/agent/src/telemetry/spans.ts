@@ -114,8 +114,8 @@ function fsyncOperationSpan(e: FsyncOperationEvent): SpanRecord {
 function fsyncRateSpan(e: FsyncRateEvent): SpanRecord {
   const attrs = base(e, 'fsync');
   attrs['onset.operation'] = 'fsync-rate';
-  attrs['onset.fsync.calls'] = e.calls;
-  attrs['onset.fsync.calls_per_s'] = Math.round((e.calls * 1e5) / e.windowMs) / 100;
+  attrs[HINT_ATTRS.fsyncCalls] = e.calls;
+  attrs[HINT_ATTRS.fsyncCallsPerS] = Math.round((e.calls * 1e5) / e.windowMs) / 100;
   attrs[HINT_ATTRS.fsyncTotalNs] = e.syscallNs;
   attrs['onset.window_ms'] = e.windowMs;
   attrs['onset.processes'] = e.processes;

@@ -311,6 +311,7 @@ function fsyncHints(input: HintInput, s: Step, steps: string, out: Hint[]): void
       return;
     }
   }
+  if (rateHint(input, s, out)) return;
   const c = correlate(input, (x) => num(x, HINT_ATTRS.fsyncCount));
   if (c) {
     out.push(
@@ -323,7 +324,8 @@ function fsyncHints(input: HintInput, s: Step, steps: string, out: Hint[]): void
     );
     return;
   }
-  if (counted) return; // counts recorded and unchanged: not more fsyncs per operation
+  // Counts (or rates) recorded and unchanged: slower fsyncs, not more of them.
+  if (counted || input.before.some((x) => num(x, HINT_ATTRS.fsyncCallsPerS) !== undefined)) return;
   // Without the count: a whole-number multiple, the same at p50 and p90, is what repeating the same fsync looks like.
   const r50 = s.a50 / s.b50;
   const r90 = s.a90 / s.b90;
@@ -337,6 +339,49 @@ function fsyncHints(input: HintInput, s: Step, steps: string, out: Hint[]): void
           `Record ${HINT_ATTRS.fsyncCount} on fsync spans to confirm.`,
       ),
     );
+}
+
+/**
+ * On a rate series (`fsync-rate <process>`: time in fsync per second), calls per second that
+ * multiplied while each call got no slower point at more fsyncs; a rate cannot tell more
+ * operations from more fsyncs per operation, so the confidence stays moderate.
+ */
+function rateHint(input: HintInput, s: Step, out: Hint[]): boolean {
+  const rates = (side: readonly EvidenceSample[]) =>
+    side
+      .map((x) => num(x, HINT_ATTRS.fsyncCallsPerS))
+      .filter((v): v is number => v !== undefined && v > 0);
+  const rb = rates(input.before);
+  const ra = rates(input.after);
+  if (rb.length < MIN_HINT_SAMPLES || ra.length < MIN_HINT_SAMPLES) return false;
+  const factor = median(ra) / median(rb);
+  if (!(factor >= MIN_FSYNC_COUNT_FACTOR) || s.d50 <= 0) return false;
+  const perCall = (side: readonly EvidenceSample[]) =>
+    median(
+      side
+        .map((x) => {
+          const t = num(x, HINT_ATTRS.fsyncTotalNs);
+          const n = num(x, HINT_ATTRS.fsyncCalls);
+          return t !== undefined && n ? t / n / 1e6 : undefined;
+        })
+        .filter((v): v is number => v !== undefined && Number.isFinite(v)),
+    );
+  const pb = perCall(input.before);
+  const pa = perCall(input.after);
+  const perFsync =
+    Number.isFinite(pb) && Number.isFinite(pa)
+      ? ` Time per fsync (${HINT_ATTRS.fsyncTotalNs} / ${HINT_ATTRS.fsyncCalls}): median ${ms(pb)} → ${ms(pa)} ms.`
+      : '';
+  const cheaper = Number.isFinite(pb) && Number.isFinite(pa) && pa <= pb * 1.1;
+  out.push(
+    hint(
+      'fsync-per-operation',
+      cheaper ? 0.6 : 0.5,
+      `fsync calls per second went ×${factor >= 10 ? factor.toFixed(0) : factor.toFixed(1)} (${HINT_ATTRS.fsyncCallsPerS}: median ${ms(median(rb))} → ${ms(median(ra))}; checked: ×${MIN_FSYNC_COUNT_FACTOR} or more) and the time in fsync per second went median ${ms(s.b50)} → ${ms(s.a50)} ms.${perFsync} ` +
+        'More fsyncs, not slower ones: either more operations or more fsyncs per operation. The program’s fsync-burst series (one span per operation, with onset.fsync.count) tells which.',
+    ),
+  );
+  return true;
 }
 
 /** The known mechanisms the data supports, most confident first. Each hint says what it checked. */
