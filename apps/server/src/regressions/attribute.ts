@@ -4,7 +4,14 @@
  * markers near it), rank suspects and split cohorts in core, write them to
  * the row, and refresh a firing alert when the answer changed.
  */
-import { findCohort, markerWindow, rankSuspects, type CohortRow, type Marker } from '@onset/core';
+import {
+  findCohort,
+  LOOKBACK_MS,
+  markerWindow,
+  rankSuspects,
+  type CohortRow,
+  type Marker,
+} from '@onset/core';
 import type { PoolClient } from '../db/pool.ts';
 import { touchesSeriesSql } from '../deploys/queries.ts';
 import { refreshRegressionAlertIfFiring } from './alerting.ts';
@@ -52,7 +59,9 @@ export async function attribute(
     [r.series_id],
   );
   const hosts = hostRows.map((h) => h.host);
-  const win = markerWindow(onset, unc);
+  // Later markers too: a rollout's later waves cannot have caused this onset (their time fit is
+  // nil) but they belong to its host list.
+  const win = { ...markerWindow(onset, unc), toMs: onset + LOOKBACK_MS };
   const { rows: markerRows } = await c.query<Omit<Marker, 'atMs'> & { at: Date }>(
     `SELECT id::text, service, hosts, kind, component, from_version, to_version, commit, url, description, at, source
        FROM deploys

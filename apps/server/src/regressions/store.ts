@@ -14,6 +14,7 @@ import type {
   View,
 } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
+import { headlineLevels } from './levels.ts';
 import type { Queryable } from '../slos/store.ts';
 import type { Cohort, StepChange, Suspect } from '@onset/core';
 import { MEMBERS_COLUMN, type MemberRow } from './members.ts';
@@ -102,10 +103,7 @@ export function regressionJson(r: RegressionRow): RegressionJson {
     updated_at: r.updated_at.toISOString(),
     metric: r.metric,
     confidence: r.confidence,
-    before: r.before,
-    after: r.after,
-    ratio_p50: r.ratio_p50,
-    ratio_p99: r.ratio_p99,
+    ...headlineLevels(r),
     suspects: r.suspects,
     cohort: r.cohort,
     hints: r.hints ?? [],

@@ -293,6 +293,23 @@ function RegressionView({ r }: { r: Regression }) {
             {formatDelta(r.before.p50_ms, r.after.p50_ms)} at the median ·{' '}
             {formatCount(r.before.count)} calls before, {formatCount(r.after.count)} after
           </div>
+          {r.series_levels ? (
+            <div className="muted small" data-testid="series-levels">
+              {r.cohort ? `${r.cohort.attribute} ${r.cohort.slow.join(', ')} hosts; ` : ''}
+              whole series p50{' '}
+              {formatChange(
+                r.series_levels.before.p50_ms,
+                r.series_levels.after.p50_ms,
+                r.series_levels.ratio_p50,
+              )}
+              , p99{' '}
+              {formatChange(
+                r.series_levels.before.p99_ms,
+                r.series_levels.after.p99_ms,
+                r.series_levels.ratio_p99,
+              )}
+            </div>
+          ) : null}
         </div>
         <div className="fact">
           <div className="fact-label">Since</div>
@@ -333,6 +350,14 @@ function RegressionView({ r }: { r: Regression }) {
                 not {r.cohort.fast.join(', ')}
                 {r.cohort.fast_hosts?.length ? ` (${hostsText(r.cohort.fast_hosts)})` : ''}
               </div>
+              {r.cohort.levels ? (
+                <div className="muted small" data-testid="cohort-levels">
+                  slow p50 {formatLatencyMs(r.cohort.levels.slow.before.p50_ms)} →{' '}
+                  {formatLatencyMs(r.cohort.levels.slow.after.p50_ms)} · fast p50{' '}
+                  {formatLatencyMs(r.cohort.levels.fast.before.p50_ms)} →{' '}
+                  {formatLatencyMs(r.cohort.levels.fast.after.p50_ms)}
+                </div>
+              ) : null}
             </div>
           ) : (
             <div className="fact-value">

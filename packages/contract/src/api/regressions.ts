@@ -58,8 +58,31 @@ export const Cohort = Type.Object({
   }),
   slow: Type.Array(Type.String()),
   fast: Type.Array(Type.String()),
-  slow_hosts: Type.Array(Type.String()),
-  fast_hosts: Type.Array(Type.String()),
+  slow_hosts: Type.Array(
+    Type.String({ description: 'hosts that carry a slow value after the onset' }),
+  ),
+  fast_hosts: Type.Array(
+    Type.String({ description: 'the others with data after it (never a slow host)' }),
+  ),
+  levels: Type.Optional(
+    Type.Object(
+      {
+        slow: Type.Object({ before: Level, after: Level }),
+        fast: Type.Object({ before: Level, after: Level }),
+      },
+      { description: "each side's levels: its hosts before the onset, its values after it" },
+    ),
+  ),
+  explained: Type.Optional(
+    Type.Number({
+      description: 'share of the events after the onset on their value’s side (0..1)',
+    }),
+  ),
+  changed: Type.Optional(
+    Type.Boolean({
+      description: 'the attribute changed at the onset (a host moved, or a new value)',
+    }),
+  ),
 });
 export type Cohort = Static<typeof Cohort>;
 
@@ -118,6 +141,23 @@ export const Regression = Type.Object({
   after: Level,
   ratio_p50: Type.Number(),
   ratio_p99: Type.Number(),
+  series_levels: Type.Optional(
+    Type.Union(
+      [
+        Type.Object({
+          before: Level,
+          after: Level,
+          ratio_p50: Type.Number(),
+          ratio_p99: Type.Number(),
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'the whole series, when the step is confined to a cohort and before/after/ratios are the slow cohort’s; else null',
+      },
+    ),
+  ),
   suspects: Type.Array(Suspect),
   cohort: Type.Union([Cohort, Type.Null()]),
   hints: Type.Array(Hint, {

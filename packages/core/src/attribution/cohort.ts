@@ -170,9 +170,9 @@ export function findCohort(rows: readonly CohortRow[], opts: CohortOptions): Coh
     for (const [value, g] of values) {
       if (g.after.count < minEvents) continue;
       const share = shareOf(g.after, baseOf(g.byHost.keys()));
-      if (share >= SLOW_SHARE) (slow.push([value, g, share]), side.set(value, 'slow'));
-      else if (share <= FAST_SHARE) (fast.push([value, g, share]), side.set(value, 'fast'));
-      else side.set(value, 'mid');
+      const s = share >= SLOW_SHARE ? 'slow' : share <= FAST_SHARE ? 'fast' : 'mid';
+      side.set(value, s);
+      if (s !== 'mid') (s === 'slow' ? slow : fast).push([value, g, share]);
     }
     if (!slow.length || !fast.length) return null;
 
@@ -201,6 +201,8 @@ export function findCohort(rows: readonly CohortRow[], opts: CohortOptions): Coh
     // a host that ran another value before it than after it moved at the onset.
     const novel = slow.every(([, g]) => g.beforeHosts.size === 0);
     const changed = !isHost && (novel || someHostMoved(values));
+    // Every host moved (some later than others): not confined to anything.
+    if (!fastHosts.size) return null;
     const slowAfter = merged(slow.map(([, g]) => g.after));
     const fastAfter = merged(
       fast.flatMap(([, g]) => [...g.byHost].filter(([h]) => fastHosts.has(h)).map(([, x]) => x)),
