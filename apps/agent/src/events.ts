@@ -52,6 +52,8 @@ export interface FsyncEvent extends Timed {
   comm?: string;
   /** Synthetic batch spans (WAL removal) carry the count of operations they cover. */
   operations?: number;
+  /** Synthetic batch spans: the fsyncs the batch issued (onset.fsync.count, like an operation). */
+  fsyncs?: number;
 }
 
 /**

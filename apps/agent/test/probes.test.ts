@@ -11,7 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
+import { HINT_ATTRS } from '@onset/contract';
 import type { FsyncEvent, RequestEvent, SpawnEvent, UnmountEvent } from '../src/events.ts';
+import { eventToSpan } from '../src/telemetry/spans.ts';
 import { startTestAgent, type TestAgent } from './helpers/agent.ts';
 import { listSeries, waitForSeries } from './helpers/onset.ts';
 
@@ -85,6 +87,11 @@ it('runs every probe once and the results show up in Onset as separate series', 
   ]);
   const dirSyncs = ta.events.filter((e) => e.kind === 'fsync' && !e.label);
   expect(dirSyncs).toHaveLength(21); // 20 after each unlink + 1 at the end
+  // Each pass is an operation: its span says how many fsyncs it issued (onset.fsync.count).
+  const fsyncsOf = (label: string) =>
+    eventToSpan(walBatches.find((e) => e.label === label)!).attributes[HINT_ATTRS.fsyncCount];
+  expect(fsyncsOf('wal-removal: fsync after each unlink (20 files)')).toBe(20);
+  expect(fsyncsOf('wal-removal: one fsync at the end (20 files)')).toBe(1);
 
   const unmounts = ta.events.filter((e): e is UnmountEvent => e.kind === 'unmount');
   expect(unmounts.map((e) => e.fsType).sort()).toEqual(['overlay', 'tmpfs']);

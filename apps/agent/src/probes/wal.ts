@@ -68,11 +68,13 @@ export class WalProbe implements Probe {
       fsyncSync(dirFd); // settle the creations so the timed part is only removal
       let firstStart: bigint | undefined;
       let total = 0;
+      let fsyncs = 0;
       const fsync = (): void => {
         const t0 = process.hrtime.bigint();
         fsyncSync(dirFd);
         const t1 = process.hrtime.bigint();
         total += Number(t1 - t0);
+        fsyncs++;
         emit({
           kind: 'fsync',
           source: 'probe',
@@ -105,6 +107,7 @@ export class WalProbe implements Probe {
         durationNs: total,
         directory: this.dir,
         operations: this.files,
+        fsyncs,
       });
     } finally {
       closeSync(dirFd);

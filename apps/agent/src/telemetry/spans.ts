@@ -79,6 +79,7 @@ function fsyncSpan(e: FsyncEvent): SpanRecord {
   }
   put(attrs, 'file.path', e.path);
   put(attrs, 'onset.fsync.operations', e.operations);
+  put(attrs, HINT_ATTRS.fsyncCount, e.fsyncs);
   put(attrs, 'process.pid', e.pid);
   put(attrs, 'process.executable.name', e.comm);
   return record(e.label ?? e.call, SpanKind.INTERNAL, e, attrs);
