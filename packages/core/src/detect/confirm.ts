@@ -10,6 +10,9 @@ import { medianOf } from './scratch.ts';
 import { report } from './report.ts';
 import { testSplit, type SplitTest } from './split-tests.ts';
 import {
+  FAST_RETEST_P,
+  INNER_SPLIT_AFTER,
+  MIN_AFTER,
   MIN_BEFORE,
   PROMISING_P,
   RETEST_GROWTH,
@@ -50,7 +53,7 @@ export function tryConfirm(d: DetectorContext, mi: number, now: number): StepCha
   // alarm's onset.
   const candidates = [s.alarmOnset];
   if (otherRun >= 0) candidates.push(Math.max(otherRun, s.regimeStart + MIN_BEFORE));
-  if (now - s.alarmOnset + 1 >= 12) {
+  if (now - s.alarmOnset + 1 >= INNER_SPLIT_AFTER) {
     const inner = localise(
       d,
       mi,
@@ -97,7 +100,13 @@ export function tryConfirm(d: DetectorContext, mi: number, now: number): StepCha
       initRegime(d, mi, Math.max(s.alarmOnset, now - 9), now, s.slope);
       s.regimeStart = regimeStart;
     } else {
-      s.nextTest = now + Math.max(1, Math.floor(waited / RETEST_GROWTH));
+      // A near miss at an onset late in a long run (a large step after a
+      // wander, short of points after it) is retested on the schedule of its
+      // own points: its 4th point is next minute, not half the run later.
+      const fresh = now - test.onset + 1;
+      const since =
+        test.p < FAST_RETEST_P && fresh < waited && fresh < MIN_AFTER + 3 ? fresh : waited;
+      s.nextTest = now + Math.max(1, Math.floor(since / RETEST_GROWTH));
     }
     return null;
   }

@@ -59,6 +59,15 @@ export const SHORT_ALPHA = 1e-3;
 export const SHORT_CLEAR_SD = 3;
 /** Significance for a second quantile to join a change confirmed on the first. */
 export const JOIN_ALPHA = 1e-3;
+/**
+ * An alarm whose run began at least this many points ago also tests the
+ * best split inside the run: a CUSUM run that wandered up for a while
+ * before a large step dates the step too early (was 12, which cost a large
+ * step after such a run 8 points of waiting for the retest).
+ */
+export const INNER_SPLIT_AFTER = 6;
+/** ... and when that split's test is already below this p-value, it is retested on the schedule of its own points. */
+export const FAST_RETEST_P = 1e-3;
 /** An unconfirmed alarm is retested after waited/RETEST_GROWTH more points (a geometric schedule). */
 export const RETEST_GROWTH = 2;
 /** An alarm whose test is below this p-value is not written off before maxAfterPoints. */
