@@ -49,6 +49,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** OTLP exports one token may have in flight; 0 = no limit (ONSET_INGEST_CONCURRENCY; auth/ingest-limit.ts). */
   ingestConcurrency: number;
+  /** Worker threads decoding trace exports; 0 (default) decodes on the main thread (ONSET_INGEST_WORKERS; otlp/decode-pool.ts). */
+  ingestWorkers: number;
 }
 
 export interface CardinalityLimits {
@@ -155,6 +157,7 @@ export const ServerEnv = z.object({
   ONSET_ALLOWED_HOSTS: optionalString,
   ONSET_REQUEST_TIMEOUT: envDuration('60s'),
   ONSET_INGEST_CONCURRENCY: envInt(16),
+  ONSET_INGEST_WORKERS: envInt(0),
 });
 
 /** Variables whose values must never appear in an error message. */
@@ -221,6 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     requestTimeoutMs: e.ONSET_REQUEST_TIMEOUT,
     ingestConcurrency: e.ONSET_INGEST_CONCURRENCY,
+    ingestWorkers: e.ONSET_INGEST_WORKERS,
   };
   if (!isLoopback(cfg.host) && cfg.tokens.size === 0) {
     throw new ConfigError(

@@ -3,6 +3,7 @@ import type { Pool } from './db/pool.ts';
 import type { Partitions } from './db/partitions.ts';
 import type { Registry } from './otlp/registry.ts';
 import type { IngestStats } from './otlp/stats.ts';
+import type { IngestPipeline } from './otlp/pipeline.ts';
 
 /**
  * Everything a feature plugin may need; each plugin takes what it uses. Its
@@ -15,6 +16,8 @@ export interface AppContext {
   registry: Registry;
   partitions: Partitions;
   stats: IngestStats;
+  /** Shared by every listener's OTLP routes (one decode pool, one group committer); made per listener when absent. */
+  ingest?: IngestPipeline;
   /** Wake the scheduler (e.g. after ingest) without waiting for the next tick. */
   onIngested?: (kind: 'traces' | 'metrics', count: number) => void;
 }

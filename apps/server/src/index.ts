@@ -5,6 +5,7 @@ import { createPool, type Pool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
 import { Partitions } from './db/partitions.ts';
 import { Registry } from './otlp/registry.ts';
+import { startIngestPipeline } from './otlp/pipeline.ts';
 import { IngestStats } from './otlp/stats.ts';
 import { CardinalityGuard } from './cardinality/guard.ts';
 import { buildApp, buildOtlpApp } from './app.ts';
@@ -42,7 +43,8 @@ export async function startOnset(
   const guard = new CardinalityGuard(config.cardinality, pool);
   await guard.reload();
   const registry = new Registry(pool, guard);
-  const ctx = { config, pool, registry, partitions, stats: new IngestStats() };
+  const ingest = await startIngestPipeline(pool, partitions, config.ingestWorkers);
+  const ctx = { config, pool, registry, partitions, stats: new IngestStats(), ingest };
   const maintain = () => runMaintenance(pool, partitions, config);
   await maintain();
 
@@ -76,6 +78,7 @@ export async function startOnset(
       await scheduler?.stop();
       await otlpApp?.close();
       await app.close();
+      await ingest.decoder.close();
       await pool.end();
       await tracing?.flush().catch(() => {});
     },

@@ -149,6 +149,15 @@ export function skipIfOwnExport(request: unknown): void {
     const id = r.resource?.attributes?.find((a) => a.key === 'service.instance.id');
     if (id?.value?.stringValue !== ownInstanceId) return;
   }
+  skipIfOwnInstance(ownInstanceId);
+}
+
+/**
+ * The same, for a request decoded elsewhere (a worker thread): `instanceId` is
+ * the service.instance.id every resource of the request carries, or null.
+ */
+export function skipIfOwnInstance(instanceId: string | null): void {
+  if (!active || !ownInstanceId || instanceId !== ownInstanceId) return;
   const span = trace.getActiveSpan();
   if (!span) return;
   if (ownExportTraces.size >= OWN_EXPORT_TRACES_MAX) ownExportTraces.clear();

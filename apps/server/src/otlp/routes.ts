@@ -1,4 +1,4 @@
-import { skipIfOwnExport } from '../observability/tracing.ts';
+import { skipIfOwnInstance } from '../observability/tracing.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Config } from '../config.ts';
@@ -7,12 +7,12 @@ import { isDatabaseUnavailable, type Pool } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
 import type { Registry } from './registry.ts';
 import { decodeBody, mediaType, type Encoding } from './body.ts';
-import { MetricsRequest, MetricsResponse, TraceRequest, TraceResponse } from './protobuf.ts';
-import { checkMetricsJson, checkTracesJson, firstError, type JsonChecker } from './json-schema.ts';
-import { normalizeTraces } from './normalize-traces.ts';
+import { MetricsRequest, MetricsResponse, TraceResponse } from './protobuf.ts';
+import { checkMetricsJson } from './json-schema.ts';
+import { parse } from './parse.ts';
 import { normalizeMetrics } from './normalize-metrics.ts';
-import { storeObservations } from './store.ts';
-import { GroupCommit } from './group-commit.ts';
+import { storeTraces } from './store.ts';
+import { createIngestPipeline, type IngestPipeline } from './pipeline.ts';
 import { storeMetricPoints } from './store-metrics.ts';
 import type { IngestStats } from './stats.ts';
 import { statusErrorBodies } from './status.ts';
@@ -23,6 +23,8 @@ export interface OtlpDeps {
   registry: Registry;
   partitions: Partitions;
   stats: IngestStats;
+  /** Decode pool and group committer shared by the server's listeners; made here when absent. */
+  ingest?: IngestPipeline;
   /** Called after data was committed (the scheduler uses it to know there is new data). */
   onIngested?: (kind: 'traces' | 'metrics', count: number) => void;
 }
@@ -30,33 +32,6 @@ export interface OtlpDeps {
 /** Requests allowed to be in flight before new ones get 429 + Retry-After. */
 const MAX_IN_FLIGHT = 64;
 const FUTURE_SLACK_MS = 3_600_000;
-
-function parse(
-  body: Buffer,
-  encoding: Encoding,
-  codec: { decode(b: Uint8Array): unknown },
-  check: JsonChecker,
-  what: string,
-): unknown {
-  if (encoding === 'protobuf') {
-    try {
-      return codec.decode(body);
-    } catch (err) {
-      throw badRequest(`body is not a valid ${what} protobuf message: ${(err as Error).message}`);
-    }
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch (err) {
-    throw badRequest(`body is not valid JSON: ${(err as Error).message}`);
-  }
-  if (json === null || typeof json !== 'object' || Array.isArray(json))
-    throw badRequest(`body must be a JSON object (${what})`);
-  const problem = firstError(check, json);
-  if (problem) throw badRequest(`invalid ${what} JSON at ${problem}`);
-  return json;
-}
 
 function respond(
   reply: FastifyReply,
@@ -93,8 +68,14 @@ function withDrops(reasons: string[], dropped: number, what: string): string[] {
 export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<void> {
   const { config, pool, registry, partitions, stats } = deps;
   let inFlight = 0;
-  // Spans of concurrent exports share transactions (each answered after the commit holding it).
-  const spanWriter = new GroupCommit(pool, partitions);
+  // Trace exports are decoded in worker threads and their spans written in shared transactions.
+  let ingestPipeline = deps.ingest;
+  if (!ingestPipeline) {
+    const own = createIngestPipeline(pool, partitions, config.ingestWorkers);
+    app.addHook('onClose', () => own.decoder.close());
+    ingestPipeline = own;
+  }
+  const { decoder, writer } = ingestPipeline;
 
   // OTLP bodies are read raw here (any type; 415 is decided per route) and
   // decoded after decompression, where the real size limit applies.
@@ -132,23 +113,17 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
         newestMs: now + FUTURE_SLACK_MS,
       };
       if (kind === 'traces') {
-        const req = parse(
-          body,
-          encoding,
-          TraceRequest,
-          checkTracesJson,
-          'ExportTraceServiceRequest',
-        );
-        skipIfOwnExport(req);
-        const norm = normalizeTraces(req as never, {
+        const norm = await decoder.decode(body, encoding, {
           ...window,
           maxDurationMs: config.maxSpanDurationMs,
           maxAttributes: config.maxAttributesPerSpan,
         });
+        if (!norm.ok) throw new HttpError(norm.status, norm.code, norm.message);
+        skipIfOwnInstance(norm.instanceId);
         if (norm.rejected > 0) stats.rejected('invalid_span', norm.rejected);
-        if (norm.observations.length === 0 && norm.rejected > 0)
+        if (norm.rowCount === 0 && norm.rejected > 0)
           throw badRequest(`all ${norm.rejected} spans were rejected: ${norm.reasons.join('; ')}`);
-        const res = await storeObservations(spanWriter, registry, partitions, norm.observations);
+        const res = await storeTraces(writer, registry, partitions, norm);
         stats.accepted('spans', res.inserted, res.duplicates);
         deps.onIngested?.('traces', res.inserted);
         return respond(

@@ -1,8 +1,7 @@
 import { resourceKey, seriesKey, type Registry } from './registry.ts';
 import { admitObservations } from '../cardinality/admit.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
-import type { Observation } from './normalize-traces.ts';
-import { CopyRows } from './copy-rows.ts';
+import { fillIds, type DecodedTraces } from './decode-traces.ts';
 import type { GroupCommit } from './group-commit.ts';
 
 export interface StoreResult {
@@ -13,59 +12,40 @@ export interface StoreResult {
 }
 
 const DAY_MS = 86_400_000;
-/** Bytes of one encoded span without its attributes (ids, numbers and field headers). */
-const FIXED_ROW_BYTES = 2 + 9 * 4 + 16 + 8 + 8 + 8 + 8 + 8 + 8 + 2;
 
 /**
- * Store a request's observations: series and resources are resolved (their
- * own short statements, see registry.ts), the spans encoded as binary COPY
- * rows and written in one transaction together with the rows of concurrent
+ * Store a decoded export (decode-traces.ts): its distinct series and resources
+ * are resolved once each (their own short statements, see registry.ts, under
+ * the cardinality limits), their ids written into the encoded rows, and the
+ * rows written in one transaction together with the rows of concurrent
  * requests (group-commit.ts, write-spans.ts). Returns only after PostgreSQL
  * has committed.
  */
-export async function storeObservations(
+export async function storeTraces(
   writer: GroupCommit,
   registry: Registry,
   partitions: Partitions,
-  obs: Observation[],
+  d: DecodedTraces,
 ): Promise<StoreResult> {
-  if (!obs.length) return { inserted: 0, duplicates: 0, dropped: 0 };
-  const admitted = await admitObservations(registry, obs);
+  if (!d.rowCount) return { inserted: 0, duplicates: 0, dropped: 0 };
+  const admitted = await admitObservations(registry, d.groups);
   const { seriesIds, resourceIds, dropped } = admitted;
-  obs = admitted.kept;
-  if (!obs.length) return { inserted: 0, duplicates: 0, dropped };
-
-  const n = obs.length;
-  const rows = new CopyRows(n * (FIXED_ROW_BYTES + 64));
+  const kept = new Set(admitted.kept);
   const links = new Map<string, [number, number]>();
-  const minuteDays = new Set<number>();
-  for (let i = 0; i < n; i++) {
-    const o = obs[i]!;
-    const s = seriesIds.get(seriesKey(o.series))!;
-    const r = resourceIds.get(resourceKey(o.resource))!;
-    const link = `${s}:${r}`;
-    if (!links.has(link)) links.set(link, [s, r]);
-    minuteDays.add(Math.floor(o.startMs / DAY_MS));
-    rows.reserve(FIXED_ROW_BYTES);
-    rows.row(9);
-    rows.bytes(o.traceId);
-    rows.bytes(o.spanId);
-    if (o.parentSpanId) rows.bytes(o.parentSpanId);
-    else rows.null();
-    rows.int8(s);
-    rows.int8(r);
-    rows.timestampMs(o.startMs);
-    rows.float8(o.durationUs);
-    rows.int2(o.kind);
-    if (o.attrs === null) rows.null();
-    else rows.jsonb(o.attrs);
-  }
+  const ids = d.groups.map((g) => {
+    if (!kept.has(g)) return null;
+    const s = seriesIds.get(seriesKey(g.series))!;
+    const r = resourceIds.get(resourceKey(g.resource))!;
+    links.set(`${s}:${r}`, [s, r]);
+    return [s, r] as const;
+  });
+  if (!links.size) return { inserted: 0, duplicates: 0, dropped };
   await partitions.ensure(
     'histograms',
-    [...minuteDays].map((d) => utcDay(d * DAY_MS)),
+    d.days.map((day) => utcDay(day * DAY_MS)),
   );
   await registry.link([...links.values()]);
-
-  const written = await writer.write(rows.view(), n);
+  const { rows, count } = fillIds(d, ids);
+  const written = await writer.write(rows, count);
   return { ...written, dropped };
 }

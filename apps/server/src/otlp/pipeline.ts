@@ -1,0 +1,29 @@
+import type { Partitions } from '../db/partitions.ts';
+import type { Pool } from '../db/pool.ts';
+import { DecodePool } from './decode-pool.ts';
+import { GroupCommit } from './group-commit.ts';
+
+/** The trace ingest machinery one server shares across its listeners. */
+export interface IngestPipeline {
+  decoder: DecodePool;
+  writer: GroupCommit;
+}
+
+/** The pipeline, its decode threads started (see DecodePool.warm). */
+export async function startIngestPipeline(
+  pool: Pool,
+  partitions: Partitions,
+  workers: number,
+): Promise<IngestPipeline> {
+  const p = createIngestPipeline(pool, partitions, workers);
+  await p.decoder.warm();
+  return p;
+}
+
+export function createIngestPipeline(
+  pool: Pool,
+  partitions: Partitions,
+  workers: number,
+): IngestPipeline {
+  return { decoder: new DecodePool(workers), writer: new GroupCommit(pool, partitions) };
+}
