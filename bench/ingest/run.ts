@@ -119,7 +119,15 @@ async function runOnce(root: string): Promise<RunResult> {
   const server = await startServerProcess(
     url,
     { ONSET_AGENT: 'off', BENCH_GC_FILE: gcPrefix },
-    { root, nodeArgs: ['--import', GC_PROBE] },
+    {
+      root,
+      // BENCH_SERVER_NODE_ARGS: extra flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+      nodeArgs: [
+        '--import',
+        GC_PROBE,
+        ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      ],
+    },
   );
   const serverPid = server.proc.pid!;
   const pgPid = await postmasterPid(dataDir);
