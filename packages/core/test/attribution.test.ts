@@ -264,4 +264,29 @@ describe('rollouts', () => {
     expect(a[0]!.at).toBe(new Date(ONSET - 44 * MIN).toISOString());
     expect(a[0]!.score).toBe(0.88);
   });
+
+  it('a posted rollout and a second one to the same kernel known only from telemetry: each regression is named after its own', () => {
+    const aHosts = ['a1', 'a2', 'a3'];
+    const bHosts = ['b1', 'b2', 'b3'];
+    const posted = k('posted', 'a1', ONSET - 2 * MIN);
+    posted.hosts = aHosts;
+    const inferred = marker({
+      ...k('inf', 'a1', ONSET - 2 * MIN, 'inferred'),
+      hosts: [...aHosts, ...bHosts],
+      changes: [
+        ...aHosts.map((h) => ({ service: 'alpha', host: h, atMs: ONSET - 2 * MIN })),
+        ...bHosts.map((h) => ({ service: 'beta', host: h, atMs: ONSET + 20 * MIN })),
+      ],
+    });
+    const b = rankSuspects(
+      [posted, inferred],
+      input({ service: 'beta', hosts: bHosts, onsetMs: ONSET + 21 * MIN }),
+    );
+    expect(b[0]).toMatchObject({ deploy_id: 'inf', source: 'inferred' });
+    expect(b[0]!.hosts.slice(0, 3)).toEqual(bHosts);
+    expect(b[0]!.reason).toContain('(inferred from telemetry)');
+    const a = rankSuspects([posted, inferred], input({ service: 'alpha', hosts: aHosts }));
+    expect(a[0]).toMatchObject({ deploy_id: 'posted', source: 'api' });
+    expect(a[0]!.deploy_ids).toEqual(['posted', 'inf']);
+  });
 });

@@ -293,13 +293,31 @@ function listText(items: readonly string[], max = 4): string {
 }
 
 /** A marker naming the component that changed says more than "a release". */
-function specificity(r: Rollout): number {
-  const m = r.primary;
+function specificity(m: Marker): number {
   let s = 1;
   if (m.kind === 'code') s = 0.97;
   else if (m.kind === 'infra') s = 0.95;
-  if (r.inferred) s *= 0.98;
+  if (m.source === 'inferred') s *= 0.98;
   return s;
+}
+
+/**
+ * The marker a suspect is named after, for this regression: one that reached
+ * a regressed host (a posted marker of another wave or of another service's
+ * rollout to the same version is not this regression's), a posted one before
+ * an inferred one (it carries commit, URL, description), then the one nearest
+ * the time that fits.
+ */
+function nameMarker(r: Rollout, regressed: readonly string[], atMs: number): Marker {
+  const reg = new Set(regressed);
+  const reaches = (x: Marker) => x.hosts.some((h) => reg.has(h));
+  const rank = (x: Marker) =>
+    (reaches(x) || !x.hosts.length ? 0 : 2) + (x.source === 'inferred' ? 1 : 0);
+  return r.members.reduce((b, x) =>
+    rank(x) < rank(b) || (rank(x) === rank(b) && Math.abs(x.atMs - atMs) < Math.abs(b.atMs - atMs))
+      ? x
+      : b,
+  );
 }
 
 type CohortFit = 'explains' | 'contradicts' | 'service-wide' | 'none';
@@ -401,20 +419,20 @@ export function rankSuspects(markers: readonly Marker[], a: AttributionInput): S
     if (!scope) continue;
     const atMs = bestTime(r, a, regressed);
     // Named after the posted marker nearest the time that fits (a canary's later wave).
-    const named0 = r.members.filter((x) => x.source !== 'inferred' || r.inferred);
-    const m = named0.reduce((b, x) => (Math.abs(x.atMs - atMs) < Math.abs(b.atMs - atMs) ? x : b));
+    const m = nameMarker(r, regressed, atMs);
     const time = timeFit(a.onsetMs, a.uncertaintyMs, atMs);
-    let score = time * scope.score * specificity(r);
+    let score = time * scope.score * specificity(m);
     const fit = cohortFit(m, hosts, a.cohort);
     if (fit === 'explains') score = Math.sqrt(score);
     else if (fit === 'contradicts') score *= 0.2;
     else if (fit === 'service-wide') score *= 0.6;
     if (score < MIN_SCORE) continue;
-    const source = r.inferred
-      ? ' (inferred from telemetry)'
-      : r.alsoInferred
-        ? ' (also seen in telemetry)'
-        : '';
+    const source =
+      m.source === 'inferred'
+        ? ' (inferred from telemetry)'
+        : r.alsoInferred
+          ? ' (also seen in telemetry)'
+          : '';
     const when = whenText(a.onsetMs, atMs);
     const ids = [m.id, ...r.members.filter((x) => x !== m).map((x) => x.id)];
     // A posted marker may leave out what an inferred one of the same rollout saw.
