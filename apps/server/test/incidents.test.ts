@@ -117,6 +117,17 @@ function phase1(tr: Traffic) {
         { 'http.request.method': 'GET', 'http.route': `/${service}` },
       ),
     );
+  // E. cart: a rollout in two waves — its requests go 10 → 20 ms 20 minutes before the onset, then to 60 ms.
+  each(FROM, END, 10, (t) =>
+    tr.span(
+      { 'service.name': 'cart', 'host.name': 'cart-1' },
+      'GET',
+      SpanKind.SERVER,
+      t,
+      tr.lognormal(t >= ONSET ? 60 : t >= ONSET - 20 * MIN ? 20 : 10, 0.1),
+      { 'http.request.method': 'GET', 'http.route': '/cart' },
+    ),
+  );
   // D. jobs: spawns of `resize` go 5 → 15 ms (its `thumb` spawns arrive in phase 2).
   spawns(tr, 'resize', 15);
 }
@@ -232,8 +243,26 @@ describe('one incident, one regression', () => {
     );
   });
 
+  it('a further step on a series of an open regression within 30 minutes grows it (a rollout’s second wave), it does not open another', () => {
+    const cart = of(first, 'cart');
+    expect(cart.map((r) => `${r.view} ${r.name} ${r.onset}`)).toHaveLength(1);
+    const r = cart[0]!;
+    expect(new Set(r.members.map((m) => m.series_id))).toEqual(new Set([r.series_id]));
+    const onsets = r.members.map((m) => Date.parse(m.onset)).sort((a, b) => a - b);
+    expect(onsets).toHaveLength(2);
+    expect(Math.abs(onsets[0]! - (ONSET - 20 * MIN))).toBeLessThanOrEqual(3 * MIN);
+    expect(Math.abs(onsets[1]! - ONSET)).toBeLessThanOrEqual(3 * MIN);
+  });
+
   it('nothing else regressed, and each regression paged exactly once', () => {
-    expect(first.map((r) => r.service).sort()).toEqual(['alpha', 'api', 'beta', 'jobs', 'shop']);
+    expect(first.map((r) => r.service).sort()).toEqual([
+      'alpha',
+      'api',
+      'beta',
+      'cart',
+      'jobs',
+      'shop',
+    ]);
     const paged = firingPerRegression();
     expect([...paged.keys()].sort()).toEqual(first.map((r) => r.id).sort());
     expect([...paged.values()]).toEqual(first.map(() => 1));

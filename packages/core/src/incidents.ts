@@ -7,6 +7,8 @@
 
 /** A step on one series, as grouping sees it. */
 export interface IncidentMember {
+  /** The series the step is on, when known (a later step on it may grow the incident). */
+  seriesId?: string;
   service: string;
   op: string;
   view: string;
@@ -23,6 +25,13 @@ export interface IncidentMember {
 export const INCIDENT_WINDOW_MS = 5 * 60_000;
 /** However uncertain the onsets, steps further apart than this are separate incidents. */
 export const INCIDENT_WINDOW_MAX_MS = 15 * 60_000;
+
+/**
+ * A further step on a series of an open incident, up to this long after that
+ * series' step, is the incident growing (a rollout's later waves after its
+ * canary), not a new one.
+ */
+export const INCIDENT_GROWTH_MS = 30 * 60_000;
 
 /** How far apart two onsets may be and still be one incident. */
 export function incidentWindowMs(a: IncidentMember, b: IncidentMember): number {
@@ -69,6 +78,16 @@ export function sameEdge(a: IncidentMember, b: IncidentMember): boolean {
 export function sameIncident(a: IncidentMember, b: IncidentMember): boolean {
   if (Math.abs(a.onsetMs - b.onsetMs) > incidentWindowMs(a, b)) return false;
   return a.service === b.service || sameEdge(a, b);
+}
+
+/**
+ * True when `later` is a further step on the series of `member` (an open
+ * incident's), after it and within INCIDENT_GROWTH_MS.
+ */
+export function growsIncident(member: IncidentMember, later: IncidentMember): boolean {
+  if (member.seriesId === undefined || member.seriesId !== later.seriesId) return false;
+  const dt = later.onsetMs - member.onsetMs;
+  return dt > 0 && dt <= INCIDENT_GROWTH_MS;
 }
 
 /** How clearly a member shows the step: its larger ratio (p50 or p99). */

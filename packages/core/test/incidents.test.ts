@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  growsIncident,
   headlineIndex,
   sameEdge,
   sameIncident,
@@ -73,6 +74,15 @@ describe('one incident', () => {
         m({ view: 'gap', onsetMs: 100 * MIN + INCIDENT_WINDOW_MAX_MS + MIN }),
       ),
     ).toBe(false);
+  });
+
+  it('a later step on a series of the incident, within 30 minutes, grows it', () => {
+    const first = m({ seriesId: '7' });
+    expect(growsIncident(first, m({ seriesId: '7', onsetMs: 120 * MIN }))).toBe(true);
+    expect(growsIncident(first, m({ seriesId: '7', onsetMs: 131 * MIN }))).toBe(false);
+    expect(growsIncident(first, m({ seriesId: '7', onsetMs: 90 * MIN }))).toBe(false);
+    expect(growsIncident(first, m({ seriesId: '8', onsetMs: 120 * MIN }))).toBe(false);
+    expect(growsIncident(m({}), m({ onsetMs: 120 * MIN }))).toBe(false);
   });
 
   it('heads an incident with the member that shows the step best', () => {

@@ -7,6 +7,8 @@
  */
 import { storeRegressionHints } from '../evidence/evidence.ts';
 import {
+  growsIncident,
+  INCIDENT_GROWTH_MS,
   INCIDENT_WINDOW_MAX_MS,
   sameIncident,
   stepRecovery,
@@ -117,7 +119,9 @@ export async function commit(
 /**
  * One regression per incident: a new step joins the regression of a step
  * already found around the same onset on a related series (core's
- * sameIncident: views of one edge, series of one service), else opens one.
+ * sameIncident: views of one edge, series of one service), or of an open
+ * regression it grows (core's growsIncident: a further step on one of its
+ * series within 30 minutes, a rollout's later waves), else opens one.
  * Steps already known on their series (any status) are left alone. A member
  * that joins never raises an alert (the incident has paged once, or will at
  * the end of this batch); when it shows the step better than the headline, it
@@ -143,7 +147,7 @@ async function openRegressions(
   const onsets = ups.map((e) => e.change.t);
   const near = await membersNear(
     c,
-    Math.min(...onsets) - INCIDENT_WINDOW_MAX_MS,
+    Math.min(...onsets) - Math.max(INCIDENT_WINDOW_MAX_MS, INCIDENT_GROWTH_MS),
     Math.max(...onsets) + INCIDENT_WINDOW_MAX_MS,
   );
   const seriesOpened: number[] = [];
@@ -177,6 +181,8 @@ async function openRegressions(
     };
     const member: NearMember = {
       regression_id: '',
+      open: true,
+      seriesId: String(e.seriesId),
       headline: false,
       ...labels,
       onsetMs: ch.t,
@@ -188,7 +194,7 @@ async function openRegressions(
     existing.push({ series_id: e.seriesId, onset: new Date(ch.t), unc });
     seriesOpened.push(e.seriesId);
     const incident = near
-      .filter((m) => sameIncident(m, member))
+      .filter((m) => sameIncident(m, member) || (m.open && growsIncident(m, member)))
       .sort((x, y) => Math.abs(x.onsetMs - ch.t) - Math.abs(y.onsetMs - ch.t))[0];
     if (incident) {
       const id = incident.regression_id;

@@ -58,6 +58,9 @@ export async function knownOnsets(
 /** A member as grouping sees it: labels, onset, ratios, and its regression. */
 export interface NearMember {
   regression_id: string;
+  /** Open or acknowledged (else resolved by a person). */
+  open: boolean;
+  seriesId: string;
   headline: boolean;
   service: string;
   op: string;
@@ -82,7 +85,7 @@ export async function membersNear(
   toMs: number,
 ): Promise<NearMember[]> {
   const { rows } = await db.query<Omit<NearMember, 'onsetMs'> & { onset: Date }>(
-    `SELECT m.regression_id::text, m.headline, m.service, m.op, m.view, m.name, m.peer, m.onset,
+    `SELECT m.regression_id::text, r.status <> 'resolved' AS open, m.series_id::text AS "seriesId", m.headline, m.service, m.op, m.view, m.name, m.peer, m.onset,
             m.onset_uncertainty_ms AS "uncertaintyMs", m.ratio_p50, m.ratio_p99
        FROM regression_members m JOIN regressions r ON r.id = m.regression_id
       WHERE m.onset BETWEEN $1 AND $2 AND (r.status <> 'resolved' OR r.resolved_by IS DISTINCT FROM 'onset')
