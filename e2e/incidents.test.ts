@@ -81,6 +81,8 @@ describe('on-call path through the UI', () => {
     // "20.1 ms → 9.92 s, ×392": a before → after change with a ratio.
     expect(await kernelRow.textContent()).toMatch(/ms → [\d.]+ s, ×\d+/);
     expect(await edgeRow.textContent()).toMatch(/checkout → urlite/);
+    // One row for the incident, saying it was found on its two views.
+    expect(await edgeRow.textContent()).toContain('on 2 series');
     expect(await kernelRow.textContent()).toContain('kernel');
     await shot(page, 'overview');
   });

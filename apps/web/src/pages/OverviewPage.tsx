@@ -225,6 +225,9 @@ function RegressionList({
                   </span>
                   <span className="regression-where">
                     {edgeLabel(r)} · <span className={`view-tag view-${r.view}`}>{r.view}</span>
+                    {r.members.length > 1 ? (
+                      <span title={memberTitle(r)}> · on {r.members.length} series</span>
+                    ) : null}
                     {r.host ? <> · host {r.host}</> : null}
                     {r.cohort ? (
                       <>
@@ -312,4 +315,9 @@ function BurningSlos({ slos, params }: { slos: Slo[]; params: URLSearchParams })
       </tbody>
     </table>
   );
+}
+
+/** The series one regression was found on, for the row's tooltip: "gap GET /lookup, client GET /lookup". */
+function memberTitle(r: Regression): string {
+  return r.members.map((m) => `${m.view} ${m.name}${m.peer ? ` → ${m.peer}` : ''}`).join(', ');
 }
