@@ -90,7 +90,7 @@ function fsyncSpan(e: FsyncEvent): SpanRecord {
  * series), or `fsync-burst <process name>` when the directory is unknown. It is the span name
  * and not file.directory, so operations never mix into the per-call series of their directory.
  */
-export function fsyncOperationName(e: FsyncOperationEvent): string {
+function fsyncOperationName(e: FsyncOperationEvent): string {
   if (e.directory) return `fsync-burst ${traced(e) ? normalizePath(e.directory) : e.directory}`;
   return `fsync-burst ${e.comm ? normalizeComponent(e.comm) : 'unknown'}`;
 }
