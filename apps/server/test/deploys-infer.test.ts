@@ -176,8 +176,19 @@ describe('inferred deploy markers from OTLP traffic', () => {
     await sendSpans(host('w-3', '6.1.0-18'), base + 200 * MIN, base + 210 * MIN);
     const r = await inferMarkers(server.onset.pool);
     expect(r).toMatchObject({ created: 0, extended: 1 });
+    // Its per-(service, host) detail grows with it (the marker's `changes`).
+    expect(later[0]!.changes).toEqual([
+      { service: 'agent', host: 'w-2', at: iso(base + 180 * MIN) },
+    ]);
     expect(await inferred('&kind=kernel&host=w-3')).toEqual([
-      { ...later[0], hosts: ['w-2', 'w-3'] },
+      {
+        ...later[0],
+        hosts: ['w-2', 'w-3'],
+        changes: [
+          ...later[0]!.changes!,
+          { service: 'agent', host: 'w-3', at: iso(base + 200 * MIN) },
+        ],
+      },
     ]);
   });
 

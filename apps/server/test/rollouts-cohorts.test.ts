@@ -246,6 +246,28 @@ describe('two services move to the same kernel in the same hour', () => {
     );
   });
 
+  it('the inferred kernel marker keeps who changed where and when', async () => {
+    const res = await fetch(`${server.url}/api/v1/deploys?source=inferred&kind=kernel`);
+    const deploys = (
+      (await res.json()) as {
+        deploys: Array<{
+          id: string;
+          changes?: Array<{ service: string; host: string; at: string }>;
+        }>;
+      }
+    ).deploys;
+    const changes = deploys.flatMap((d) => d.changes ?? []);
+    for (const [service, moved] of [
+      ['inventory', MOVED_INVENTORY],
+      ['billing', MOVED_BILLING],
+    ] as const)
+      for (const host of moved) {
+        const c = changes.find((x) => x.service === service && x.host === host);
+        expect(c, `${service} on ${host}`).toBeDefined();
+        expect(Math.abs(Date.parse(c!.at) - kernelAt.get(host)!)).toBeLessThan(MIN);
+      }
+  });
+
   it('a config change of a service that only shares a host is nobody’s suspect, and cron did not regress', () => {
     for (const r of all) expect(r.suspects.map((s) => s.deploy_id)).not.toContain(cronConfig);
     expect(all.filter((r) => r.service === 'cron')).toEqual([]);

@@ -5,6 +5,8 @@ import { sameMarker, type MarkerChange, type NewMarker } from './validate.ts';
 
 /** A marker as the API shows it (ids as strings, times as RFC 3339). */
 export interface MarkerRow extends MarkerChange {
+  /** Inferred markers: the (service, host) changes folded into them. */
+  changes?: Array<{ service: string; host: string; at: string }>;
   id: string;
   environment: string | null;
   kind: DeployKind;
@@ -158,7 +160,27 @@ export async function listMarkers(pool: Pool, f: MarkerFilter): Promise<MarkerRo
       ORDER BY at DESC, id DESC LIMIT $${args.length}`,
     args,
   );
-  return rows.map(toMarker);
+  return withChanges(pool, rows.map(toMarker));
+}
+
+/**
+ * Inferred markers keep per-service and per-host detail (deploy_inference_values):
+ * which (service, host) showed the change, and when. Two services' rollouts folded
+ * into one marker stay told apart.
+ */
+async function withChanges(db: Queryable, markers: MarkerRow[]): Promise<MarkerRow[]> {
+  const inferred = markers.filter((m) => m.source === 'inferred');
+  if (!inferred.length) return markers;
+  const { rows } = await db.query<{ id: string; service: string; host: string; at: Date }>(
+    `SELECT deploy_id::text AS id, service, host, first_at AS at FROM deploy_inference_values
+      WHERE deploy_id = ANY($1::bigint[]) ORDER BY first_at, service, host`,
+    [inferred.map((m) => m.id)],
+  );
+  for (const m of inferred)
+    m.changes = rows
+      .filter((x) => x.id === m.id)
+      .map((x) => ({ service: x.service, host: x.host, at: x.at.toISOString() }));
+  return markers;
 }
 
 const ID = /^\d{1,18}$/;
@@ -168,7 +190,7 @@ export async function getMarker(pool: Pool, id: string): Promise<MarkerRow | nul
   const { rows } = await pool.query<DbRow>(`SELECT ${MARKER_COLUMNS} FROM deploys WHERE id = $1`, [
     id,
   ]);
-  return rows[0] ? toMarker(rows[0]) : null;
+  return rows[0] ? (await withChanges(pool, [toMarker(rows[0])]))[0]! : null;
 }
 
 /** Edit time and/or description (api markers and inferred ones alike); null when absent. */

@@ -98,6 +98,19 @@ export const Deploy = Type.Object({
   external_id: nullableString,
   created_at: Type.String({ format: 'date-time' }),
   updated_at: nullableString,
+  changes: Type.Optional(
+    Type.Array(
+      Type.Object({
+        service: Type.String(),
+        host: Type.String(),
+        at: Type.String({ format: 'date-time' }),
+      }),
+      {
+        description:
+          'inferred markers: each (service, host) whose telemetry showed the change, and when (first span time)',
+      },
+    ),
+  ),
 });
 export type Deploy = Static<typeof Deploy>;
 
