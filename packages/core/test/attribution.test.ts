@@ -289,4 +289,30 @@ describe('rollouts', () => {
     expect(a[0]).toMatchObject({ deploy_id: 'posted', source: 'api' });
     expect(a[0]!.deploy_ids).toEqual(['posted', 'inf']);
   });
+
+  it('a canary whose host the cohort calls fast still times the rollout (the rest came 20 minutes after the onset)', () => {
+    const rel = (id: string, host: string, atMs: number): Marker =>
+      marker({ id, kind: 'code', service: 'checkout', hosts: [host], atMs, to_version: '2.0' });
+    const five = ['p1', 'p2', 'p3', 'p4', 'p5'];
+    const markers = [
+      rel('c', 'p1', ONSET),
+      ...five.slice(1).map((h) => rel(`r-${h}`, h, ONSET + 20 * MIN)),
+    ];
+    const s = rankSuspects(
+      markers,
+      input({
+        hosts: five,
+        cohort: {
+          attribute: 'host.name',
+          slow: five.slice(1),
+          fast: ['p1'],
+          slow_hosts: five.slice(1),
+          fast_hosts: ['p1'],
+        },
+      }),
+    );
+    // Named after a wave that reached the regressed hosts; timed by the canary at the onset.
+    expect(s[0]).toMatchObject({ kind: 'code', score: 0.97, at: new Date(ONSET).toISOString() });
+    expect(s[0]!.deploy_ids!.sort()).toEqual(['c', 'r-p2', 'r-p3', 'r-p4', 'r-p5']);
+  });
 });

@@ -210,14 +210,15 @@ function orderHosts(
 
 /**
  * The time that best fits the onset among those the rollout reached the
- * regressed hosts (else this series' hosts, else any of its markers): a canary
+ * regressed hosts or this series' hosts (else any of its markers): a canary
  * an hour before the rest is one rollout whose second wave is on time.
  */
 function bestTime(r: Rollout, a: AttributionInput, regressed: readonly string[]): number {
   const pick = (hosts: readonly string[]) =>
     hosts.flatMap((h) => (r.hostAt.has(h) ? [r.hostAt.get(h)!] : []));
-  let times = [...pick(regressed), ...r.hostlessAt];
-  if (!times.length) times = [...pick(a.hosts), ...r.hostlessAt];
+  // The series' other hosts count too: when the cohort misjudges a canary host as fast,
+  // the wave that reached it at the onset must not be lost.
+  let times = [...pick(regressed), ...pick(a.hosts), ...r.hostlessAt];
   if (!times.length) times = r.members.map((m) => m.atMs);
   let best = times[0]!;
   for (const t of times) {
