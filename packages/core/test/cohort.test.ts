@@ -198,4 +198,20 @@ describe('findCohort in a fleet', () => {
     expect(c.attribute).toBe('os.version');
     expect(c.slow_hosts).toEqual(['a', 'b']);
   });
+
+  it('by host name alone, a host that moved at the onset is never called fast (a canary, the rest later)', () => {
+    // The canary moved to 2.1 at the onset and slowed less than the rest, which moved 20 minutes later.
+    const rows: CohortRow[] = [];
+    for (const h of ['p1', 'p2', 'p3', 'p4', 'p5']) {
+      const movesAt = h === 'p1' ? 60 : 80;
+      for (let m = 0; m < 120; m++) {
+        const v = m >= movesAt ? '2.1' : '2.0';
+        const us = v === '2.1' ? (h === 'p1' ? 11_000 : 30_000) : 10_000;
+        rows.push(row(h, { 'service.version': v }, m >= 60, us, 20));
+      }
+    }
+    // Every host moved: service.version has no fast host, and host names may not call p1 fast.
+    // (Before, host.name reported slow p2..p5, fast p1.)
+    expect(findCohort(rows, { metric: 'p50', floorUs: 0 })).toBeNull();
+  });
 });

@@ -138,6 +138,9 @@ export function findCohort(rows: readonly CohortRow[], opts: CohortOptions): Coh
   };
   const shareOf = (after: Histogram, base: number) => (level(after, q, floor) - base) / step;
 
+  // Hosts that reported a new value of some attribute after the onset: by host name alone
+  // (the last resort) they are never called fast — their change may simply come later.
+  const moved = movedHosts(rows);
   let best: Candidate | null = null;
   for (const key of [...keys, HOST_KEY]) {
     const isHost = key === HOST_KEY;
@@ -195,7 +198,9 @@ export function findCohort(rows: readonly CohortRow[], opts: CohortOptions): Coh
 
     const slowHosts = new Set(slow.flatMap(([, g]) => [...g.byHost.keys()]));
     const fastHosts = new Set(
-      fast.flatMap(([, g]) => [...g.byHost.keys()]).filter((h) => !slowHosts.has(h)),
+      fast
+        .flatMap(([, g]) => [...g.byHost.keys()])
+        .filter((h) => !slowHosts.has(h) && !(isHost && moved.has(h))),
     );
     // A slow value nobody ran before the onset is what changed (a new kernel, a new version);
     // a host that ran another value before it than after it moved at the onset.
@@ -236,6 +241,24 @@ export function findCohort(rows: readonly CohortRow[], opts: CohortOptions): Coh
       values: slow.length + fast.length,
     };
   }
+}
+
+/** Hosts that reported, after the onset, a value of some attribute they did not report before it. */
+function movedHosts(rows: readonly CohortRow[]): Set<string> {
+  const before = new Map<string, Set<string>>();
+  for (const r of rows) {
+    if (r.after || !r.host) continue;
+    let s = before.get(r.host);
+    if (!s) before.set(r.host, (s = new Set()));
+    for (const [k, v] of Object.entries(r.attrs)) s.add(`${k}=${v}`);
+  }
+  const out = new Set<string>();
+  for (const r of rows) {
+    if (!r.after || !r.host || out.has(r.host)) continue;
+    const had = before.get(r.host);
+    if (had && Object.entries(r.attrs).some(([k, v]) => !had.has(`${k}=${v}`))) out.add(r.host);
+  }
+  return out;
 }
 
 /** Some host reported a value after the onset that it did not report before it. */
