@@ -92,10 +92,11 @@ function matches(inc: Incident, r: Regression): boolean {
 
 /**
  * The top suspect is the causing rollout: one of its markers is a posted marker of it (a suspect
- * may carry every marker of its rollout in `deploy_ids`), or, for a rollout known only from
- * telemetry, an inferred marker of the same kind, component and version that reached the hosts
- * that matter (the moved hosts of a kernel incident). A marker of another rollout to the same
- * version that never touched those hosts is wrong.
+ * may carry every marker of its rollout in `deploy_ids`), or a marker of the same kind, component
+ * and version that reached the hosts that matter: for a kernel incident its moved hosts (two
+ * rollouts to one kernel may be presented as one rollout's waves, as long as it names these hosts;
+ * the other rollout's markers alone are wrong), for a service's rollout known only from
+ * telemetry an inferred marker of that service.
  */
 function suspectRight(inc: Incident, r: Regression, markerIds: Map<string, string>): boolean {
   const top = r.suspects[0];
@@ -103,13 +104,11 @@ function suspectRight(inc: Incident, r: Regression, markerIds: Map<string, strin
   const posted = new Set(inc.cause.markerKeys.map((k) => markerIds.get(k)).filter(Boolean));
   const ids = top.deploy_ids?.length ? top.deploy_ids : [top.deploy_id];
   if (ids.some((id) => posted.has(id))) return true;
-  if (top.source !== 'inferred') return false;
   const c = inc.cause;
   if (top.kind !== c.kind || top.to_version !== c.toVersion) return false;
   if (c.component && top.component && top.component !== c.component) return false;
-  if (c.service && top.service && top.service !== c.service) return false;
-  const mustCover = c.kind === 'kernel' ? inc.regressedHosts : [];
-  return mustCover.every((h) => top.hosts.includes(h));
+  if (c.kind === 'kernel') return inc.regressedHosts.every((h) => top.hosts.includes(h));
+  return top.source === 'inferred' && top.service === c.service;
 }
 
 function sameSet(a: string[], b: string[]): boolean {
