@@ -168,7 +168,7 @@ export function scoreFleet(fleet: Fleet, result: ReplayResult): FleetScore {
       ),
       top_suspect_right: r ? suspectRight(inc, r, result.markerIds) : null,
       top_suspect: r?.suspects[0]
-        ? `${r.suspects[0].kind} ${r.suspects[0].service ?? '-'} ${r.suspects[0].component ?? ''} → ${r.suspects[0].to_version ?? ''} (${r.suspects[0].source}, ${r.suspects[0].score.toFixed(2)})`
+        ? `${r.suspects[0].kind} ${r.suspects[0].service ?? '-'} ${r.suspects[0].component ?? ''} → ${r.suspects[0].to_version ?? ''} (${r.suspects[0].source}, ${r.suspects[0].score.toFixed(2)}, ${r.suspects[0].hosts.length} hosts, ${inc.regressedHosts.filter((h) => r.suspects[0]!.hosts.includes(h)).length}/${inc.regressedHosts.length} regressed hosts named)`
         : null,
       cohort_right: r ? cohortRight(inc, r) : null,
       cohort: r ? describeCohort(r) : null,
