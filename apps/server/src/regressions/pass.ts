@@ -10,6 +10,7 @@ import { progressOf } from './budget.ts';
 import { inferMarkers, type InferResult } from '../deploys/infer.ts';
 import type { Registry } from '../otlp/registry.ts';
 import { runDetectionPass, type PassOptions, type PassResult } from './engine.ts';
+import { RUN_LOCK_KEY, withPassLock } from './lock.ts';
 
 export interface DetectRunResult {
   pairing: PairingResult;
@@ -40,9 +41,35 @@ interface ProgressLog {
   info(obj: object, msg: string): void;
 }
 
+type RunOptions = PassOptions & { pairUptoMs?: number; log?: ProgressLog };
+
+/** A whole run, waiting for another server's run to finish first (POST /api/v1/detect). */
 export async function runDetect(
   deps: { pool: Pool; registry: Registry; partitions: Partitions },
-  opts: PassOptions & { wait?: boolean; pairUptoMs?: number; log?: ProgressLog } = {},
+  opts: RunOptions = {},
+): Promise<DetectRunResult> {
+  return (await lockedRun(deps, opts, true))!;
+}
+
+/** A whole run, or null at once when another server's run is under way (the scheduler's). */
+export function tryRunDetect(
+  deps: { pool: Pool; registry: Registry; partitions: Partitions },
+  opts: RunOptions = {},
+): Promise<DetectRunResult | null> {
+  return lockedRun(deps, opts, false);
+}
+
+function lockedRun(
+  deps: { pool: Pool; registry: Registry; partitions: Partitions },
+  opts: RunOptions,
+  wait: boolean,
+): Promise<DetectRunResult | null> {
+  return withPassLock(deps.pool, wait, () => loggedRun(deps, opts), RUN_LOCK_KEY);
+}
+
+async function loggedRun(
+  deps: { pool: Pool; registry: Registry; partitions: Partitions },
+  opts: RunOptions,
 ): Promise<DetectRunResult> {
   const { pool } = deps;
   const log = opts.log;
@@ -67,7 +94,7 @@ export async function runDetect(
 
 async function detectRun(
   deps: { pool: Pool; registry: Registry; partitions: Partitions },
-  opts: PassOptions & { wait?: boolean; pairUptoMs?: number },
+  opts: PassOptions & { pairUptoMs?: number },
 ): Promise<DetectRunResult> {
   const { pool, registry, partitions } = deps;
   const pairing = await pairEdges(

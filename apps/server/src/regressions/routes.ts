@@ -177,10 +177,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
       const uptoMs = upto !== undefined ? parseTime(upto, now, 'upto') : undefined;
       if (uptoMs !== undefined && uptoMs > now) throw badRequest('upto must not be in the future');
       const pairUptoMs = await settledArrivalMs(pool);
-      return runDetect(
-        { pool, registry, partitions },
-        { uptoMs, pairUptoMs, wait: true, log: req.log },
-      );
+      return runDetect({ pool, registry, partitions }, { uptoMs, pairUptoMs, log: req.log });
     },
   );
 

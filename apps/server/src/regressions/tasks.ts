@@ -5,7 +5,7 @@ import type { Partitions } from '../db/partitions.ts';
 import type { Registry } from '../otlp/registry.ts';
 import type { FeatureJobs } from '../scheduler/jobs.ts';
 import { MINUTE_LATENESS_MS } from './detect-options.ts';
-import { runDetect } from './pass.ts';
+import { tryRunDetect } from './pass.ts';
 import { floorMinute } from './work.ts';
 
 /**
@@ -48,11 +48,14 @@ export function regressionTasks(deps: {
           );
           return;
         }
-        const r = await runDetect(deps, {
-          wait: false,
+        const r = await tryRunDetect(deps, {
           log,
           uptoMs: now < sealedAt ? floorMinute(now) : now - MINUTE_LATENESS_MS,
         });
+        if (!r) {
+          log.debug('detection run skipped: another server is running one');
+          return;
+        }
         const d = r.detection;
         if (d.regressions.opened || d.regressions.resolved)
           log.info({ through: d.through, ...d.regressions, ms: d.duration_ms }, 'regressions');
