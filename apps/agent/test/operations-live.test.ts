@@ -6,7 +6,6 @@
  * stored in a real Onset server must show the time per operation rising. Skips with a
  * message without root or bpftrace.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,20 +14,12 @@ import { startTestServer, type TestServer } from '@onset/testkit';
 import type { FsyncEvent, FsyncOperationEvent } from '../src/events.ts';
 import { eventToSpan } from '../src/telemetry/spans.ts';
 import { normalizePath } from '../src/telemetry/normalize.ts';
+import { bpftraceSkipReason } from './helpers/requirements.ts';
 import { startTestAgent, type TestAgent } from './helpers/agent.ts';
 import { listSeries } from './helpers/onset.ts';
 import { startHelper } from './helpers/processes.ts';
 
-function bpftraceMissing(): string | undefined {
-  if (process.getuid?.() !== 0) return 'needs root (bpftrace)';
-  try {
-    execFileSync('bpftrace', ['--version'], { stdio: 'ignore' });
-  } catch {
-    return 'needs bpftrace on PATH';
-  }
-  return undefined;
-}
-const missing = bpftraceMissing();
+const missing = bpftraceSkipReason();
 if (missing) console.warn(`operations-live.test.ts skipped: ${missing}`);
 
 const SERVICE = 'agent-operations-test';

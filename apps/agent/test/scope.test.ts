@@ -8,29 +8,21 @@
  *  - a cap on new series a minute drops, counts and logs spans of series past it.
  * Needs root and bpftrace (skipped with a message otherwise).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { AgentEvent } from '../src/events.ts';
+import { bpftraceSkipReason } from './helpers/requirements.ts';
 import { startTestAgent, type TestAgent } from './helpers/agent.ts';
 import { listSeries, waitForSeries } from './helpers/onset.ts';
 import { runHelper } from './helpers/processes.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-function bpftraceMissing(): string | undefined {
-  if (process.getuid?.() !== 0) return 'needs root (bpftrace)';
-  try {
-    execFileSync('bpftrace', ['--version'], { stdio: 'ignore' });
-  } catch {
-    return 'needs bpftrace on PATH';
-  }
-  return undefined;
-}
-const missing = bpftraceMissing();
+const missing = bpftraceSkipReason();
 if (missing) console.warn(`scope.test.ts skipped: ${missing}`);
 
 const work = missing ? '' : mkdtempSync('/var/tmp/onset-scope-');

@@ -5,24 +5,15 @@
  * user space), so a span that ends at sys_exit_umount misses most of it. The agent's span
  * must cover what the workload measured and grow with the data.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UnmountEvent } from '../src/events.ts';
 import { eventToSpan } from '../src/telemetry/spans.ts';
+import { bpftraceSkipReason } from './helpers/requirements.ts';
 import { startTestAgent, type TestAgent } from './helpers/agent.ts';
 import { startHelper } from './helpers/processes.ts';
 
-function bpftraceMissing(): string | undefined {
-  if (process.getuid?.() !== 0) return 'needs root (bpftrace and mount)';
-  try {
-    execFileSync('bpftrace', ['--version'], { stdio: 'ignore' });
-  } catch {
-    return 'needs bpftrace on PATH';
-  }
-  return undefined;
-}
-const missing = bpftraceMissing();
+const missing = bpftraceSkipReason();
 if (missing) console.warn(`unmount.test.ts skipped: ${missing}`);
 
 interface Measured {

@@ -7,7 +7,7 @@
  * Deploy markers go through POST /api/v1/deploys with `at`, as `onset deploy --at` sends them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -16,28 +16,16 @@ import { MINUTE_LATENESS_MS } from '@onset/server/internals';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { AgentConfig } from '../../../src/config/schema.ts';
 import { startTestAgent, type TestAgent } from '../../helpers/agent.ts';
+import { bpftraceSkipReason } from '../../helpers/requirements.ts';
 import { MINUTE_MS, startTestTimeRelay, TestClock, type TestTimeRelay } from './test-time.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const WORKLOADS = path.resolve(HERE, '../workloads');
 
-/** Why the live suite cannot run here, or null when it can (root and bpftrace). */
+/** Why the live suite cannot run here, or null when it can (Linux, root and bpftrace). */
 export function liveSkipReason(): string | null {
-  if (process.platform !== 'linux') return 'live tests need Linux';
-  if (process.getuid?.() !== 0) return 'live tests need root (bpftrace)';
-  const bpftrace = (process.env.PATH ?? '')
-    .split(':')
-    .map((d) => path.join(d, 'bpftrace'))
-    .find((p) => {
-      try {
-        accessSync(p, constants.X_OK);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-  if (!bpftrace) return 'live tests need bpftrace on PATH (Debian package bpftrace)';
-  return null;
+  const reason = bpftraceSkipReason();
+  return reason ? `live tests ${reason}` : null;
 }
 
 export interface Regression {
