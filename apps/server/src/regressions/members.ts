@@ -95,19 +95,25 @@ export async function membersNear(
   return rows.map(({ onset, ...r }) => ({ ...r, onsetMs: onset.getTime() }));
 }
 
-export interface NewMember {
-  regressionId: string;
+/** What one confirmed step says about its series: the facts a regression and each member store. */
+export interface StepFacts {
   seriesId: number;
   labels: { service: string; op: string; view: string; name: string; peer: string };
   change: StepChange;
   uncertaintyMs: number;
   detectedMs: number;
+  /** 1 - p of the confirming test, rounded. */
   confidence: number;
   before: Level;
   after: Level;
   ratioP50: number;
   ratioP99: number;
+  /** Events of the after level counted up to here (epoch ms). */
   afterThroughMs: number;
+}
+
+export interface NewMember extends StepFacts {
+  regressionId: string;
   hosts: string[];
   headline: boolean;
 }

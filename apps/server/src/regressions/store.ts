@@ -16,8 +16,8 @@ import type {
 import type { Pool } from '../db/pool.ts';
 import { headlineLevels } from './levels.ts';
 import type { Queryable } from '../slos/store.ts';
-import type { Cohort, StepChange, Suspect } from '@onset/core';
-import { MEMBERS_COLUMN, type MemberRow } from './members.ts';
+import type { Cohort, Suspect } from '@onset/core';
+import { MEMBERS_COLUMN, type MemberRow, type StepFacts } from './members.ts';
 
 export type { Level };
 
@@ -172,21 +172,8 @@ export async function getRegression(
 
 // ---- the detection pass -------------------------------------------------
 
-export interface NewRegression {
-  seriesId: number;
-  labels: { service: string; op: string; view: string; name: string; peer: string };
-  change: StepChange;
-  uncertaintyMs: number;
-  detectedMs: number;
-  /** 1 - p of the confirming test, rounded. */
-  confidence: number;
-  before: Level;
-  after: Level;
-  ratioP50: number;
-  ratioP99: number;
-  /** Events of the after level counted up to here (epoch ms). */
-  afterThroughMs: number;
-}
+/** A regression opened on its first (headline) step. */
+export type NewRegression = StepFacts;
 
 export async function insertRegression(db: Queryable, r: NewRegression): Promise<RegressionRow> {
   const ch = r.change;
