@@ -312,14 +312,20 @@ async function updateOpen(
   }
 }
 
-/** Young regressions: markers posted late and more data after the onset can change suspects and cohort. */
+/**
+ * Young regressions: markers posted late and more data after the onset can
+ * change suspects and cohort (a canary's later waves move more hosts). Once
+ * per pass — every regression not attributed by this pass already (`now` is
+ * the pass's time) — while it is young in wall-clock time or in data time.
+ */
 export async function reattribute(
   c: PoolClient,
   H: number,
   now: number,
   _result: PassResult,
 ): Promise<void> {
-  for (const r of await dueForReattribution(c, now - REATTRIBUTE_FOR_MS, now - 30_000)) {
+  const young = { detectedAfterMs: now - REATTRIBUTE_FOR_MS, onsetAfterMs: H - REATTRIBUTE_FOR_MS };
+  for (const r of await dueForReattribution(c, young, now)) {
     await c.query('BEGIN');
     try {
       await attribute(c, r, H, now, { alert: true });

@@ -239,16 +239,22 @@ export async function regressionById(
   return rows[0] ?? null;
 }
 
-/** Unresolved regressions detected after `detectedAfterMs` and not attributed since `attributedBeforeMs`. */
+/**
+ * Unresolved regressions still young — detected after `detectedAfterMs` (wall
+ * clock), or with an onset after `onsetAfterMs` (data time: a replay or a
+ * catch-up moves through hours of data in minutes) — that were not
+ * attributed since `attributedBeforeMs`.
+ */
 export async function dueForReattribution(
   db: Queryable,
-  detectedAfterMs: number,
+  young: { detectedAfterMs: number; onsetAfterMs: number },
   attributedBeforeMs: number,
 ): Promise<RegressionRow[]> {
   const { rows } = await db.query<RegressionRow>(
     `SELECT ${REGRESSION_COLUMNS} FROM regressions
-      WHERE status <> 'resolved' AND detected_at > $1 AND (attributed_at IS NULL OR attributed_at < $2)`,
-    [new Date(detectedAfterMs), new Date(attributedBeforeMs)],
+      WHERE status <> 'resolved' AND (detected_at > $1 OR onset > $2)
+        AND (attributed_at IS NULL OR attributed_at < $3)`,
+    [new Date(young.detectedAfterMs), new Date(young.onsetAfterMs), new Date(attributedBeforeMs)],
   );
   return rows;
 }
