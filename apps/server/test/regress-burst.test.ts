@@ -4,8 +4,10 @@
  * the OTel SDK, a 5-minute stall (every call ×50, then back) opens a
  * regression once the detector confirms it (4 minutes in), which raises no
  * alert while the step has not held 8 minutes, and is resolved without ever
- * alerting once latency is back. A sustained step beside it, opened at the
- * same moment, is alerted as soon as it has held.
+ * alerting once latency is back: closed as soon as its last 3 minutes are
+ * back (core's burstVerdict), labelled shape 'transient' in the API. A
+ * sustained step beside it, opened at the same moment, is alerted as soon as
+ * it has held and stays a 'step'.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpanKind } from '@opentelemetry/api';
@@ -91,11 +93,19 @@ describe('bursts are not paged', () => {
     expect((await alertsOf(step.id)).map((a) => a.status)).toEqual(['firing']);
     const stall = mid.find((r) => r.service === 'stalls')!;
     expect(await alertsOf(stall.id)).toEqual([]);
+    // Over 3 minutes after it ended: closed at once, labelled transient, never paged.
+    expect(stall.status).toBe('resolved');
+    expect(stall.shape).toBe('transient');
+    expect(stall.resolution).toMatch(/burst of 5 min/);
+    expect(step.status).toBe('open');
+    expect(step.shape).toBe('step');
+    expect(step.drift_per_hour).toBeNull();
 
     await detect(END);
     const rs = await regressions();
     const over = rs.find((r) => r.id === stall.id)!;
     expect(over.status).toBe('resolved');
+    expect(over.shape).toBe('transient');
     expect(await alertsOf(stall.id)).toEqual([]);
     expect(rs.filter((r) => r.service === 'stalls')).toHaveLength(1);
   });

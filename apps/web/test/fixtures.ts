@@ -48,6 +48,8 @@ export const regressionOf = (over: Partial<Regression> = {}): Regression => ({
   resolved_at: null,
   resolved_by: null,
   resolution: null,
+  shape: 'step',
+  drift_per_hour: null,
   members: [],
   ...over,
 });

@@ -22,6 +22,9 @@ export type DeploySource = (typeof DEPLOY_SOURCES)[number];
 /** A regression's lifecycle. */
 export const REGRESSION_STATUSES = ['open', 'acknowledged', 'resolved'] as const;
 export type RegressionStatus = (typeof REGRESSION_STATUSES)[number];
+/** What kind of change a regression is (docs/detection.md "Shapes"). */
+export const REGRESSION_SHAPES = ['step', 'transient', 'drift'] as const;
+export type RegressionShape = (typeof REGRESSION_SHAPES)[number];
 
 /** The quantile a regression moved most. */
 export const REGRESSION_METRICS = ['p50', 'p99'] as const;

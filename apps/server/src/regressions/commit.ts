@@ -7,6 +7,7 @@
  */
 import { storeRegressionHints } from '../evidence/evidence.ts';
 import {
+  burstVerdict,
   growsIncident,
   INCIDENT_GROWTH_MS,
   INCIDENT_WINDOW_MAX_MS,
@@ -46,6 +47,7 @@ import {
 import {
   dueForReattribution,
   insertRegression,
+  markTransient,
   regressionById,
   regressionJson,
   updateHeadlineLevels,
@@ -246,6 +248,8 @@ async function updateOpen(
   pendingAlerts: Set<string>,
 ): Promise<void> {
   const incidents = new Set<string>();
+  // Incidents with a member closed as a burst in this pass (labelled transient if they resolve unpaged).
+  const bursts = new Set<string>();
   // Young incidents: has any member's step held long enough to alert (alerting.ts)?
   const held = new Map<string, boolean>();
   for (const m of await unresolvedMembersOf(c, ids)) {
@@ -266,6 +270,14 @@ async function updateOpen(
       after.p99_ms = roundMs(median(last.map((p) => p.p99)) / 1000);
     }
     const recovery = stepRecovery(m.change, pts.slice(-RECOVERY_POINTS), { floor });
+    // A burst (over within minutes of its onset, core's burstVerdict) closes
+    // at once; if it was never alerted its regression is labelled transient.
+    const onsetMs = m.onset.getTime();
+    const fromOnset = tracked.det.recentPoints().filter((p) => p.t >= onsetMs);
+    const burst =
+      !recovery.resolved && fromOnset.length <= HOLD_DECIDED_POINTS
+        ? burstVerdict(m.change, fromOnset, floor)
+        : null;
     const levels = {
       after,
       ratioP50: ratio(m.before.p50_ms, after.p50_ms, floor / 1000),
@@ -274,11 +286,18 @@ async function updateOpen(
     };
     await updateMember(c, m, {
       ...levels,
-      recoveredAtMs: recovery.resolved ? pts[pts.length - 1]!.t + MIN : null,
+      recoveredAtMs: recovery.resolved
+        ? pts[pts.length - 1]!.t + MIN
+        : burst?.over
+          ? fromOnset[fromOnset.length - 1]!.t + MIN
+          : null,
       recovery: recovery.resolved
         ? `latency returned to the before level (${m.metric} ${fmtMs(recovery.level / 1000)} ms)`
-        : null,
+        : burst?.over
+          ? `a burst of ${burst.points} min: latency back at the before level (transient, not paged)`
+          : null,
     });
+    if (burst?.over) bursts.add(m.regression_id);
     if (m.headline) await updateHeadlineLevels(c, m.regression_id, { ...levels, nowMs: now });
     incidents.add(m.regression_id);
     if (pts.length <= HOLD_DECIDED_POINTS + 5)
@@ -289,6 +308,7 @@ async function updateOpen(
     const wasPending = pendingAlerts.delete(id);
     if (resolved) {
       result.regressions.resolved++;
+      if (bursts.has(id) && !(await regressionAlerted(c, id))) await markTransient(c, id);
       if (!wasPending)
         await resolveRegressionAlert(c, id, {
           now,

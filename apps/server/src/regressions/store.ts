@@ -10,6 +10,7 @@ import type {
   Op,
   Regression,
   RegressionMember,
+  RegressionShape,
   RegressionStatus,
   View,
 } from '@onset/contract';
@@ -48,6 +49,8 @@ export interface RegressionRow {
   resolved_at: Date | null;
   resolved_by: string | null;
   resolution: string | null;
+  shape: RegressionShape;
+  drift_per_hour: number | null;
   hints: Hint[];
   /** The incident's series (members.ts), headline first; empty on a row just inserted. */
   members: MemberRow[];
@@ -55,7 +58,7 @@ export interface RegressionRow {
 
 const REGRESSION_COLUMNS = `id::text, series_id::text, service, op, view, name, peer, host, onset, onset_uncertainty_ms,
   detected_at, updated_at, metric, confidence, before, after, ratio_p50, ratio_p99, suspects, cohort, status,
-  acknowledged_at, acknowledged_by, resolved_at, resolved_by, resolution, hints, ${MEMBERS_COLUMN}`;
+  acknowledged_at, acknowledged_by, resolved_at, resolved_by, resolution, shape, drift_per_hour, hints, ${MEMBERS_COLUMN}`;
 
 /** What the API shows (the contract's Regression): the row with times as RFC 3339 and an empty peer as null. */
 export type RegressionJson = Regression;
@@ -113,6 +116,8 @@ export function regressionJson(r: RegressionRow): RegressionJson {
     resolved_at: iso(r.resolved_at),
     resolved_by: r.resolved_by,
     resolution: r.resolution,
+    shape: r.shape,
+    drift_per_hour: r.drift_per_hour,
     members: (r.members ?? []).map(memberJson),
   };
 }
@@ -224,6 +229,11 @@ export async function updateHeadlineLevels(
       new Date(u.nowMs),
     ],
   );
+}
+
+/** A regression Onset closed as a burst (core's burstVerdict): labelled transient. */
+export async function markTransient(db: Queryable, id: string): Promise<void> {
+  await db.query(`UPDATE regressions SET shape = 'transient' WHERE id = $1`, [id]);
 }
 
 /** One regression by id (string from the database), or null; with `unresolved`, only if not resolved. */

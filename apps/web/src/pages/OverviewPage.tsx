@@ -21,6 +21,7 @@ import { KindBadge, Panel } from '../components/Controls.tsx';
 import { CardinalityNotice } from '../components/CardinalityNotice.tsx';
 import { DeployFeed } from '../components/DeployList.tsx';
 import { SeverityDot, SeverityLegend } from '../components/Severity.tsx';
+import { ShapeTag } from '../components/ShapeTag.tsx';
 import { versionText } from '../components/graphs/markerData.ts';
 import { SloNameCell, SloStatusCells, sortSlosByBudget } from './slos/sloParts.tsx';
 
@@ -222,6 +223,7 @@ function RegressionList({
                     {r.status === 'acknowledged' ? (
                       <span className="status-pill status-acknowledged">acked</span>
                     ) : null}
+                    <ShapeTag r={r} />
                   </span>
                   <span className="regression-where">
                     {edgeLabel(r)} · <span className={`view-tag view-${r.view}`}>{r.view}</span>

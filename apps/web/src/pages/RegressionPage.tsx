@@ -41,6 +41,7 @@ import { KindBadge, Panel, ScaleToggle } from '../components/Controls.tsx';
 import { QuantilesChart } from '../components/QuantilesChart.tsx';
 import type { LevelBand } from '../components/graphs/ChartOverlay.tsx';
 import type { PageChartContext } from '../components/graphs/BreakdownChart.tsx';
+import { ShapeTag } from '../components/ShapeTag.tsx';
 import { shapeQuantiles } from '../components/graphs/quantileData.ts';
 import { hostsText, toMarkers } from '../components/graphs/markerData.ts';
 import { EdgePanel, useEdge } from '../components/EdgePanel.tsx';
@@ -226,6 +227,7 @@ function RegressionView({ r }: { r: Regression }) {
           <span className={`status-pill status-${r.status}`} data-testid="regression-status">
             {r.status}
           </span>
+          <ShapeTag r={r} />
           {r.status === 'resolved' ? (
             <button
               type="button"

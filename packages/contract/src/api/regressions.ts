@@ -1,5 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { OPS, REGRESSION_METRICS, REGRESSION_STATUSES, VIEWS } from '../vocab.ts';
+import {
+  OPS,
+  REGRESSION_METRICS,
+  REGRESSION_SHAPES,
+  REGRESSION_STATUSES,
+  VIEWS,
+} from '../vocab.ts';
 import { NStr, stringEnum, TimeText } from './common.ts';
 import { Hint } from './evidence.ts';
 
@@ -164,6 +170,18 @@ export const Regression = Type.Object({
     description: 'known mechanisms the raw spans match, most confident first (api.md "Evidence")',
   }),
   status: stringEnum(REGRESSION_STATUSES, 'open | acknowledged | resolved'),
+  shape: Type.Optional(
+    stringEnum(
+      REGRESSION_SHAPES,
+      'step (a level shift) | transient (a burst over within minutes: closed, never paged) | drift (a sustained ramp, reported once with drift_per_hour); absent from servers before it: step',
+    ),
+  ),
+  drift_per_hour: Type.Optional(
+    Type.Union([Type.Number(), Type.Null()], {
+      description:
+        'for a drift: growth factor per hour of the moving quantile (1.2 = +20 % an hour, < 1 for a fall); else null',
+    }),
+  ),
   acknowledged_at: NStr,
   acknowledged_by: NStr,
   resolved_at: NStr,

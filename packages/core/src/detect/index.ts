@@ -8,3 +8,4 @@ export {
   type Recovery,
   type RecoveryOptions,
 } from './api.ts';
+export { burstVerdict, BURST_BACK_POINTS, BURST_MAX_POINTS, type BurstVerdict } from './burst.ts';

@@ -1,0 +1,69 @@
+/**
+ * Shapes of change seen in reality (docs/detection.md "Shapes"): bursts
+ * closed as transients, ramps reported once as drift, tail steps.
+ */
+import { mulberry32Open } from '@onset/testkit/random';
+import { describe, expect, it } from 'vitest';
+import {
+  burstVerdict,
+  detectSteps,
+  type MinutePoint,
+  type StepChange,
+} from '../src/detect/index.ts';
+
+const T0 = Date.UTC(2026, 10, 1);
+
+function noise(seed: number) {
+  const next = mulberry32Open(seed);
+  return () => Math.sqrt(-2 * Math.log(next())) * Math.cos(2 * Math.PI * next());
+}
+
+/** Per-minute points with p50 = level(i)·e^(0.05 z), p99 = 3× that. */
+function series(n: number, level: (i: number) => number, seed = 1, sd = 0.05): MinutePoint[] {
+  const z = noise(seed);
+  return Array.from({ length: n }, (_, i) => {
+    const v = level(i) * Math.exp(sd * z());
+    return { t: T0 + i * 60_000, count: 200, p50: v, p99: 3 * v };
+  });
+}
+
+describe('bursts', () => {
+  const burst = (len: number) => series(400, (i) => (i >= 300 && i < 300 + len ? 250 : 5));
+
+  it('a 5-minute stall confirmed while going on is over once 3 minutes are back', () => {
+    const pts = burst(5);
+    const steps = detectSteps(pts, { minRatio: 1.2 }).filter((c) => c.direction === 'regression');
+    expect(steps).toHaveLength(1);
+    const c = steps[0]!;
+    expect(c.index).toBe(300);
+    expect(c.detectedIndex).toBeLessThan(305); // confirmed before it ended
+    // Pass by pass, as the server follows it.
+    const verdicts = [305, 306, 307, 308].map((k) => burstVerdict(c, pts.slice(300, k + 1)));
+    expect(verdicts.map((v) => v.over)).toEqual([false, false, true, true]);
+    expect(verdicts[2]!.points).toBe(5);
+  });
+
+  it('a step that holds is never a burst, nor one that lasted longer than 15 minutes', () => {
+    const pts = series(400, (i) => (i >= 300 ? 250 : 5));
+    const c = detectSteps(pts, { minRatio: 1.2 }).find((x) => x.direction === 'regression')!;
+    for (let k = c.detectedIndex; k < 400; k++)
+      expect(burstVerdict(c, pts.slice(300, k + 1)).over).toBe(false);
+    const long = burst(20);
+    const cl = detectSteps(long, { minRatio: 1.2 }).find((x) => x.direction === 'regression')!;
+    for (let k = cl.detectedIndex; k < 400; k++)
+      expect(burstVerdict(cl, long.slice(300, k + 1)).over).toBe(false);
+  });
+
+  it('noise around a small sustained step does not end it (two low minutes are not enough)', () => {
+    const c = {
+      metric: 'p50',
+      before: { p50: 10, p99: 30, count: 1, points: 1 },
+      after: { p50: 13, p99: 39, count: 1, points: 1 },
+    } as StepChange;
+    const at = (vs: number[]) =>
+      vs.map((p50, i) => ({ t: T0 + i * 60_000, count: 100, p50, p99: 3 * p50 }));
+    expect(burstVerdict(c, at([13, 13, 13, 13, 10, 10])).over).toBe(false);
+    expect(burstVerdict(c, at([13, 13, 13, 13, 10, 10, 10])).over).toBe(true);
+    expect(burstVerdict(c, at([10, 10, 13, 10, 10, 10])).over).toBe(false); // mostly not at the after level
+  });
+});
