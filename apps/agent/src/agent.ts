@@ -68,6 +68,18 @@ function describeFilter(config: AgentConfig): string {
     : 'all processes except the agent';
 }
 
+/** Said once: which unmounts cannot be ended by the tick check, and what ends them instead. */
+function noRegsWarning(log: Logger): (tid: number) => void {
+  let said = false;
+  return (tid) => {
+    if (said) return;
+    said = true;
+    log.warn(
+      `bpftrace: could not find the saved user registers of unmounting thread ${tid} (unknown kernel stack layout); unmounts of threads without rseq then end at their next system call only with --unmount-next-syscall, else at the thread's exit`,
+    );
+  };
+}
+
 export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<RunningAgent> {
   const { host, log } = deps;
   const resourceAttrs = { ...hostAttributes(host), ...config.resource };
@@ -185,7 +197,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     if (!tracefs.ok) {
       log.warn(`source bpftrace: not used — ${tracefs.note}`);
     } else {
-      const unmountEnd = unmountEndProbes();
+      const unmountEnd = unmountEndProbes({ nextSyscall: config.sources.unmountNextSyscall });
       const program = buildProgram(
         {
           pids: config.filter.pids,
@@ -205,6 +217,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
           toEpochNs: monotonicToEpochNs,
           pageSize: kernelPageSize(),
           dirtyNow: dirtyAndWriteback,
+          onUnmountNoRegs: noRegsWarning(log),
           onLost: (kind, n) =>
             log.warn(
               `bpftrace: ${n} ${kind} events did not reach the agent (buffer full or bpftrace fell behind); narrow the filter if this repeats`,
@@ -223,7 +236,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
           `source bpftrace: in use — ${bt.reason}; ${source.describe()} (attached in ${(source.startupMs / 1000).toFixed(1)} s)`,
         );
         const unmountNote = `bpftrace: ${describeUnmountEnd(unmountEnd)}`;
-        if (unmountEnd.rseq || unmountEnd.nextSyscall) log.info(unmountNote);
+        if (unmountEnd.rseq || unmountEnd.tick || unmountEnd.nextSyscall) log.info(unmountNote);
         else log.warn(unmountNote);
       } catch (e) {
         log.warn(`source bpftrace: not used — it failed to start: ${(e as Error).message}`);

@@ -114,6 +114,10 @@ export function buildCli(actions: CliActions): Command {
     .option('--no-strace', 'do not use strace')
     .option('--no-probes', 'do not run synthetic probes')
     .option(
+      '--unmount-next-syscall',
+      'bpftrace: end unmounts of threads without rseq (Go, musl) at their next system call: exact, but a probe on every system call of the host (a spawn-heavy workload runs ~15-30 % slower); default: at the first timer tick back in user space, at most one tick late',
+    )
+    .option(
       '--interval <duration>',
       `time between probe rounds (default ${DEFAULTS.intervalMs / 1000}s; the first round runs at once)`,
     )

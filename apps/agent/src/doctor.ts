@@ -26,7 +26,7 @@ async function checkBpftrace(config: AgentConfig, host: HostFacts): Promise<Doct
   if (!plan.use) return { ok: false, what: 'bpftrace', detail: plan.reason };
   const tracefs = ensureTracefs(findExecutable(host, 'mount'));
   if (!tracefs.ok) return { ok: false, what: 'bpftrace', detail: tracefs.note! };
-  const unmountEnd = unmountEndProbes();
+  const unmountEnd = unmountEndProbes({ nextSyscall: config.sources.unmountNextSyscall });
   const quiet = createLogger('error', () => {});
   const source = new BpftraceSource({
     bpftracePath: plan.path!,

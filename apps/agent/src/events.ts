@@ -59,15 +59,23 @@ export interface FsyncEvent extends Timed {
 /**
  * Where an unmount's time ends: the umount syscall's exit (all the kernel showed), or past it,
  * where the superblock shutdown the kernel defers to the return to user space is done: that
- * return itself, the thread's next system call, or its exit (see unmount.bt).
+ * return itself, the thread's next system call, the first timer tick or context switch that
+ * found it back in user space (at most a tick late, see endUncertaintyNs), or its exit (see
+ * unmount.bt).
  */
-export type UnmountEnd = 'syscall-exit' | 'return-to-user' | 'next-syscall' | 'thread-exit';
+export type UnmountEnd =
+  'syscall-exit' | 'return-to-user' | 'next-syscall' | 'thread-exit' | 'next-tick';
 
 export interface UnmountEvent extends Timed {
   kind: 'unmount';
   /** The umount syscall's own duration, when the span goes past it (measuredUntil). */
   syscallNs?: number;
   measuredUntil?: UnmountEnd;
+  /**
+   * For 'next-tick': how long before the end the shutdown was last seen still running, so the
+   * true end lies within [duration - this, duration].
+   */
+  endUncertaintyNs?: number;
   mountPoint: string;
   fsType?: string;
   /** System-wide Dirty and Writeback bytes when the unmount started. */

@@ -220,31 +220,53 @@ describe('bpftrace output', () => {
   it('ends unmounts past the syscall with the tracepoints this kernel has, else times the syscall and says why', () => {
     const layout = { rssStat: 'percpu', fileFPath: 16, mountMnt: 32 } as const;
     const filter = { pids: [], comms: [], cgroupIds: [], skipPids: [] };
-    const both = buildProgram(filter, layout, { rseq: true, nextSyscall: true });
-    expect(both.parts).toEqual(
-      expect.arrayContaining(['unmount-return.bt', 'unmount-rseq.bt', 'unmount-next-syscall.bt']),
+    const all = buildProgram(filter, layout, { rseq: true, tick: true, nextSyscall: true });
+    expect(all.parts).toEqual(
+      expect.arrayContaining([
+        'unmount-return.bt',
+        'unmount-rseq.bt',
+        'unmount-tick.bt',
+        'unmount-next-syscall.bt',
+      ]),
     );
-    expect(both.text).toContain('@um_defer = 1;');
-    expect(both.text).toContain('tracepoint:rseq:rseq_update');
-    const noRseq = buildProgram(filter, layout, { rseq: false, nextSyscall: true });
+    expect(all.text).toContain('@um_defer = 1;');
+    expect(all.text).toContain('tracepoint:rseq:rseq_update');
+    // The default on x86_64: no probe on every system call.
+    const cheap = buildProgram(filter, layout, { rseq: true, tick: true, nextSyscall: false });
+    expect(cheap.text).toContain('tracepoint:irq_vectors:local_timer_entry');
+    expect(cheap.text).not.toContain('tracepoint:raw_syscalls:sys_enter');
+    const noRseq = buildProgram(filter, layout, { rseq: false, tick: false, nextSyscall: true });
     expect(noRseq.text).not.toContain('tracepoint:rseq:rseq_update');
+    expect(noRseq.text).not.toContain('local_timer_entry');
     expect(noRseq.text).toContain('tracepoint:raw_syscalls:sys_enter');
-    const neither = buildProgram(filter, layout, { rseq: false, nextSyscall: false });
+    const none = { rseq: false, tick: false, nextSyscall: false };
+    const neither = buildProgram(filter, layout, none);
     expect(neither.text).toContain('@um_defer = 0;');
     expect(neither.parts).not.toContain('unmount-return.bt');
-    expect(neither.text).not.toMatch(/tracepoint:(rseq|raw_syscalls)/);
-    expect(describeUnmountEnd({ rseq: false, nextSyscall: false })).toMatch(
-      /time the umount system call only: this kernel has neither/,
+    expect(neither.text).not.toMatch(/tracepoint:(rseq|raw_syscalls|irq_vectors)/);
+    expect(describeUnmountEnd(none)).toMatch(
+      /time the umount system call only: this kernel has none/,
     );
-    // This kernel (tracefs mounted by the tests that run bpftrace, or already) has both.
-    const here = unmountEndProbes();
-    if (existsSync('/sys/kernel/tracing/events/syscalls'))
-      expect(here).toEqual({
-        rseq: existsSync('/sys/kernel/tracing/events/rseq/rseq_update'),
-        nextSyscall: true,
-      });
+    expect(describeUnmountEnd({ rseq: true, tick: true, nextSyscall: false })).not.toMatch(
+      /every system call/,
+    );
+    expect(describeUnmountEnd({ rseq: true, tick: true, nextSyscall: true })).toMatch(
+      /next system call .*runs on every system call of the host/,
+    );
+    // This kernel (tracefs mounted by the tests that run bpftrace, or already): the next-system-
+    // call probe only when asked for, or where there is no tick check.
+    if (existsSync('/sys/kernel/tracing/events/syscalls')) {
+      const rseq = existsSync('/sys/kernel/tracing/events/rseq/rseq_update');
+      const tick =
+        process.arch === 'x64' &&
+        existsSync('/sys/kernel/tracing/events/irq_vectors/local_timer_entry');
+      expect(unmountEndProbes()).toEqual({ rseq, tick, nextSyscall: !tick });
+      expect(unmountEndProbes({ nextSyscall: true })).toEqual({ rseq, tick, nextSyscall: true });
+    }
     const empty = mkdtempSync(path.join(os.tmpdir(), 'onset-tp-'));
-    expect(unmountEndProbes([empty])).toEqual({ rseq: false, nextSyscall: false });
+    expect(unmountEndProbes({ nextSyscall: true }, [empty])).toEqual(none);
+    // Not x86_64: the register frame check does not apply.
+    expect(unmountEndProbes({}, undefined, 'arm64').tick).toBe(false);
     rmSync(empty, { recursive: true });
   });
 

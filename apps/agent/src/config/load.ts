@@ -33,6 +33,7 @@ export interface CliFlags {
   bpftrace?: boolean;
   strace?: boolean;
   probes?: boolean;
+  unmountNextSyscall?: boolean;
   interval?: string;
   probeDir?: string;
   spawnExtraFds?: number;
@@ -265,6 +266,7 @@ export function loadConfig(
       bpftrace: toggle(flags.bpftrace, file.sources?.bpftrace),
       strace: toggle(flags.strace, file.sources?.strace),
       probes: flags.probes ?? file.sources?.probes ?? true,
+      unmountNextSyscall: flags.unmountNextSyscall ?? file.sources?.unmountNextSyscall ?? false,
     },
     filter: {
       pids: [...(file.filter?.pid ?? []), ...(flags.pid ?? [])],

@@ -39,6 +39,8 @@ export const ConfigFileSchema = Type.Object(
           bpftrace: Type.Optional(Toggle),
           strace: Type.Optional(Toggle),
           probes: Type.Optional(Type.Boolean()),
+          /** End unmounts of threads without rseq at their next system call (exact; costly). */
+          unmountNextSyscall: Type.Optional(Type.Boolean()),
         },
         { additionalProperties: false },
       ),
@@ -162,7 +164,17 @@ export interface AgentConfig {
   /** Extra resource attributes (including dependency.*). */
   resource: Record<string, string>;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
-  sources: { bpftrace: SourceToggle; strace: SourceToggle; probes: boolean };
+  sources: {
+    bpftrace: SourceToggle;
+    strace: SourceToggle;
+    probes: boolean;
+    /**
+     * bpftrace: end the unmounts of threads without rseq at their next system call, exactly,
+     * with a probe on every system call of the host (docs/agent.md "Unmount time"); otherwise
+     * at the first timer tick or context switch back in user space (x86_64).
+     */
+    unmountNextSyscall: boolean;
+  };
   filter: { pids: number[]; comms: string[]; cgroups: string[] };
   probes: {
     intervalMs: number;

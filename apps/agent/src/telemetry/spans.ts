@@ -136,6 +136,7 @@ function unmountSpan(e: UnmountEvent): SpanRecord {
   put(attrs, 'onset.unmount.flags', e.flags);
   put(attrs, 'onset.unmount.measured_until', e.measuredUntil);
   put(attrs, 'onset.unmount.syscall_ns', e.syscallNs);
+  put(attrs, 'onset.unmount.end_uncertainty_ns', e.endUncertaintyNs);
   put(attrs, 'process.pid', e.pid);
   put(attrs, 'process.executable.name', e.comm);
   return record('umount', SpanKind.INTERNAL, e, attrs);

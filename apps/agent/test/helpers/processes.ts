@@ -13,9 +13,10 @@ export interface Helper {
   exited: Promise<number | null>;
 }
 
-export function startHelper(script: string, args: string[]): Helper {
+export function startHelper(script: string, args: string[], env?: NodeJS.ProcessEnv): Helper {
   const child = spawn('python3', [path.join(HERE, script), ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
+    env: env ? { ...process.env, ...env } : undefined,
   });
   const lines: string[] = [];
   const waiters: { line: string; resolve: () => void }[] = [];

@@ -14,6 +14,7 @@ const UNMOUNT_ENDS: UnmountEnd[] = [
   'return-to-user',
   'next-syscall',
   'thread-exit',
+  'next-tick',
 ];
 const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, n]) => [n, name]));
 const MAX_DIRS = 20_000;
@@ -43,6 +44,12 @@ export interface DecoderDeps {
   dirtyNow(): { dirtyBytes: number; writebackBytes: number } | undefined;
   /** Events the kernel saw that never reached the agent (full or late buffers). */
   onLost?(kind: 'fsync' | 'spawn', count: number): void;
+  /**
+   * unmount-tick.bt found no saved user registers at the top of an unmounting thread's kernel
+   * stack (unknown stack layout): that thread's unmount can only end at its return to user
+   * space (rseq), its next system call (when that probe is on) or its exit.
+   */
+  onUnmountNoRegs?(tid: number): void;
 }
 
 interface UnmountStart {
@@ -60,6 +67,7 @@ interface UnmountFinish {
   ret: number;
   syscallNs: number;
   end?: UnmountEnd;
+  uncertaintyNs: number;
   at: number;
 }
 
@@ -135,6 +143,8 @@ export class BpftraceDecoder {
         return this.unmountStart(t);
       case 'umount':
         return this.unmountEnd(t);
+      case 'umount_noregs':
+        return this.deps.onUnmountNoRegs?.(t[1] as number);
       case 'mount_type':
         this.mountTypes.set(t[1] as number, t[2] as string);
         if (this.mountTypes.size > 1_000) this.mountTypes.clear();
@@ -276,8 +286,9 @@ export class BpftraceDecoder {
   }
 
   private unmountEnd(t: unknown[]): void {
-    const [, , tid, startMono, durationNs, ret, syscallNs, end_] = t as number[] as [
+    const [, , tid, startMono, durationNs, ret, syscallNs, end_, uncertaintyNs] = t as number[] as [
       unknown,
+      number,
       number,
       number,
       number,
@@ -288,7 +299,14 @@ export class BpftraceDecoder {
     ];
     const key = `${tid}:${startMono}`;
     const start = this.unmountStarts.get(key);
-    const end = { durationNs, ret, syscallNs, end: UNMOUNT_ENDS[end_], at: Date.now() };
+    const end = {
+      durationNs,
+      ret,
+      syscallNs,
+      end: UNMOUNT_ENDS[end_],
+      uncertaintyNs: uncertaintyNs ?? 0,
+      at: Date.now(),
+    };
     if (start) {
       this.unmountStarts.delete(key);
       this.emitUnmount(start, startMono, end);
@@ -308,6 +326,7 @@ export class BpftraceDecoder {
       durationNs: e.durationNs,
       syscallNs: e.syscallNs,
       measuredUntil: e.end,
+      endUncertaintyNs: e.end === 'next-tick' ? e.uncertaintyNs : undefined,
       mountPoint: s.mountPoint,
       // The mount call's event may be read after the unmount's start (another CPU's buffer).
       fsType: s.fsType ?? this.recentMounts.typeOf(s.mountPoint),

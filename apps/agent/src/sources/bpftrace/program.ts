@@ -85,6 +85,7 @@ function endBlock(text: string): string {
 function unmountEndParts(probes: UnmountEndProbes): string[] {
   const ends = [
     ...(probes.rseq ? ['unmount-rseq.bt'] : []),
+    ...(probes.tick ? ['unmount-tick.bt'] : []),
     ...(probes.nextSyscall ? ['unmount-next-syscall.bt'] : []),
   ];
   return ends.length ? ['unmount-return.bt', ...ends] : [];
@@ -93,7 +94,7 @@ function unmountEndParts(probes: UnmountEndProbes): string[] {
 export function buildProgram(
   filter: ProcessFilter,
   layout: KernelLayout,
-  unmountEnd: UnmountEndProbes = { rseq: false, nextSyscall: false },
+  unmountEnd: UnmountEndProbes = { rseq: false, tick: false, nextSyscall: false },
 ): BpftraceProgram {
   const ends = unmountEndParts(unmountEnd);
   const parts = [
