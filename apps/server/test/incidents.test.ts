@@ -7,7 +7,9 @@
  * stepping together are one regression listing each; two unrelated services
  * stepping in the same minute stay two. Then a series whose history arrives
  * late is found in a later pass: it joins the open regression of its service
- * (and, showing the step better, heads it) without paging again.
+ * (and, showing the step better, heads it) without paging again. A rollout
+ * whose canary and rest are 50 minutes apart is one regression; two releases
+ * of one service 50 minutes apart are two.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpanKind, type Span } from '@opentelemetry/api';
@@ -27,8 +29,12 @@ let rx: Receiver;
 let A: ReturnType<typeof api>;
 let first: Regression[] = [];
 
-async function detect(): Promise<{ opened: number; grouped: number }> {
-  const res = await A.post('/api/v1/detect', { upto: new Date(END).toISOString() });
+/** F and G: markers of their first waves, posted before the first pass; of their second, after it. */
+const CANARY = ONSET - 50 * MIN;
+const markerIds: Record<string, string> = {};
+
+async function detect(upto = END): Promise<{ opened: number; grouped: number }> {
+  const res = await A.post('/api/v1/detect', { upto: new Date(upto).toISOString() });
   expect(res.status, res.text).toBe(200);
   return res.body.detection.regressions;
 }
@@ -130,6 +136,75 @@ function phase1(tr: Traffic) {
   );
   // D. jobs: spawns of `resize` go 5 → 15 ms (its `thumb` spawns arrive in phase 2).
   spawns(tr, 'resize', 15);
+  // F. orders: release 2.5.0 makes requests 10 → 60 ms, on orders-1 (canary) 50 minutes before the rest.
+  for (const host of ['orders-1', 'orders-2', 'orders-3', 'orders-4'])
+    each(FROM, END, 10, (t) =>
+      tr.span(
+        { 'service.name': 'orders', 'host.name': host },
+        'GET',
+        SpanKind.SERVER,
+        t,
+        tr.lognormal(t >= (host === 'orders-1' ? CANARY : ONSET) ? 60 : 10, 0.1),
+        { 'http.request.method': 'GET', 'http.route': '/orders' },
+      ),
+    );
+  // G. billing: two releases 50 minutes apart, 10 → 20 ms (3.1.0), then 20 → 60 ms (3.2.0).
+  each(FROM, END, 10, (t) =>
+    tr.span(
+      { 'service.name': 'billing', 'host.name': 'billing-1' },
+      'GET',
+      SpanKind.SERVER,
+      t,
+      tr.lognormal(t >= ONSET ? 60 : t >= CANARY ? 20 : 10, 0.1),
+      { 'http.request.method': 'GET', 'http.route': '/invoices' },
+    ),
+  );
+}
+
+const WAVES = {
+  'orders canary': {
+    service: 'orders',
+    hosts: ['orders-1'],
+    kind: 'code',
+    from_version: '2.4.0',
+    to_version: '2.5.0',
+    at: CANARY,
+  },
+  'orders rest': {
+    service: 'orders',
+    hosts: ['orders-2', 'orders-3', 'orders-4'],
+    kind: 'code',
+    from_version: '2.4.0',
+    to_version: '2.5.0',
+    at: ONSET,
+  },
+  'billing 3.1.0': {
+    service: 'billing',
+    kind: 'code',
+    from_version: '3.0.2',
+    to_version: '3.1.0',
+    at: CANARY,
+  },
+  'billing 3.2.0': {
+    service: 'billing',
+    kind: 'code',
+    from_version: '3.1.0',
+    to_version: '3.2.0',
+    at: ONSET,
+  },
+} as const;
+
+async function postMarkers(...names: (keyof typeof WAVES)[]) {
+  for (const name of names) {
+    const { at, ...body } = WAVES[name];
+    // A CI hook posts when its deploy step has finished, a minute after the change.
+    const res = await A.post('/api/v1/deploys', {
+      ...body,
+      at: new Date(at + MIN).toISOString(),
+    });
+    expect(res.status, res.text).toBe(201);
+    markerIds[name] = res.body.id;
+  }
 }
 
 /** Spawns of one executable of `jobs`, 5 ms before the onset and `afterMs` since. */
@@ -154,6 +229,10 @@ beforeAll(async () => {
   const tr = new Traffic(3);
   phase1(tr);
   await tr.send(server.otlpUrl);
+  // A pass in the first waves' time (only their markers posted), then one at the end.
+  await postMarkers('orders canary', 'billing 3.1.0');
+  await detect(ONSET - 10 * MIN);
+  await postMarkers('orders rest', 'billing 3.2.0');
   await detect();
   first = await regressions();
   await deliver();
@@ -254,13 +333,42 @@ describe('one incident, one regression', () => {
     expect(Math.abs(onsets[1]! - ONSET)).toBeLessThanOrEqual(3 * MIN);
   });
 
+  it('a rollout’s later wave 50 minutes after its canary joins the regression the canary opened, by its suspect: the same rollout', () => {
+    const orders = of(first, 'orders');
+    expect(orders.map((r) => `${r.name} ${r.onset}`)).toHaveLength(1);
+    const r = orders[0]!;
+    const onsets = r.members.map((m) => Date.parse(m.onset)).sort((a, b) => a - b);
+    expect(new Set(r.members.map((m) => m.series_id))).toEqual(new Set([r.series_id]));
+    expect(onsets).toHaveLength(2);
+    expect(Math.abs(onsets[0]! - CANARY)).toBeLessThanOrEqual(3 * MIN);
+    expect(Math.abs(onsets[1]! - ONSET)).toBeLessThanOrEqual(3 * MIN);
+    expect(r.suspects[0]!.to_version).toBe('2.5.0');
+    expect(new Set(r.suspects[0]!.deploy_ids)).toEqual(
+      new Set([markerIds['orders canary'], markerIds['orders rest']]),
+    );
+  });
+
+  it('two releases of one service 50 minutes apart stay two regressions, each with its own release', () => {
+    const billing = of(first, 'billing').sort((a, b) => Date.parse(a.onset) - Date.parse(b.onset));
+    expect(billing.map((r) => r.members.length)).toEqual([1, 1]);
+    expect(Math.abs(Date.parse(billing[0]!.onset) - CANARY)).toBeLessThanOrEqual(3 * MIN);
+    expect(Math.abs(Date.parse(billing[1]!.onset) - ONSET)).toBeLessThanOrEqual(3 * MIN);
+    expect(billing.map((r) => r.suspects[0]?.deploy_id)).toEqual([
+      markerIds['billing 3.1.0'],
+      markerIds['billing 3.2.0'],
+    ]);
+  });
+
   it('nothing else regressed, and each regression paged exactly once', () => {
     expect(first.map((r) => r.service).sort()).toEqual([
       'alpha',
       'api',
       'beta',
+      'billing',
+      'billing',
       'cart',
       'jobs',
+      'orders',
       'shop',
     ]);
     const paged = firingPerRegression();

@@ -4,6 +4,17 @@
  * incident as a step already found on another, and which of an incident's
  * members is its headline. Pure; the server applies it when a pass finds a step.
  */
+import { LOOKBACK_MS, timeFit, type Suspect } from './attribution/suspects.ts';
+
+/**
+ * The rollout a step is attributed to: the markers of its top suspect (every
+ * wave of one rollout) and when that rollout reached the series' hosts at the
+ * time that fits the step.
+ */
+export interface RolloutRef {
+  deployIds: readonly string[];
+  atMs: number;
+}
 
 /** A step on one series, as grouping sees it. */
 export interface IncidentMember {
@@ -19,6 +30,8 @@ export interface IncidentMember {
   uncertaintyMs: number;
   ratio_p50: number;
   ratio_p99: number;
+  /** Its top suspect (for a member of a regression: the regression's), when known. */
+  rollout?: RolloutRef | null;
 }
 
 /** Onsets this close (plus the larger onset uncertainty) are "around the same onset". */
@@ -32,6 +45,13 @@ export const INCIDENT_WINDOW_MAX_MS = 15 * 60_000;
  * canary), not a new one.
  */
 export const INCIDENT_GROWTH_MS = 30 * 60_000;
+
+/**
+ * Later than INCIDENT_GROWTH_MS, a further step still grows the incident when
+ * it is the same rollout's later wave, up to as long after as attribution
+ * looks back for markers (a canary can bake for hours).
+ */
+export const INCIDENT_ROLLOUT_GROWTH_MS = LOOKBACK_MS;
 
 /** How far apart two onsets may be and still be one incident. */
 export function incidentWindowMs(a: IncidentMember, b: IncidentMember): number {
@@ -82,12 +102,47 @@ export function sameIncident(a: IncidentMember, b: IncidentMember): boolean {
 
 /**
  * True when `later` is a further step on the series of `member` (an open
- * incident's), after it and within INCIDENT_GROWTH_MS.
+ * incident's), after it and within INCIDENT_GROWTH_MS; or later, up to
+ * INCIDENT_ROLLOUT_GROWTH_MS, when it is the same rollout's later wave: its
+ * top suspect shares a marker with the incident's (one rollout's markers are
+ * one suspect) and that rollout reached the series at its onset.
  */
 export function growsIncident(member: IncidentMember, later: IncidentMember): boolean {
+  if (!sameSeriesLater(member, later)) return false;
+  if (later.onsetMs - member.onsetMs <= INCIDENT_GROWTH_MS) return true;
+  const a = member.rollout;
+  const b = later.rollout;
+  if (!a || !b || !b.deployIds.some((id) => a.deployIds.includes(id))) return false;
+  return timeFit(later.onsetMs, later.uncertaintyMs, b.atMs) === 1;
+}
+
+/**
+ * Whether growsIncident(member, later) may hold once `later`'s rollout is
+ * known: worth attributing a step before deciding whether it opens a regression.
+ */
+export function mayGrowByRollout(member: IncidentMember, later: IncidentMember): boolean {
+  return (
+    sameSeriesLater(member, later) &&
+    later.onsetMs - member.onsetMs > INCIDENT_GROWTH_MS &&
+    !!member.rollout
+  );
+}
+
+function sameSeriesLater(member: IncidentMember, later: IncidentMember): boolean {
   if (member.seriesId === undefined || member.seriesId !== later.seriesId) return false;
   const dt = later.onsetMs - member.onsetMs;
-  return dt > 0 && dt <= INCIDENT_GROWTH_MS;
+  return dt > 0 && dt <= INCIDENT_ROLLOUT_GROWTH_MS;
+}
+
+/** The rollout of a step's top suspect, or null without one. */
+export function rolloutOf(
+  top: Pick<Suspect, 'deploy_id' | 'deploy_ids' | 'at'> | undefined,
+): RolloutRef | null {
+  if (!top) return null;
+  return {
+    deployIds: top.deploy_ids?.length ? top.deploy_ids : [top.deploy_id],
+    atMs: Date.parse(top.at),
+  };
 }
 
 /** How clearly a member shows the step: its larger ratio (p50 or p99). */

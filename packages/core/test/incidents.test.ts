@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   growsIncident,
   headlineIndex,
+  mayGrowByRollout,
   sameEdge,
   sameIncident,
   INCIDENT_WINDOW_MAX_MS,
@@ -83,6 +84,25 @@ describe('one incident', () => {
     expect(growsIncident(first, m({ seriesId: '7', onsetMs: 90 * MIN }))).toBe(false);
     expect(growsIncident(first, m({ seriesId: '8', onsetMs: 120 * MIN }))).toBe(false);
     expect(growsIncident(m({}), m({ onsetMs: 120 * MIN }))).toBe(false);
+  });
+
+  it('grows by a later wave of the same rollout hours after its canary, not by another rollout', () => {
+    const canary = m({ seriesId: '7', rollout: { deployIds: ['11', '12'], atMs: 100 * MIN } });
+    const wave = (ids: string[], atMin: number, onsetMin = 190) =>
+      m({ seriesId: '7', onsetMs: onsetMin * MIN, rollout: { deployIds: ids, atMs: atMin * MIN } });
+    // 90 minutes later: the rest of the fleet, a marker of the same rollout reaching the series at the onset.
+    expect(mayGrowByRollout(canary, wave([], 0))).toBe(true);
+    expect(growsIncident(canary, wave(['13', '11'], 189))).toBe(true);
+    // Another rollout (no marker in common), or the same one that did not reach the series then.
+    expect(growsIncident(canary, wave(['14'], 189))).toBe(false);
+    expect(growsIncident(canary, wave(['13', '11'], 150))).toBe(false);
+    // Without a suspect on either side, past 30 minutes, on another series, or past the marker lookback.
+    expect(growsIncident(m({ seriesId: '7' }), wave(['11'], 189))).toBe(false);
+    expect(growsIncident(canary, m({ seriesId: '7', onsetMs: 190 * MIN }))).toBe(false);
+    expect(growsIncident(canary, { ...wave(['11'], 189), seriesId: '8' })).toBe(false);
+    expect(growsIncident(canary, wave(['11'], 100 + 6 * 60 + 1, 100 + 6 * 60 + 1))).toBe(false);
+    expect(mayGrowByRollout(m({ seriesId: '7' }), wave([], 0))).toBe(false);
+    expect(mayGrowByRollout(canary, wave([], 0, 120))).toBe(false); // within 30 minutes: grows anyway
   });
 
   it('heads an incident with the member that shows the step best', () => {

@@ -9,8 +9,10 @@ import {
   LOOKBACK_MS,
   markerWindow,
   rankSuspects,
+  type Cohort,
   type CohortRow,
   type Marker,
+  type Suspect,
 } from '@onset/core';
 import type { PoolClient } from '../db/pool.ts';
 import { touchesSeriesSql } from '../deploys/queries.ts';
@@ -25,9 +27,22 @@ const COHORT_WINDOW_MS = 2 * HOUR;
 
 const floorMinute = (ms: number) => Math.floor(ms / MIN) * MIN;
 
+/** What attribution needs to know of a step: its series and onset (a regression row has these). */
+export type AttributionTarget = Pick<
+  RegressionRow,
+  'series_id' | 'service' | 'peer' | 'metric' | 'onset' | 'onset_uncertainty_ms'
+> & { view: string };
+
+export interface Attribution {
+  suspects: Suspect[];
+  cohort: Cohort | null;
+  /** The one slow host, when the cohort narrows the step to one. */
+  host: string | null;
+}
+
 /**
- * Cohort split and ranked suspects for one regression, written to its row.
- * With `alert`, a changed top suspect or cohort refreshes the firing alert.
+ * Cohort split and ranked suspects for one regression, written to its row
+ * (and returned). With `alert`, a changed top suspect or cohort refreshes the firing alert.
  */
 export async function attribute(
   c: PoolClient,
@@ -35,7 +50,30 @@ export async function attribute(
   H: number,
   now: number,
   opts: { alert: boolean },
-): Promise<void> {
+): Promise<Attribution> {
+  const found = await attributionOf(c, r, H);
+  const { suspects, cohort, host } = found;
+  const changed =
+    JSON.stringify(suspects[0]?.deploy_id ?? null) !==
+      JSON.stringify(r.suspects[0]?.deploy_id ?? null) ||
+    JSON.stringify(cohort) !== JSON.stringify(r.cohort);
+  const row = await writeAttribution(c, r.id, { suspects, cohort, host, nowMs: now });
+  if (opts.alert && changed && row && row.status !== 'resolved') {
+    await refreshRegressionAlertIfFiring(c, regressionJson(row), { now });
+  }
+  return found;
+}
+
+/**
+ * Cohort split and ranked suspects of a step on a series, with the data
+ * through `H` (also of a step not opened yet: a rollout's later wave is
+ * recognised by its suspect).
+ */
+export async function attributionOf(
+  c: PoolClient,
+  r: AttributionTarget,
+  H: number,
+): Promise<Attribution> {
   const onset = r.onset.getTime();
   const unc = r.onset_uncertainty_ms;
   const floorUs = detectOptionsFor(r.view).floor ?? 0;
@@ -85,14 +123,7 @@ export async function attribute(
     cohort && cohort.slow_hosts.length === 1 && cohort.fast_hosts.length > 0
       ? cohort.slow_hosts[0]!
       : null;
-  const changed =
-    JSON.stringify(suspects[0]?.deploy_id ?? null) !==
-      JSON.stringify(r.suspects[0]?.deploy_id ?? null) ||
-    JSON.stringify(cohort) !== JSON.stringify(r.cohort);
-  const row = await writeAttribution(c, r.id, { suspects, cohort, host, nowMs: now });
-  if (opts.alert && changed && row && row.status !== 'resolved') {
-    await refreshRegressionAlertIfFiring(c, regressionJson(row), { now });
-  }
+  return { suspects, cohort, host };
 }
 
 /**

@@ -10,7 +10,10 @@ import {
   burstVerdict,
   growsIncident,
   INCIDENT_GROWTH_MS,
+  INCIDENT_ROLLOUT_GROWTH_MS,
   INCIDENT_WINDOW_MAX_MS,
+  mayGrowByRollout,
+  rolloutOf,
   sameIncident,
   stepRecovery,
   stepStrength,
@@ -26,7 +29,7 @@ import {
   refreshRegressionAlertIfFiring,
   resolveRegressionAlert,
 } from './alerting.ts';
-import { attribute } from './attribute.ts';
+import { attribute, attributionOf } from './attribute.ts';
 import { detectOptionsFor } from './detect-options.ts';
 import { fmtMs, level, median, ratio, round, roundMs } from './levels.ts';
 import { countEvents } from './points.ts';
@@ -149,7 +152,8 @@ async function openRegressions(
   const onsets = ups.map((e) => e.change.t);
   const near = await membersNear(
     c,
-    Math.min(...onsets) - Math.max(INCIDENT_WINDOW_MAX_MS, INCIDENT_GROWTH_MS),
+    Math.min(...onsets) -
+      Math.max(INCIDENT_WINDOW_MAX_MS, INCIDENT_GROWTH_MS, INCIDENT_ROLLOUT_GROWTH_MS),
     Math.max(...onsets) + INCIDENT_WINDOW_MAX_MS,
   );
   const seriesOpened: number[] = [];
@@ -191,13 +195,34 @@ async function openRegressions(
       uncertaintyMs: unc,
       ratio_p50: step.ratioP50,
       ratio_p99: step.ratioP99,
+      rollout: null,
     };
     const hosts = await hostsReporting(c, e.seriesId, ch.t, Math.min(H, ch.t + MEMBER_HOSTS_MS));
     existing.push({ series_id: e.seriesId, onset: new Date(ch.t), unc });
     seriesOpened.push(e.seriesId);
-    const incident = near
-      .filter((m) => sameIncident(m, member) || (m.open && growsIncident(m, member)))
-      .sort((x, y) => Math.abs(x.onsetMs - ch.t) - Math.abs(y.onsetMs - ch.t))[0];
+    const nearest = (ms: NearMember[]) =>
+      ms.sort((x, y) => Math.abs(x.onsetMs - ch.t) - Math.abs(y.onsetMs - ch.t))[0];
+    let incident = nearest(
+      near.filter((m) => sameIncident(m, member) || (m.open && growsIncident(m, member))),
+    );
+    if (!incident && near.some((m) => m.open && mayGrowByRollout(m, member))) {
+      // Hours after a canary: its later wave is known by its suspect, the same rollout.
+      const { suspects } = await attributionOf(
+        c,
+        {
+          series_id: String(e.seriesId),
+          service: labels.service,
+          view: labels.view,
+          peer: labels.peer,
+          metric: ch.metric,
+          onset: new Date(ch.t),
+          onset_uncertainty_ms: unc,
+        },
+        H,
+      );
+      member.rollout = rolloutOf(suspects[0]);
+      incident = nearest(near.filter((m) => m.open && growsIncident(m, member)));
+    }
     if (incident) {
       const id = incident.regression_id;
       await insertMember(c, { ...step, regressionId: id, hosts, headline: false });
@@ -208,7 +233,8 @@ async function openRegressions(
         for (const m of near) if (m.regression_id === id) m.headline = m === near[near.length - 1];
         const row = await regressionById(c, id);
         if (row) {
-          await attribute(c, row, H, now, { alert: false });
+          const { suspects } = await attribute(c, row, H, now, { alert: false });
+          for (const m of near) if (m.regression_id === id) m.rollout = rolloutOf(suspects[0]);
           await storeRegressionHints(c, row, H);
           // A changed headline refreshes a firing alert once the batch's levels are in; it never pages again.
           if (!pendingAlerts.has(id)) newHeadlines.add(id);
@@ -219,8 +245,13 @@ async function openRegressions(
     }
     const row = await insertRegression(c, step);
     await insertMember(c, { ...step, regressionId: row.id, hosts, headline: true });
-    near.push({ ...member, regression_id: row.id, headline: true });
-    await attribute(c, row, H, now, { alert: false });
+    const { suspects } = await attribute(c, row, H, now, { alert: false });
+    near.push({
+      ...member,
+      regression_id: row.id,
+      headline: true,
+      rollout: rolloutOf(suspects[0]),
+    });
     // Hints before the alert is raised, so its text (and every webhook's) names the likely mechanism.
     await storeRegressionHints(c, row, H);
     result.regressions.opened++;

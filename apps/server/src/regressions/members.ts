@@ -4,7 +4,7 @@
  * regression row mirrors its headline member; store.ts reads members with it.
  */
 import type { Level, Op, View } from '@onset/contract';
-import type { StepChange } from '@onset/core';
+import { rolloutOf, type RolloutRef, type StepChange, type Suspect } from '@onset/core';
 import type { Queryable } from '../slos/store.ts';
 
 /** A member as the regression row's `members` column carries it (times as epoch ms). */
@@ -71,6 +71,8 @@ export interface NearMember {
   uncertaintyMs: number;
   ratio_p50: number;
   ratio_p99: number;
+  /** The regression's top suspect's rollout (a later wave of it grows the regression). */
+  rollout: RolloutRef | null;
 }
 
 /**
@@ -84,15 +86,21 @@ export async function membersNear(
   fromMs: number,
   toMs: number,
 ): Promise<NearMember[]> {
-  const { rows } = await db.query<Omit<NearMember, 'onsetMs'> & { onset: Date }>(
+  const { rows } = await db.query<
+    Omit<NearMember, 'onsetMs' | 'rollout'> & { onset: Date; top: Suspect | null }
+  >(
     `SELECT m.regression_id::text, r.status <> 'resolved' AS open, m.series_id::text AS "seriesId", m.headline, m.service, m.op, m.view, m.name, m.peer, m.onset,
-            m.onset_uncertainty_ms AS "uncertaintyMs", m.ratio_p50, m.ratio_p99
+            m.onset_uncertainty_ms AS "uncertaintyMs", m.ratio_p50, m.ratio_p99, r.suspects -> 0 AS top
        FROM regression_members m JOIN regressions r ON r.id = m.regression_id
       WHERE m.onset BETWEEN $1 AND $2 AND (r.status <> 'resolved' OR r.resolved_by IS DISTINCT FROM 'onset')
       ORDER BY m.onset, m.regression_id`,
     [new Date(fromMs), new Date(toMs)],
   );
-  return rows.map(({ onset, ...r }) => ({ ...r, onsetMs: onset.getTime() }));
+  return rows.map(({ onset, top, ...r }) => ({
+    ...r,
+    onsetMs: onset.getTime(),
+    rollout: rolloutOf(top ?? undefined),
+  }));
 }
 
 /** What one confirmed step says about its series: the facts a regression and each member store. */
