@@ -51,7 +51,14 @@ export interface Config {
   ingestConcurrency: number;
   /** Worker threads decoding trace exports; 0 (default) decodes on the main thread (ONSET_INGEST_WORKERS; otlp/decode-pool.ts). */
   ingestWorkers: number;
+  /** Detection shards a new cluster is split into (ONSET_DETECT_SHARDS; regressions/shards.ts). */
+  detectShards: number;
+  /** A server's shard leases lapse this long after its last renewal (ONSET_DETECT_LEASE_TTL). */
+  detectLeaseTtlMs: number;
 }
+
+/** Detection shards of a new cluster (ONSET_DETECT_SHARDS; regressions/shards.ts). */
+export const DEFAULT_DETECT_SHARDS = 64;
 
 export interface CardinalityLimits {
   seriesPerService: number;
@@ -158,6 +165,8 @@ export const ServerEnv = z.object({
   ONSET_REQUEST_TIMEOUT: envDuration('60s'),
   ONSET_INGEST_CONCURRENCY: envInt(16),
   ONSET_INGEST_WORKERS: envInt(0),
+  ONSET_DETECT_SHARDS: envInt(DEFAULT_DETECT_SHARDS),
+  ONSET_DETECT_LEASE_TTL: envDuration('30s'),
 });
 
 /** Variables whose values must never appear in an error message. */
@@ -225,6 +234,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: e.ONSET_REQUEST_TIMEOUT,
     ingestConcurrency: e.ONSET_INGEST_CONCURRENCY,
     ingestWorkers: e.ONSET_INGEST_WORKERS,
+    detectShards: Math.max(1, e.ONSET_DETECT_SHARDS),
+    detectLeaseTtlMs: Math.max(1000, e.ONSET_DETECT_LEASE_TTL),
   };
   if (!isLoopback(cfg.host) && cfg.tokens.size === 0) {
     throw new ConfigError(

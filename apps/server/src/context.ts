@@ -4,6 +4,7 @@ import type { Partitions } from './db/partitions.ts';
 import type { Registry } from './otlp/registry.ts';
 import type { IngestStats } from './otlp/stats.ts';
 import type { IngestPipeline } from './otlp/pipeline.ts';
+import type { ShardLeases } from './regressions/shards.ts';
 
 /**
  * Everything a feature plugin may need; each plugin takes what it uses. Its
@@ -18,6 +19,8 @@ export interface AppContext {
   stats: IngestStats;
   /** Shared by every listener's OTLP routes (one decode pool, one group committer); made per listener when absent. */
   ingest?: IngestPipeline;
+  /** The detection shards this server leases; absent when its scheduler is off (it runs no scheduled pass). */
+  detectLeases?: ShardLeases;
   /** Wake the scheduler (e.g. after ingest) without waiting for the next tick. */
   onIngested?: (kind: 'traces' | 'metrics', count: number) => void;
 }

@@ -12,6 +12,7 @@ import { buildApp, buildOtlpApp } from './app.ts';
 import { startScheduler, type Scheduler } from './scheduler/index.ts';
 import { runMaintenance } from './maintenance/retention.ts';
 import { startSelfTracing } from './observability/tracing.ts';
+import { ShardLeases } from './regressions/shards.ts';
 
 export interface RunningOnset {
   url: string;
@@ -44,7 +45,20 @@ export async function startOnset(
   await guard.reload();
   const registry = new Registry(pool, guard);
   const ingest = await startIngestPipeline(pool, partitions, config.ingestWorkers);
-  const ctx = { config, pool, registry, partitions, stats: new IngestStats(), ingest };
+  // Detection shards are leased by servers that run the scheduler (regressions/shards.ts).
+  const detectLeases =
+    opts.scheduler !== false
+      ? new ShardLeases(pool, { shards: config.detectShards, ttlMs: config.detectLeaseTtlMs })
+      : undefined;
+  const ctx = {
+    config,
+    pool,
+    registry,
+    partitions,
+    stats: new IngestStats(),
+    ingest,
+    detectLeases,
+  };
   const maintain = () => runMaintenance(pool, partitions, config);
   await maintain();
 
@@ -62,7 +76,7 @@ export async function startOnset(
   }
   let scheduler: Scheduler | null = null;
   if (opts.scheduler !== false)
-    scheduler = await startScheduler({ config, pool, partitions, log: app.log });
+    scheduler = await startScheduler({ config, pool, partitions, log: app.log, detectLeases });
 
   let closed = false;
   return {

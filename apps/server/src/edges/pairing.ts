@@ -73,6 +73,8 @@ interface PairRow {
 }
 
 const DEFAULT_WINDOW_MS = 5 * 60_000;
+/** By default a pass pairs arrivals up to this long ago (ingest statements still in flight are not skipped). */
+export const PAIRING_LAG_MS = 5000;
 
 export async function pairEdges(
   pool: Pool,
@@ -81,7 +83,7 @@ export async function pairEdges(
   opts: PairingOptions = {},
 ): Promise<PairingResult> {
   // Whole milliseconds: the cursor round-trips through Date, and a fractional bound would never be reached.
-  const uptoMs = Math.floor(opts.uptoMs ?? Date.now() - 5000);
+  const uptoMs = Math.floor(opts.uptoMs ?? Date.now() - PAIRING_LAG_MS);
   const sliceMs = opts.sliceMs ?? 10_000;
   // Start from the first arrival ever, not from 1970.
   await pool.query(

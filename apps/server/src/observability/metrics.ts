@@ -10,7 +10,7 @@
  *
  * Label values must come from small fixed sets (never ids, URLs or names).
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export const metricsRegistry = new Registry();
 // process_* and nodejs_* (CPU, memory, event-loop lag, GC) under their standard names.
@@ -34,6 +34,24 @@ export const detectionPassSeconds = new Histogram({
 export const detectionSeriesScanned = new Counter({
   name: 'onset_detection_series_scanned_total',
   help: 'Series examined by detection passes',
+  registers: [metricsRegistry],
+});
+
+/**
+ * Series whose detection this server runs: those of the shards it leases
+ * (regressions/shards.ts). Across the servers of one cluster they sum to the
+ * series count; 0 on a server without the scheduler.
+ */
+export const detectionSeriesOwned = new Gauge({
+  name: 'onset_detection_series_owned',
+  help: 'Series whose detection this server runs (in the detection shards it leases)',
+  registers: [metricsRegistry],
+});
+
+/** Detection shards this server leases (regressions/shards.ts). */
+export const detectionShardsOwned = new Gauge({
+  name: 'onset_detection_shards_owned',
+  help: 'Detection shards this server leases',
   registers: [metricsRegistry],
 });
 

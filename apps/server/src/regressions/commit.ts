@@ -32,6 +32,7 @@ import {
 import { attribute, attributionOf } from './attribute.ts';
 import { detectOptionsFor } from './detect-options.ts';
 import { fmtMs, level, median, ratio, round, roundMs } from './levels.ts';
+import { lockRegressionCommit } from './lock.ts';
 import { countEvents } from './points.ts';
 import { readLabels, type StateCache } from './state-cache.ts';
 import { advanceThroughs, writeStates } from './state.ts';
@@ -146,6 +147,8 @@ async function openRegressions(
     (e) => e.change.direction === 'regression' && (e.change.shape ?? 'step') !== 'transient',
   );
   if (!ups.length) return [];
+  // Grouping must see the steps other servers' shards committed: their writes and ours go one at a time.
+  await lockRegressionCommit(c);
   const ids = [...new Set(ups.map((e) => e.seriesId))];
   const existing = await knownOnsets(c, ids);
   const labelsOf = await readLabels(c, ids);
@@ -283,7 +286,14 @@ async function updateOpen(
   const bursts = new Set<string>();
   // Young incidents: has any member's step held long enough to alert (alerting.ts)?
   const held = new Map<string, boolean>();
-  for (const m of await unresolvedMembersOf(c, ids)) {
+  let members = await unresolvedMembersOf(c, ids);
+  if (members.length) {
+    // Members of one incident may sit in several servers' shards: update them one server at a time,
+    // reading them again once the lock is ours (another server may just have resolved their regression).
+    await lockRegressionCommit(c);
+    members = await unresolvedMembersOf(c, ids);
+  }
+  for (const m of members) {
     const sid = Number(m.series_id);
     const tracked = cache.detectors.get(sid);
     if (!tracked) continue;
@@ -374,11 +384,13 @@ export async function reattribute(
   H: number,
   now: number,
   _result: PassResult,
+  shards: { count: number; shards: readonly number[] } | null = null,
 ): Promise<void> {
   const young = { detectedAfterMs: now - REATTRIBUTE_FOR_MS, onsetAfterMs: H - REATTRIBUTE_FOR_MS };
-  for (const r of await dueForReattribution(c, young, now)) {
+  for (const r of await dueForReattribution(c, young, now, shards)) {
     await c.query('BEGIN');
     try {
+      await lockRegressionCommit(c);
       await attribute(c, r, H, now, { alert: true });
       await c.query('COMMIT');
     } catch (err) {

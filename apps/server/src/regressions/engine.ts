@@ -23,7 +23,12 @@
  * hourly screen needs ~5 hours after a step to see it, which is why the
  * minute window is 6 h: a step just before it may still be missed.)
  *
- * One pass at a time across all servers: a session advisory lock (lock.ts).
+ * Shared across servers (docs/scaling.md "N servers on one PostgreSQL"): a
+ * pass feeds the series of some shards (series_id % count, shards.ts), holding
+ * an advisory lock per shard (lock.ts) so no two passes feed one series at
+ * once; a scheduled pass feeds the shards its server leases, POST
+ * /api/v1/detect every shard. Each series' detector is fed by one pass at a
+ * time, and commits that touch regressions take one cluster-wide lock.
  * The pass's parts live in their own modules: feeding known series
  * (feed-known.ts) and new ones (cold-start.ts), what steps do to the
  * regressions table (commit.ts), the in-memory detectors (state-cache.ts),
@@ -37,10 +42,11 @@ import { detectionPassSeconds, detectionSeriesScanned } from '../observability/m
 import { computeFresh, fetchFresh } from './cold-start.ts';
 import { commit, reattribute } from './commit.ts';
 import { feedKnown } from './feed-known.ts';
-import { withPassLock } from './lock.ts';
+import { lockShards, unlockShards } from './lock.ts';
+import { clusterShardCount } from './shards.ts';
 import { beginProgress, detectBudget, endProgress } from './budget.ts';
 import { StateCache } from './state-cache.ts';
-import { readThroughs, recordPass, seriesWithoutState } from './state.ts';
+import { readThroughs, recordPass, seriesWithoutState, type ShardFilter } from './state.ts';
 import {
   floorMinute,
   HOUR_MS as HOUR,
@@ -55,7 +61,14 @@ export type { PassOptions, PassResult } from './work.ts';
 class Engine {
   readonly cache = new StateCache();
 
-  async pass(pool: Pool, c: PoolClient, opts: PassOptions): Promise<PassResult> {
+  /** One pass over the series of `scope` (null: every series), whose shard locks `c` holds. */
+  async pass(
+    pool: Pool,
+    c: PoolClient,
+    opts: PassOptions,
+    scope: ShardFilter | null,
+    shards: { count: number; run: number },
+  ): Promise<PassResult> {
     const started = performance.now();
     const now = opts.now ?? Date.now();
     const H = floorMinute(opts.uptoMs ?? now - (opts.lagMs ?? MIN));
@@ -68,12 +81,14 @@ class Engine {
       duration_ms: 0,
       series: { total: 0, new: 0, fed: 0, points: 0 },
       screened: 0,
+      shards,
       regressions: { opened: 0, resolved: 0, updated: 0, grouped: 0 },
     };
 
-    const dbThrough = await readThroughs(c);
+    // Detectors of series outside the scope (shards another server holds now) go too.
+    const dbThrough = await readThroughs(c, scope);
     this.cache.keepStored(dbThrough);
-    const freshIds = await seriesWithoutState(c);
+    const freshIds = await seriesWithoutState(c, scope);
 
     // A state too far behind (the engine was off for a long time) starts over like a new series.
     const known: number[] = [];
@@ -168,7 +183,7 @@ class Engine {
       endProgress(pool);
     }
     this.cache.trim(budget.cacheMaxSeries, dbThrough, true);
-    await reattribute(c, H, now, result);
+    await reattribute(c, H, now, result, scope);
 
     result.duration_ms = Math.round(performance.now() - started);
     await recordPass(c, H, now, result.duration_ms, result);
@@ -189,38 +204,69 @@ export function cachedDetectors(pool: Pool): number {
   return engines.get(pool)?.cache.detectors.size ?? 0;
 }
 
+/** Options of one pass: which shards (default every one) and whether to wait for their locks. */
+export type DetectionPassOptions = PassOptions & {
+  /** false: feed only the shards free now (the scheduler's); skipped when none is. */
+  wait?: boolean;
+  /** Shards to feed (default: every shard of the cluster). */
+  shards?: readonly number[];
+  /** The shard count a cluster without one is given (ONSET_DETECT_SHARDS). */
+  shardCount?: number;
+};
+
 /**
- * Run one detection pass. With `wait: false` (the scheduler), return
- * `{skipped: true}` at once when another pass holds the lock; otherwise wait
- * for it (POST /api/v1/detect must answer with all data examined).
+ * Run one detection pass over the given shards (default all). With `wait:
+ * false` (the scheduler), feed only the shards no other pass holds now, and
+ * return `{skipped: true}` when that is none; otherwise wait for them (POST
+ * /api/v1/detect must answer with all data examined).
  */
 export async function runDetectionPass(
   pool: Pool,
-  opts: PassOptions & { wait?: boolean } = {},
+  opts: DetectionPassOptions = {},
 ): Promise<PassResult> {
   const engine = engineFor(pool);
   const end = detectionPassSeconds.startTimer();
-  const result = await withPassLock(pool, opts.wait !== false, async (client) => {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    const count = await clusterShardCount(client, opts.shardCount);
+    const wanted = opts.shards
+      ? [...new Set(opts.shards)].filter((s) => s >= 0 && s < count)
+      : Array.from({ length: count }, (_, i) => i);
+    const held = wanted.length ? await lockShards(client, wanted, opts.wait !== false) : [];
     try {
-      const r = await engine.pass(pool, client, opts);
-      end({ result: 'ok' });
-      return r;
+      if (held.length) {
+        const scope = held.length === count ? null : { count, shards: held };
+        const r = await engine.pass(pool, client, opts, scope, { count, run: held.length });
+        end({ result: 'ok' });
+        return r;
+      }
     } catch (err) {
       // In-memory detectors may be ahead of what was committed: start again from the checkpoints.
       engine.cache.reset();
       end({ result: 'error' });
       throw err;
+    } finally {
+      await unlockShards(client, held).catch((e: Error) => {
+        broken = e;
+      });
     }
-  });
-  if (result) return result;
-  end({ result: 'ok' });
-  const H = floorMinute(opts.uptoMs ?? (opts.now ?? Date.now()) - (opts.lagMs ?? MIN));
-  return {
-    skipped: true,
-    through: new Date(H).toISOString(),
-    duration_ms: 0,
-    series: { total: 0, new: 0, fed: 0, points: 0 },
-    screened: 0,
-    regressions: { opened: 0, resolved: 0, updated: 0, grouped: 0 },
-  };
+    end({ result: 'ok' });
+    const H = floorMinute(opts.uptoMs ?? (opts.now ?? Date.now()) - (opts.lagMs ?? MIN));
+    return {
+      skipped: true,
+      through: new Date(H).toISOString(),
+      duration_ms: 0,
+      series: { total: 0, new: 0, fed: 0, points: 0 },
+      screened: 0,
+      shards: { count, run: 0 },
+      regressions: { opened: 0, resolved: 0, updated: 0, grouped: 0 },
+    };
+  } catch (err) {
+    // Never hand back a connection that may still hold a shard lock.
+    broken ??= err as Error;
+    throw err;
+  } finally {
+    client.release(broken);
+  }
 }

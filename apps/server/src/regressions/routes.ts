@@ -167,7 +167,8 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
         summary: 'Run edge pairing, marker inference and a detection pass over all data now',
         description:
           'Answers when the pass is done (it waits for a pass already running). Minutes up to a minute ago are examined; ' +
-          'with `upto`, only minutes before that time (for backfills that replay history in order).',
+          'with `upto`, only minutes before that time (for backfills that replay history in order); ' +
+          "with `shards: 'owned'`, only the series of the detection shards this server leases.",
         ...operations['POST /api/v1/detect'],
       },
     },
@@ -176,8 +177,28 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
       const upto = req.body?.upto;
       const uptoMs = upto !== undefined ? parseTime(upto, now, 'upto') : undefined;
       if (uptoMs !== undefined && uptoMs > now) throw badRequest('upto must not be in the future');
+      let shards: readonly number[] | undefined;
+      if (req.body?.shards === 'owned') {
+        if (!ctx.detectLeases)
+          throw new HttpError(
+            409,
+            'conflict',
+            'this server leases no detection shards: its scheduler is off',
+          );
+        await ctx.detectLeases.renew();
+        shards = ctx.detectLeases.owned;
+      }
       const pairUptoMs = await settledArrivalMs(pool);
-      return runDetect({ pool, registry, partitions }, { uptoMs, pairUptoMs, log: req.log });
+      return runDetect(
+        { pool, registry, partitions },
+        {
+          uptoMs,
+          pairUptoMs,
+          log: req.log,
+          shards,
+          shardCount: ctx.detectLeases?.count || ctx.config.detectShards,
+        },
+      );
     },
   );
 
@@ -200,6 +221,15 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
             ? { ...r.result, started_at: r.started_at.toISOString() }
             : null,
         running: progressOf(pool),
+        shards: ctx.detectLeases
+          ? {
+              server: ctx.detectLeases.serverId,
+              count: ctx.detectLeases.count,
+              owned: ctx.detectLeases.owned,
+              series_owned: ctx.detectLeases.seriesOwned,
+              servers: ctx.detectLeases.members,
+            }
+          : null,
       };
     },
   );

@@ -11,14 +11,28 @@ import { copyTuples } from './points.ts';
 /** Rows per read of the pass's series index: the driver's row objects stay a fixed few MB. */
 const INDEX_CHUNK = 50_000;
 
+/** Some shards of the series (shards.ts): `series_id % count` is one of `shards`. */
+export interface ShardFilter {
+  count: number;
+  shards: readonly number[];
+}
+
+/** SQL condition on `col` for a filter whose count and shards are parameters $2 and $3 (none: every series). */
+const inShards = (col: string, f: ShardFilter | null) =>
+  f ? ` AND ${col} % $2 = ANY($3::int[])` : '';
+const shardArgs = (f: ShardFilter | null) => (f ? [f.count, f.shards] : []);
+
 /** `through` (epoch ms) of every stored state (read in keyset chunks: ~80 bytes per series kept). */
-export async function readThroughs(client: PoolClient): Promise<Map<number, number>> {
+export async function readThroughs(
+  client: PoolClient,
+  filter: ShardFilter | null = null,
+): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   for (let after = 0; ;) {
     const { rows } = await client.query<{ id: string; through: number }>(
       `SELECT series_id AS id, (extract(epoch FROM through) * 1000)::float8 AS through FROM regress_state
-        WHERE series_id > $1 ORDER BY series_id LIMIT ${INDEX_CHUNK}`,
-      [after],
+        WHERE series_id > $1${inShards('series_id', filter)} ORDER BY series_id LIMIT ${INDEX_CHUNK}`,
+      [after, ...shardArgs(filter)],
     );
     for (const r of rows) out.set(Number(r.id), Number(r.through));
     if (rows.length < INDEX_CHUNK) return out;
@@ -27,14 +41,17 @@ export async function readThroughs(client: PoolClient): Promise<Map<number, numb
 }
 
 /** Ids of the series that have no state yet (new series); their labels are read per batch. */
-export async function seriesWithoutState(client: PoolClient): Promise<number[]> {
+export async function seriesWithoutState(
+  client: PoolClient,
+  filter: ShardFilter | null = null,
+): Promise<number[]> {
   const out: number[] = [];
   for (let after = 0; ;) {
     const { rows } = await client.query<{ id: string }>(
       `SELECT s.id FROM series s
-        WHERE s.id > $1 AND NOT EXISTS (SELECT 1 FROM regress_state r WHERE r.series_id = s.id)
+        WHERE s.id > $1${inShards('s.id', filter)} AND NOT EXISTS (SELECT 1 FROM regress_state r WHERE r.series_id = s.id)
         ORDER BY s.id LIMIT ${INDEX_CHUNK}`,
-      [after],
+      [after, ...shardArgs(filter)],
     );
     for (const r of rows) out.push(Number(r.id));
     if (rows.length < INDEX_CHUNK) return out;

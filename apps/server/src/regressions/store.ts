@@ -259,12 +259,20 @@ export async function dueForReattribution(
   db: Queryable,
   young: { detectedAfterMs: number; onsetAfterMs: number },
   attributedBeforeMs: number,
+  /** Only those whose headline series is in these shards (a server's own, shards.ts). */
+  shards: { count: number; shards: readonly number[] } | null = null,
 ): Promise<RegressionRow[]> {
   const { rows } = await db.query<RegressionRow>(
     `SELECT ${REGRESSION_COLUMNS} FROM regressions
       WHERE status <> 'resolved' AND (detected_at > $1 OR onset > $2)
-        AND (attributed_at IS NULL OR attributed_at < $3)`,
-    [new Date(young.detectedAfterMs), new Date(young.onsetAfterMs), new Date(attributedBeforeMs)],
+        AND (attributed_at IS NULL OR attributed_at < $3)
+        ${shards ? 'AND series_id % $4 = ANY($5::int[])' : ''}`,
+    [
+      new Date(young.detectedAfterMs),
+      new Date(young.onsetAfterMs),
+      new Date(attributedBeforeMs),
+      ...(shards ? [shards.count, shards.shards] : []),
+    ],
   );
   return rows;
 }

@@ -1,71 +1,91 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { JobHelpers } from 'graphile-worker';
 import type { Pool } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
 import type { Registry } from '../otlp/registry.ts';
 import type { FeatureJobs } from '../scheduler/jobs.ts';
 import { MINUTE_LATENESS_MS } from './detect-options.ts';
-import { tryRunDetect } from './pass.ts';
-import { floorMinute } from './work.ts';
+import { scheduledRun } from './pass.ts';
+import type { ShardLeases } from './shards.ts';
+import { floorMinute, MINUTE_MS } from './work.ts';
 
 /**
- * Regression job: `detect_regressions` every minute, once per cluster
- * (graphile-worker's cron with a jobKey). It pairs edges and infers markers
- * first, so the pass sees this minute's edge series and attributes with the
- * markers they imply (the only place either runs periodically). A pass still running elsewhere (a long backfill, a
- * POST /api/v1/detect) makes this one a no-op instead of a queue.
+ * Regression detection, on every server: each leases a share of the series'
+ * shards (shards.ts) and runs a pass over them every minute, so N servers
+ * share the work and each keeps its own shards' detectors warm. A run pairs
+ * edges and infers markers first (or leaves that to the server doing it now,
+ * pass.ts), so the pass sees this minute's edge series and attributes with
+ * the markers they imply (the only place either runs periodically).
  *
- * Cron fires at each minute boundary, when the minute that just ended may
- * still have spans in flight: the job then re-queues itself for
- * MINUTE_LATENESS_MS past the boundary, and that run feeds every minute that
- * ended at least that long ago (docs/detection.md "Time to open": a minute
- * is fed 20 s after its end instead of 60 s).
+ * Runs start MINUTE_LATENESS_MS past each minute boundary, when the minute
+ * that just ended has its spans in (docs/detection.md "Time to open": a
+ * minute is fed 20 s after its end). A run still going at the next start
+ * delays it instead of queueing another. The job `detect_regressions` runs
+ * one now on the server that takes it.
  */
 export function regressionTasks(deps: {
   pool: Pool;
   registry: Registry;
   partitions: Partitions;
   log: FastifyBaseLogger;
+  leases: ShardLeases;
 }): FeatureJobs {
-  const { log } = deps;
+  const { leases, log } = deps;
+  leases.log ??= log;
+  const run = async () => {
+    // Renewed first: a run must not feed shards whose leases lapsed while this server was away.
+    await leases.renew();
+    const r = await scheduledRun({ ...deps, leases }, { log });
+    if (!r) return;
+    const d = r.detection;
+    if (d.regressions.opened || d.regressions.resolved)
+      log.info({ through: d.through, ...d.regressions, ms: d.duration_ms }, 'regressions');
+    else
+      log.debug(
+        { through: d.through, ms: d.duration_ms, skipped: d.skipped ?? false, shards: d.shards },
+        'detection pass',
+      );
+  };
+
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | null = null;
+  let stopped = false;
+  const next = (report: (err: unknown, what: string) => boolean) => {
+    if (stopped) return;
+    const now = Date.now();
+    let at = floorMinute(now) + MINUTE_LATENESS_MS;
+    if (at <= now) at += MINUTE_MS;
+    timer = setTimeout(() => {
+      running = run()
+        .catch((err: Error) => {
+          if (!report(err, 'detection run'))
+            log.warn({ err: err.message }, 'detection run failed; next minute retries');
+        })
+        .finally(() => {
+          running = null;
+          next(report);
+        });
+    }, at - now);
+  };
+
   return {
     tasks: {
-      detect_regressions: async (payload: unknown, helpers: JobHelpers) => {
-        const now = Date.now();
-        const sealedAt = floorMinute(now) + MINUTE_LATENESS_MS;
-        // (The deferred run goes ahead even if this clock is a little behind the database's.)
-        const deferred = (payload as { deferred?: unknown } | null)?.deferred === true;
-        if (now < sealedAt && !deferred) {
-          await helpers.addJob(
-            'detect_regressions',
-            { deferred: true },
-            {
-              runAt: new Date(sealedAt),
-              jobKey: 'detect_regressions_sealed',
-              jobKeyMode: 'replace',
-              maxAttempts: 1,
-            },
-          );
-          return;
-        }
-        const r = await tryRunDetect(deps, {
-          log,
-          uptoMs: now < sealedAt ? floorMinute(now) : now - MINUTE_LATENESS_MS,
-        });
-        if (!r) {
-          log.debug('detection run skipped: another server is running one');
-          return;
-        }
-        const d = r.detection;
-        if (d.regressions.opened || d.regressions.resolved)
-          log.info({ through: d.through, ...d.regressions, ms: d.duration_ms }, 'regressions');
-        else
-          log.debug(
-            { through: d.through, ms: d.duration_ms, skipped: d.skipped ?? false },
-            'detection pass',
-          );
-      },
+      detect_regressions: () => run(),
     },
-    crontab: ['* * * * * detect_regressions ?max=1&jobKey=detect_regressions'],
+    crontab: [],
+    perServer: [
+      {
+        start: async (report) => {
+          stopped = false;
+          await leases.start();
+          next(report);
+        },
+        stop: async () => {
+          stopped = true;
+          clearTimeout(timer);
+          await running;
+          await leases.stop();
+        },
+      },
+    ],
   };
 }

@@ -22,6 +22,8 @@ export interface PassResult {
   duration_ms: number;
   series: { total: number; new: number; fed: number; points: number };
   screened: number;
+  /** The detection shards this pass fed, of the cluster's count (shards.ts). */
+  shards?: { count: number; run: number };
   /** `grouped`: steps that joined the regression of their incident instead of opening one. */
   regressions: { opened: number; resolved: number; updated: number; grouped: number };
 }

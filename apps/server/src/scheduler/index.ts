@@ -9,6 +9,7 @@ import { Registry } from '../otlp/registry.ts';
 import { maintenanceTasks } from '../maintenance/tasks.ts';
 import { sloTasks } from '../slos/tasks.ts';
 import { regressionTasks } from '../regressions/tasks.ts';
+import { ShardLeases } from '../regressions/shards.ts';
 import { webhookTasks } from '../webhooks/tasks.ts';
 import type { FeatureJobs } from './jobs.ts';
 import { DatabaseAvailability } from '../db/availability.ts';
@@ -26,6 +27,8 @@ export interface SchedulerDeps {
   pool: Pool;
   partitions: Partitions;
   log: FastifyBaseLogger;
+  /** This server's detection shards (made here when absent). */
+  detectLeases?: ShardLeases;
 }
 
 /** A runner that stopped for another reason than an outage is restarted after 5 s, 10 s, ... up to 60 s. */
@@ -60,12 +63,15 @@ function everyMinuteJobs(crontab: string): Array<{ task: string; jobKey: string 
 export function backgroundFeatures(deps: SchedulerDeps): FeatureJobs[] {
   const { config, pool, partitions, log } = deps;
   const registry = new Registry(pool);
+  const leases =
+    deps.detectLeases ??
+    new ShardLeases(pool, { shards: config.detectShards, ttlMs: config.detectLeaseTtlMs });
   const webhooks = webhookTasks({ config, pool, log });
   return [
     maintenanceTasks({ config, pool, partitions, log }),
     sloTasks({ pool, log, afterPass: webhooks.deliver }),
     webhooks,
-    regressionTasks({ pool, registry, partitions, log }),
+    regressionTasks({ pool, registry, partitions, log, leases }),
     grafanaAnnotationTasks({ config, pool, log }),
   ];
 }
@@ -161,9 +167,12 @@ export async function startScheduler(deps: SchedulerDeps): Promise<Scheduler> {
     });
   });
   await launch();
+  const perServer = features.flatMap((f) => f.perServer ?? []);
+  for (const p of perServer) await p.start((err, what) => availability.report(err, what));
   return {
     stop: async () => {
       stopped = true;
+      for (const p of perServer) await p.stop().catch(() => {});
       availability.stop();
       clearTimeout(timer);
       await restarting;

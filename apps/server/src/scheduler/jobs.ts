@@ -9,4 +9,13 @@ export interface FeatureJobs {
   tasks: TaskList;
   crontab: string[];
   startup?: Array<{ task: string; jobKey: string }>;
+  /**
+   * Work every server runs for itself (not once per cluster), started and
+   * stopped with the scheduler. `report` tells an outage of the database
+   * (logged once by the scheduler; true) from another failure (false).
+   */
+  perServer?: Array<{
+    start: (report: (err: unknown, what: string) => boolean) => Promise<void>;
+    stop: () => Promise<void>;
+  }>;
 }

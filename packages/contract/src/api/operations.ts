@@ -234,6 +234,8 @@ const EXTRA_ERRORS: Partial<Record<keyof typeof declared, readonly ErrorStatus[]
   // acknowledging a resolved regression; resolving a resolved alert
   'POST /api/v1/regressions/:id/ack': [409],
   'POST /api/v1/alerts/:id/resolve': [409],
+  // `shards: 'owned'` on a server that leases no detection shards (its scheduler is off)
+  'POST /api/v1/detect': [409],
   // the series has no history to suggest a threshold from
   'GET /api/v1/series/:id/slo-suggestion': [422],
 };

@@ -244,6 +244,12 @@ export const DetectInput = Type.Union([
         'examine minutes before this time only (backfills replaying history in order); not in the future; default: a minute ago',
       ),
     ),
+    shards: Type.Optional(
+      Type.Union([Type.Literal('all'), Type.Literal('owned')], {
+        description:
+          '`all` (default): every detection shard; `owned`: only the shards this server leases (what its scheduler runs)',
+      }),
+    ),
   }),
   Type.Null(),
 ]);
@@ -261,6 +267,12 @@ export const DetectPass = Type.Object({
     points: Type.Number(),
   }),
   screened: Type.Number(),
+  shards: Type.Optional(
+    Type.Object(
+      { count: Type.Number(), run: Type.Number() },
+      { description: "detection shards this pass fed (`run`) of the cluster's `count`" },
+    ),
+  ),
   regressions: Type.Object({
     opened: Type.Number(),
     resolved: Type.Number(),
@@ -303,6 +315,24 @@ export const DetectStatus = Type.Object({
       }),
       Type.Null(),
     ]),
+  ),
+  shards: Type.Optional(
+    Type.Union(
+      [
+        Type.Object({
+          server: Type.String(),
+          count: Type.Number(),
+          owned: Type.Array(Type.Number()),
+          series_owned: Type.Number(),
+          servers: Type.Number(),
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'the detection shards this server leases and their series (null: its scheduler is off)',
+      },
+    ),
   ),
 });
 export type DetectStatus = Static<typeof DetectStatus>;
