@@ -1,7 +1,7 @@
 /**
  * Detection shared across servers: the series are split into shards
  * (`series_id % count`) and every server leases a fair share of them in
- * PostgreSQL (detect_leases, migrations/0017). A server's scheduled passes
+ * PostgreSQL (detect_leases, migrations/0018). A server's scheduled passes
  * detect the series of its own shards only, so the detectors it keeps in
  * memory (state-cache.ts) stay warm from pass to pass.
  *
