@@ -200,6 +200,31 @@ describe('detectSteps: steps are found, located and sized', () => {
     expect(median(bigDelays)).toBeLessThanOrEqual(4);
   });
 
+  it('confirms a large, tight step (×3-10) on its 3rd point once it has 2 hours of history, dense or sparse', () => {
+    // Issue 20: a step is opened within 5 minutes of a change. A step that begins mid-minute
+    // has its first whole minute next; the rank tests with their penalties need a 4th point,
+    // which opens it 4.3 minutes after that minute began: too late once the change itself is
+    // half a minute into its minute.
+    const delays: number[] = [];
+    for (let k = 0; k < 24; k++) {
+      const r = rng(3000 + k);
+      const points = series({
+        seed: 4000 + k,
+        minutes: 300,
+        rate: k % 2 ? 400 : 7,
+        median: 3,
+        sigma: 0.15,
+        stepAt: 200,
+        factor: 3 + 7 * r.next(),
+      });
+      const truth = firstIndexAtOrAfter(points, 200);
+      const changes = detectSteps(points, { minRatio: 1.2 });
+      expect(changes.map((c) => c.index)).toEqual([truth]);
+      delays.push(changes[0]!.detectedIndex - truth + 1);
+    }
+    expect(delays.filter((d) => d <= 3).length).toBeGreaterThanOrEqual(22);
+  });
+
   it('finds a flat +40 ms on a 1 ms call (the Nagle incident) in both quantiles', () => {
     const points = series({
       seed: 42,

@@ -4,6 +4,7 @@
  * evidence builds, and a write-off as drift when none comes.
  */
 import type { DetectorContext } from './context.ts';
+import { largeStepP, type JumpRun } from './jump.ts';
 import { localise } from './localise.ts';
 import { initRegime, noiseSd } from './model.ts';
 import { medianOf } from './scratch.ts';
@@ -12,6 +13,7 @@ import { testSplit, type SplitTest } from './split-tests.ts';
 import {
   FAST_RETEST_P,
   INNER_SPLIT_AFTER,
+  JUMP_FRESH,
   MIN_AFTER,
   MIN_BEFORE,
   PROMISING_P,
@@ -24,7 +26,12 @@ import {
 import type { StepChange } from './types.ts';
 
 /** Test the pending alarm of quantile `mi` at point `now`: a change, or null (retest later or written off). */
-export function tryConfirm(d: DetectorContext, mi: number, now: number): StepChange | null {
+export function tryConfirm(
+  d: DetectorContext,
+  mi: number,
+  now: number,
+  jump: JumpRun | null = null,
+): StepChange | null {
   const s = d.metrics[mi]!;
   const o = d.opts;
   const dir = s.alarm;
@@ -53,6 +60,10 @@ export function tryConfirm(d: DetectorContext, mi: number, now: number): StepCha
   // alarm's onset.
   const candidates = [s.alarmOnset];
   if (otherRun >= 0) candidates.push(Math.max(otherRun, s.regimeStart + MIN_BEFORE));
+  // A young run of jumps in the alarm's direction: its first point (the
+  // minute the step began in, when it already moved that minute).
+  const young = jump !== null && jump.dir === dir && jump.points <= JUMP_FRESH;
+  if (young) candidates.push(Math.max(jump.start, s.regimeStart + MIN_BEFORE));
   if (now - s.alarmOnset + 1 >= INNER_SPLIT_AFTER) {
     const inner = localise(
       d,
@@ -89,11 +100,19 @@ export function tryConfirm(d: DetectorContext, mi: number, now: number): StepCha
     s.regimeStart === 0 && test.onset < SHORT_HISTORY && clearStep(d, mi, dir, test.onset, now)
       ? Math.max(o.alpha, SHORT_ALPHA)
       : o.alpha;
+  if (!(test.p < alpha) && young && jump.points >= 3) {
+    // Too few points for the rank tests' penalties, but maybe a very large, tight step.
+    const p = largeStepP(d, mi, dir, now);
+    if (p < alpha) test = { p, tail: false, theta: 0, onset: now - 2 };
+  }
   if (!(test.p < alpha)) {
     // No sign of a step at all after a while, or waited long enough: drift.
     // Evidence still building (a quiet series' small or tail step): keep waiting up to a full window.
     const promising = test.p < PROMISING_P && waited < o.maxAfterPoints;
-    if ((waited >= maxWait(d, mi, now) && !promising) || (test.p > 0.9 && waited >= 24)) {
+    if (
+      !young &&
+      ((waited >= maxWait(d, mi, now) && !promising) || (test.p > 0.9 && waited >= 24))
+    ) {
       // Never confirmed: a drift or a shift too small to report. Re-anchor,
       // keeping the regime's history so later tests still see a full window.
       const regimeStart = s.regimeStart;
@@ -106,7 +125,7 @@ export function tryConfirm(d: DetectorContext, mi: number, now: number): StepCha
       const fresh = now - test.onset + 1;
       const since =
         test.p < FAST_RETEST_P && fresh < waited && fresh < MIN_AFTER + 3 ? fresh : waited;
-      s.nextTest = now + Math.max(1, Math.floor(since / RETEST_GROWTH));
+      s.nextTest = young ? now + 1 : now + Math.max(1, Math.floor(since / RETEST_GROWTH));
     }
     return null;
   }

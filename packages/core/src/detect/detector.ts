@@ -20,6 +20,9 @@
  *  5. the onset is localised on the likelihood profile of the split (its
  *     posterior median), with its uncertainty interval; the other quantile
  *     joins if it moved too;
+ *  5b. a run of points each far beyond the forecast (a jump) alarms at
+ *     once, dated at its first point, and is tested at every point while
+ *     young; a very large, tight step is confirmed on 3 points (jump.ts);
  *  6. three slow paths for what the CUSUMs and a 120-point history cannot
  *     confirm: in noisy series, an unshifted (no-margin) rank test with a
  *     trend pooled from both sides (small steps); a count of new extremes
@@ -36,7 +39,7 @@
  *
  * One concern per file: tuning.ts (fixed constants), ring.ts (the points),
  * model.ts (1-3), split-tests.ts and confirm.ts (4), localise.ts and
- * report.ts (5), extremes.ts and long-scan.ts (6), metric-state.ts and
+ * report.ts (5), jump.ts (5b), extremes.ts and long-scan.ts (6), metric-state.ts and
  * state.ts (the state, readable in memory, compact when stored), codec.ts
  * (its binary form). This class only wires them together.
  */
@@ -44,12 +47,21 @@ import { decodeState, encodeState } from './codec.ts';
 import type { DetectorContext } from './context.ts';
 import { tryConfirm } from './confirm.ts';
 import { extremes } from './extremes.ts';
+import { jumpRun } from './jump.ts';
 import { longScan, wander } from './long-scan.ts';
 import { newMetricState } from './metric-state.ts';
 import { observe } from './model.ts';
 import { PointRing } from './ring.ts';
 import { stateFromJSON, stateToJSON, type DetectorStateJSON } from './state.ts';
-import { LONG_BEFORE, LONG_EVERY, LONG_MAX_AFTER, WANDER_BLOCK } from './tuning.ts';
+import {
+  JUMP_FRESH,
+  JUMP_POINTS,
+  LONG_BEFORE,
+  LONG_EVERY,
+  LONG_MAX_AFTER,
+  MIN_BEFORE,
+  WANDER_BLOCK,
+} from './tuning.ts';
 import {
   resolveDetectOptions,
   type DetectOptions,
@@ -163,8 +175,19 @@ export class StepDetector {
     const y = d.ring.y(mi, pos);
     if (!observe(d, mi, vi, pos, y)) return null;
     const s = d.metrics[mi]!;
+    const jump = jumpRun(d, mi, vi);
+    if (jump && jump.points >= JUMP_POINTS && jump.points <= JUMP_FRESH) {
+      // A young jump: alarm now, dated at its first point, and test at every point.
+      if (s.alarm !== jump.dir) {
+        s.alarm = jump.dir;
+        s.alarmSource = 0;
+        s.alarmOnset = Math.max(jump.start, s.regimeStart + MIN_BEFORE);
+        s.alarmTests = 0;
+      }
+      s.nextTest = vi;
+    }
     if (s.alarm !== 0 && vi >= s.nextTest) {
-      const ch = tryConfirm(d, mi, vi);
+      const ch = tryConfirm(d, mi, vi, jump);
       if (ch) return ch;
     }
     return extremes(d, mi, vi, y);

@@ -103,6 +103,24 @@ export const TRANSIENT_MAX_POINTS = 15;
 export const TRANSIENT_TAIL = 2;
 export const TRANSIENT_CLEAR_SD = 4;
 
+/**
+ * Jumps (see jump.ts): a point at least JUMP_SD calibrated noise sds and a
+ * factor JUMP_RATIO beyond the forecast; JUMP_POINTS of them in a row raise
+ * an alarm dated at the first, tested at every point until it is
+ * JUMP_FRESH points old; runs are looked for up to JUMP_LOOKBACK points back.
+ */
+export const JUMP_SD = 6;
+export const JUMP_RATIO = 2;
+export const JUMP_POINTS = 2;
+export const JUMP_FRESH = 6;
+export const JUMP_LOOKBACK = 12;
+/**
+ * A step confirmed on 3 points (largeStepP): its median at least LARGE_RATIO
+ * beyond the history's, its 3 points within LARGE_SPREAD of the step (log units).
+ */
+export const LARGE_RATIO = 3;
+export const LARGE_SPREAD = 0.5;
+
 // ---- localisation -----------------------------------------------------
 
 /** Onset interval: splits whose log-likelihood ratio is within this of the best (≈95%). */
