@@ -8,8 +8,8 @@
  * a detection pass (POST /api/v1/detect with `upto`) every 5 data minutes.
  *
  * The issue 14 bars: every incident is found exactly once, its top suspect
- * is the rollout that caused it, and no regression opens on a service where
- * nothing changed.
+ * is the rollout that caused it, its cohort split is right, and no
+ * regression opens on a service where nothing changed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
@@ -56,6 +56,13 @@ describe('a small fleet in one database', () => {
     const wrong = score.outcomes
       .filter((o) => o.found > 0 && !o.top_suspect_right)
       .map((o) => `${o.id}: top suspect ${o.top_suspect ?? 'none'}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('splits each cohort right: the regressed hosts alone on the slow side of a confined incident, none on the fast side of any, none on both', () => {
+    const wrong = score.outcomes
+      .filter((o) => o.found > 0 && o.cohort_right === false)
+      .map((o) => `${o.id}: ${o.cohort ?? 'no cohort'}`);
     expect(wrong).toEqual([]);
   });
 

@@ -181,6 +181,32 @@ describe('findCohort in a fleet', () => {
     }
   });
 
+  it('a host another rollout moved to the slow kernel, whose own events did not slow down, is on neither side', () => {
+    for (const seed of [1, 2, 3]) {
+      const rows = kernelFleet({
+        seed,
+        minutes: 240,
+        onset: 120,
+        hosts: [
+          { name: 'n-01', typicalUs: 8_000, movesAt: 120, slowdown: 50 },
+          { name: 'n-02', typicalUs: 8_000, movesAt: 120, slowdown: 50 },
+          { name: 'n-03', typicalUs: 8_000, movesAt: 121, slowdown: 50 },
+          // On the new kernel from a minute after the onset, with the step nowhere in its events.
+          { name: 'n-04', typicalUs: 8_000, movesAt: 121, slowdown: 1 },
+          { name: 'n-05', typicalUs: 8_000 },
+          { name: 'n-06', typicalUs: 8_000 },
+        ],
+      });
+      const c = findCohort(rows, { metric: 'p50', floorUs: 0 });
+      expect(c, `seed ${seed}`).not.toBeNull();
+      expect(c!.attribute).toBe('os.version');
+      expect(c!.slow_hosts).toEqual(['n-01', 'n-02', 'n-03']);
+      expect(c!.fast_hosts).toEqual(['n-05', 'n-06']);
+      // The slow side's levels are the slowed hosts' own.
+      expect(c!.levels!.slow.after.p50_ms / c!.levels!.slow.before.p50_ms).toBeGreaterThan(30);
+    }
+  });
+
   it('prefers the attribute that changed at the onset over one that splits the same hosts by chance', () => {
     // The moved hosts happen to be exactly the us-east ones: region explains the split as well, but never changed.
     const rows = kernelFleet({

@@ -18,8 +18,9 @@
  * value nobody ran before) beats one that did not.
  *
  * A host that carries a slow value after the onset is a slow host — a host
- * that moved is never on the fast side, even if it moved late — and no host
- * is on both sides. Each side reports its levels before and after.
+ * that moved is never on the fast side, even if it moved late — unless its
+ * own events with that value clearly show no step (another service's rollout
+ * moved it): then it is on neither side. No host is on both sides. Each side reports its levels before and after.
  */
 import { Histogram } from '../histogram.ts';
 
@@ -67,6 +68,8 @@ const SLOW_SHARE = 0.5;
 const FAST_SHARE = 0.2;
 /** A part of the after window is "slow" above this share of the step. */
 const MID_SHARE = (SLOW_SHARE + FAST_SHARE) / 2;
+/** A host carrying a slow value is called unaffected only with this many times minEvents of its own. */
+const UNAFFECTED_MIN_EVENTS = 4;
 /** Fewest after events an attribute must put on the right side. */
 const MIN_EXPLAINED = 0.8;
 
@@ -196,19 +199,37 @@ export function findCohort(rows: readonly CohortRow[], opts: CohortOptions): Coh
     const explained = total ? right / total : 0;
     if (explained < MIN_EXPLAINED) return null;
 
-    const slowHosts = new Set(slow.flatMap(([, g]) => [...g.byHost.keys()]));
+    // A host that carries a slow value is slow (it moved, perhaps late), unless its own events
+    // with it clearly did not slow down (another service's rollout moved it; the step is not
+    // there): then it is on neither side, never fast.
+    const slowParts = new Map<string, Histogram[]>();
+    for (const [, g] of slow)
+      for (const [host, h] of g.byHost) slowParts.set(host, [...(slowParts.get(host) ?? []), h]);
+    const clearlyFast = (host: string, h: Histogram) =>
+      h.count >= UNAFFECTED_MIN_EVENTS * minEvents && shareOf(h, baseOf([host])) <= FAST_SHARE;
+    const unaffected = new Set(
+      [...slowParts].filter(([host, hs]) => hs.every((h) => clearlyFast(host, h))).map(([h]) => h),
+    );
+    const slowHosts = new Set([...slowParts.keys()].filter((h) => !unaffected.has(h)));
     const fastHosts = new Set(
       fast
         .flatMap(([, g]) => [...g.byHost.keys()])
-        .filter((h) => !slowHosts.has(h) && !(isHost && moved.has(h))),
+        .filter((h) => !slowParts.has(h) && !(isHost && moved.has(h))),
     );
+    if (!slowHosts.size) return null;
     // A slow value nobody ran before the onset is what changed (a new kernel, a new version);
     // a host that ran another value before it than after it moved at the onset.
     const novel = slow.every(([, g]) => g.beforeHosts.size === 0);
     const changed = !isHost && (novel || someHostMoved(values));
     // Every host moved (some later than others): not confined to anything.
     if (!fastHosts.size) return null;
-    const slowAfter = merged(slow.map(([, g]) => g.after));
+    const slowAfter = unaffected.size
+      ? merged(
+          slow.flatMap(([, g]) =>
+            [...g.byHost].filter(([h]) => slowHosts.has(h)).map(([, x]) => x),
+          ),
+        )
+      : merged(slow.map(([, g]) => g.after));
     const fastAfter = merged(
       fast.flatMap(([, g]) => [...g.byHost].filter(([h]) => fastHosts.has(h)).map(([, x]) => x)),
     );
