@@ -2,10 +2,13 @@
  * bench/ingest/storage-cost: what each part of the per-span write costs
  * PostgreSQL. The same spans (binary COPY rows, batches of 2,000) go through
  * the ingest statement (write-spans.ts) into a fresh database per variant:
- * everything as today, without one of the raw table's indexes, without the
- * attributes, and histograms only (no raw row). Prints PostgreSQL CPU seconds,
- * WAL bytes and table bytes per span for each, so what is kept raw is decided
- * on numbers (docs/scaling.md).
+ * the raw row as it was before migration 0017 (every span with its
+ * attributes, a (series_id, start_time) index, the pairing index on every
+ * child span), as stored now (attributes and the series/time index only for
+ * exemplars, otlp/exemplars.ts), now without the exemplars' attributes, and
+ * histograms only (no raw row). Prints PostgreSQL CPU seconds, WAL bytes and
+ * table bytes per span for each, so what is kept raw is decided on numbers
+ * (docs/scaling.md).
  */
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -18,6 +21,7 @@ import { postgresCpuSeconds } from './cpu.ts';
 import { COPY_HEADER, COPY_TRAILER, CopyRows } from '../../apps/server/src/otlp/copy-rows.ts';
 import { writeSpans } from '../../apps/server/src/otlp/write-spans.ts';
 import { Partitions, utcDay } from '../../apps/server/src/db/partitions.ts';
+import { ExemplarSampler } from '../../apps/server/src/otlp/exemplars.ts';
 
 const SPANS = Number(process.env.BENCH_SPANS ?? 200_000);
 const BATCH = 2_000;
@@ -25,6 +29,8 @@ const BATCH = 2_000;
 interface Variant {
   name: string;
   setup?: string;
+  /** Which spans are exemplars: all (as before 0017), sampled (now), or none. */
+  exemplars: 'all' | 'sampled' | 'none';
   attrs?: boolean;
   /** Replace the ingest statement (histograms only). */
   sql?: string;
@@ -37,37 +43,52 @@ const HISTOGRAMS_ONLY = `INSERT INTO histograms (series_id, resource_id, minute,
             FROM ingest_stage GROUP BY 1, 2, 3, 4) b
    GROUP BY 1, 2, 3`;
 
+/** The indexes observations had before 0017. */
+const BEFORE_INDEXES = `DROP INDEX observations_parent;
+  CREATE INDEX observations_parent ON observations (trace_id, parent_span_id) WHERE parent_span_id IS NOT NULL;
+  CREATE INDEX observations_series_time ON observations (series_id, start_time)`;
+
 const VARIANTS: Variant[] = [
-  { name: 'as stored today (raw row + 4 indexes + histograms)' },
   {
-    name: 'without the pairing index (trace_id, parent_span_id)',
-    setup: 'DROP INDEX observations_parent',
+    name: 'before 0017: every span with attributes and indexed by series/time',
+    setup: BEFORE_INDEXES,
+    exemplars: 'all',
   },
-  { name: 'without the series/time index', setup: 'DROP INDEX observations_series_time' },
-  { name: 'without span attributes (attrs NULL)', attrs: false },
-  { name: 'histograms only (no raw row)', sql: HISTOGRAMS_ONLY },
+  { name: 'now: attributes and series/time index for exemplars only', exemplars: 'sampled' },
+  { name: 'now, exemplars without attributes', exemplars: 'sampled', attrs: false },
+  { name: 'no exemplars (dedup, pairing, durations, histograms)', exemplars: 'none' },
+  { name: 'histograms only (no raw row)', exemplars: 'none', sql: HISTOGRAMS_ONLY },
 ];
 
-function batch(seed: number, attrs: boolean): Buffer {
-  const rows = new CopyRows(BATCH * 200);
+function batch(seed: number, v: Variant, sampler: ExemplarSampler): Buffer {
+  const rows = new CopyRows(BATCH * 220);
   const now = Date.now();
   for (let i = 0; i < BATCH; i++) {
-    rows.reserve(200);
-    rows.row(9);
+    const series = 1 + (i % 40);
+    const resource = 1 + (seed % 16);
+    const start = now - i;
+    const exemplar =
+      v.exemplars === 'all' ||
+      (v.exemplars === 'sampled' &&
+        sampler.keep(sampler.counter(`${series}:${resource}`, Math.floor(start / 60_000))));
+    rows.reserve(220);
+    rows.row(10);
     rows.bytes(randomBytes(16));
     rows.bytes(randomBytes(8));
     if (i % 2) rows.bytes(randomBytes(8));
     else rows.null();
-    rows.int8(1 + (i % 40));
-    rows.int8(1 + (seed % 16));
-    rows.timestampMs(now - i);
+    rows.int8(series);
+    rows.int8(resource);
+    rows.timestampMs(start);
     rows.float8(200 * Math.exp((i % 37) / 6));
     rows.int2(i % 2 ? 2 : 3);
-    if (attrs)
+    if (exemplar && v.attrs !== false)
       rows.jsonb(
         `{"http.request.method":"GET","http.route":"/api/${i % 5}","server.address":"urlite"}`,
       );
     else rows.null();
+    rows.reserve(5);
+    rows.bool(exemplar);
   }
   return Buffer.from(rows.view());
 }
@@ -81,9 +102,11 @@ for (const v of VARIANTS) {
   const partitions = new Partitions(pool);
   const today = utcDay(Date.now());
   await partitions.ensure('observations', [today]);
+  await partitions.ensure('span_durations', [today]);
   await partitions.ensure('histograms', [today]);
   if (v.setup) await pool.query(v.setup);
-  const batches = Array.from({ length: SPANS / BATCH }, (_, k) => batch(k, v.attrs !== false));
+  const sampler = new ExemplarSampler();
+  const batches = Array.from({ length: SPANS / BATCH }, (_, k) => batch(k, v, sampler));
   const client = await pool.connect();
   const pgPid = await postmasterPid(dataDir);
   const { rows: w0 } = await client.query<{ l: string }>('SELECT pg_current_wal_lsn()::text AS l');
@@ -105,10 +128,11 @@ for (const v of VARIANTS) {
   }
   const seconds = (performance.now() - t0) / 1000;
   const cpu = postgresCpuSeconds(pgPid) - cpu0;
-  const { rows: s } = await client.query<{ wal: string; obs: string | null; hist: string | null }>(
+  const { rows: s } = await client.query<{ wal: string; bytes: string | null; ex: string }>(
     `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn) AS wal,
-            (SELECT sum(pg_total_relation_size(i.inhrelid)) FROM pg_inherits i WHERE i.inhparent = 'observations'::regclass) AS obs,
-            (SELECT sum(pg_total_relation_size(i.inhrelid)) FROM pg_inherits i WHERE i.inhparent = 'histograms'::regclass) AS hist`,
+            (SELECT sum(pg_total_relation_size(i.inhrelid)) FROM pg_inherits i
+              WHERE i.inhparent IN ('observations'::regclass, 'span_durations'::regclass, 'histograms'::regclass)) AS bytes,
+            (SELECT count(*) FROM observations WHERE exemplar) AS ex`,
     [w0[0]!.l],
   );
   client.release();
@@ -119,7 +143,8 @@ for (const v of VARIANTS) {
     spans_per_second: Math.round(SPANS / seconds),
     spans_per_postgres_cpu_second: Math.round(SPANS / cpu),
     wal_bytes_per_span: Math.round(Number(s[0]!.wal) / SPANS),
-    table_bytes_per_span: Math.round((Number(s[0]!.obs ?? 0) + Number(s[0]!.hist ?? 0)) / SPANS),
+    table_bytes_per_span: Math.round(Number(s[0]!.bytes ?? 0) / SPANS),
+    exemplar_share: Number((Number(s[0]!.ex) / SPANS).toFixed(3)),
   };
   console.log(r);
   results.push(r);

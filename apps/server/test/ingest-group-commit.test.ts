@@ -36,7 +36,7 @@ function request(tag: number, n: number, badAttrs = false): Buffer {
     const span = Buffer.alloc(8);
     span.writeUInt32BE(i + 1, 4);
     rows.reserve(200);
-    rows.row(9);
+    rows.row(10);
     rows.bytes(trace);
     rows.bytes(span);
     rows.null();
@@ -47,6 +47,8 @@ function request(tag: number, n: number, badAttrs = false): Buffer {
     rows.int2(2);
     if (badAttrs && i === n - 1) rows.jsonb('{"http.route": ');
     else rows.jsonb(`{"i":${i}}`);
+    rows.reserve(5);
+    rows.bool(true); // an exemplar: stored with its attributes
   }
   return Buffer.from(rows.view());
 }

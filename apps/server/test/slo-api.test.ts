@@ -293,6 +293,10 @@ describe('exact counting', () => {
       `DELETE FROM observations o USING series s WHERE o.series_id = s.id AND s.service = 'aged' AND o.start_time < $1`,
       [new Date(M0 - DAY)],
     );
+    await srv.onset.pool.query(
+      `DELETE FROM span_durations d USING series s WHERE d.series_id = s.id AND s.service = 'aged' AND d.minute < $1`,
+      [new Date(M0 - DAY)],
+    );
     await settle();
     const r = await A.post('/api/v1/slos', {
       ...spec,

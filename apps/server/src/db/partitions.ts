@@ -6,15 +6,16 @@ export function utcDay(ms: number): string {
   return new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
 }
 
-export type PartitionedTable = 'observations' | 'histograms' | 'histograms_hourly';
+export type PartitionedTable =
+  'observations' | 'span_durations' | 'histograms' | 'histograms_hourly';
 
 function partitionName(table: string, day: string): string {
   return `${table}_p${day.replaceAll('-', '')}`;
 }
 
 /**
- * Daily partitions for `observations` (by received day) and `histograms` (by
- * minute). Created on demand and remembered, so the hot path costs a Set lookup.
+ * Daily partitions for `observations` and `span_durations` (by received day)
+ * and `histograms` (by minute). Created on demand and remembered, so the hot path costs a Set lookup.
  */
 export class Partitions {
   private readonly known = new Set<string>();
@@ -26,7 +27,7 @@ export class Partitions {
       if (this.known.has(name)) continue;
       const next = utcDay(Date.parse(`${day}T00:00:00Z`) + DAY_MS);
       const bounds =
-        table === 'observations'
+        table === 'observations' || table === 'span_durations'
           ? `FROM ('${day}') TO ('${next}')`
           : `FROM ('${day} 00:00:00+00') TO ('${next} 00:00:00+00')`;
       try {

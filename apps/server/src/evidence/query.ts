@@ -30,7 +30,10 @@ export interface Window {
   limit: number;
 }
 
-/** Raw spans of a series that has its own spans (server, internal, or the caller's own client series). */
+/**
+ * Exemplar spans (the ones stored with their attributes, otlp/exemplars.ts) of a
+ * series that has its own spans (server, internal, or the caller's own client series).
+ */
 export async function ownCalls(db: Queryable, seriesId: string, w: Window): Promise<CallRow[]> {
   const { rows } = await db.query<CallRow>(
     `SELECT encode(o.trace_id, 'hex') AS trace_id, encode(o.span_id, 'hex') AS span_id, o.start_time AS start,
@@ -38,7 +41,8 @@ export async function ownCalls(db: Queryable, seriesId: string, w: Window): Prom
             NULL::text AS paired_span_id, NULL::float8 AS paired_duration_us, NULL::text AS paired_host,
             NULL::text AS paired_service, NULL::jsonb AS paired_res_attrs, NULL::float8 AS callee_us
        FROM observations o JOIN resources r ON r.id = o.resource_id
-      WHERE o.series_id = $1::bigint AND o.start_time >= to_timestamp($2 / 1000.0) AND o.start_time < to_timestamp($3 / 1000.0)
+      WHERE o.series_id = $1::bigint AND o.exemplar
+        AND o.start_time >= to_timestamp($2 / 1000.0) AND o.start_time < to_timestamp($3 / 1000.0)
       ORDER BY o.start_time ${w.newestFirst ? 'DESC' : 'ASC'} LIMIT $4`,
     [seriesId, w.fromMs, w.toMs, w.limit],
   );
@@ -59,13 +63,17 @@ export interface EdgeLabels {
 /**
  * Calls on an edge, paired as edge pairing pairs them (client span, and the
  * server span whose parent it is). The server view reports the callee's span
- * with the client as its pair; client and gap report the caller's span.
+ * with the client as its pair; client and gap report the caller's span. The
+ * reported span is an exemplar (stored with its attributes, otlp/exemplars.ts);
+ * its pair is whichever span completes the call.
  */
 export async function edgeCalls(db: Queryable, e: EdgeLabels, w: Window): Promise<CallRow[]> {
   const server = e.view === 'server';
   const measure =
     e.view === 'gap' ? 'c.duration_us - s.duration_us' : server ? 's.duration_us' : 'c.duration_us';
   const [main, other, mainRes, otherRes] = server ? ['s', 'c', 'rs', 'rc'] : ['c', 's', 'rc', 'rs'];
+  const callers = `SELECT id FROM series WHERE service = $1`;
+  const callees = `SELECT id FROM series WHERE service = $2 AND op = $3 AND name = $4`;
   const { rows } = await db.query<CallRow>(
     `SELECT encode(${main}.trace_id, 'hex') AS trace_id, encode(${main}.span_id, 'hex') AS span_id,
             ${main}.start_time AS start, (${measure})::float8 AS measure_us, ${main}.duration_us,
@@ -73,14 +81,18 @@ export async function edgeCalls(db: Queryable, e: EdgeLabels, w: Window): Promis
             encode(${other}.span_id, 'hex') AS paired_span_id, ${other}.duration_us AS paired_duration_us,
             ${otherRes}.host AS paired_host, ${otherRes}.service AS paired_service, ${otherRes}.attrs AS paired_res_attrs,
             s.duration_us AS callee_us
-       FROM observations c
-       JOIN observations s ON s.trace_id = c.trace_id AND s.parent_span_id = c.span_id AND s.kind IN (2, 5)
-       JOIN series ss ON ss.id = s.series_id AND ss.service = $2 AND ss.op = $3 AND ss.name = $4
+       FROM observations ${main}
+       JOIN observations ${other} ON ${
+         server
+           ? 'c.trace_id = s.trace_id AND c.span_id = s.parent_span_id'
+           : 's.trace_id = c.trace_id AND s.parent_span_id = c.span_id'
+       }
        JOIN resources rc ON rc.id = c.resource_id
        JOIN resources rs ON rs.id = s.resource_id
-      WHERE c.series_id IN (SELECT id FROM series WHERE service = $1) AND c.kind IN (3, 4)
-        AND c.start_time >= to_timestamp($5 / 1000.0) AND c.start_time < to_timestamp($6 / 1000.0)
-      ORDER BY c.start_time ${w.newestFirst ? 'DESC' : 'ASC'} LIMIT $7`,
+      WHERE ${main}.exemplar AND s.kind IN (2, 5) AND c.kind IN (3, 4)
+        AND c.series_id IN (${callers}) AND s.series_id IN (${callees})
+        AND ${main}.start_time >= to_timestamp($5 / 1000.0) AND ${main}.start_time < to_timestamp($6 / 1000.0)
+      ORDER BY ${main}.start_time ${w.newestFirst ? 'DESC' : 'ASC'} LIMIT $7`,
     [e.service, e.peer, e.op, e.name, w.fromMs, w.toMs, w.limit],
   );
   return rows;

@@ -15,10 +15,12 @@ export async function runMaintenance(
 ): Promise<{ dropped: string[]; compacted: number }> {
   const days = [utcDay(now), utcDay(now + 86_400_000)];
   await partitions.ensure('observations', days);
+  await partitions.ensure('span_durations', days);
   await partitions.ensure('histograms', days);
   await partitions.ensure('histograms_hourly', days);
   const dropped = [
     ...(await partitions.dropOlderThan('observations', now - opts.rawRetentionMs)),
+    ...(await partitions.dropOlderThan('span_durations', now - opts.rawRetentionMs)),
     ...(await partitions.dropOlderThan('histograms', now - opts.histogramRetentionMs)),
     ...(await partitions.dropOlderThan('histograms_hourly', now - opts.histogramRetentionMs)),
   ];

@@ -63,6 +63,12 @@ export class CopyRows {
     this.length = this.buf.writeInt16BE(v, at);
   }
 
+  bool(v: boolean): void {
+    const at = this.buf.writeInt32BE(1, this.length);
+    this.buf[at] = v ? 1 : 0;
+    this.length = at + 1;
+  }
+
   float8(v: number): void {
     const at = this.buf.writeInt32BE(8, this.length);
     this.length = this.buf.writeDoubleBE(v, at);

@@ -11,14 +11,17 @@ import { HttpError } from '../http/errors.ts';
 import type { Encoding } from './body.ts';
 import { CopyRows } from './copy-rows.ts';
 import { checkTracesJson } from './json-schema.ts';
-import { normalizeTraces, type SpanLimits } from './normalize-traces.ts';
+import { ExemplarSampler } from './exemplars.ts';
+import { keptAttributes, normalizeTraces, type SpanLimits } from './normalize-traces.ts';
 import { parse } from './parse.ts';
 import { TraceRequest } from './protobuf.ts';
 import { resourceKey, seriesKey } from './registry.ts';
 
 const DAY_MS = 86_400_000;
-/** Bytes of one encoded span without its attributes (ids, numbers and field headers). */
-const FIXED_ROW_BYTES = 2 + 9 * 4 + 16 + 8 + 8 + 8 + 8 + 8 + 8 + 2;
+/** Bytes of one encoded span without its attributes (ids, numbers, flag and field headers). */
+const FIXED_ROW_BYTES = 2 + 10 * 4 + 16 + 8 + 8 + 8 + 8 + 8 + 8 + 2 + 1;
+/** This thread's exemplar choice (per process or decode worker). */
+const exemplars = new ExemplarSampler();
 
 /** Spans of one (series, resource): `weight` of them. */
 export interface SpanGroup {
@@ -95,6 +98,10 @@ export function decodeTraces(
   const rowGroup = new Int32Array(n);
   const groups: SpanGroup[] = [];
   const groupOf = new Map<string, number>();
+  const groupKeys: string[] = [];
+  // Each group's exemplar counter for the minute its last span started in.
+  const counterMinute: number[] = [];
+  const counter: Array<{ n: number }> = [];
   const days = new Set<number>();
   for (let i = 0; i < n; i++) {
     const o = obs[i]!;
@@ -103,14 +110,23 @@ export function decodeTraces(
     if (g === undefined) {
       g = groups.length;
       groupOf.set(gk, g);
+      groupKeys.push(gk);
+      counterMinute.push(NaN);
+      counter.push({ n: 0 });
       groups.push({ series: o.series, resource: o.resource, weight: 0 });
     }
     groups[g]!.weight++;
+    const minute = Math.floor(o.startMs / 60_000);
+    if (counterMinute[g] !== minute) {
+      counterMinute[g] = minute;
+      counter[g] = exemplars.counter(groupKeys[g]!, minute);
+    }
+    const exemplar = exemplars.keep(counter[g]!);
     rowGroup[i] = g;
     days.add(Math.floor(o.startMs / DAY_MS));
     rows.reserve(FIXED_ROW_BYTES);
     rowStarts[i] = rows.length;
-    rows.row(9);
+    rows.row(10);
     rows.bytes(o.traceId);
     rows.bytes(o.spanId);
     if (o.parentSpanId) rows.bytes(o.parentSpanId);
@@ -121,8 +137,11 @@ export function decodeTraces(
     rows.timestampMs(o.startMs);
     rows.float8(o.durationUs);
     rows.int2(o.kind);
-    if (o.attrs === null) rows.null();
-    else rows.jsonb(o.attrs);
+    const attrs = exemplar ? keptAttributes(o.attrs) : null;
+    if (attrs === null) rows.null();
+    else rows.jsonb(attrs);
+    rows.reserve(5);
+    rows.bool(exemplar);
   }
   rowStarts[n] = rows.length;
   return {

@@ -102,6 +102,7 @@ export class GroupCommit {
   private async transaction(chunks: Buffer[]): Promise<number> {
     const day = utcDay(Date.now());
     await this.partitions.ensure('observations', [day]);
+    await this.partitions.ensure('span_durations', [day]);
     const client = await this.pool.connect();
     try {
       const inserted = await writeSpans(client, chunks, day);

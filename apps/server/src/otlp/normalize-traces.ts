@@ -34,15 +34,18 @@ export interface Observation {
   durationUs: number;
   series: SeriesLabels;
   resource: ResourceLabels;
-  /** Scalar span attributes, kept with the raw span for evidence (attribute lifts, hints); null when none. */
-  attrs: string | null;
+  /** The span's attributes; an exemplar keeps their scalar ones (keptAttributes) for evidence. */
+  attrs: Attributes;
 }
 
 const MAX_KEPT_ATTRS = 64;
 const MAX_KEPT_STRING = 256;
 
-/** The span's scalar attributes as JSON (strings cut to 256 chars, at most 64 keys): what evidence compares. */
-function keptAttributes(attrs: Attributes): string | null {
+/**
+ * The span's scalar attributes as JSON (strings cut to 256 chars, at most 64
+ * keys): what evidence compares. Built only for exemplars (exemplars.ts).
+ */
+export function keptAttributes(attrs: Attributes): string | null {
   const out: Record<string, string | number | boolean> = {};
   let n = 0;
   for (const [k, v] of Object.entries(attrs)) {
@@ -148,7 +151,7 @@ function observe(
     durationUs,
     series: classifySpan({ name, kind, attributes: spanAttrs }, resource),
     resource,
-    attrs: keptAttributes(spanAttrs),
+    attrs: spanAttrs,
   };
 }
 

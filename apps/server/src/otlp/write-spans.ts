@@ -13,13 +13,15 @@ const staged = new WeakSet<PoolClient>();
  * raw rows into `observations` with `ON CONFLICT DO NOTHING` on
  * `(trace_id, span_id, received_day)` (plus a look at the previous day, so an
  * OTLP retry across midnight is still caught), and exactly the rows that were
- * new folded into per-minute histograms.
+ * new folded into per-minute histograms and into one durations array per
+ * (series, start minute) in `span_durations` (a new SLO's exact history).
+ * Attributes come only with exemplars (exemplars.ts).
  */
 const FOLD_SQL = `WITH ins AS (
    INSERT INTO observations (received_day, trace_id, span_id, parent_span_id, series_id, resource_id,
-                             start_time, duration_us, kind, attrs)
+                             start_time, duration_us, kind, attrs, exemplar)
    SELECT $1::date, i.trace_id, i.span_id, i.parent_span_id, i.series_id, i.resource_id,
-          i.start_time, i.duration_us, i.kind, i.attrs
+          i.start_time, i.duration_us, i.kind, i.attrs, i.exemplar
      FROM ingest_stage i
     WHERE NOT EXISTS (SELECT 1 FROM observations o
                        WHERE o.received_day = $1::date - 1 AND o.trace_id = i.trace_id AND o.span_id = i.span_id)
@@ -29,6 +31,10 @@ const FOLD_SQL = `WITH ins AS (
    SELECT series_id, resource_id, date_trunc('minute', start_time) AS minute, onset_bucket(duration_us) AS i,
           count(*)::int AS c, sum(duration_us) AS s, min(duration_us) AS mn, max(duration_us) AS mx
      FROM ins GROUP BY 1, 2, 3, 4
+ ), d AS (
+   INSERT INTO span_durations (received_day, series_id, minute, durations)
+   SELECT $1::date, series_id, date_trunc('minute', start_time), array_agg(duration_us)
+     FROM ins GROUP BY 2, 3
  )
  INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
  SELECT series_id, resource_id, minute, sum(c), sum(s), min(mn), max(mx),
@@ -51,7 +57,8 @@ export async function writeSpans(
     await client.query(
       `CREATE TEMP TABLE IF NOT EXISTS ingest_stage (
          trace_id bytea, span_id bytea, parent_span_id bytea, series_id bigint, resource_id bigint,
-         start_time timestamptz, duration_us double precision, kind smallint, attrs jsonb
+         start_time timestamptz, duration_us double precision, kind smallint, attrs jsonb,
+         exemplar boolean
        ) ON COMMIT DELETE ROWS`,
     );
     staged.add(client);

@@ -207,8 +207,8 @@ const UPSERT_TAIL = (
   `ON CONFLICT (slo_id, ${key}) DO UPDATE SET good = ${table}.good + EXCLUDED.good, total = ${table}.total + EXCLUDED.total`;
 
 /**
- * Fill a new SLO's counters from what is stored. Per minute, raw
- * observations (exact) are used when they are complete — when they hold as
+ * Fill a new SLO's counters from what is stored. Per minute, the raw
+ * durations (span_durations: every stored span's, exact) are used when they are complete — when they hold as
  * many spans as that minute's histogram, i.e. raw retention has not dropped
  * any — and the histogram otherwise, estimated at the bucket the threshold
  * cuts. The newest hour always comes from raw spans (received up to the
@@ -237,10 +237,9 @@ async function backfill(
         WHERE h.minute >= $2 AND h.minute < $3
         GROUP BY h.minute
      ), raw AS (
-       SELECT date_trunc('minute', ob.start_time, 'UTC') AS minute,
-              count(*) FILTER (WHERE ob.duration_us <= $4::float8) AS good, count(*) AS total
-         FROM observations ob JOIN src ON src.id = ob.series_id
-        WHERE ob.received_at <= $7 AND ob.start_time >= $2
+       SELECT sd.minute, count(*) FILTER (WHERE d.us <= $4::float8) AS good, count(*) AS total
+         FROM span_durations sd JOIN src ON src.id = sd.series_id, unnest(sd.durations) AS d(us)
+        WHERE sd.received_at <= $7 AND sd.minute >= $2
         GROUP BY 1
      ), merged AS (
        SELECT coalesce(r.minute, h.minute) AS minute,
