@@ -2,7 +2,7 @@
  * bench/ingest/storage-cost: what each part of the per-span write costs
  * PostgreSQL. The same spans (binary COPY rows, batches of 2,000) go through
  * the ingest statement (write-spans.ts) into a fresh database per variant:
- * the raw row as it was before migration 0017 (every span with its
+ * the raw row as it was before migration 0019 (every span with its
  * attributes, a (series_id, start_time) index, the pairing index on every
  * child span), as stored now (attributes and the series/time index only for
  * exemplars, otlp/exemplars.ts), now without the exemplars' attributes, and
@@ -29,7 +29,7 @@ const BATCH = 2_000;
 interface Variant {
   name: string;
   setup?: string;
-  /** Which spans are exemplars: all (as before 0017), sampled (now), or none. */
+  /** Which spans are exemplars: all (as before 0019), sampled (now), or none. */
   exemplars: 'all' | 'sampled' | 'none';
   attrs?: boolean;
   /** Replace the ingest statement (histograms only). */
@@ -43,14 +43,14 @@ const HISTOGRAMS_ONLY = `INSERT INTO histograms (series_id, resource_id, minute,
             FROM ingest_stage GROUP BY 1, 2, 3, 4) b
    GROUP BY 1, 2, 3`;
 
-/** The indexes observations had before 0017. */
+/** The indexes observations had before 0019. */
 const BEFORE_INDEXES = `DROP INDEX observations_parent;
   CREATE INDEX observations_parent ON observations (trace_id, parent_span_id) WHERE parent_span_id IS NOT NULL;
   CREATE INDEX observations_series_time ON observations (series_id, start_time)`;
 
 const VARIANTS: Variant[] = [
   {
-    name: 'before 0017: every span with attributes and indexed by series/time',
+    name: 'before 0019: every span with attributes and indexed by series/time',
     setup: BEFORE_INDEXES,
     exemplars: 'all',
   },

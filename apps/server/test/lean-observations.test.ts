@@ -1,5 +1,5 @@
 /**
- * The lean raw row (migration 0017, docs/scaling.md): every span is stored
+ * The lean raw row (migration 0019, docs/scaling.md): every span is stored
  * once with what dedup, pairing and SLO counts need, but only exemplars keep
  * their attributes; the durations of every span go to span_durations for a
  * new SLO's exact history. Also: the migration carries rows stored before it
@@ -136,11 +136,11 @@ describe('lean raw rows through the server', () => {
   });
 });
 
-describe('migration 0017', () => {
+describe('migration 0019', () => {
   it('carries raw rows stored before it forward: exemplars with their attributes, durations per minute', async () => {
     const url = await createTestDatabase('onset_lean_migration');
     const files = (await readdir(MIGRATIONS)).filter((f) => f.endsWith('.sql')).sort();
-    const before = files.filter((f) => f < '0017').length;
+    const before = files.filter((f) => f < '0019').length;
     await runner({
       databaseUrl: url,
       dir: MIGRATIONS,
