@@ -119,39 +119,43 @@ export function scoreShapes(
     });
   }
 
-  // Ramps.
+  // Ramps: reported once, as one drift (its start within two 10-point blocks), no step.
   {
     const ss = of('ramp');
     let steps = 0;
     let many = 0;
-    let drift = 0;
+    let once = 0;
+    let drifted = 0;
     const rateErr: number[] = [];
+    const startErr: number[] = [];
     for (const s of ss) {
       const r = s.ramp!;
       const dets = found.get(s.id) ?? [];
-      const on = (c: StepChange) => c.index >= r.start - MARGIN && c.index <= r.end + 60;
+      const on = (c: StepChange) => c.index >= r.start - 20 && c.index <= r.end + 60;
       const n = dets.filter((c) => on(c) && isStep(c)).length;
-      steps += n;
-      if (n >= 2) many++;
       const d = dets.filter((c) => on(c) && c.shape === 'drift');
+      steps += n;
+      if (n + d.length >= 2) many++;
+      if (d.length === 1 && n === 0) once++;
       if (d.length) {
-        drift++;
+        drifted++;
         const truePerHour = Math.log(r.total) / ((r.end - r.start) / 60);
         const got = d[0]!.driftPerHour;
         if (got !== undefined) rateErr.push(Math.abs(Math.log(got) - truePerHour) / truePerHour);
+        startErr.push(Math.abs(d[0]!.index - r.start));
       }
     }
     rows.push({
       label: 'ramps ×1.5-4 over 2-7 h',
       series: ss.length,
-      what: 'reported as drift',
-      hits: drift,
-      share: drift / ss.length,
+      what: 'reported once as drift',
+      hits: once,
+      share: once / ss.length,
       medianDelay: null,
       spurious: steps,
-      note: `${steps} steps on ramps (${many} ramps with ≥2); drift rate error (median) ${
+      note: `${drifted} with a drift; ${steps} steps on ramps; ${many} ramps reported ≥2 times; rate error (median) ${
         rateErr.length ? (100 * median(rateErr)!).toFixed(0) + '%' : '–'
-      }`,
+      }; start error (median) ${startErr.length ? median(startErr) : '–'} points`,
     });
   }
 

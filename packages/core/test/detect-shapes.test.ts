@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   burstVerdict,
   detectSteps,
+  StepDetector,
   type MinutePoint,
   type StepChange,
 } from '../src/detect/index.ts';
@@ -65,5 +66,51 @@ describe('bursts', () => {
     expect(burstVerdict(c, at([13, 13, 13, 13, 10, 10])).over).toBe(false);
     expect(burstVerdict(c, at([13, 13, 13, 13, 10, 10, 10])).over).toBe(true);
     expect(burstVerdict(c, at([10, 10, 13, 10, 10, 10])).over).toBe(false); // mostly not at the after level
+  });
+});
+
+describe('ramps', () => {
+  // Flat for 4 hours, then ×3 over 4 hours (×1.316 an hour), then holding.
+  const ramp = (i: number) =>
+    10 * Math.exp((Math.log(3) / 240) * Math.min(Math.max(i - 240, 0), 240));
+
+  it('a sustained ramp is reported once, as drift with its rate, not as steps', () => {
+    const pts = series(720, ramp, 3);
+    const found = detectSteps(pts, { minRatio: 1.2 });
+    expect(found.map((c) => c.shape ?? 'step')).toEqual(['drift']);
+    const c = found[0]!;
+    expect(c.direction).toBe('regression');
+    expect(Math.abs(c.index - 240)).toBeLessThanOrEqual(20);
+    expect(c.driftPerHour!).toBeGreaterThan(1.25);
+    expect(c.driftPerHour!).toBeLessThan(1.4);
+    expect(c.ratio).toBeGreaterThan(1.3);
+  });
+
+  it('fed in chunks through the stored state, the ramp is still reported once', () => {
+    const pts = series(720, ramp, 3);
+    let det = new StepDetector({ minRatio: 1.2 });
+    const found: StepChange[] = [];
+    for (let i = 0; i < pts.length; i += 37) {
+      found.push(...det.pushAll(pts.slice(i, i + 37)));
+      det = StepDetector.decode(det.encode());
+    }
+    expect(found).toEqual(detectSteps(pts, { minRatio: 1.2 }));
+  });
+
+  it('a steep ramp (×4 in 2 hours) that outruns the baseline is one drift, not a series of steps', () => {
+    const steep = (i: number) =>
+      10 * Math.exp((Math.log(4) / 120) * Math.min(Math.max(i - 240, 0), 120));
+    const found = detectSteps(series(600, steep, 5), { minRatio: 1.2 });
+    expect(found.map((c) => c.shape ?? 'step')).toEqual(['drift']);
+  });
+
+  it('a daily cycle (×2 peak to trough) over two days is no drift, and a step is a step', () => {
+    const daily = (i: number) => 10 * Math.exp(0.35 * Math.sin((2 * Math.PI * i) / 1440));
+    expect(detectSteps(series(2880, daily, 7), { minRatio: 1.2 })).toEqual([]);
+    const step = detectSteps(
+      series(600, (i) => (i >= 300 ? 20 : 10), 9),
+      { minRatio: 1.2 },
+    );
+    expect(step.map((c) => c.shape ?? 'step')).toEqual(['step']);
   });
 });

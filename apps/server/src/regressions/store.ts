@@ -184,8 +184,8 @@ export async function insertRegression(db: Queryable, r: NewRegression): Promise
   const ch = r.change;
   const { rows } = await db.query<RegressionRow>(
     `INSERT INTO regressions (series_id, service, op, view, name, peer, onset, onset_uncertainty_ms, detected_at, updated_at,
-                              metric, confidence, before, after, ratio_p50, ratio_p99, change, after_through)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+                              metric, confidence, before, after, ratio_p50, ratio_p99, change, after_through, shape, drift_per_hour)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
      RETURNING ${REGRESSION_COLUMNS}`,
     [
       r.seriesId,
@@ -205,6 +205,9 @@ export async function insertRegression(db: Queryable, r: NewRegression): Promise
       r.ratioP99,
       JSON.stringify(ch),
       new Date(r.afterThroughMs),
+      // A sustained ramp is opened as one drift with its rate; everything else opens as a step.
+      ch.shape === 'drift' ? 'drift' : 'step',
+      ch.shape === 'drift' ? (ch.driftPerHour ?? null) : null,
     ],
   );
   return rows[0]!;

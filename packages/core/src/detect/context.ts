@@ -1,4 +1,5 @@
 /** What every part of the detector reads and updates: options, the point ring, the two quantiles' state, recent reports. */
+import type { DriftEpisode } from './drift.ts';
 import type { MetricState } from './metric-state.ts';
 import type { PointRing } from './ring.ts';
 import type { ResolvedDetectOptions } from './types.ts';
@@ -16,6 +17,8 @@ export interface DetectorContext {
   /** p50 (0) and p99 (1). */
   readonly metrics: [MetricState, MetricState];
   recent: RecentChange[];
+  /** The drift episode reported last (drift.ts; dir 0: none). */
+  drift: DriftEpisode;
   /** log(minRatio): the smallest step worth reporting, in log units. */
   readonly logMinRatio: number;
   /** resolution²: the input's quantisation noise variance. */

@@ -46,6 +46,7 @@
 import { decodeState, encodeState } from './codec.ts';
 import type { DetectorContext } from './context.ts';
 import { tryConfirm } from './confirm.ts';
+import { driftCheck, DRIFT_EVERY } from './drift.ts';
 import { extremes } from './extremes.ts';
 import { jumpRun } from './jump.ts';
 import { longScan, wander } from './long-scan.ts';
@@ -91,6 +92,7 @@ export class StepDetector {
       ring: new PointRing(cap, longCap),
       metrics: [newMetricState(), newMetricState()],
       recent: [],
+      drift: { dir: 0, start: 0, seen: 0 },
       logMinRatio: Math.log(this.opts.minRatio),
       resolutionVar: this.opts.resolution * this.opts.resolution,
     };
@@ -163,6 +165,15 @@ export class StepDetector {
       m0.warmPoints >= this.opts.warmupPoints
     ) {
       const ch = longScan(d, vi);
+      if (ch) out = [ch];
+    }
+    // Sustained ramps, reported once as drift (drift.ts).
+    if (
+      out === NONE &&
+      vi % DRIFT_EVERY === DRIFT_EVERY - 1 &&
+      m0.warmPoints >= this.opts.warmupPoints
+    ) {
+      const ch = driftCheck(d, vi);
       if (ch) out = [ch];
     }
     return out;

@@ -4,6 +4,7 @@
  * already reported is dropped, and the levels either side are summarised.
  */
 import type { DetectorContext } from './context.ts';
+import { inDrift, stepAsDrift } from './drift.ts';
 import { initRegime, noiseSd } from './model.ts';
 import { medianOf } from './scratch.ts';
 import { testSplit } from './split-tests.ts';
@@ -53,6 +54,12 @@ export function report(
   }
   d.recent.push({ onset: split, direction: dir, uncertainty: unc });
   if (d.recent.length > 4) d.recent.shift();
+  if (!transient) {
+    // A step on a ramp: the drift, reported once (drift.ts).
+    if (inDrift(d, dir, split, now)) return null;
+    const drift = stepAsDrift(d, dir, split, now);
+    if (drift) return drift;
+  }
   const ch = describe(d, mi, dir, split, now, unc, p, joined);
   if (transient) ch.shape = 'transient';
   return ch;

@@ -98,6 +98,8 @@ export interface DetectorStateJSON {
   spread: [number, number, number];
   metrics: MetricStateJSON[];
   recent: { onset: number; dir: number; unc: number }[];
+  /** The drift episode reported last: [direction, start, last seen rising] (valid indices); absent in older states. */
+  drift?: [number, number, number];
 }
 
 const copyValue = <T>(x: T): T => (Array.isArray(x) ? ([...x] as T) : x);
@@ -159,6 +161,7 @@ export function stateToJSON(
     spread: [r.spreadXZ, r.spreadZZ, r.sigmaU],
     metrics: d.metrics.map(metricToJSON),
     recent: d.recent.map((c) => ({ onset: c.onset, dir: c.direction, unc: c.uncertainty })),
+    ...(d.drift.dir !== 0 ? { drift: [d.drift.dir, d.drift.start, d.drift.seen] } : {}),
   };
 }
 
@@ -201,4 +204,6 @@ export function stateFromJSON(state: DetectorStateJSON, d: DetectorContext): voi
     direction: c.dir,
     uncertainty: c.unc,
   }));
+  const [dir, start, seen] = state.drift ?? [0, 0, 0];
+  d.drift = { dir, start, seen };
 }
