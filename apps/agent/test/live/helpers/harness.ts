@@ -7,7 +7,7 @@
  * Deploy markers go through POST /api/v1/deploys with `at`, as `onset deploy --at` sends them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -22,10 +22,21 @@ import { MINUTE_MS, startTestTimeRelay, TestClock, type TestTimeRelay } from './
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const WORKLOADS = path.resolve(HERE, '../workloads');
 
-/** Why the live suite cannot run here, or null when it can (Linux, root and bpftrace). */
+/** Why the live suite cannot run here, or null when it can (Linux, root, bpftrace and gcc). */
 export function liveSkipReason(): string | null {
   const reason = bpftraceSkipReason();
-  return reason ? `live tests ${reason}` : null;
+  if (reason) return `the live tests ${reason.replace(/^needs/, 'need')}`;
+  const gcc = (process.env.PATH ?? '').split(':').some((dir) => {
+    try {
+      accessSync(path.join(dir, 'gcc'), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  return gcc
+    ? null
+    : 'the live tests need gcc on PATH (their C workloads are compiled at test time)';
 }
 
 export interface Regression {
@@ -48,14 +59,27 @@ export interface Regression {
   status: string;
 }
 
+/** One series' minutes with data, as the quantiles API gives them (ms). */
+export interface SeriesPoints {
+  id: string;
+  service: string;
+  op: string;
+  view: string;
+  name: string;
+  points: { t: number; count: number; p50: number; p99: number }[];
+}
+
 /** A pass the test drove: the test minute it ran at, and the regressions that existed after it. */
 export interface Pass {
   /** Test time of the scheduler tick this pass stands for (a minute boundary + MINUTE_LATENESS_MS). */
   at: number;
   /** Minutes before this were examined. */
   upto: number;
-  /** Real milliseconds the POST took. */
+  /** Test time it actually started (after `at` when the pass before overran). */
+  ranAt: number;
+  /** Real milliseconds the POST took, and of them the detection pass (after pairing and inference). */
   tookMs: number;
+  detectMs: number;
   regressions: Regression[];
 }
 
@@ -68,14 +92,17 @@ export interface Detection {
   onsetMinutes: number;
   confirmPoints: number;
   lagMinutes: number;
+  /** How late (test minutes) the opening pass started after its tick, the pass before it having overran; and how long it took (real ms). */
+  passLateMinutes: number;
+  passMs: number;
 }
 
 export interface LiveRun {
   clock: TestClock;
   server: TestServer;
   relay: TestTimeRelay;
-  /** The agent, unless the run was started without one. */
-  agent: TestAgent | null;
+  /** The agents, one per traced service (none when the run has instrumented services only). */
+  agents: TestAgent[];
   work: string;
   passes: Pass[];
   /** Drive one pass per test minute until stopped. */
@@ -85,40 +112,45 @@ export interface LiveRun {
   waitForPass(pred: (p: Pass) => boolean, maxMinutes: number): Promise<Pass | null>;
   /** Post a deploy marker (api.md "Deploy markers") at test time `at`; returns its id. */
   deploy(marker: Record<string, unknown>, at: number): Promise<string>;
-  /** Per-minute p50/p99 (ms) and counts of the series matching `query`, as text (failure messages). */
+  /** Per-minute counts and p50/p99 (ms) of the series matching `query` (api.md "Series"). */
+  seriesPoints(query: Record<string, string>): Promise<SeriesPoints[]>;
+  /** The same as text (failure messages). */
   describeSeries(query: Record<string, string>): Promise<string>;
   /** Break down how long a regression took, from the change (test time). */
   detection(r: Regression, changeAt: number): Promise<Detection>;
   close(): Promise<void>;
 }
 
-export async function startLiveRun(opts: {
-  /** The agent's service name and the process names it traces; null: no agent (instrumented services only). */
-  agent: { service: string; comms: string[] } | null;
-  /** Longest run in test minutes (sizes how far back test time starts). */
-  maxMinutes: number;
+/** One agent of a live run: the service it reports as and the process names it traces. */
+export interface LiveAgent {
+  service: string;
+  comms: string[];
   /** Adjust the agent's resolved config (e.g. to test time). */
   tune?: (c: AgentConfig, clock: TestClock) => void;
+}
+
+export async function startLiveRun(opts: {
+  /** One agent per traced service, as a per-service deployment runs them (none: instrumented services only). */
+  agents: LiveAgent[];
+  /** Longest run in test minutes (sizes how far back test time starts). */
+  maxMinutes: number;
 }): Promise<LiveRun> {
   const work = mkdtempSync('/var/tmp/onset-live-');
   const server = await startTestServer();
   const clock = new TestClock({ maxMinutes: opts.maxMinutes });
   const relay = await startTestTimeRelay(clock, server.otlpUrl);
-  const agent = opts.agent
-    ? await startTestAgent({
-        flags: {
-          endpoint: relay.url,
-          serviceName: opts.agent.service,
-          comm: opts.agent.comms,
-          strace: false,
-        },
+  const agents = await Promise.all(
+    opts.agents.map((a) =>
+      startTestAgent({
+        flags: { endpoint: relay.url, serviceName: a.service, comm: a.comms, strace: false },
         tune: (c) => {
           // Test time runs ~30x faster: send about as often, relative to a minute, as the default 1 s does.
           c.export.flushIntervalMs = 200;
-          opts.tune?.(c, clock);
+          a.tune?.(c, clock);
         },
-      })
-    : null;
+      }),
+    ),
+  );
   const passes: Pass[] = [];
   let running: Promise<void> | null = null;
   let stop = false;
@@ -126,6 +158,7 @@ export async function startLiveRun(opts: {
 
   async function pass(at: number): Promise<void> {
     const upto = at - MINUTE_LATENESS_MS;
+    const ranAt = clock.now();
     const t0 = Date.now();
     const res = await fetch(`${server.url}/api/v1/detect`, {
       method: 'POST',
@@ -133,11 +166,18 @@ export async function startLiveRun(opts: {
       body: JSON.stringify({ upto: new Date(upto).toISOString() }),
     });
     if (!res.ok) throw new Error(`POST /api/v1/detect: ${res.status} ${await res.text()}`);
-    await res.json();
+    const body = (await res.json()) as { detection: { duration_ms: number } };
     const list = await fetch(`${server.url}/api/v1/regressions`);
     if (!list.ok) throw new Error(`GET /api/v1/regressions: ${list.status}`);
     const { regressions } = (await list.json()) as { regressions: Regression[] };
-    passes.push({ at, upto, tookMs: Date.now() - t0, regressions });
+    passes.push({
+      at,
+      upto,
+      ranAt,
+      tookMs: Date.now() - t0,
+      detectMs: body.detection.duration_ms,
+      regressions,
+    });
     for (const l of listeners) l();
   }
 
@@ -151,8 +191,11 @@ export async function startLiveRun(opts: {
       await clock.until(at);
       if (stop) break;
       await pass(at);
-      // Like the cron: the next tick still ahead (a slow pass skips ticks, as a running pass makes the cron's a no-op).
-      at = tickAfter(Math.max(at + 1, clock.now()));
+      // Every tick gets its pass, with its own horizon, even when the one before overran: in
+      // production a pass takes seconds of a 60 s minute, but on test time each real second of
+      // it is half a minute, and skipping ticks would charge a pass's duration 30 times over.
+      // A pass that runs late for its tick sees the same minutes (all before its horizon, sealed).
+      at += MINUTE_MS;
     }
   }
 
@@ -160,7 +203,7 @@ export async function startLiveRun(opts: {
     clock,
     server,
     relay,
-    agent,
+    agents,
     work,
     passes,
     startPasses() {
@@ -172,12 +215,14 @@ export async function startLiveRun(opts: {
       await running;
     },
     waitForPass(pred, maxMinutes) {
-      const deadline = clock.now() + maxMinutes * MINUTE_MS;
+      // Counted in ticks (passes catch up on ticks they fell behind on), with a real-time backstop.
+      const deadline = tickAfter(clock.now()) + maxMinutes * MINUTE_MS;
       return new Promise((resolve, reject) => {
         const check = () => {
           const last = passes.at(-1);
           if (last && pred(last)) done(last);
-          else if (clock.now() > deadline) done(null);
+          else if ((last && last.at > deadline) || clock.now() > deadline + 10 * MINUTE_MS)
+            done(null);
         };
         const timer = setInterval(check, 200);
         const done = (p: Pass | null) => {
@@ -204,14 +249,14 @@ export async function startLiveRun(opts: {
         throw new Error(`POST /api/v1/deploys: ${res.status} ${await res.text()}`);
       return ((await res.json()) as { id: string }).id;
     },
-    async describeSeries(query) {
+    async seriesPoints(query) {
       const res = await fetch(`${server.url}/api/v1/series?${new URLSearchParams(query)}`);
       const { series } = (await res.json()) as {
-        series: { id: string; name: string; op: string; view: string }[];
+        series: { id: string; service: string; name: string; op: string; view: string }[];
       };
       const from = new Date(clock.testStart).toISOString();
       const to = new Date(clock.now()).toISOString();
-      const out: string[] = [];
+      const out: SeriesPoints[] = [];
       for (const s of series) {
         const q = await fetch(
           `${server.url}/api/v1/series/${s.id}/quantiles?from=${from}&to=${to}&step=1m&q=0.5,0.99`,
@@ -219,15 +264,29 @@ export async function startLiveRun(opts: {
         const { points } = (await q.json()) as {
           points: { t: string; count: number; q: Record<string, number> }[];
         };
-        const rows = points
-          .filter((p) => p.count > 0)
-          .map(
-            (p) =>
-              `${p.t.slice(11, 16)} n=${p.count} ${p.q['0.5']?.toFixed(3)}/${p.q['0.99']?.toFixed(3)}`,
-          );
-        out.push(`${s.op}/${s.view} ${s.name}: ${rows.join(', ')}`);
+        out.push({
+          ...s,
+          points: points
+            .filter((p) => p.count > 0)
+            .map((p) => ({
+              t: Date.parse(p.t),
+              count: p.count,
+              p50: p.q['0.5'] ?? NaN,
+              p99: p.q['0.99'] ?? NaN,
+            })),
+        });
       }
-      return out.join('\n') || 'no series';
+      return out;
+    },
+    async describeSeries(query) {
+      const rows = (await run.seriesPoints(query)).map((s) => {
+        const pts = s.points.map(
+          (p) =>
+            `${new Date(p.t).toISOString().slice(11, 16)} n=${p.count} ${p.p50.toFixed(3)}/${p.p99.toFixed(3)}`,
+        );
+        return `${s.op}/${s.view} ${s.name}: ${pts.join(', ')}`;
+      });
+      return rows.join('\n') || 'no series';
     },
     async detection(r, changeAt) {
       const first = passes.find((p) => p.regressions.some((x) => x.id === r.id))!;
@@ -251,12 +310,14 @@ export async function startLiveRun(opts: {
         onsetMinutes: (onset - changeAt) / MINUTE_MS,
         confirmPoints: (detectedT - onset) / MINUTE_MS + 1,
         lagMinutes: (first.at - (detectedT + MINUTE_MS)) / MINUTE_MS,
+        passLateMinutes: (first.ranAt - first.at) / MINUTE_MS,
+        passMs: first.tookMs,
       };
     },
     async close() {
       stop = true;
       await running?.catch(() => {});
-      await agent?.stop().catch(() => {});
+      await Promise.all(agents.map((a) => a.stop().catch(() => {})));
       await relay.close();
       await server.close();
       rmSync(work, { recursive: true, force: true });
@@ -332,9 +393,25 @@ export function startWorkload(cmd: string, args: string[], cwd?: string): Worklo
   };
 }
 
+/** One change a live run makes mid-run, and how to tell its regressions. */
+export interface LiveCase {
+  /** Short name for logs (e.g. "spawn"). */
+  name: string;
+  workload: Workload;
+  /** The line the workload takes as "change now"; it answers `switched <epoch ms>`. */
+  switchCommand: string;
+  /** The deploy marker's fields (api.md "Deploy markers"), without `at`. */
+  marker: Record<string, unknown>;
+  /** Whether a regression belongs to this case (its service). */
+  owns: (r: Regression) => boolean;
+  /** What to show when nothing opens. */
+  describe: () => Promise<string>;
+}
+
 /** What a case found, for its assertions and its log line. */
 export interface CaseResult {
-  /** Every regression that existed at the end (the case expects one). */
+  name: string;
+  /** Every regression of this case that existed at the end (the case expects one). */
   regressions: Regression[];
   markerId: string;
   changeAt: number;
@@ -342,27 +419,32 @@ export interface CaseResult {
   detections: Detection[];
 }
 
+export interface RunResult {
+  cases: CaseResult[];
+  /** Regressions that belong to no case (the agents' own activity, one case's load on another's series). */
+  others: Regression[];
+}
+
 /**
- * The shape every case shares: `BASELINE` test minutes of steady behaviour (no
- * regression may open), a deploy marker for a moment in the
- * middle of a test minute, the change at that moment (the workload answers
- * `switched <epoch ms>`, which the times are measured from), then passes until a regression opens (at most `waitMinutes`)
- * and `afterMinutes` more, to see it opened once.
+ * The shape every live run shares: `baselineMinutes` test minutes of steady
+ * behaviour (no regression may open), then each case's change, `staggerMinutes`
+ * apart, each in the middle of a test minute (neither the best nor the worst
+ * moment for the minute it falls in) with its deploy marker posted first, as a
+ * deploy hook runs as the deploy starts. Times are measured from the workload's
+ * own `switched <epoch ms>`. Passes go on until every case has a regression (at
+ * most `waitMinutes` after the last change) and `afterMinutes` more, to see each
+ * opened once.
  */
-export async function changeMidRun(
+export async function changesMidRun(
   run: LiveRun,
   opts: {
-    workload: Workload;
-    switchCommand: string;
+    cases: LiveCase[];
     baselineMinutes: number;
+    staggerMinutes: number;
     waitMinutes: number;
     afterMinutes: number;
-    /** The deploy marker's fields (api.md "Deploy markers"), without `at`. */
-    marker: Record<string, unknown>;
-    /** What to show when nothing opens. */
-    describe: () => Promise<string>;
   },
-): Promise<CaseResult> {
+): Promise<RunResult> {
   const { clock } = run;
   run.startPasses();
   const start = clock.now();
@@ -374,44 +456,66 @@ export async function changeMidRun(
     throw new Error(
       `regressions before the change: ${early.regressions.map((r) => `${r.service} ${r.op}/${r.view} ${r.name}`).join(', ')}`,
     );
-  // The change comes mid-minute (neither the best nor the worst moment for the minute it falls in),
-  // and the marker is posted for it first, as a deploy hook runs as the deploy starts.
-  const planned = Math.ceil((clock.now() + MINUTE_MS) / MINUTE_MS) * MINUTE_MS + MINUTE_MS / 2;
-  const markerId = await run.deploy(opts.marker, planned);
-  await clock.until(planned);
-  opts.workload.send(opts.switchCommand);
-  const changeAt = clock.toTest(Number(await opts.workload.line('switched')));
-  const found = await run.waitForPass((p) => p.regressions.length > 0, opts.waitMinutes);
-  if (!found)
-    throw new Error(
-      `no regression ${opts.waitMinutes} test minutes after the change at ${new Date(changeAt).toISOString()}\n${await opts.describe()}`,
-    );
-  const settled = await run.waitForPass(
-    (p) => p.at >= found.at + opts.afterMinutes * MINUTE_MS,
-    opts.afterMinutes + 2,
-  );
+  const first = Math.ceil((clock.now() + MINUTE_MS) / MINUTE_MS) * MINUTE_MS + MINUTE_MS / 2;
+  const changes: { markerId: string; changeAt: number }[] = [];
+  for (const [i, c] of opts.cases.entries()) {
+    const planned = first + i * opts.staggerMinutes * MINUTE_MS;
+    const markerId = await run.deploy(c.marker, planned);
+    await clock.until(planned);
+    c.workload.send(c.switchCommand);
+    const changeAt = clock.toTest(Number(await c.workload.line('switched')));
+    changes.push({ markerId, changeAt });
+  }
+  const all = (p: Pass) => opts.cases.every((c) => p.regressions.some(c.owns));
+  const found = await run.waitForPass(all, opts.waitMinutes);
+  const last = found ?? run.passes.at(-1)!;
+  const settled = found
+    ? await run.waitForPass(
+        (p) => p.at >= found.at + opts.afterMinutes * MINUTE_MS,
+        opts.afterMinutes + 2,
+      )
+    : null;
   await run.stopPasses();
-  const regressions = (settled ?? found).regressions;
-  const detections: Detection[] = [];
-  for (const r of regressions) detections.push(await run.detection(r, changeAt));
-  return { regressions, markerId, changeAt, detections };
+  const regressions = (settled ?? last).regressions;
+  const cases: CaseResult[] = [];
+  for (const [i, c] of opts.cases.entries()) {
+    const mine = regressions.filter(c.owns);
+    const detections: Detection[] = [];
+    for (const r of mine) detections.push(await run.detection(r, changes[i]!.changeAt));
+    cases.push({ name: c.name, regressions: mine, detections, ...changes[i]! });
+  }
+  const missing = opts.cases.filter((_, i) => cases[i]!.regressions.length === 0);
+  if (missing.length) {
+    const shown: string[] = [];
+    for (const c of missing) shown.push(`${c.name}: ${await c.describe()}`);
+    throw new Error(
+      `no regression ${opts.waitMinutes} test minutes after the last change for ${missing.map((c) => c.name).join(', ')}\n` +
+        `found: ${describeRun({ cases, others: [] })}\n${shown.join('\n')}`,
+    );
+  }
+  const others = regressions.filter((r) => !opts.cases.some((c) => c.owns(r)));
+  return { cases, others };
 }
 
-/** One line per regression: labels, time to open and its parts, levels, top suspect. */
-export function describeResult(res: CaseResult): string {
-  return res.regressions
-    .map((r, i) => {
-      const d = res.detections[i]!;
+/** One line per regression: case, labels, time to open and its parts, levels, top suspect. */
+export function describeRun(res: RunResult): string {
+  const lines = res.cases.flatMap((c) =>
+    c.regressions.map((r, i) => {
+      const d = c.detections[i]!;
       const top = r.suspects[0];
       return (
-        `${r.service} ${r.op}/${r.view} ${r.name}${r.peer ? ` -> ${r.peer}` : ''}: opened ${d.minutes.toFixed(1)} test minutes after the change ` +
+        `[${c.name}] ${r.service} ${r.op}/${r.view} ${r.name}${r.peer ? ` -> ${r.peer}` : ''}: opened ${d.minutes.toFixed(1)} test minutes after the change ` +
         `(onset ${d.onsetMinutes.toFixed(1)} ± ${(r.onset_uncertainty_ms / MINUTE_MS).toFixed(1)} min from it, ` +
         (d.lagMinutes >= 0
           ? `confirmed on its ${d.confirmPoints}th point, fed ${d.lagMinutes.toFixed(2)} min after that minute ended); `
           : `opened by another view's step: the headline's own was confirmed on its ${d.confirmPoints}th point); `) +
+        `its pass started ${d.passLateMinutes.toFixed(1)} test min after its tick and took ${d.passMs} ms; ` +
         `p50 ${r.before.p50_ms} → ${r.after.p50_ms} ms, p99 ${r.before.p99_ms} → ${r.after.p99_ms} ms; ` +
-        `top suspect ${top ? (top.deploy_id === res.markerId ? 'the marker' : `${top.service} ${top.reason}`) : 'none'}`
+        `top suspect ${top ? (top.deploy_id === c.markerId ? 'the marker' : `${top.service} ${top.reason}`) : 'none'}`
       );
-    })
-    .join('\n');
+    }),
+  );
+  for (const r of res.others)
+    lines.push(`[no case] ${r.service} ${r.op}/${r.view} ${r.name} onset ${r.onset}`);
+  return lines.join('\n');
 }

@@ -1,0 +1,271 @@
+/**
+ * Live: four real workloads on one host, each changing behaviour at a known
+ * moment with a deploy marker posted at the change (issue 20's four
+ * incidents), one server, one agent per traced service (bpftrace) and two
+ * services instrumented with the OpenTelemetry JS SDK, on test time
+ * (helpers/test-time.ts). One run serves all four cases (a live run's
+ * hour of history is most of its time); each case is asserted on its own:
+ * one regression, on the right series, with its marker as top suspect,
+ * opened within 5 test minutes of its change, and no regression anywhere else.
+ *
+ *  - spawn: a parent with 1,000 open fds spawns a helper every 3 ms with
+ *    posix_spawn, then with fork + a pre-exec loop marking every fd
+ *    close-on-exec (time to exec ×2.4–2.8; spawner.c logs its own figure).
+ *  - fsync: a WAL keeper removes 40 segment files every 250 ms with one
+ *    directory fsync per pass, then fsyncs after every unlink (passes from a
+ *    few ms to hundreds while each fsync gets cheaper): the agent's
+ *    `fsync-burst` operation series must open, not the per-call one.
+ *  - unmount: a service mounts a scratch tmpfs, writes 16 MB, unmounts, a few
+ *    times a test minute, then writes 256 MB (its own log: unmount ×3–10);
+ *    the agent times the unmount until the thread is back in user space.
+ *  - nagle: a callee starts writing header and body apart with Nagle on; its
+ *    caller waits for the delayed ACK (+40 ms), the callee's own spans stay
+ *    flat: the caller's side of the edge (client or gap view) must open.
+ */
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { normalizePath } from '../../src/telemetry/normalize.ts';
+import {
+  changesMidRun,
+  describeRun,
+  liveSkipReason,
+  startLiveRun,
+  startWorkload,
+  WORKLOADS,
+  type CaseResult,
+  type LiveRun,
+  type RunResult,
+  type Workload,
+} from './helpers/harness.ts';
+import { compile } from './helpers/compile.ts';
+
+/**
+ * Test minutes of steady behaviour before the first change: the detectors' history. ~95 points
+ * (the workloads start a few minutes before the passes), as a series has after 1.5 hours: enough
+ * for a very large step to be confirmed on 3 points (docs/detection.md "Time to open").
+ */
+const BASELINE_MINUTES = 90;
+/** Test minutes between one case's change and the next's. */
+const STAGGER_MINUTES = 1;
+/** Test minutes allowed after the last change (the bar is 5; the rest measures a slower detection). */
+const WAIT_MINUTES = 12;
+/** Test minutes kept after the last case opened, to see each opened once. */
+const AFTER_MINUTES = 3;
+
+const skip = liveSkipReason();
+if (skip) console.warn(`live host test skipped: ${skip}`);
+
+let run: LiveRun | undefined;
+let result: RunResult | undefined;
+const workloads: Workload[] = [];
+let scratch: string | undefined;
+
+const stats = (w: Workload) =>
+  w.lines
+    .filter((l) => l.startsWith('stat '))
+    .slice(-30)
+    .join('; ');
+
+beforeAll(async () => {
+  if (skip) return;
+  run = await startLiveRun({
+    agents: [
+      { service: 'live-spawn', comms: ['live-spawner'] },
+      {
+        service: 'live-wal',
+        comms: ['live-walkeeper'],
+        tune: (c, clock) => {
+          // Operations and rates on test time: a rate per test minute, and stragglers waited for as
+          // long as bpftrace's delivery takes (its 100 ms epochs), not 5 s (2.5 test minutes, past sealing).
+          c.operations.windowMs = clock.realMsPerMinute;
+          c.operations.latenessMs = 300;
+        },
+      },
+      { service: 'live-mounts', comms: ['live-unmounter'] },
+    ],
+    maxMinutes: BASELINE_MINUTES + 4 * STAGGER_MINUTES + WAIT_MINUTES + AFTER_MINUTES + 10,
+  });
+  const r = run;
+  const start = (cmd: string, args: string[]) => {
+    const w = startWorkload(cmd, args);
+    workloads.push(w);
+    return w;
+  };
+
+  const helper = path.join(r.work, 'live-helper');
+  copyFileSync('/bin/true', helper);
+  const spawner = start(compile('spawner.c', r.work, 'live-spawner'), [helper, '1000', '3000']);
+  const wal = path.join(r.work, 'pg_wal');
+  mkdirSync(wal);
+  const keeper = start(compile('walkeeper.c', r.work, 'live-walkeeper'), [wal, '40', '250']);
+  scratch = path.join(r.work, 'scratch');
+  mkdirSync(scratch);
+  const unmounter = start(compile('unmounter.c', r.work, 'live-unmounter'), [
+    scratch,
+    '16',
+    '256',
+    '150',
+  ]);
+  const pair = (role: string, ...args: string[]) =>
+    start(process.execPath, [
+      '--import',
+      'tsx',
+      path.join(WORKLOADS, 'http-pair.ts'),
+      role,
+      r.relay.url,
+      ...args,
+    ]);
+  const callee = pair('callee');
+  const caller = pair('caller', await callee.line('port'), '5');
+  for (const w of [spawner, keeper, unmounter, caller]) await w.line('ready');
+
+  const ofService =
+    (...services: string[]) =>
+    (x: { service: string }) =>
+      services.includes(x.service);
+  result = await changesMidRun(r, {
+    baselineMinutes: BASELINE_MINUTES,
+    staggerMinutes: STAGGER_MINUTES,
+    waitMinutes: WAIT_MINUTES,
+    afterMinutes: AFTER_MINUTES,
+    cases: [
+      {
+        name: 'spawn',
+        workload: spawner,
+        switchCommand: 'switch',
+        marker: {
+          service: 'live-spawn',
+          kind: 'code',
+          to_version: 'fork-cloexec',
+          description: 'spawn helpers with fork + per-fd FD_CLOEXEC',
+        },
+        owns: ofService('live-spawn'),
+        describe: async () =>
+          `${await r.describeSeries({ service: 'live-spawn' })}\nworkload: ${stats(spawner)}`,
+      },
+      {
+        name: 'fsync',
+        workload: keeper,
+        switchCommand: 'switch',
+        marker: {
+          service: 'live-wal',
+          kind: 'config',
+          description: 'fsync the WAL directory after every unlink',
+        },
+        owns: ofService('live-wal'),
+        describe: async () =>
+          `${await r.describeSeries({ service: 'live-wal' })}\nworkload: ${stats(keeper)}`,
+      },
+      {
+        name: 'unmount',
+        workload: unmounter,
+        switchCommand: 'switch',
+        marker: {
+          service: 'live-mounts',
+          kind: 'code',
+          description: 'scratch volumes hold 256 MB',
+        },
+        owns: ofService('live-mounts'),
+        describe: async () =>
+          `${await r.describeSeries({ service: 'live-mounts' })}\nworkload: ${stats(unmounter)}`,
+      },
+      {
+        name: 'nagle',
+        workload: callee,
+        switchCommand: 'nagle',
+        marker: {
+          service: 'live-callee',
+          kind: 'dependency',
+          component: 'hyper',
+          from_version: '0.12.35',
+          to_version: '0.13.1',
+        },
+        owns: ofService('live-caller', 'live-callee'),
+        describe: async () =>
+          `${await r.describeSeries({ service: 'live-caller' })}\ncaller: ${stats(caller)}\ncallee: ${stats(callee)}`,
+      },
+    ],
+  });
+  console.log(`live host run:\n${describeRun(result)}`);
+  // Test-only: keep what the run saw (every series' minutes, the changes, the passes) for study.
+  const dump = process.env.ONSET_LIVE_DUMP;
+  if (dump)
+    writeFileSync(
+      dump,
+      JSON.stringify({
+        series: await r.seriesPoints({}),
+        cases: result.cases,
+        others: result.others,
+        passes: r.passes.map((p) => ({
+          at: p.at,
+          ranAt: p.ranAt,
+          tookMs: p.tookMs,
+          detectMs: p.detectMs,
+          n: p.regressions.length,
+        })),
+      }),
+    );
+  for (const w of workloads) console.log(`${w.child.spawnfile} ${stats(w)}`);
+}, 600_000);
+
+afterAll(async () => {
+  for (const w of workloads) await w.stop();
+  // Stopped between its mount and its unmount, the unmounter leaves the scratch mount behind.
+  if (scratch) spawnSync('umount', ['-l', scratch]);
+  await run?.close();
+});
+
+/** The case's one regression and its detection, after the checks every case shares. */
+function caseOf(name: string): CaseResult {
+  const c = result!.cases.find((x) => x.name === name)!;
+  expect(c.regressions, describeRun(result!)).toHaveLength(1);
+  const [r] = c.regressions;
+  const [d] = c.detections;
+  expect(r!.suspects[0]?.deploy_id, describeRun(result!)).toBe(c.markerId);
+  expect(Math.abs(d!.onsetMinutes)).toBeLessThanOrEqual(2);
+  expect(d!.minutes).toBeLessThanOrEqual(5);
+  return c;
+}
+
+const label = (r: { service: string; op: string; view: string; name: string }) =>
+  `${r.service} ${r.op}/${r.view} ${r.name}`;
+
+describe.skipIf(skip !== null)('live: four changes on one host', () => {
+  it('spawn method: one regression on the helper’s spawn series, marker first, within 5 test minutes', () => {
+    const c = caseOf('spawn');
+    expect(label(c.regressions[0]!)).toBe('live-spawn spawn/internal live-helper');
+    expect(c.regressions[0]!.ratio_p50).toBeGreaterThan(1.5);
+  });
+
+  it('fsync after every unlink: one regression on the removal operation’s series, marker first, within 5 test minutes', () => {
+    const c = caseOf('fsync');
+    expect(label(c.regressions[0]!)).toBe(
+      `live-wal fsync/internal fsync-burst ${normalizePath(path.join(run!.work, 'pg_wal'))}`,
+    );
+  });
+
+  it('unmount size: one regression on the mount point’s unmount series, marker first, within 5 test minutes', () => {
+    const c = caseOf('unmount');
+    expect(label(c.regressions[0]!)).toBe(
+      `live-mounts unmount/internal ${normalizePath(scratch!)}`,
+    );
+  });
+
+  it('Nagle: one regression on the caller’s view of the edge, marker first, within 5 test minutes', () => {
+    const c = caseOf('nagle');
+    const r = c.regressions[0]!;
+    expect(r).toMatchObject({
+      service: 'live-caller',
+      op: 'request',
+      name: 'GET /lookup',
+      peer: 'live-callee',
+    });
+    expect(['client', 'gap']).toContain(r.view);
+  });
+
+  it('no regression on any other series (the agents’ own activity, one case’s load on another’s)', () => {
+    expect(result!.others.map(label)).toEqual([]);
+  });
+});
