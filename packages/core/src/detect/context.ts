@@ -1,5 +1,4 @@
 /** What every part of the detector reads and updates: options, the point ring, the two quantiles' state, recent reports. */
-import type { DriftEpisode } from './drift.ts';
 import type { MetricState } from './metric-state.ts';
 import type { PointRing } from './ring.ts';
 import type { ResolvedDetectOptions } from './types.ts';
@@ -9,6 +8,13 @@ export interface RecentChange {
   onset: number;
   direction: number;
   uncertainty: number;
+}
+
+/** An episode of drift (drift.ts): its direction (0: none), first point (valid index) and when it was last seen rising. */
+export interface DriftEpisode {
+  dir: number;
+  start: number;
+  seen: number;
 }
 
 export interface DetectorContext {

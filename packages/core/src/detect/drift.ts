@@ -59,13 +59,6 @@ export const DRIFT_RECENT_BLOCKS = 6;
 /** An episode lasts this many points after the ramp was last seen rising. */
 export const DRIFT_HOLD_POINTS = 60;
 
-/** An episode of drift: its direction (0: none), first point (valid index) and when it was last seen rising. */
-export interface DriftEpisode {
-  dir: number;
-  start: number;
-  seen: number;
-}
-
 interface RampFit {
   dir: number;
   /** Valid indices of the ramp's first point and its last (the last point of the window if still rising). */
