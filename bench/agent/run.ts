@@ -1,14 +1,18 @@
 /**
  * Agent overhead: a workload doing ~1,000 fsyncs/s and ~200 spawns/s, run
- * without the agent and with the agent tracing it through bpftrace
- * (alternating, to even out a noisy machine). Reports the agent's CPU (% of
- * one core, node + bpftrace, in a warm-up window, in steady state after it and
- * overall), its memory per process (Rss, Pss, Private, anonymous, shared
- * file-backed, from /proc/PID/smaps_rollup), how many spans it delivered, and
- * the workload's own slowdown (time spent inside its fsync and spawn calls,
- * each traced round against the baseline round just before it).
+ * without the agent and with the agent tracing it through bpftrace, as it
+ * runs by default and with the opt-in unmount probe on every system call
+ * (--unmount-next-syscall), interleaved in one run (without, default, without,
+ * next-syscall; per round) to even out a noisy machine. Reports the agent's
+ * CPU (% of one core, node + bpftrace, in a warm-up window, in steady state
+ * after it and overall), its memory per process (Rss, Pss, Private,
+ * anonymous, shared file-backed, from /proc/PID/smaps_rollup), how many spans
+ * it delivered, and for each variant the workload's own slowdown (time spent
+ * inside its fsync and spawn calls, each traced run against the baseline run
+ * just before it), with the load average at start and end.
  *
- *   npm run bench:agent   (root; BENCH_SECONDS=8, BENCH_WARMUP_SECONDS=5, BENCH_ROUNDS=3)
+ *   npm run bench:agent   (root; BENCH_SECONDS=8, BENCH_WARMUP_SECONDS=5, BENCH_ROUNDS=3,
+ *                          BENCH_NEXT_SYSCALL=0 to leave the next-syscall variant out)
  *
  * The fsyncs go to a file on /dev/shm so 1,000/s is reachable on any disk;
  * the syscalls are traced all the same, and with no disk time to hide behind
@@ -32,6 +36,13 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 const FSYNC_RATE = 1000;
 const SPAWN_RATE = 200;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Agent variants, each run once per round after its own baseline run. */
+const VARIANTS = [
+  { name: 'default', flags: [] as string[] },
+  ...(process.env.BENCH_NEXT_SYSCALL === '0'
+    ? []
+    : [{ name: 'next-syscall', flags: ['--unmount-next-syscall'] }]),
+];
 const WORK_DIR = '/dev/shm/onset-bench-agent';
 const BARS = { cpuPctOfCore: 5, rssMb: 150, slowdownPct: 10 };
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -43,6 +54,8 @@ interface WorkloadResult {
   spawns: number;
   spawn_ns: number;
   spawn_p50_ns: number;
+  /** CPU time of the workload and its spawned children over the run (user + system). */
+  cpu_ns: number;
   wall_s: number;
 }
 
@@ -182,7 +195,7 @@ interface AgentRun {
   lostEvents: boolean;
 }
 
-async function runWithAgent(sinkUrl: string): Promise<AgentRun> {
+async function runWithAgent(sinkUrl: string, extraFlags: string[] = []): Promise<AgentRun> {
   // BENCH_AGENT_NODE_FLAGS: extra node flags; BENCH_AGENT_ENTRY: another entry point (e.g.
   // "--import tsx old/apps/agent/src/main.ts" to measure an older version the same way).
   const nodeFlags = (process.env.BENCH_AGENT_NODE_FLAGS ?? '').split(' ').filter(Boolean);
@@ -202,6 +215,7 @@ async function runWithAgent(sinkUrl: string): Promise<AgentRun> {
       '--no-strace',
       '--service-name',
       'bench-agent',
+      ...extraFlags,
     ],
     { cwd: ROOT, stdio: ['ignore', 'inherit', 'pipe'] },
   );
@@ -280,60 +294,92 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
+/** Time the workload spends in its fsync and spawn calls per second, from its medians. */
+const busyPerS = (r: WorkloadResult) =>
+  (r.fsync_p50_ns / 1e3) * FSYNC_RATE + (r.spawn_p50_ns / 1e3) * SPAWN_RATE;
+
+const busyFromUs = (p: { fsyncUs: number; spawnUs: number }) =>
+  p.fsyncUs * FSYNC_RATE + p.spawnUs * SPAWN_RATE;
+
+/** Medians per operation, and the median over rounds: other load on the machine shows up as outliers that means would pick up. */
+const perOp = (rs: WorkloadResult[]) => ({
+  fsyncUs: median(rs.map((r) => r.fsync_p50_ns / 1e3)),
+  spawnUs: median(rs.map((r) => r.spawn_p50_ns / 1e3)),
+  fsyncMeanUs: median(rs.map((r) => r.fsync_ns / r.fsyncs / 1e3)),
+  spawnMeanUs: median(rs.map((r) => r.spawn_ns / r.spawns / 1e3)),
+});
+
+/** One variant's slowdown: each traced run against the baseline run just before it. */
+function slowdownOf(baseline: WorkloadResult[], traced: WorkloadResult[]) {
+  const base = perOp(baseline);
+  const withAgent = perOp(traced);
+  const paired = (f: (r: WorkloadResult) => number) =>
+    median(traced.map((t, i) => (f(t) / f(baseline[i]!) - 1) * 100));
+  return {
+    without: base,
+    with: withAgent,
+    fsyncPct: (withAgent.fsyncUs / base.fsyncUs - 1) * 100,
+    spawnPct: (withAgent.spawnUs / base.spawnUs - 1) * 100,
+    // Medians taken over all rounds apart.
+    totalPct: (busyFromUs(withAgent) / busyFromUs(base) - 1) * 100,
+    // Compared with the bar: each traced run against the baseline run just before it (same load
+    // on this shared machine, which moves the spawn times by 2x between minutes), then the median.
+    pairedPct: paired(busyPerS),
+    pairedSpawnPct: paired((r) => r.spawn_p50_ns),
+    // CPU time per operation (the tracing inside its system calls), which other load on the
+    // machine moves much less than wall times.
+    pairedCpuPct: paired((r) => r.cpu_ns / (r.spawns + r.fsyncs)),
+    perRound: traced.map((t, i) => ({
+      withoutUs: {
+        fsyncP50: baseline[i]!.fsync_p50_ns / 1e3,
+        spawnP50: baseline[i]!.spawn_p50_ns / 1e3,
+      },
+      withUs: { fsyncP50: t.fsync_p50_ns / 1e3, spawnP50: t.spawn_p50_ns / 1e3 },
+    })),
+  };
+}
+
+const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
+
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('run as root: the agent traces through bpftrace');
   const sink = await startSink();
-  const baseline: WorkloadResult[] = [];
-  const traced: AgentRun[] = [];
+  const loadAtStart = loadAverage();
+  const runs = VARIANTS.map(() => ({ baseline: [] as WorkloadResult[], traced: [] as AgentRun[] }));
   try {
     for (let i = 0; i < ROUNDS; i++) {
-      process.stdout.write(`round ${i + 1}/${ROUNDS}: without agent… `);
-      baseline.push(await runWorkload());
-      process.stdout.write('with agent… ');
-      traced.push(await runWithAgent(sink.url));
+      process.stdout.write(`round ${i + 1}/${ROUNDS}:`);
+      for (const [v, variant] of VARIANTS.entries()) {
+        process.stdout.write(' without agent… ');
+        runs[v]!.baseline.push(await runWorkload());
+        process.stdout.write(`with agent (${variant.name})… `);
+        runs[v]!.traced.push(await runWithAgent(sink.url, variant.flags));
+      }
       process.stdout.write('done\n');
     }
   } finally {
     await sink.close();
     rmSync(WORK_DIR, { recursive: true, force: true });
   }
+  const loadAtEnd = loadAverage();
 
-  // Medians per operation, and the median over rounds: other load on the machine
-  // (this one is shared) shows up as outliers that means would pick up.
-  const perOp = (rs: WorkloadResult[]) => ({
-    fsyncUs: median(rs.map((r) => r.fsync_p50_ns / 1e3)),
-    spawnUs: median(rs.map((r) => r.spawn_p50_ns / 1e3)),
-    fsyncMeanUs: median(rs.map((r) => r.fsync_ns / r.fsyncs / 1e3)),
-    spawnMeanUs: median(rs.map((r) => r.spawn_ns / r.spawns / 1e3)),
-  });
-  const base = perOp(baseline);
-  const withAgent = perOp(traced.map((t) => t.workload));
-  // Time the workload spends in its fsync and spawn calls per second, from the medians.
-  const busyPerS = (p: { fsyncUs: number; spawnUs: number }) =>
-    p.fsyncUs * FSYNC_RATE + p.spawnUs * SPAWN_RATE;
-  const slowdown = {
-    fsyncPct: (withAgent.fsyncUs / base.fsyncUs - 1) * 100,
-    spawnPct: (withAgent.spawnUs / base.spawnUs - 1) * 100,
-    totalPct: (busyPerS(withAgent) / busyPerS(base) - 1) * 100,
-    // Each traced round against the baseline round just before it (same load on this shared
-    // machine, which moves the spawn times by 2x between minutes), then the median: compared
-    // with the bar. totalPct above compares medians taken over all rounds apart.
-    pairedPct: median(
-      traced.map((t, i) => {
-        const b = baseline[i]!;
-        const busy = (r: WorkloadResult) =>
-          (r.fsync_p50_ns / 1e3) * FSYNC_RATE + (r.spawn_p50_ns / 1e3) * SPAWN_RATE;
-        return (busy(t.workload) / busy(b) - 1) * 100;
-      }),
-    ),
-    perRound: traced.map((t, i) => ({
-      withoutUs: {
-        fsyncP50: baseline[i]!.fsync_p50_ns / 1e3,
-        spawnP50: baseline[i]!.spawn_p50_ns / 1e3,
+  const variants = Object.fromEntries(
+    VARIANTS.map((variant, v) => [
+      variant.name,
+      {
+        flags: variant.flags,
+        slowdown: slowdownOf(
+          runs[v]!.baseline,
+          runs[v]!.traced.map((t) => t.workload),
+        ),
       },
-      withUs: { fsyncP50: t.workload.fsync_p50_ns / 1e3, spawnP50: t.workload.spawn_p50_ns / 1e3 },
-    })),
-  };
+    ]),
+  );
+  // CPU, memory and spans: the agent as it runs by default.
+  const traced = runs[0]!.traced;
+  const slowdown = variants.default!.slowdown;
+  const base = slowdown.without;
+  const withAgent = slowdown.with;
   const peakOf = (pick: (t: AgentRun) => MemSample) => traced.map(pick).reduce(maxMem, zeroMem());
   const memory = {
     node: peakOf((t) => t.mem.node),
@@ -370,8 +416,16 @@ async function main(): Promise<void> {
   };
 
   console.log(
-    `\nworkload: ${FSYNC_RATE} fsyncs/s + ${SPAWN_RATE} spawns/s for ${WARMUP_SECONDS}+${SECONDS}s, ${ROUNDS} rounds`,
+    `\nworkload: ${FSYNC_RATE} fsyncs/s + ${SPAWN_RATE} spawns/s for ${WARMUP_SECONDS}+${SECONDS}s, ${ROUNDS} rounds; load average ${loadAtStart.join(' ')} at start, ${loadAtEnd.join(' ')} at end`,
   );
+  console.log(
+    'workload slowdown per agent variant (each run against the baseline run just before it, median over rounds):',
+  );
+  for (const [name, v] of Object.entries(variants))
+    console.log(
+      `  ${name.padEnd(13)} time in fsync+spawn calls ${round(v.slowdown.pairedPct)}%, spawn p50 ${round(v.slowdown.pairedSpawnPct)}%, CPU per operation ${round(v.slowdown.pairedCpuPct)}% (rounds: ${v.slowdown.perRound.map((r) => `${round(r.withoutUs.spawnP50, 0)}→${round(r.withUs.spawnP50, 0)} µs`).join(', ')})${v.flags.length ? ` [${v.flags.join(' ')}]` : ''}`,
+    );
+  console.log('the default agent:');
   console.log(
     `  fsync p50    ${round(base.fsyncUs)} µs without agent, ${round(withAgent.fsyncUs)} µs with (+${round(withAgent.fsyncUs - base.fsyncUs)} µs; means ${round(base.fsyncMeanUs)} / ${round(withAgent.fsyncMeanUs)} µs)`,
   );
@@ -414,6 +468,8 @@ async function main(): Promise<void> {
       fsyncTarget: WORK_DIR,
     },
     kernel: execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim(),
+    loadAverage: { start: loadAtStart, end: loadAtEnd },
+    variants,
     without: base,
     with: withAgent,
     slowdown,

@@ -4,12 +4,16 @@ Usage: workload.py SECONDS FSYNC_PER_S SPAWN_PER_S DIR
 Runs paced at the given rates for SECONDS and prints one JSON line with the
 time spent inside the operations (so pacing sleeps do not hide any
 slowdown): counts, totals and medians in ns, e.g.
-{"fsyncs": n, "fsync_ns": total, "fsync_p50_ns": m, "spawns": n, ...}.
-Sets its process name to "onset-bench" so the agent can filter on it.
+{"fsyncs": n, "fsync_ns": total, "fsync_p50_ns": m, "spawns": n, ...}, and
+"cpu_ns": the CPU time (user + system) of the workload and of its spawned
+children over the run, which tracing adds to (probes run inside the traced
+system calls) but which other load on a shared machine moves much less than
+wall times. Sets its process name to "onset-bench" so the agent can filter on it.
 """
 import ctypes
 import json
 import os
+import resource
 import sys
 import time
 
@@ -28,6 +32,10 @@ period = 1.0 / spawn_rate
 fsync_ns = spawn_ns = fsyncs = spawns = 0
 fsync_each, spawn_each = [], []
 owed = 0.0
+def cpu_ns():
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return int((s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime) * 1e9)
+cpu0 = cpu_ns()
 start = time.monotonic()
 for i in range(ticks):
     t0 = time.perf_counter_ns()
@@ -51,6 +59,7 @@ for i in range(ticks):
     if delay > 0:
         time.sleep(delay)
 
+cpu = cpu_ns() - cpu0
 os.close(fd)
 def median(xs):
     return sorted(xs)[len(xs) // 2] if xs else 0
@@ -58,5 +67,5 @@ def median(xs):
 print(json.dumps({
     "fsyncs": fsyncs, "fsync_ns": fsync_ns, "fsync_p50_ns": median(fsync_each),
     "spawns": spawns, "spawn_ns": spawn_ns, "spawn_p50_ns": median(spawn_each),
-    "wall_s": time.monotonic() - start,
+    "cpu_ns": cpu, "wall_s": time.monotonic() - start,
 }), flush=True)
