@@ -179,21 +179,28 @@ describe('bpftrace output', () => {
 
   it('pairs an unmount’s entry and exit even when exit is read first', () => {
     const events: AgentEvent[] = [];
+    const noRegs: number[] = [];
     const d = new BpftraceDecoder({
       sink: (e) => events.push(e),
       mounts: new MountTable(),
       toEpochNs: (n) => n,
       pageSize: 4096,
       dirtyNow: () => ({ dirtyBytes: 1 << 20, writebackBytes: 0 }),
+      onUnmountNoRegs: (tid) => noRegs.push(tid),
     });
     d.handle(['mount_type', 7, 'overlay']);
     d.handle(['mount', 7, 7, '/var/tmp/gone']);
     // Ended at the return to user space (1): 250 ns in all, 40 of them in the syscall.
-    d.handle(['umount', 7, 7, 5000, 250, 0, 40, 1]);
+    d.handle(['umount', 7, 7, 5000, 250, 0, 40, 1, 0]);
     d.handle(['umount_start', 7, 7, 'wl', '/var/tmp/gone', 0, 5000]);
     // Syscall-only timing (0), on a kernel without the return probes.
     d.handle(['umount_start', 7, 8, 'wl', '/var/tmp/gone', 0, 9000]);
-    d.handle(['umount', 7, 8, 9000, 30, -16, 30, 0]);
+    d.handle(['umount', 7, 8, 9000, 30, -16, 30, 0, 0]);
+    // A thread without rseq, ended by the tick check (4): seen still inside 3 ms before the end.
+    d.handle(['umount_start', 9, 9, 'go', '/var/tmp/gone', 0, 20000]);
+    d.handle(['umount', 9, 9, 20000, 9_000_000, 0, 100_000, 4, 3_000_000]);
+    d.handle(['umount_noregs', 10]);
+    expect(noRegs).toEqual([10]);
     expect(events).toEqual([
       expect.objectContaining({
         kind: 'unmount',
@@ -210,7 +217,18 @@ describe('bpftrace output', () => {
         measuredUntil: 'syscall-exit',
         error: 'EBUSY',
       }),
+      expect.objectContaining({
+        durationNs: 9_000_000,
+        syscallNs: 100_000,
+        measuredUntil: 'next-tick',
+        endUncertaintyNs: 3_000_000,
+      }),
     ]);
+    expect(events[0]).not.toHaveProperty('endUncertaintyNs', expect.anything());
+    expect(eventToSpan(events[2]!).attributes).toMatchObject({
+      'onset.unmount.measured_until': 'next-tick',
+      'onset.unmount.end_uncertainty_ns': 3_000_000,
+    });
     expect(eventToSpan(events[0]!).attributes).toMatchObject({
       'onset.unmount.measured_until': 'return-to-user',
       'onset.unmount.syscall_ns': 40,
