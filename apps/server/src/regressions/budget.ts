@@ -76,6 +76,17 @@ export function endProgress(pool: Pool): void {
   running.delete(pool);
 }
 
+/** The last pass this process finished, per pool (GET /api/v1/detect `last_on_this_server`). */
+const finished = new WeakMap<Pool, object>();
+
+export function recordFinished<R extends object>(pool: Pool, pass: R & { started_at: string }): void {
+  finished.set(pool, pass);
+}
+
+export function lastFinishedOf<R extends object>(pool: Pool): (R & { started_at: string }) | null {
+  return (finished.get(pool) as (R & { started_at: string }) | undefined) ?? null;
+}
+
 /** Resident memory of an idle server (runtime, Fastify, pools, registries), rounded up from measurements. */
 export const BASE_RSS_MB = 256;
 /**

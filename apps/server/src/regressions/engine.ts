@@ -44,7 +44,7 @@ import { commit, reattribute } from './commit.ts';
 import { feedKnown } from './feed-known.ts';
 import { lockShards, unlockShards } from './lock.ts';
 import { clusterShardCount } from './shards.ts';
-import { beginProgress, detectBudget, endProgress } from './budget.ts';
+import { beginProgress, detectBudget, endProgress, recordFinished } from './budget.ts';
 import { StateCache } from './state-cache.ts';
 import { readThroughs, recordPass, seriesWithoutState, type ShardFilter } from './state.ts';
 import {
@@ -187,6 +187,7 @@ class Engine {
 
     result.duration_ms = Math.round(performance.now() - started);
     await recordPass(c, H, now, result.duration_ms, result);
+    recordFinished(pool, { ...result, started_at: new Date(now).toISOString() });
     detectionSeriesScanned.inc(result.series.total);
     return result;
   }

@@ -13,7 +13,7 @@ import { parseTime } from '../http/time.ts';
 import { acknowledgeRegressionAlert, resolveRegressionAlert } from './alerting.ts';
 import { runDetect, settledArrivalMs } from './pass.ts';
 import { readLastPass } from './state.ts';
-import { progressOf } from './budget.ts';
+import { lastFinishedOf, progressOf } from './budget.ts';
 import {
   getRegression,
   listRegressions,
@@ -221,6 +221,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
             ? { ...r.result, started_at: r.started_at.toISOString() }
             : null,
         running: progressOf(pool),
+        last_on_this_server: lastFinishedOf<DetectPass>(pool),
         shards: ctx.detectLeases
           ? {
               server: ctx.detectLeases.serverId,

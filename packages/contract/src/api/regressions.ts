@@ -316,6 +316,11 @@ export const DetectStatus = Type.Object({
       Type.Null(),
     ]),
   ),
+  last_on_this_server: Type.Optional(
+    Type.Union([Type.Intersect([DetectPass, Type.Object({ started_at: Type.String() })]), Type.Null()], {
+      description: 'the last pass this server ran (scheduled or requested), since it started',
+    }),
+  ),
   shards: Type.Optional(
     Type.Union(
       [
