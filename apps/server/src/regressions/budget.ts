@@ -79,7 +79,10 @@ export function endProgress(pool: Pool): void {
 /** The last pass this process finished, per pool (GET /api/v1/detect `last_on_this_server`). */
 const finished = new WeakMap<Pool, object>();
 
-export function recordFinished<R extends object>(pool: Pool, pass: R & { started_at: string }): void {
+export function recordFinished<R extends object>(
+  pool: Pool,
+  pass: R & { started_at: string },
+): void {
   finished.set(pool, pass);
 }
 

@@ -317,9 +317,12 @@ export const DetectStatus = Type.Object({
     ]),
   ),
   last_on_this_server: Type.Optional(
-    Type.Union([Type.Intersect([DetectPass, Type.Object({ started_at: Type.String() })]), Type.Null()], {
-      description: 'the last pass this server ran (scheduled or requested), since it started',
-    }),
+    Type.Union(
+      [Type.Intersect([DetectPass, Type.Object({ started_at: Type.String() })]), Type.Null()],
+      {
+        description: 'the last pass this server ran (scheduled or requested), since it started',
+      },
+    ),
   ),
   shards: Type.Optional(
     Type.Union(
