@@ -105,6 +105,8 @@ export interface LiveRun {
   agents: TestAgent[];
   work: string;
   passes: Pass[];
+  /** Passes answered 503 (retried): when, and the answer. */
+  unavailable: string[];
   /** Drive one pass per test minute until stopped. */
   startPasses(): void;
   stopPasses(): Promise<void>;
@@ -155,16 +157,25 @@ export async function startLiveRun(opts: {
   let running: Promise<void> | null = null;
   let stop = false;
   const listeners = new Set<() => void>();
+  const unavailable: string[] = [];
 
   async function pass(at: number): Promise<void> {
     const upto = at - MINUTE_LATENESS_MS;
     const ranAt = clock.now();
     const t0 = Date.now();
-    const res = await fetch(`${server.url}/api/v1/detect`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ upto: new Date(upto).toISOString() }),
-    });
+    let res: Response;
+    for (let attempt = 1; ; attempt++) {
+      res = await fetch(`${server.url}/api/v1/detect`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ upto: new Date(upto).toISOString() }),
+      });
+      // 503 (api.md: retry later): the loaded machine's database did not answer in time; the
+      // scheduler would run again a minute later with this horizon's minutes still unfed.
+      if (res.status !== 503 || attempt === 5) break;
+      unavailable.push(`${new Date(at).toISOString()}: ${await res.text()}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
     if (!res.ok) throw new Error(`POST /api/v1/detect: ${res.status} ${await res.text()}`);
     const body = (await res.json()) as { detection: { duration_ms: number } };
     const list = await fetch(`${server.url}/api/v1/regressions`);
@@ -206,6 +217,7 @@ export async function startLiveRun(opts: {
     agents,
     work,
     passes,
+    unavailable,
     startPasses() {
       running = loop();
       running.catch(() => {});
