@@ -14,6 +14,9 @@ import { createTestDatabase, startTestServer, type TestServer } from '@onset/tes
 import { migrate } from '../src/db/migrate.ts';
 import { createPool } from '../src/db/pool.ts';
 import { EXEMPLARS_FIRST, ExemplarSampler } from '../src/otlp/exemplars.ts';
+import { writePaths, writeSpans } from '../src/otlp/write-spans.ts';
+import { CopyRows } from '../src/otlp/copy-rows.ts';
+import { Partitions, utcDay } from '../src/db/partitions.ts';
 
 const MIGRATIONS = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -108,14 +111,20 @@ describe('lean raw rows through the server', () => {
 
   it('stores a busy series once per span, with attributes only for a bounded sample of exemplars', async () => {
     const b = body('lean-busy', 4000, 1);
+    const direct = writePaths.direct;
     expect(await post(b)).toBe(200);
+    // New spans are copied straight into the day's partition.
+    expect(writePaths.direct).toBeGreaterThan(direct);
     const s = await stats('lean-busy');
     expect(s).toMatchObject({ spans: 4000, durations: 4000, counted: 4000, stray_attrs: 0 });
     expect(s.exemplars).toBeGreaterThanOrEqual(EXEMPLARS_FIRST);
     expect(s.exemplars).toBeLessThan(400);
     expect(s.with_attrs).toBe(s.exemplars);
-    // A retry of the whole export is stored and counted once, durations included.
+    // A retry of the whole export is stored and counted once, durations included: the direct
+    // COPY meets the unique key and the rows go through the deduplicating statement.
+    const deduplicated = writePaths.deduplicated;
     expect(await post(b)).toBe(200);
+    expect(writePaths.deduplicated).toBeGreaterThan(deduplicated);
     expect(await stats('lean-busy')).toMatchObject({ spans: 4000, durations: 4000, counted: 4000 });
     const { rows } = await srv.onset.pool.query(
       `SELECT sum(d.durations[1])::float8 AS first FROM span_durations d JOIN series s ON s.id = d.series_id
@@ -136,7 +145,7 @@ describe('lean raw rows through the server', () => {
   });
 });
 
-describe('migration 0019', () => {
+describe('migrations 0019 and 0020', () => {
   it('carries raw rows stored before it forward: exemplars with their attributes, durations per minute', async () => {
     const url = await createTestDatabase('onset_lean_migration');
     const files = (await readdir(MIGRATIONS)).filter((f) => f.endsWith('.sql')).sort();
@@ -190,6 +199,15 @@ describe('migration 0019', () => {
         { day: '2026-11-24', series: 1, minute: new Date('2026-11-24T08:59:00Z'), durations: [42] },
       ]);
       expect(d[0].durations).toHaveLength(2);
+      // 0020: each raw partition defaults received_day to its own day (ingest copies into it).
+      const { rows: defaults } = await pool.query(
+        `SELECT table_name AS t, column_default AS d FROM information_schema.columns
+          WHERE table_name LIKE 'observations_p%' AND column_name = 'received_day' ORDER BY 1`,
+      );
+      expect(defaults).toEqual([
+        { t: 'observations_p20261123', d: "'2026-11-23'::date" },
+        { t: 'observations_p20261124', d: "'2026-11-24'::date" },
+      ]);
       const { rows: idx } = await pool.query(
         `SELECT indexname FROM pg_indexes WHERE tablename = 'observations' ORDER BY 1`,
       );
@@ -200,6 +218,61 @@ describe('migration 0019', () => {
         'observations_span',
       ]);
     } finally {
+      await pool.end();
+    }
+  });
+});
+
+describe('writeSpans', () => {
+  /** Server spans with span ids from..to-1 of one trace, as the decoder encodes them. */
+  function rows(from: number, to: number): Buffer {
+    const r = new CopyRows(64);
+    for (let i = from; i < to; i++) {
+      const span = Buffer.alloc(8);
+      span.writeUInt32BE(i, 4);
+      r.reserve(200);
+      r.row(10);
+      r.bytes(Buffer.alloc(16, 7));
+      r.bytes(span);
+      r.null();
+      r.int8(1);
+      r.int8(1);
+      r.timestampMs(Date.now() - 1000);
+      r.float8(100 + i);
+      r.int2(2);
+      r.null();
+      r.reserve(5);
+      r.bool(false);
+    }
+    return Buffer.from(r.view());
+  }
+
+  it('stores a retry across midnight once: spans stored the day before are not new', async () => {
+    const url = await createTestDatabase('onset_lean_midnight');
+    await migrate(url);
+    const pool = createPool(url);
+    const parts = new Partitions(pool);
+    const now = Date.now();
+    const today = utcDay(now);
+    const yesterday = utcDay(now - 86_400_000);
+    for (const t of ['observations', 'span_durations'] as const)
+      await parts.ensure(t, [yesterday, today]);
+    await parts.ensure('histograms', [utcDay(now - 1000)]);
+    const client = await pool.connect();
+    try {
+      expect(await writeSpans(client, [rows(1, 11)], yesterday)).toBe(10);
+      const deduplicated = writePaths.deduplicated;
+      // Spans 6..10 were stored yesterday; 11..15 are new.
+      expect(await writeSpans(client, [rows(6, 16)], today)).toBe(5);
+      expect(writePaths.deduplicated).toBe(deduplicated + 1);
+      const { rows: c } = await client.query(
+        `SELECT (SELECT count(*)::int FROM observations) AS spans,
+                (SELECT sum(count)::int FROM histograms) AS counted,
+                (SELECT sum(cardinality(durations))::int FROM span_durations) AS durations`,
+      );
+      expect(c[0]).toEqual({ spans: 15, counted: 15, durations: 15 });
+    } finally {
+      client.release();
       await pool.end();
     }
   });

@@ -9,7 +9,7 @@ export function utcDay(ms: number): string {
 export type PartitionedTable =
   'observations' | 'span_durations' | 'histograms' | 'histograms_hourly';
 
-function partitionName(table: string, day: string): string {
+export function partitionName(table: string, day: string): string {
   return `${table}_p${day.replaceAll('-', '')}`;
 }
 
@@ -31,8 +31,11 @@ export class Partitions {
           ? `FROM ('${day}') TO ('${next}')`
           : `FROM ('${day} 00:00:00+00') TO ('${next} 00:00:00+00')`;
       try {
+        // Ingest copies straight into a day's raw partition (otlp/write-spans.ts): its rows
+        // take the partition's day.
+        const columns = table === 'observations' ? ` (received_day DEFAULT '${day}'::date)` : '';
         await this.pool.query(
-          `CREATE TABLE IF NOT EXISTS ${name} PARTITION OF ${table} FOR VALUES ${bounds}`,
+          `CREATE TABLE IF NOT EXISTS ${name} PARTITION OF ${table}${columns} FOR VALUES ${bounds}`,
         );
       } catch (err) {
         // Two requests creating the same partition at once: the loser sees a duplicate.

@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import copyStreams from 'pg-copy-streams';
 import type { PoolClient } from '../db/pool.ts';
 import { COPY_HEADER, COPY_TRAILER } from './copy-rows.ts';
+import { partitionName } from '../db/partitions.ts';
 
 /** Connections whose session already has the staging table. */
 const staged = new WeakSet<PoolClient>();
@@ -43,10 +44,64 @@ const FOLD_SQL = `WITH ins AS (
  RETURNING count`;
 
 /**
+ * The fast path's fold: every staged row was new (the direct COPY stored them
+ * all), so histograms and durations come straight from the staging table.
+ */
+const FOLD_NEW_SQL = `WITH b AS (
+   SELECT series_id, resource_id, date_trunc('minute', start_time) AS minute, onset_bucket(duration_us) AS i,
+          count(*)::int AS c, sum(duration_us) AS s, min(duration_us) AS mn, max(duration_us) AS mx
+     FROM ingest_stage GROUP BY 1, 2, 3, 4
+ ), d AS (
+   INSERT INTO span_durations (received_day, series_id, minute, durations)
+   SELECT $1::date, series_id, date_trunc('minute', start_time), array_agg(duration_us)
+     FROM ingest_stage GROUP BY 2, 3
+ )
+ INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
+ SELECT series_id, resource_id, minute, sum(c), sum(s), min(mn), max(mx),
+        array_agg(i ORDER BY i), array_agg(c ORDER BY i)
+   FROM b GROUP BY 1, 2, 3
+ RETURNING count`;
+
+/** A span of the staged rows already stored the day before (an OTLP retry across midnight). */
+const SEEN_YESTERDAY_SQL = `SELECT 1 FROM ingest_stage i
+   JOIN observations o ON o.trace_id = i.trace_id AND o.span_id = i.span_id
+  WHERE o.received_day = $1::date - 1 LIMIT 1`;
+
+const COLUMNS =
+  'trace_id, span_id, parent_span_id, series_id, resource_id, start_time, duration_us, kind, attrs, exemplar';
+
+/**
+ * Errors of the direct COPY that the deduplicating path resolves: a span already
+ * there (23505), two transactions storing the same spans (40P01), a partition
+ * without its day default (23502: made before migration 0020).
+ */
+const FALLBACK_CODES = new Set(['23505', '40P01', '23502']);
+
+/** Counts of what went which way (for tests and the bench). */
+export const writePaths = { direct: 0, deduplicated: 0 };
+
+async function copyInto(client: PoolClient, target: string, chunks: Buffer[]): Promise<void> {
+  await pipeline(
+    Readable.from([COPY_HEADER, ...chunks, COPY_TRAILER]),
+    client.query(copyStreams.from(`COPY ${target} FROM STDIN (FORMAT binary)`)),
+  );
+}
+
+const sumCounts = (rows: Array<{ count: number }>) => rows.reduce((n, r) => n + Number(r.count), 0);
+
+/**
  * Write encoded span rows (CopyRows buffers, several requests' worth) in ONE
  * transaction received on `day`; returns how many spans were new. Resolves
  * only after COMMIT; on any error the transaction is rolled back and nothing
  * of any chunk is stored.
+ *
+ * Nearly every span is new, so the rows are first copied straight into the
+ * day's `observations` partition (COPY writes many rows per WAL record and
+ * page; the partition's `received_day` default is its day, db/partitions.ts),
+ * and the staged copy only feeds the histograms. A span already stored that
+ * day makes the COPY fail on the unique key (a retry): the transaction is then
+ * rolled back and written again through the deduplicating statement, as is a
+ * batch holding a span stored the day before.
  */
 export async function writeSpans(
   client: PoolClient,
@@ -63,21 +118,67 @@ export async function writeSpans(
     );
     staged.add(client);
   }
+  const direct = await writeDirect(client, chunks, day);
+  if (direct !== null) return direct;
+  writePaths.deduplicated++;
+  return writeDeduplicated(client, chunks, day);
+}
+
+/** The fast path; null when a span was already stored (the transaction is rolled back). */
+async function writeDirect(
+  client: PoolClient,
+  chunks: Buffer[],
+  day: string,
+): Promise<number | null> {
   await client.query('BEGIN');
   try {
-    await pipeline(
-      Readable.from([COPY_HEADER, ...chunks, COPY_TRAILER]),
-      client.query(copyStreams.from('COPY ingest_stage FROM STDIN (FORMAT binary)')),
-    );
+    await copyInto(client, 'ingest_stage', chunks);
+    const seen = await client.query({
+      name: 'onset-ingest-seen-yesterday',
+      text: SEEN_YESTERDAY_SQL,
+      values: [day],
+    });
+    if (seen.rows.length) {
+      await client.query('ROLLBACK');
+      return null;
+    }
+    try {
+      await copyInto(client, `${partitionName('observations', day)} (${COLUMNS})`, chunks);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      if (FALLBACK_CODES.has((err as { code?: string }).code ?? '')) return null;
+      throw err;
+    }
+    const res = await client.query<{ count: number }>({
+      name: 'onset-ingest-fold-new',
+      text: FOLD_NEW_SQL,
+      values: [day],
+    });
+    await client.query('COMMIT');
+    writePaths.direct++;
+    return sumCounts(res.rows);
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}
+
+/** Every row through `ON CONFLICT DO NOTHING` and the previous day's check: exactly the new ones are counted. */
+async function writeDeduplicated(
+  client: PoolClient,
+  chunks: Buffer[],
+  day: string,
+): Promise<number> {
+  await client.query('BEGIN');
+  try {
+    await copyInto(client, 'ingest_stage', chunks);
     const res = await client.query<{ count: number }>({
       name: 'onset-ingest-fold',
       text: FOLD_SQL,
       values: [day],
     });
     await client.query('COMMIT');
-    let inserted = 0;
-    for (const r of res.rows) inserted += Number(r.count);
-    return inserted;
+    return sumCounts(res.rows);
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
     throw err;
