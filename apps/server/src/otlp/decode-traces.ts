@@ -46,6 +46,8 @@ export interface DecodedTraces {
   groups: SpanGroup[];
   /** Days (since the epoch, UTC) the spans start on: their histogram partitions. */
   days: number[];
+  /** The earliest span start (ms since the epoch; Infinity without spans). */
+  minStartMs: number;
   /** service.instance.id shared by every resource of the request, if any (self-trace loop guard). */
   instanceId: string | null;
 }
@@ -103,8 +105,10 @@ export function decodeTraces(
   const counterMinute: number[] = [];
   const counter: Array<{ n: number }> = [];
   const days = new Set<number>();
+  let minStartMs = Infinity;
   for (let i = 0; i < n; i++) {
     const o = obs[i]!;
+    if (o.startMs < minStartMs) minStartMs = o.startMs;
     const gk = `${seriesKey(o.series)}\u0001${resourceKey(o.resource)}`;
     let g = groupOf.get(gk);
     if (g === undefined) {
@@ -155,6 +159,7 @@ export function decodeTraces(
     rowGroup,
     groups,
     days: [...days],
+    minStartMs,
     instanceId: sharedInstanceId(req as never),
   };
 }

@@ -26,6 +26,8 @@ export interface Written {
 interface Entry {
   chunk: Buffer;
   rows: number;
+  /** Its earliest span start (ms). */
+  minStartMs: number;
   resolve: (w: Written) => void;
   reject: (err: unknown) => void;
 }
@@ -47,10 +49,14 @@ export class GroupCommit {
     this.maxRows = opts.maxRows ?? 20_000;
   }
 
-  /** Queue encoded rows (CopyRows) and resolve once they are committed. */
-  write(chunk: Buffer, rows: number): Promise<Written> {
+  /**
+   * Queue encoded rows (CopyRows) and resolve once they are committed. `minStartMs`, the
+   * earliest span start among them, tells whether any could be a retry of a span received the
+   * day before (write-spans.ts); unknown: -Infinity.
+   */
+  write(chunk: Buffer, rows: number, minStartMs = -Infinity): Promise<Written> {
     return new Promise<Written>((resolve, reject) => {
-      this.queue.push({ chunk, rows, resolve, reject });
+      this.queue.push({ chunk, rows, minStartMs, resolve, reject });
       this.pump();
     });
   }
@@ -76,7 +82,10 @@ export class GroupCommit {
   private async flush(group: Entry[]): Promise<void> {
     let inserted: number;
     try {
-      inserted = await this.transaction(group.map((e) => e.chunk));
+      inserted = await this.transaction(
+        group.map((e) => e.chunk),
+        Math.min(...group.map((e) => e.minStartMs)),
+      );
     } catch (err) {
       if (group.length > 1 && !isDatabaseUnavailable(err)) {
         // A value PostgreSQL refused (or any other statement error) belongs to one request:
@@ -99,13 +108,13 @@ export class GroupCommit {
   }
 
   /** One transaction holding `chunks`; resolves with the spans that were new, after COMMIT. */
-  private async transaction(chunks: Buffer[]): Promise<number> {
+  private async transaction(chunks: Buffer[], minStartMs: number): Promise<number> {
     const day = utcDay(Date.now());
     await this.partitions.ensure('observations', [day]);
     await this.partitions.ensure('span_durations', [day]);
     const client = await this.pool.connect();
     try {
-      const inserted = await writeSpans(client, chunks, day);
+      const inserted = await writeSpans(client, chunks, day, minStartMs);
       client.release();
       return inserted;
     } catch (err) {

@@ -16,6 +16,13 @@ import {
 } from './values.ts';
 import { cleanText, cutAt, MAX_KEY_CHARS } from './sanitize.ts';
 
+/**
+ * How far in the future a span may start (sender clock skew). Also why a span
+ * starting later than this after midnight cannot be a retry of one received
+ * the day before (write-spans.ts).
+ */
+export const FUTURE_SLACK_MS = 3_600_000;
+
 export interface SpanLimits {
   maxDurationMs: number;
   maxAttributes: number;

@@ -12,6 +12,7 @@ import { checkMetricsJson } from './json-schema.ts';
 import { parse } from './parse.ts';
 import { normalizeMetrics } from './normalize-metrics.ts';
 import { storeTraces } from './store.ts';
+import { FUTURE_SLACK_MS } from './normalize-traces.ts';
 import { createIngestPipeline, type IngestPipeline } from './pipeline.ts';
 import { storeMetricPoints } from './store-metrics.ts';
 import type { IngestStats } from './stats.ts';
@@ -31,7 +32,6 @@ export interface OtlpDeps {
 
 /** Requests allowed to be in flight before new ones get 429 + Retry-After. */
 const MAX_IN_FLIGHT = 64;
-const FUTURE_SLACK_MS = 3_600_000;
 
 function respond(
   reply: FastifyReply,

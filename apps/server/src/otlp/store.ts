@@ -46,6 +46,6 @@ export async function storeTraces(
   );
   await registry.link([...links.values()]);
   const { rows, count } = fillIds(d, ids);
-  const written = await writer.write(rows, count);
+  const written = await writer.write(rows, count, d.minStartMs);
   return { ...written, dropped };
 }

@@ -4,6 +4,7 @@ import copyStreams from 'pg-copy-streams';
 import type { PoolClient } from '../db/pool.ts';
 import { COPY_HEADER, COPY_TRAILER } from './copy-rows.ts';
 import { partitionName } from '../db/partitions.ts';
+import { FUTURE_SLACK_MS } from './normalize-traces.ts';
 
 /** Connections whose session already has the staging table. */
 const staged = new WeakSet<PoolClient>();
@@ -101,12 +102,14 @@ const sumCounts = (rows: Array<{ count: number }>) => rows.reduce((n, r) => n + 
  * and the staged copy only feeds the histograms. A span already stored that
  * day makes the COPY fail on the unique key (a retry): the transaction is then
  * rolled back and written again through the deduplicating statement, as is a
- * batch holding a span stored the day before.
+ * batch holding a span stored the day before (looked for only when a span
+ * starts early enough to have been received then: `minStartMs`).
  */
 export async function writeSpans(
   client: PoolClient,
   chunks: Buffer[],
   day: string,
+  minStartMs = -Infinity,
 ): Promise<number> {
   if (!staged.has(client)) {
     await client.query(
@@ -118,7 +121,10 @@ export async function writeSpans(
     );
     staged.add(client);
   }
-  const direct = await writeDirect(client, chunks, day);
+  // A span received yesterday started at most FUTURE_SLACK_MS after yesterday ended: later
+  // ones need no look at yesterday's partition (an index probe per span).
+  const checkYesterday = minStartMs < Date.parse(`${day}T00:00:00Z`) + FUTURE_SLACK_MS;
+  const direct = await writeDirect(client, chunks, day, checkYesterday);
   if (direct !== null) return direct;
   writePaths.deduplicated++;
   return writeDeduplicated(client, chunks, day);
@@ -129,18 +135,21 @@ async function writeDirect(
   client: PoolClient,
   chunks: Buffer[],
   day: string,
+  checkYesterday: boolean,
 ): Promise<number | null> {
   await client.query('BEGIN');
   try {
     await copyInto(client, 'ingest_stage', chunks);
-    const seen = await client.query({
-      name: 'onset-ingest-seen-yesterday',
-      text: SEEN_YESTERDAY_SQL,
-      values: [day],
-    });
-    if (seen.rows.length) {
-      await client.query('ROLLBACK');
-      return null;
+    if (checkYesterday) {
+      const seen = await client.query({
+        name: 'onset-ingest-seen-yesterday',
+        text: SEEN_YESTERDAY_SQL,
+        values: [day],
+      });
+      if (seen.rows.length) {
+        await client.query('ROLLBACK');
+        return null;
+      }
     }
     try {
       await copyInto(client, `${partitionName('observations', day)} (${COLUMNS})`, chunks);
