@@ -614,7 +614,13 @@ export class Fleet {
 
   /** Rollout times: one host first when `canary`, the rest `gap` minutes later. */
   private rolloutTimes(hosts: string[], at: number, canary: boolean): Map<string, number> {
-    const gap = Math.round(this.rng.uniform(12, 28)) * MIN;
+    // The rest 12–60 minutes after the canary (past the 30-minute growth window too), early
+    // enough that a few passes see it before the quiet tail.
+    const latest = this.tEnd - (this.opts.tailMin + 12) * MIN;
+    const gap = Math.min(
+      Math.round(this.rng.uniform(12, 60)) * MIN,
+      Math.max(12 * MIN, Math.floor((latest - at) / MIN) * MIN),
+    );
     const m = new Map<string, number>();
     hosts.forEach((h, i) => m.set(h, canary && i > 0 ? at + gap : at));
     return m;

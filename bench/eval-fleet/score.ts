@@ -39,6 +39,9 @@ export interface SpuriousItem {
   onset: string;
   ratio_p50: number;
   ratio_p99: number;
+  /** step | transient (a burst closed, never paged) | drift. */
+  shape: string;
+  status: string;
 }
 
 export interface FleetScore {
@@ -46,7 +49,11 @@ export interface FleetScore {
   found_once: number;
   found_more: number;
   missed: number;
+  /** Regressions that are no incident's, bursts closed as transient left out (counted below). */
   spurious: number;
+  /** Regressions that are no incident's, closed as transient bursts (never paged). */
+  spurious_transient: number;
+  /** On no-change services, transient or not. */
   spurious_no_change: number;
   service_days: number;
   no_change_service_days: number;
@@ -185,7 +192,10 @@ export function scoreFleet(fleet: Fleet, result: ReplayResult): FleetScore {
       onset: `minute ${Math.round((Date.parse(r.onset) - fleet.t0) / MIN)}`,
       ratio_p50: r.ratio_p50,
       ratio_p99: r.ratio_p99,
+      shape: r.shape ?? 'step',
+      status: r.status,
     }));
+  const spuriousSteps = spuriousItems.filter((s) => s.shape !== 'transient');
   const days = fleet.dataMinutes / (24 * 60);
   const noChange = fleet.services.filter((s) => s.cls === 'steady').length;
   const spuriousNoChange = spuriousItems.filter((s) => s.class === 'steady').length;
@@ -207,11 +217,12 @@ export function scoreFleet(fleet: Fleet, result: ReplayResult): FleetScore {
     found_once: outcomes.filter((o) => o.found === 1).length,
     found_more: outcomes.filter((o) => o.found > 1).length,
     missed: outcomes.filter((o) => o.found === 0).length,
-    spurious: spuriousItems.length,
+    spurious: spuriousSteps.length,
+    spurious_transient: spuriousItems.length - spuriousSteps.length,
     spurious_no_change: spuriousNoChange,
     service_days: fleet.services.length * days,
     no_change_service_days: noChange * days,
-    spurious_per_service_day: spuriousItems.length / (fleet.services.length * days),
+    spurious_per_service_day: spuriousSteps.length / (fleet.services.length * days),
     spurious_per_no_change_service_day: noChange ? spuriousNoChange / (noChange * days) : 0,
     top1_right: found.filter((o) => o.top_suspect_right).length,
     top1_of: found.length,
@@ -238,7 +249,7 @@ export function formatScore(seed: number, s: FleetScore, verbose = true): string
   lines.push(`seed ${seed}: ${s.incidents} incidents`);
   lines.push(`  found once ${s.found_once}, more than once ${s.found_more}, missed ${s.missed}`);
   lines.push(
-    `  spurious regressions: ${s.spurious} (${s.spurious_per_service_day.toFixed(2)} per service-day over ${s.service_days.toFixed(1)}); on no-change services ${s.spurious_no_change} (${s.spurious_per_no_change_service_day.toFixed(2)} per service-day over ${s.no_change_service_days.toFixed(1)})`,
+    `  spurious regressions: ${s.spurious} (${s.spurious_per_service_day.toFixed(2)} per service-day over ${s.service_days.toFixed(1)}), and ${s.spurious_transient} bursts closed as transient (never paged); on no-change services (any shape) ${s.spurious_no_change} (${s.spurious_per_no_change_service_day.toFixed(2)} per service-day over ${s.no_change_service_days.toFixed(1)})`,
   );
   lines.push(
     `  top-1 suspect right: ${s.top1_right}/${s.top1_of} (${pct(s.top1_right, s.top1_of)})`,
@@ -269,7 +280,7 @@ export function formatScore(seed: number, s: FleetScore, verbose = true): string
       );
     for (const x of s.spurious_items)
       lines.push(
-        `    spurious [${x.class}] ${x.service} ${x.series} ${x.onset} ×${x.ratio_p50.toFixed(2)} p50 ×${x.ratio_p99.toFixed(2)} p99`,
+        `    spurious [${x.class}] ${x.service} ${x.series} ${x.onset} ×${x.ratio_p50.toFixed(2)} p50 ×${x.ratio_p99.toFixed(2)} p99 (${x.shape}, ${x.status})`,
       );
   }
   return lines.join('\n');

@@ -53,6 +53,14 @@ export const INCIDENT_GROWTH_MS = 30 * 60_000;
  */
 export const INCIDENT_ROLLOUT_GROWTH_MS = LOOKBACK_MS;
 
+/**
+ * A later wave reached the series around the step's onset: the time fit of
+ * attribution at least this (within the onset's slack, or up to ~14 minutes
+ * before it: a detected onset can be a few minutes late; a canary an hour
+ * before fits 0.06).
+ */
+const WAVE_TIME_FIT = 0.5;
+
 /** How far apart two onsets may be and still be one incident. */
 export function incidentWindowMs(a: IncidentMember, b: IncidentMember): number {
   return Math.min(
@@ -105,7 +113,7 @@ export function sameIncident(a: IncidentMember, b: IncidentMember): boolean {
  * incident's), after it and within INCIDENT_GROWTH_MS; or later, up to
  * INCIDENT_ROLLOUT_GROWTH_MS, when it is the same rollout's later wave: its
  * top suspect shares a marker with the incident's (one rollout's markers are
- * one suspect) and that rollout reached the series at its onset.
+ * one suspect) and that rollout reached the series around its onset.
  */
 export function growsIncident(member: IncidentMember, later: IncidentMember): boolean {
   if (!sameSeriesLater(member, later)) return false;
@@ -113,7 +121,7 @@ export function growsIncident(member: IncidentMember, later: IncidentMember): bo
   const a = member.rollout;
   const b = later.rollout;
   if (!a || !b || !b.deployIds.some((id) => a.deployIds.includes(id))) return false;
-  return timeFit(later.onsetMs, later.uncertaintyMs, b.atMs) === 1;
+  return timeFit(later.onsetMs, later.uncertaintyMs, b.atMs) >= WAVE_TIME_FIT;
 }
 
 /**

@@ -93,6 +93,8 @@ describe('one incident', () => {
     // 90 minutes later: the rest of the fleet, a marker of the same rollout reaching the series at the onset.
     expect(mayGrowByRollout(canary, wave([], 0))).toBe(true);
     expect(growsIncident(canary, wave(['13', '11'], 189))).toBe(true);
+    // The detected onset 5 minutes after the wave (no uncertainty given): still that wave.
+    expect(growsIncident(canary, wave(['11'], 185))).toBe(true);
     // Another rollout (no marker in common), or the same one that did not reach the series then.
     expect(growsIncident(canary, wave(['14'], 189))).toBe(false);
     expect(growsIncident(canary, wave(['13', '11'], 150))).toBe(false);
