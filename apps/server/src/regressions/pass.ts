@@ -104,9 +104,14 @@ export async function scheduledRun(
   return logged(pool, opts.log, () =>
     withRunLock(pool, async (lock) => {
       let paired = await lock.tryExclusive();
+      let cursor: number | null = null;
       if (!paired) {
-        const cursor = await pairingCursorMs(lock.client);
+        // Another server is pairing (wait for it to finish) or passing (go on beside it).
+        await lock.take('shared');
+        cursor = await pairingCursorMs(lock.client);
         if (cursor === null || cursor < now - PAIRING_STALE_MS) {
+          // Nobody paired lately (passes kept the lock shared): wait for a turn to pair.
+          await lock.release();
           await lock.take('exclusive');
           paired = true;
         }
@@ -117,10 +122,8 @@ export async function scheduledRun(
         ({ pairing, inference } = await pairAndInfer(deps));
         await lock.downgrade();
       } else {
-        await lock.take('shared');
-        const cursor = (await pairingCursorMs(lock.client))!;
-        pairing = { ...pairing, cursor: new Date(cursor).toISOString() };
-        uptoMs = Math.min(uptoMs, cursor + PAIRING_LAG_MS - MINUTE_LATENESS_MS);
+        pairing = { ...pairing, cursor: new Date(cursor!).toISOString() };
+        uptoMs = Math.min(uptoMs, cursor! + PAIRING_LAG_MS - MINUTE_LATENESS_MS);
       }
       const detection = await runDetectionPass(pool, {
         uptoMs,
