@@ -15,7 +15,7 @@ import { ExemplarSampler } from './exemplars.ts';
 import { keptAttributes, normalizeTraces, type SpanLimits } from './normalize-traces.ts';
 import { parse } from './parse.ts';
 import { TraceRequest } from './protobuf.ts';
-import { resourceKey, seriesKey } from './registry.ts';
+import { resourceKey, seriesKeyText } from './registry.ts';
 
 const DAY_MS = 86_400_000;
 /** Bytes of one encoded span without its attributes (ids, numbers, flag and field headers). */
@@ -109,7 +109,7 @@ export function decodeTraces(
   for (let i = 0; i < n; i++) {
     const o = obs[i]!;
     if (o.startMs < minStartMs) minStartMs = o.startMs;
-    const gk = `${seriesKey(o.series)}\u0001${resourceKey(o.resource)}`;
+    const gk = `${seriesKeyText(o.series)}\u0001${resourceKey(o.resource)}`;
     let g = groupOf.get(gk);
     if (g === undefined) {
       g = groups.length;
