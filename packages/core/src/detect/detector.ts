@@ -48,6 +48,7 @@ import type { DetectorContext } from './context.ts';
 import { tryConfirm } from './confirm.ts';
 import { driftCheck, DRIFT_EVERY } from './drift.ts';
 import { extremes } from './extremes.ts';
+import { floorCheck, FLOOR_EVERY } from './tail-floor.ts';
 import { jumpRun } from './jump.ts';
 import { longScan, wander } from './long-scan.ts';
 import { newMetricState } from './metric-state.ts';
@@ -174,6 +175,11 @@ export class StepDetector {
       m0.warmPoints >= this.opts.warmupPoints
     ) {
       const ch = driftCheck(d, vi);
+      if (ch) out = [ch];
+    }
+    // A p99 whose floor rose (tail-floor.ts).
+    if (out === NONE && vi % FLOOR_EVERY === FLOOR_EVERY - 1) {
+      const ch = floorCheck(d, vi);
       if (ch) out = [ch];
     }
     return out;
