@@ -59,8 +59,8 @@ export interface FsyncEvent extends Timed {
 /**
  * Where an unmount's time ends: the umount syscall's exit (all the kernel showed), or past it,
  * where the superblock shutdown the kernel defers to the return to user space is done: that
- * return itself, the thread's next system call, the first timer tick or context switch that
- * found it back in user space (at most a tick late, see endUncertaintyNs), or its exit (see
+ * return itself, the thread's next system call, the first timer tick that found it back in
+ * user space (at most a tick late, see endUncertaintyNs), or its exit (see
  * unmount.bt).
  */
 export type UnmountEnd =

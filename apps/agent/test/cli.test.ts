@@ -98,7 +98,7 @@ describe.concurrent('onset-agent doctor', () => {
     // check; the probe on every system call only with --unmount-next-syscall).
     expect(stdout).toMatch(
       process.arch === 'x64'
-        ? /unmount spans end at the unmounting thread's return to user space \(rseq:rseq_update\) or its first timer tick or context switch back in user space/
+        ? /unmount spans end at the unmounting thread's return to user space \(rseq:rseq_update\) or its first timer tick back in user space/
         : /unmount spans end at the unmounting thread's return to user space \(rseq:rseq_update\) or its next system call/,
     );
     expect(stdout).toMatch(

@@ -74,7 +74,7 @@ describe.skipIf(missing)('unmount spans on this kernel', () => {
     );
     if (process.arch === 'x64') {
       // No probe on every system call unless asked for (--unmount-next-syscall).
-      expect(log).toMatch(/or its first timer tick or context switch back in user space/);
+      expect(log).toMatch(/or its first timer tick back in user space/);
       expect(log).not.toMatch(/next system call \(raw_syscalls:sys_enter\)/);
     }
   });
@@ -126,7 +126,7 @@ describe.skipIf(missing)('unmount spans on this kernel', () => {
           expect(e.measuredUntil).toBe('return-to-user');
           expect(e.durationNs).toBeLessThanOrEqual(m.ns + 2e6);
         } else if (process.arch === 'x64') {
-          // It ends at the first tick or context switch that found the thread back in user
+          // It ends at the first timer tick that found the thread back in user
           // space: after the second clock read, by at most a tick; the last time the shutdown
           // was seen running is before it.
           expect(e.measuredUntil).toBe('next-tick');

@@ -171,7 +171,7 @@ export interface AgentConfig {
     /**
      * bpftrace: end the unmounts of threads without rseq at their next system call, exactly,
      * with a probe on every system call of the host (docs/agent.md "Unmount time"); otherwise
-     * at the first timer tick or context switch back in user space (x86_64).
+     * at the first timer tick after it is back in user space (x86_64).
      */
     unmountNextSyscall: boolean;
   };

@@ -14,8 +14,8 @@ export function hasTracepoint(category: string, name: string, dirs = EVENT_DIRS)
 /**
  * How an unmount's end past the syscall is seen (unmount-*.bt): the return to user space
  * (rseq:rseq_update, Linux >= 4.18 with CONFIG_RSEQ, threads that registered rseq), the first
- * timer tick or context switch that finds the thread back in user space (x86_64:
- * irq_vectors:local_timer_entry and sched:sched_switch; threads without rseq), and the
+ * timer tick that finds the thread back in user space (x86_64: irq_vectors:local_timer_entry;
+ * threads without rseq), and the
  * thread's next system call (raw_syscalls:sys_enter: exact, but a probe on every system call of
  * the host, so only when asked for or when there is no tick check).
  */
@@ -30,10 +30,7 @@ export function unmountEndProbes(
   dirs = EVENT_DIRS,
   arch: string = process.arch,
 ): UnmountEndProbes {
-  const tick =
-    arch === 'x64' &&
-    hasTracepoint('irq_vectors', 'local_timer_entry', dirs) &&
-    hasTracepoint('sched', 'sched_switch', dirs);
+  const tick = arch === 'x64' && hasTracepoint('irq_vectors', 'local_timer_entry', dirs);
   const nextSyscall =
     (opts.nextSyscall === true || !tick) && hasTracepoint('raw_syscalls', 'sys_enter', dirs);
   return { rseq: hasTracepoint('rseq', 'rseq_update', dirs), tick, nextSyscall };
@@ -45,7 +42,7 @@ export function describeUnmountEnd(p: UnmountEndProbes): string {
     p.rseq ? 'return to user space (rseq:rseq_update)' : undefined,
     p.nextSyscall ? 'next system call (raw_syscalls:sys_enter)' : undefined,
     p.tick
-      ? 'first timer tick or context switch back in user space (at most one tick late, for threads without rseq)'
+      ? 'first timer tick back in user space (at most one tick late, for threads without rseq)'
       : undefined,
   ].filter(Boolean);
   if (ends.length) {
