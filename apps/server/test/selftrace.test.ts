@@ -32,11 +32,13 @@ async function receivedSeries(): Promise<SeriesRow[]> {
   return ((await res.json()) as { series: SeriesRow[] }).series;
 }
 
+// A series row is committed before its link to the resource (host) that sent
+// it (otlp/store.ts), so wait for both.
 async function waitForSeries(name: string, timeoutMs = 15_000): Promise<SeriesRow[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const all = await receivedSeries();
-    if (all.some((s) => s.name === name) || Date.now() > deadline) return all;
+    if (all.some((s) => s.name === name && s.hosts.length > 0) || Date.now() > deadline) return all;
     await new Promise((r) => setTimeout(r, 150));
   }
 }
