@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mulberry32Open } from '@onset/testkit/random';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -18,6 +19,11 @@ import {
  * cases reproducible; change it to explore others.
  */
 const SEED = 20261122;
+
+/** [minute, count, p50 µs, p99 µs] of a live run's fsync-burst series (see its test below). */
+const LIVE_FSYNC_BURST = JSON.parse(
+  readFileSync(new URL('./fixtures/live-fsync-burst.json', import.meta.url), 'utf8'),
+) as [number, number, number, number][];
 
 /** Small seeded PRNG (mulberry32) so every generated series is reproducible. */
 function rng(seed: number) {
@@ -223,6 +229,24 @@ describe('detectSteps: steps are found, located and sized', () => {
       delays.push(changes[0]!.detectedIndex - truth + 1);
     }
     expect(delays.filter((d) => d <= 3).length).toBeGreaterThanOrEqual(22);
+  });
+
+  it('confirms the live fsync-per-unlink step on its 3rd point though a loaded disk made its history wander', () => {
+    // Recorded by apps/agent/test/live/host.test.ts on a host at load 29: the agent's
+    // fsync-burst series (8 removal passes a test minute, µs), the change in its minute 96.
+    // The disk's other load made the passes' time wander (0.3-5 ms), which calibrates scores
+    // down ×2.6: the clipped CUSUM needs 8 points and the step (×20) is not 6 calibrated sds
+    // out, though it is far above anything of the last hour. Confirmed on its 5th point before.
+    const points: MinutePoint[] = LIVE_FSYNC_BURST.map(([m, count, p50, p99]) => ({
+      t: Date.UTC(2026, 0, 1) + m * 60_000,
+      count,
+      p50,
+      p99,
+    }));
+    const [c, ...rest] = detectSteps(points, { minRatio: 1.2 });
+    expect(rest).toEqual([]);
+    expect(c!.index).toBe(96);
+    expect(c!.detectedIndex - 96 + 1).toBe(3);
   });
 
   it('finds a flat +40 ms on a 1 ms call (the Nagle incident) in both quantiles', () => {

@@ -11,7 +11,16 @@
 import type { DetectorContext } from './context.ts';
 import { binomial } from './stats.ts';
 import { medianOf } from './scratch.ts';
-import { JUMP_LOOKBACK, JUMP_RATIO, JUMP_SD, LARGE_RATIO, LARGE_SPREAD } from './tuning.ts';
+import {
+  JUMP_HISTORY,
+  JUMP_LOOKBACK,
+  JUMP_MARGIN,
+  JUMP_RATIO,
+  JUMP_SD,
+  LARGE_RATIO,
+  LARGE_SPREAD,
+  MIN_BEFORE,
+} from './tuning.ts';
 
 /** The current run of jump points ending at `now`: its direction, first point and length. */
 export interface JumpRun {
@@ -20,29 +29,47 @@ export interface JumpRun {
   points: number;
 }
 
-/**
- * Is point v a jump in direction dir: beyond the forecast by at least
- * JUMP_SD calibrated noise sds and by a factor JUMP_RATIO? (The baseline
- * runs BASELINE_LAG points behind, so a step's first points do not move it.)
- */
-function isJump(d: DetectorContext, mi: number, v: number, dir: number): boolean {
+/** dir × (point v − the forecast for it), in log units. (The baseline runs BASELINE_LAG points behind, so a step's first points do not move it.) */
+function excess(d: DetectorContext, mi: number, v: number, dir: number): number {
   const s = d.metrics[mi]!;
-  const ring = d.ring;
-  const pos = v % ring.cap;
-  const f = s.level + s.slope * Math.max(0, (ring.time[pos]! - s.levelT) / 60_000);
-  const e = dir * (ring.y(mi, pos) - f);
-  const sd = Math.sqrt(s.minuteVar + s.perEventVar / ring.count[pos]! + d.resolutionVar);
-  return e >= Math.log(JUMP_RATIO) && e >= JUMP_SD * sd * s.calibScale;
+  const pos = v % d.ring.cap;
+  const f = s.level + s.slope * Math.max(0, (d.ring.time[pos]! - s.levelT) / 60_000);
+  return dir * (d.ring.y(mi, pos) - f);
 }
 
-/** The run of jumps ending at `now` (at most JUMP_LOOKBACK points back, within the regime), or null. */
+/**
+ * The run of jumps ending at `now` (at most JUMP_LOOKBACK points back, within
+ * the regime), or null. A jump is a point at least JUMP_RATIO beyond the
+ * forecast and either JUMP_SD calibrated noise sds beyond it or JUMP_MARGIN
+ * beyond every point of the JUMP_HISTORY before the run (where load wander
+ * inflated the calibration, a step outside anything seen lately still
+ * counts). Only points JUMP_RATIO beyond the forecast (rare) cost more than
+ * O(1).
+ */
 export function jumpRun(d: DetectorContext, mi: number, now: number): JumpRun | null {
   const s = d.metrics[mi]!;
-  const lowest = Math.max(s.regimeStart, now - JUMP_LOOKBACK + 1, now - d.ring.cap + 1);
+  const ring = d.ring;
+  const minJump = Math.log(JUMP_RATIO);
+  const lowest = Math.max(s.regimeStart, now - JUMP_LOOKBACK + 1, now - ring.cap + 1);
   for (const dir of [1, -1]) {
-    if (!isJump(d, mi, now, dir)) continue;
+    if (excess(d, mi, now, dir) < minJump) continue;
+    let first = now;
+    while (first - 1 >= lowest && excess(d, mi, first - 1, dir) >= minJump) first--;
+    let edge = Infinity;
+    const from = Math.max(s.regimeStart, first - JUMP_HISTORY, now - ring.cap + 1);
+    if (first - from >= MIN_BEFORE) {
+      edge = -Infinity;
+      for (let v = from; v < first; v++) edge = Math.max(edge, dir * ring.y(mi, v % ring.cap));
+    }
+    const isJump = (v: number) => {
+      const pos = v % ring.cap;
+      if (dir * ring.y(mi, pos) >= edge + JUMP_MARGIN) return true;
+      const sd = Math.sqrt(s.minuteVar + s.perEventVar / ring.count[pos]! + d.resolutionVar);
+      return excess(d, mi, v, dir) >= JUMP_SD * sd * s.calibScale;
+    };
+    if (!isJump(now)) return null;
     let start = now;
-    while (start - 1 >= lowest && isJump(d, mi, start - 1, dir)) start--;
+    while (start - 1 >= first && isJump(start - 1)) start--;
     return { dir, start, points: now - start + 1 };
   }
   return null;

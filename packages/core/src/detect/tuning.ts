@@ -104,8 +104,8 @@ export const TRANSIENT_TAIL = 2;
 export const TRANSIENT_CLEAR_SD = 4;
 
 /**
- * Jumps (see jump.ts): a point at least JUMP_SD calibrated noise sds and a
- * factor JUMP_RATIO beyond the forecast; JUMP_POINTS of them in a row raise
+ * Jumps (see jump.ts): a point a factor JUMP_RATIO beyond the forecast and
+ * at least JUMP_SD calibrated noise sds beyond it; JUMP_POINTS of them in a row raise
  * an alarm dated at the first, tested at every point until it is
  * JUMP_FRESH points old; runs are looked for up to JUMP_LOOKBACK points back.
  */
@@ -114,6 +114,9 @@ export const JUMP_RATIO = 2;
 export const JUMP_POINTS = 2;
 export const JUMP_FRESH = 6;
 export const JUMP_LOOKBACK = 12;
+/** ... or JUMP_MARGIN (log units, ×1.5) beyond every point of the last JUMP_HISTORY before the run. */
+export const JUMP_HISTORY = 60;
+export const JUMP_MARGIN = Math.log(1.5);
 /**
  * A step confirmed on 3 points (largeStepP): its median at least LARGE_RATIO
  * beyond the history's, its 3 points within LARGE_SPREAD of the step (log units).
