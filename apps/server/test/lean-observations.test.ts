@@ -120,6 +120,23 @@ describe('lean raw rows through the server', () => {
     expect(s.exemplars).toBeGreaterThanOrEqual(EXEMPLARS_FIRST);
     expect(s.exemplars).toBeLessThan(400);
     expect(s.with_attrs).toBe(s.exemplars);
+    // Histograms and durations folded by the server match what PostgreSQL folds from the rows.
+    const { rows: folded } = await srv.onset.pool.query(
+      `WITH mine AS (SELECT id FROM series WHERE service = 'lean-busy')
+       SELECT (SELECT json_agg(x ORDER BY x.i) FROM (SELECT b.i, sum(b.c)::int AS c FROM histograms h
+                 JOIN mine ON mine.id = h.series_id, unnest(h.idx, h.cnt) AS b(i, c) GROUP BY 1) x) AS stored,
+              (SELECT json_agg(y ORDER BY y.i) FROM (SELECT onset_bucket(o.duration_us) AS i, count(*)::int AS c
+                 FROM observations o JOIN mine ON mine.id = o.series_id GROUP BY 1) y) AS rows,
+              (SELECT sum(h.sum_us) FROM histograms h JOIN mine ON mine.id = h.series_id) AS sum_stored,
+              (SELECT sum(o.duration_us) FROM observations o JOIN mine ON mine.id = o.series_id) AS sum_rows,
+              (SELECT array_agg(d ORDER BY d) FROM span_durations sd JOIN mine ON mine.id = sd.series_id,
+                 unnest(sd.durations) AS d) AS durations,
+              (SELECT array_agg(o.duration_us ORDER BY o.duration_us) FROM observations o
+                 JOIN mine ON mine.id = o.series_id) AS row_durations`,
+    );
+    expect(folded[0].stored).toEqual(folded[0].rows);
+    expect(folded[0].sum_stored).toBeCloseTo(folded[0].sum_rows, 3);
+    expect(folded[0].durations).toEqual(folded[0].row_durations);
     // A retry of the whole export is stored and counted once, durations included: the direct
     // COPY meets the unique key and the rows go through the deduplicating statement.
     const deduplicated = writePaths.deduplicated;

@@ -12,6 +12,7 @@ import type { Encoding } from './body.ts';
 import { CopyRows } from './copy-rows.ts';
 import { checkTracesJson } from './json-schema.ts';
 import { ExemplarSampler } from './exemplars.ts';
+import { FoldBuilder, type GroupFold } from './span-folds.ts';
 import { keptAttributes, normalizeTraces, type SpanLimits } from './normalize-traces.ts';
 import { parse } from './parse.ts';
 import { TraceRequest } from './protobuf.ts';
@@ -48,6 +49,8 @@ export interface DecodedTraces {
   days: number[];
   /** The earliest span start (ms since the epoch; Infinity without spans). */
   minStartMs: number;
+  /** Histogram and durations per (group, start minute), for the direct write (span-folds.ts). */
+  folds: GroupFold[];
   /** service.instance.id shared by every resource of the request, if any (self-trace loop guard). */
   instanceId: string | null;
 }
@@ -106,6 +109,7 @@ export function decodeTraces(
   const counter: Array<{ n: number }> = [];
   const days = new Set<number>();
   let minStartMs = Infinity;
+  const folds = new FoldBuilder();
   for (let i = 0; i < n; i++) {
     const o = obs[i]!;
     if (o.startMs < minStartMs) minStartMs = o.startMs;
@@ -126,6 +130,7 @@ export function decodeTraces(
       counter[g] = exemplars.counter(groupKeys[g]!, minute);
     }
     const exemplar = exemplars.keep(counter[g]!);
+    folds.add(g, minute, o.durationUs);
     rowGroup[i] = g;
     days.add(Math.floor(o.startMs / DAY_MS));
     rows.reserve(FIXED_ROW_BYTES);
@@ -160,6 +165,7 @@ export function decodeTraces(
     groups,
     days: [...days],
     minStartMs,
+    folds: folds.folds(),
     instanceId: sharedInstanceId(req as never),
   };
 }

@@ -9,6 +9,7 @@
 import { utcDay, type Partitions } from '../db/partitions.ts';
 import { isDatabaseUnavailable, type Pool } from '../db/pool.ts';
 import { writeSpans } from './write-spans.ts';
+import { mergeFolds, type SpanFold } from './span-folds.ts';
 
 export interface GroupCommitOptions {
   /** Transactions in flight at once (PostgreSQL works on each with one core). */
@@ -28,6 +29,8 @@ interface Entry {
   rows: number;
   /** Its earliest span start (ms). */
   minStartMs: number;
+  /** Its histograms and durations, when the caller folded them (span-folds.ts). */
+  folds?: SpanFold[];
   resolve: (w: Written) => void;
   reject: (err: unknown) => void;
 }
@@ -54,9 +57,9 @@ export class GroupCommit {
    * earliest span start among them, tells whether any could be a retry of a span received the
    * day before (write-spans.ts); unknown: -Infinity.
    */
-  write(chunk: Buffer, rows: number, minStartMs = -Infinity): Promise<Written> {
+  write(chunk: Buffer, rows: number, minStartMs = -Infinity, folds?: SpanFold[]): Promise<Written> {
     return new Promise<Written>((resolve, reject) => {
-      this.queue.push({ chunk, rows, minStartMs, resolve, reject });
+      this.queue.push({ chunk, rows, minStartMs, folds, resolve, reject });
       this.pump();
     });
   }
@@ -85,6 +88,8 @@ export class GroupCommit {
       inserted = await this.transaction(
         group.map((e) => e.chunk),
         Math.min(...group.map((e) => e.minStartMs)),
+        // Folded rows only when every request brought its own.
+        group.every((e) => e.folds) ? mergeFolds(group.map((e) => e.folds!)) : undefined,
       );
     } catch (err) {
       if (group.length > 1 && !isDatabaseUnavailable(err)) {
@@ -108,13 +113,17 @@ export class GroupCommit {
   }
 
   /** One transaction holding `chunks`; resolves with the spans that were new, after COMMIT. */
-  private async transaction(chunks: Buffer[], minStartMs: number): Promise<number> {
+  private async transaction(
+    chunks: Buffer[],
+    minStartMs: number,
+    folds: SpanFold[] | undefined,
+  ): Promise<number> {
     const day = utcDay(Date.now());
     await this.partitions.ensure('observations', [day]);
     await this.partitions.ensure('span_durations', [day]);
     const client = await this.pool.connect();
     try {
-      const inserted = await writeSpans(client, chunks, day, minStartMs);
+      const inserted = await writeSpans(client, chunks, day, minStartMs, folds);
       client.release();
       return inserted;
     } catch (err) {

@@ -3,6 +3,7 @@ import { admitObservations } from '../cardinality/admit.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
 import { fillIds, type DecodedTraces } from './decode-traces.ts';
 import type { GroupCommit } from './group-commit.ts';
+import type { SpanFold } from './span-folds.ts';
 
 export interface StoreResult {
   inserted: number;
@@ -46,6 +47,11 @@ export async function storeTraces(
   );
   await registry.link([...links.values()]);
   const { rows, count } = fillIds(d, ids);
-  const written = await writer.write(rows, count, d.minStartMs);
+  const folds: SpanFold[] = [];
+  for (const { g, ...f } of d.folds) {
+    const id = ids[g];
+    if (id) folds.push({ ...f, seriesId: id[0], resourceId: id[1] });
+  }
+  const written = await writer.write(rows, count, d.minStartMs, folds);
   return { ...written, dropped };
 }

@@ -5,6 +5,7 @@ import type { PoolClient } from '../db/pool.ts';
 import { COPY_HEADER, COPY_TRAILER } from './copy-rows.ts';
 import { partitionName } from '../db/partitions.ts';
 import { FUTURE_SLACK_MS } from './normalize-traces.ts';
+import { durationRows, histogramRows, type SpanFold } from './span-folds.ts';
 
 /** Connections whose session already has the staging table. */
 const staged = new WeakSet<PoolClient>();
@@ -110,6 +111,7 @@ export async function writeSpans(
   chunks: Buffer[],
   day: string,
   minStartMs = -Infinity,
+  folds?: SpanFold[],
 ): Promise<number> {
   if (!staged.has(client)) {
     await client.query(
@@ -124,7 +126,10 @@ export async function writeSpans(
   // A span received yesterday started at most FUTURE_SLACK_MS after yesterday ended: later
   // ones need no look at yesterday's partition (an index probe per span).
   const checkYesterday = minStartMs < Date.parse(`${day}T00:00:00Z`) + FUTURE_SLACK_MS;
-  const direct = await writeDirect(client, chunks, day, checkYesterday);
+  const direct =
+    folds && !checkYesterday
+      ? await writeFolded(client, chunks, day, folds)
+      : await writeDirect(client, chunks, day, checkYesterday);
   if (direct !== null) return direct;
   writePaths.deduplicated++;
   return writeDeduplicated(client, chunks, day);
@@ -166,6 +171,44 @@ async function writeDirect(
     await client.query('COMMIT');
     writePaths.direct++;
     return sumCounts(res.rows);
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * The fast path when the caller folded the spans (span-folds.ts): no staging
+ * at all. The spans go straight into the day's partition, their histograms
+ * and durations as the few rows they fold to; null when a span was already
+ * stored (the transaction is rolled back).
+ */
+async function writeFolded(
+  client: PoolClient,
+  chunks: Buffer[],
+  day: string,
+  folds: SpanFold[],
+): Promise<number | null> {
+  await client.query('BEGIN');
+  try {
+    try {
+      await copyInto(client, `${partitionName('observations', day)} (${COLUMNS})`, chunks);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      if (FALLBACK_CODES.has((err as { code?: string }).code ?? '')) return null;
+      throw err;
+    }
+    await copyInto(
+      client,
+      'histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)',
+      [histogramRows(folds)],
+    );
+    await copyInto(client, 'span_durations (received_day, series_id, minute, durations)', [
+      durationRows(folds, day),
+    ]);
+    await client.query('COMMIT');
+    writePaths.direct++;
+    return folds.reduce((n, f) => n + f.count, 0);
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
     throw err;

@@ -1,0 +1,151 @@
+/**
+ * What an export adds to `histograms` and `span_durations`, folded while it is
+ * decoded: one histogram and one list of durations per (group, start minute).
+ * When every span of a transaction is new (write-spans.ts, the direct path)
+ * these rows are copied as they are, so PostgreSQL neither stages the spans a
+ * second time nor aggregates them (that was about a quarter of its work per
+ * span). Plain data: it crosses worker threads.
+ */
+import { Histogram } from '@onset/core';
+import { CopyRows } from './copy-rows.ts';
+
+/** One (group, minute) of a decoded export: `g` indexes DecodedTraces.groups. */
+export interface GroupFold {
+  g: number;
+  minuteMs: number;
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+  idx: number[];
+  cnt: number[];
+  durations: number[];
+}
+
+/** The same with the group's ids, ready to write. */
+export interface SpanFold extends Omit<GroupFold, 'g'> {
+  seriesId: number;
+  resourceId: number;
+}
+
+/** Folds spans as they are decoded. */
+export class FoldBuilder {
+  private readonly byKey = new Map<
+    string,
+    { g: number; minuteMs: number; h: Histogram; d: number[] }
+  >();
+  /** Each group's fold for the minute its last span started in. */
+  private readonly lastMinute: number[] = [];
+  private readonly last: Array<{ h: Histogram; d: number[] }> = [];
+
+  add(g: number, minute: number, us: number): void {
+    let f = this.lastMinute[g] === minute ? this.last[g] : undefined;
+    if (!f) {
+      const key = `${g}:${minute}`;
+      let e = this.byKey.get(key);
+      if (!e)
+        this.byKey.set(key, (e = { g, minuteMs: minute * 60_000, h: new Histogram(), d: [] }));
+      this.lastMinute[g] = minute;
+      this.last[g] = f = e;
+    }
+    f.h.record(us);
+    f.d.push(us);
+  }
+
+  folds(): GroupFold[] {
+    return [...this.byKey.values()].map(({ g, minuteMs, h, d }) => ({
+      g,
+      minuteMs,
+      count: h.count,
+      sum: h.sum,
+      min: h.min,
+      max: h.max,
+      ...h.toSparse(),
+      durations: d,
+    }));
+  }
+}
+
+/** Folds of several exports merged per (series, resource, minute): one histogram row each. */
+export function mergeFolds(lists: SpanFold[][]): SpanFold[] {
+  const out = new Map<string, SpanFold>();
+  for (const list of lists)
+    for (const f of list) {
+      const key = `${f.seriesId}:${f.resourceId}:${f.minuteMs}`;
+      const m = out.get(key);
+      if (!m) {
+        out.set(key, f);
+        continue;
+      }
+      const h = Histogram.fromSparse(m);
+      h.addSparse(f);
+      const { idx, cnt } = h.toSparse();
+      out.set(key, {
+        ...m,
+        count: m.count + f.count,
+        sum: m.sum + f.sum,
+        min: Math.min(m.min, f.min),
+        max: Math.max(m.max, f.max),
+        idx,
+        cnt,
+        durations: m.durations.concat(f.durations),
+      });
+    }
+  return [...out.values()];
+}
+
+const INT4_OID = 23;
+const FLOAT8_OID = 701;
+/** PostgreSQL dates count days from 2000-01-01. */
+const PG_EPOCH_DAY = 10_957;
+
+function array(rows: CopyRows, oid: number, size: 4 | 8, values: number[]): void {
+  const bytes = 20 + values.length * (4 + size);
+  rows.reserve(4 + bytes);
+  let at = rows.buf.writeInt32BE(bytes, rows.length);
+  at = rows.buf.writeInt32BE(1, at); // dimensions
+  at = rows.buf.writeInt32BE(0, at); // no nulls
+  at = rows.buf.writeInt32BE(oid, at);
+  at = rows.buf.writeInt32BE(values.length, at);
+  at = rows.buf.writeInt32BE(1, at); // lower bound
+  for (const v of values) {
+    at = rows.buf.writeInt32BE(size, at);
+    at = size === 4 ? rows.buf.writeInt32BE(v, at) : rows.buf.writeDoubleBE(v, at);
+  }
+  rows.length = at;
+}
+
+/** COPY rows for `histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)`. */
+export function histogramRows(folds: SpanFold[]): Buffer {
+  const rows = new CopyRows(folds.length * 128 + 16);
+  for (const f of folds) {
+    rows.reserve(2 + 7 * 12);
+    rows.row(9);
+    rows.int8(f.seriesId);
+    rows.int8(f.resourceId);
+    rows.timestampMs(f.minuteMs);
+    rows.int8(f.count);
+    rows.float8(f.sum);
+    rows.float8(f.min);
+    rows.float8(f.max);
+    array(rows, INT4_OID, 4, f.idx);
+    array(rows, INT4_OID, 4, f.cnt);
+  }
+  return Buffer.from(rows.view());
+}
+
+/** COPY rows for `span_durations (received_day, series_id, minute, durations)`. */
+export function durationRows(folds: SpanFold[], day: string): Buffer {
+  const dayNumber = Date.parse(`${day}T00:00:00Z`) / 86_400_000 - PG_EPOCH_DAY;
+  const rows = new CopyRows(folds.reduce((n, f) => n + 64 + f.durations.length * 12, 16));
+  for (const f of folds) {
+    rows.reserve(2 + 8 + 12 + 12);
+    rows.row(4);
+    rows.length = rows.buf.writeInt32BE(4, rows.length);
+    rows.length = rows.buf.writeInt32BE(dayNumber, rows.length);
+    rows.int8(f.seriesId);
+    rows.timestampMs(f.minuteMs);
+    array(rows, FLOAT8_OID, 8, f.durations);
+  }
+  return Buffer.from(rows.view());
+}
