@@ -397,9 +397,13 @@ export function startWorkload(cmd: string, args: string[], cwd?: string): Worklo
       child.stdin!.write(`${c}\n`);
     },
     async stop() {
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
+        // A workload starved on an overloaded host (load 45+) may not get to run its exit in
+        // time: after 5 s it is killed, so teardown never outlives the hook's limit.
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
         await exited;
+        clearTimeout(timer);
       }
     },
   };
