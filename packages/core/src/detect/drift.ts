@@ -193,17 +193,19 @@ function fitRamp(
   const ts = scratch(7, nb);
   const buf = scratch(12, DRIFT_BLOCK);
   const t0 = ring.historyT(from);
-  for (let b = 0; b < nb; b++) {
+  const block = (b: number) => {
     const v0 = from + b * DRIFT_BLOCK;
     for (let j = 0; j < DRIFT_BLOCK; j++) buf[j] = ring.historyY(v0 + j);
     buf.sort();
     ys[b] = (buf[(DRIFT_BLOCK >> 1) - 1]! + buf[DRIFT_BLOCK >> 1]!) / 2;
     ts[b] = (ring.historyT(v0) + ring.historyT(v0 + DRIFT_BLOCK - 1)) / 2 / 60_000 - t0 / 60_000;
-  }
-  // Screen: the last blocks must have moved by the smallest drift from the window's start.
+  };
+  // Screen first (cost): the last blocks must have moved by the smallest drift from the window's start.
+  for (const b of [0, 1, 2, nb - 2, nb - 1]) block(b);
   const head = (ys[0]! + ys[1]! + ys[2]!) / 3;
   const tail = (ys[nb - 1]! + ys[nb - 2]!) / 2;
   if (Math.abs(tail - head) < 0.7 * DRIFT_MIN_TOTAL) return null;
+  for (let b = 3; b < nb - 2; b++) block(b);
 
   // Prefix sums (index i: blocks [0, i)).
   const P = scratch(8, 6 * (nb + 1));

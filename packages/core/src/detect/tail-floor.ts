@@ -6,7 +6,8 @@
  * calls shows in most minutes but the minute-to-minute p99 is too noisy for
  * the level tests.
  *
- * Every FLOOR_EVERY points, for after-windows of FLOOR_AFTER points ending
+ * Every FLOOR_EVERY points (16: each check sorts ~5 windows of up to 216
+ * points, so it runs half as often as the cheaper paths), for after-windows of FLOOR_AFTER points ending
  * now, the p99s of the window (shifted down by minRatio: the margin) are
  * compared with up to FLOOR_BEFORE points before it in the regime by an
  * exact exceedance count (Gumbel–von Schelling, as the exceedance tests):
@@ -20,16 +21,19 @@
  */
 import type { DetectorContext } from './context.ts';
 import { report } from './report.ts';
+import { scratch } from './scratch.ts';
 import { exceedanceSorted } from './stats.ts';
 import type { StepChange } from './types.ts';
 
-export const FLOOR_EVERY = 8;
+export const FLOOR_EVERY = 16;
 export const FLOOR_AFTER: readonly number[] = [24, 32, 48, 64, 96];
 export const FLOOR_BEFORE = 120;
 export const FLOOR_MIN_BEFORE = 60;
 export const FLOOR_SHARE = 0.3;
 export const FLOOR_PENALTY = 20;
 export const FLOOR_LOCALISE = 8;
+/** A window's p-value above which its other gates are not read (they cost two more sorts). */
+export const FLOOR_SCREEN_P = 0.05;
 
 const P99 = 1;
 
@@ -70,22 +74,25 @@ function floorTest(d: DetectorContext, split: number, now: number): number {
   const from = Math.max(s.regimeStart, split - FLOOR_BEFORE, now - ring.cap + 1);
   const n = split - from;
   const m = now - split + 1;
-  const before = Float64Array.from(ring.rangeY(P99, from, split - 1, 4)).sort();
-  const after = Float64Array.from(ring.rangeY(P99, split, now, 5)).sort();
+  // Sorted in place in their scratch slots (4-5: sorted copies).
+  const before = ring.rangeY(P99, from, split - 1, 4).sort();
+  const after = ring.rangeY(P99, split, now, 5).sort();
   const q = (a: Float64Array, f: number) => a[Math.min(a.length - 1, Math.floor(f * a.length))]!;
   // The after median not below the before median (a floor under a lower level is no regression).
   if (q(after, 0.5) < q(before, 0.5)) return 1;
-  // The before window's lower part held still.
-  const half = n >> 1;
-  const b1 = Float64Array.from(ring.rangeY(P99, from, from + half - 1, 6)).sort();
-  const b2 = Float64Array.from(ring.rangeY(P99, from + half, split - 1, 7)).sort();
-  if (Math.abs(q(b1, FLOOR_SHARE) - q(b2, FLOOR_SHARE)) > d.logMinRatio / 2) return 1;
   // Few after points (less the margin) at or below the before's lower FLOOR_SHARE quantile:
   // mirrored, that is few at or above the r-th largest of the mirrored before points.
   const r = Math.max(1, Math.round(FLOOR_SHARE * n));
-  const negA = new Float64Array(m);
+  const negA = scratch(6, m);
   for (let i = 0; i < m; i++) negA[i] = -(after[m - 1 - i]! - d.logMinRatio);
-  const negB = new Float64Array(n);
+  const negB = scratch(7, n);
   for (let i = 0; i < n; i++) negB[i] = -before[n - 1 - i]!;
-  return exceedanceSorted(negA, negB, r, -1);
+  const p = exceedanceSorted(negA, negB, r, -1);
+  if (p > FLOOR_SCREEN_P) return p;
+  // The before window's lower part held still.
+  const half = n >> 1;
+  const b1 = ring.rangeY(P99, from, from + half - 1, 4).sort();
+  const b2 = ring.rangeY(P99, from + half, split - 1, 5).sort();
+  if (Math.abs(q(b1, FLOOR_SHARE) - q(b2, FLOOR_SHARE)) > d.logMinRatio / 2) return 1;
+  return p;
 }
