@@ -249,6 +249,25 @@ describe('detectSteps: steps are found, located and sized', () => {
     expect(c!.detectedIndex - 96 + 1).toBe(3);
   });
 
+  it('confirms the live spawn-method step (×2.4) on its 3rd point', () => {
+    // Recorded by apps/agent/test/live/host.test.ts on a quiet host: the helper's spawn series
+    // (~500 spawns a test minute, µs), posix_spawn → fork + per-fd FD_CLOEXEC in its minute
+    // 94, so minute 95 is the first whole one. A ×2.4 step was short of the ×3 the 3-point
+    // confirmation asked for: its 4th point opened it 4.8 test minutes after the change.
+    const points: MinutePoint[] = (
+      JSON.parse(readFileSync(new URL('./fixtures/live-spawn.json', import.meta.url), 'utf8')) as [
+        number,
+        number,
+        number,
+        number,
+      ][]
+    ).map(([m, count, p50, p99]) => ({ t: Date.UTC(2026, 0, 1) + m * 60_000, count, p50, p99 }));
+    const [c, ...rest] = detectSteps(points, { minRatio: 1.2 });
+    expect(rest).toEqual([]);
+    expect(c!.index).toBe(95);
+    expect(c!.detectedIndex - 95 + 1).toBe(3);
+  });
+
   it('finds a flat +40 ms on a 1 ms call (the Nagle incident) in both quantiles', () => {
     const points = series({
       seed: 42,

@@ -121,7 +121,7 @@ export const JUMP_MARGIN = Math.log(1.5);
  * A step confirmed on 3 points (largeStepP): its median at least LARGE_RATIO
  * beyond the history's, its 3 points within LARGE_SPREAD of the step (log units).
  */
-export const LARGE_RATIO = 3;
+export const LARGE_RATIO = 2.2;
 export const LARGE_SPREAD = 0.5;
 
 // ---- localisation -----------------------------------------------------
