@@ -184,18 +184,22 @@ export class ShardLeases {
       // count / live each, and one more for the longest-running `count % live` servers: the shares add up to count.
       const fair = Math.floor(shards / live) + (rank < shards % live ? 1 : 0);
       const { rows: mine } = await c.query<{ shard: number }>(
-        `UPDATE detect_leases SET expires_at = now() + $2::interval WHERE owner = $1 RETURNING shard`,
+        `WITH renewed AS (UPDATE detect_leases SET expires_at = now() + $2::interval WHERE owner = $1
+                           RETURNING shard, since)
+         SELECT shard FROM renewed ORDER BY since NULLS FIRST, shard`,
         [me, ttl],
       );
-      let owned = mine.map((x) => x.shard).sort((a, b) => a - b);
+      // Held longest first: those are the shards whose detectors are warm here.
+      const byAge = mine.map((x) => x.shard);
+      let owned = [...byAge].sort((a, b) => a - b);
       if (owned.length > fair) {
-        // A server joined: give back the excess (the newest holders keep their warm ones).
-        const excess = owned.slice(fair);
+        // A server joined: give back the shards taken most recently, keep the warm ones.
+        const excess = byAge.slice(fair);
         await c.query(
           `UPDATE detect_leases SET owner = NULL, expires_at = '-infinity', since = NULL WHERE shard = ANY($1::int[])`,
           [excess],
         );
-        owned = owned.slice(0, fair);
+        owned = byAge.slice(0, fair).sort((a, b) => a - b);
       } else if (owned.length < fair) {
         const { rows: taken } = await c.query<{ shard: number }>(
           `UPDATE detect_leases SET owner = $1, expires_at = now() + $2::interval, since = now()
