@@ -87,6 +87,8 @@ describe('CRUD and validation', () => {
 
   it.each([
     [{ ...spec, threshold_ms: undefined }, /threshold_ms/],
+    // Positive but under the stored µs resolution (schemathesis found it as a 500).
+    [{ ...spec, threshold_ms: 1.38e-154 }, /threshold_ms must be at least/],
     [{ ...spec, objective: 1.5 }, /objective/],
     [{ ...spec, objective: undefined }, /objective/],
     [{ ...spec, window: '1y' }, /window/],

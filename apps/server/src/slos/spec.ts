@@ -100,6 +100,8 @@ export function specFromJson(
         : 'threshold_ms is required',
     );
   }
+  // Stored in µs (thresholdUs): a positive threshold under a nanosecond would be stored as 0.
+  if (thresholdUs(threshold) <= 0) throw badRequest('threshold_ms must be at least 0.000001');
   const objective = input.objective ?? (input.series_id ? 0.99 : undefined);
   if (objective === undefined) throw badRequest('objective is required (e.g. 0.99)');
   const window = windowFrom(input.window ?? '28d', input.calendar, input.time_zone);
