@@ -135,6 +135,22 @@ export async function writeSpans(
   return writeDeduplicated(client, chunks, day);
 }
 
+/**
+ * Copy the spans straight into the day's partition; false, with the transaction rolled back,
+ * when one of them was already stored (or a concurrent copy of it won): the caller then goes
+ * through the deduplicating statement.
+ */
+async function copyNewSpans(client: PoolClient, chunks: Buffer[], day: string): Promise<boolean> {
+  try {
+    await copyInto(client, `${partitionName('observations', day)} (${COLUMNS})`, chunks);
+    return true;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    if (FALLBACK_CODES.has((err as { code?: string }).code ?? '')) return false;
+    throw err;
+  }
+}
+
 /** The fast path; null when a span was already stored (the transaction is rolled back). */
 async function writeDirect(
   client: PoolClient,
@@ -156,13 +172,7 @@ async function writeDirect(
         return null;
       }
     }
-    try {
-      await copyInto(client, `${partitionName('observations', day)} (${COLUMNS})`, chunks);
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      if (FALLBACK_CODES.has((err as { code?: string }).code ?? '')) return null;
-      throw err;
-    }
+    if (!(await copyNewSpans(client, chunks, day))) return null;
     const res = await client.query<{ count: number }>({
       name: 'onset-ingest-fold-new',
       text: FOLD_NEW_SQL,
@@ -191,13 +201,7 @@ async function writeFolded(
 ): Promise<number | null> {
   await client.query('BEGIN');
   try {
-    try {
-      await copyInto(client, `${partitionName('observations', day)} (${COLUMNS})`, chunks);
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      if (FALLBACK_CODES.has((err as { code?: string }).code ?? '')) return null;
-      throw err;
-    }
+    if (!(await copyNewSpans(client, chunks, day))) return null;
     await copyInto(
       client,
       'histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)',
