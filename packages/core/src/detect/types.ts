@@ -1,3 +1,5 @@
+import type { RegressionShape } from '@onset/contract';
+
 /** One minute of one series, as the server reads it from per-minute histograms. */
 export interface MinutePoint {
   /** Start of the minute, epoch milliseconds. */
@@ -50,12 +52,10 @@ export interface StepChange {
    * regression to open. 'drift': a sustained ramp, reported once with its
    * rate (`driftPerHour`) instead of as a series of steps.
    */
-  shape?: StepShape;
+  shape?: RegressionShape;
   /** For a drift: growth factor per hour (e.g. 1.2 = +20 % an hour; < 1 for a falling ramp). */
   driftPerHour?: number;
 }
-
-export type StepShape = 'step' | 'transient' | 'drift';
 
 export interface DetectOptions {
   /**
