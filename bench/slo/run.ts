@@ -111,14 +111,23 @@ log(
 // The newest minute of raw spans, for the counting step.
 await pool.query(`INSERT INTO slo_counter_state (id, cursor) VALUES (1, now())`);
 await partitions.ensure('observations', [utcDay(Date.now())]);
+await partitions.ensure('span_durations', [utcDay(Date.now())]);
+/** A minute of spans as ingest stores them: raw rows plus their durations per series and minute. */
+const insertMinute = () =>
+  pool.query(
+    `WITH ins AS (
+       INSERT INTO observations (received_day, trace_id, span_id, series_id, resource_id, start_time, duration_us, kind)
+       SELECT $2::date, decode(md5(random()::text), 'hex'), substr(decode(md5(random()::text), 'hex'), 1, 8),
+              1 + (i % $3), 1, $4::timestamptz + (random() * interval '59 seconds'), 2000 + random() * 200000, 2
+         FROM generate_series(1, $1) i
+       RETURNING series_id, start_time, duration_us
+     )
+     INSERT INTO span_durations (received_day, series_id, minute, durations)
+     SELECT $2::date, series_id, date_trunc('minute', start_time, 'UTC'), array_agg(duration_us) FROM ins GROUP BY 2, 3`,
+    [SPANS_LAST_MINUTE, utcDay(Date.now()), SLOS, new Date(end)],
+  );
 t = performance.now();
-await pool.query(
-  `INSERT INTO observations (received_day, trace_id, span_id, series_id, resource_id, start_time, duration_us, kind)
-   SELECT $2::date, decode(md5(random()::text), 'hex'), substr(decode(md5(random()::text), 'hex'), 1, 8),
-          1 + (i % $3), 1, $4::timestamptz + (random() * interval '59 seconds'), 2000 + random() * 200000, 2
-     FROM generate_series(1, $1) i`,
-  [SPANS_LAST_MINUTE, utcDay(Date.now()), SLOS, new Date(end)],
-);
+await insertMinute();
 log(
   `inserted ${SPANS_LAST_MINUTE} raw spans for the newest minute in ${secs(performance.now() - t)}`,
 );
@@ -180,13 +189,7 @@ for (let i = 0; i < 3; i++) {
   );
   if (i === 0) {
     // A minute of fresh spans for the next passes' counting step.
-    await pool.query(
-      `INSERT INTO observations (received_day, trace_id, span_id, series_id, resource_id, start_time, duration_us, kind)
-       SELECT $2::date, decode(md5(random()::text), 'hex'), substr(decode(md5(random()::text), 'hex'), 1, 8),
-              1 + (i % $3), 1, $4::timestamptz + (random() * interval '59 seconds'), 2000 + random() * 200000, 2
-         FROM generate_series(1, $1) i`,
-      [SPANS_LAST_MINUTE, utcDay(Date.now()), SLOS, new Date(end)],
-    );
+    await insertMinute();
   }
 }
 

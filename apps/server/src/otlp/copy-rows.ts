@@ -17,6 +17,20 @@ const TWO32 = 4294967296;
 /** PostgreSQL timestamps count microseconds from 2000-01-01 UTC. */
 const PG_EPOCH_MS = 946_684_800_000;
 
+/** The stored timestamptz of `ms` (since the Unix epoch): microseconds since 2000-01-01 UTC. */
+export function pgMicros(ms: number): number {
+  return Math.round((ms - PG_EPOCH_MS) * 1000);
+}
+
+/**
+ * The UTC minute (minutes since the Unix epoch) of a start time as stored, to
+ * the microsecond: a span 0.4 µs before a minute's end is stored at the next
+ * minute's first instant, so its histogram and durations go there too.
+ */
+export function storedMinute(ms: number): number {
+  return Math.floor(pgMicros(ms) / 60_000_000) + PG_EPOCH_MS / 60_000;
+}
+
 export class CopyRows {
   buf: Buffer;
   length = 0;
@@ -76,7 +90,7 @@ export class CopyRows {
 
   /** A timestamptz from milliseconds since the Unix epoch (kept to the microsecond). */
   timestampMs(ms: number): void {
-    this.int8(Math.round((ms - PG_EPOCH_MS) * 1000));
+    this.int8(pgMicros(ms));
   }
 
   /** A jsonb value from its JSON text (binary jsonb is a version byte, 1, then the text). */

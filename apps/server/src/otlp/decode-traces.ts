@@ -9,7 +9,7 @@
 import type { ResourceLabels, SeriesLabels } from '@onset/core';
 import { HttpError } from '../http/errors.ts';
 import type { Encoding } from './body.ts';
-import { CopyRows } from './copy-rows.ts';
+import { CopyRows, storedMinute } from './copy-rows.ts';
 import { checkTracesJson } from './json-schema.ts';
 import { ExemplarSampler } from './exemplars.ts';
 import { FoldBuilder, type GroupFold } from './span-folds.ts';
@@ -124,7 +124,8 @@ export function decodeTraces(
       groups.push({ series: o.series, resource: o.resource, weight: 0 });
     }
     groups[g]!.weight++;
-    const minute = Math.floor(o.startMs / 60_000);
+    // The minute of the start as stored (to the µs), as SQL's date_trunc sees it.
+    const minute = storedMinute(o.startMs);
     if (counterMinute[g] !== minute) {
       counterMinute[g] = minute;
       counter[g] = exemplars.counter(groupKeys[g]!, minute);
@@ -132,7 +133,7 @@ export function decodeTraces(
     const exemplar = exemplars.keep(counter[g]!);
     folds.add(g, minute, o.durationUs);
     rowGroup[i] = g;
-    days.add(Math.floor(o.startMs / DAY_MS));
+    days.add(Math.floor((minute * 60_000) / DAY_MS));
     rows.reserve(FIXED_ROW_BYTES);
     rowStarts[i] = rows.length;
     rows.row(10);

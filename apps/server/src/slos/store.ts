@@ -376,9 +376,13 @@ export interface CountResult {
 }
 
 /**
- * Count newly received observations into every SLO's counters, exactly once:
- * the window (cursor, safe upper] is counted and the cursor moved in one
+ * Count newly received spans into every SLO's counters, exactly once: the
+ * window (cursor, safe upper] is counted and the cursor moved in one
  * transaction, under a row lock so concurrent passes (N servers) serialize.
+ * The spans are read as their durations in `span_durations` (one array per
+ * series, start minute and ingest transaction, received_at the transaction's
+ * like its raw rows), not as one `observations` row each: the same spans, the
+ * same durations and start minutes, a few rows instead of one per span.
  */
 export async function countNewObservations(
   pool: Pool,
@@ -424,10 +428,11 @@ async function countFrom(
     `WITH m AS (
        SELECT o.id AS slo_id, s.id AS series_id, o.threshold_us FROM slos o JOIN series s ON ${MATCH_SQL}
      ), agg AS (
-       SELECT m.slo_id, date_trunc('minute', ob.start_time, 'UTC') AS minute,
-              count(*) FILTER (WHERE ob.duration_us <= m.threshold_us) AS good, count(*) AS total
-         FROM observations ob JOIN m ON m.series_id = ob.series_id
-        WHERE ob.received_day BETWEEN $3::date AND $4::date AND ob.received_at > $1 AND ob.received_at <= $2
+       SELECT m.slo_id, sd.minute,
+              sum((SELECT count(*) FROM unnest(sd.durations) AS d(us) WHERE d.us <= m.threshold_us))::int8 AS good,
+              sum(cardinality(sd.durations))::int8 AS total
+         FROM span_durations sd JOIN m ON m.series_id = sd.series_id
+        WHERE sd.received_day BETWEEN $3::date AND $4::date AND sd.received_at > $1 AND sd.received_at <= $2
         GROUP BY 1, 2
      ), mins AS (
        INSERT INTO slo_minutes (slo_id, minute, good, total)
