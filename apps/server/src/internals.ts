@@ -11,6 +11,6 @@ export { detectOptionsFor, MINUTE_LATENESS_MS, sealDelayMs } from './regressions
 export { stepHeld } from './regressions/alerting.ts';
 export { runDetectionPass, type PassResult as DetectionPassResult } from './regressions/engine.ts';
 export { evaluateSlos, runSloPass } from './slos/evaluate.ts';
-export { countNewObservations, listSlos } from './slos/store.ts';
+export { COUNT_SQL, countNewObservations, listSlos } from './slos/store.ts';
 export { runDeliveryPass } from './webhooks/deliver.ts';
 export { MetricsRequest, TraceRequest } from './otlp/protobuf.ts';

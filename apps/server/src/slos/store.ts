@@ -410,22 +410,13 @@ async function countWithin(c: PoolClient, settleMs: number, realNow: number): Pr
   return counted ? new Date(counted.to) : before;
 }
 
-async function countFrom(
-  c: PoolClient,
-  cursor: Date,
-  settleMs: number,
-  realNow: number,
-): Promise<CountResult | null> {
-  const upper = await safeUpper(c, settleMs);
-  if (upper.getTime() <= cursor.getTime()) return null;
-  const dayFrom = new Date(Math.floor(cursor.getTime() / DAY_MS) * DAY_MS - DAY_MS)
-    .toISOString()
-    .slice(0, 10);
-  const dayTo = new Date(Math.floor(upper.getTime() / DAY_MS) * DAY_MS + DAY_MS)
-    .toISOString()
-    .slice(0, 10);
-  const res = await c.query(
-    `WITH m AS (
+/**
+ * The counting statement: spans received in ($1, $2] (received days $3..$4)
+ * into every matching SLO's minute (from $5 on), hour and day counters. Each
+ * durations array is matched once per SLO and counted with one scan of it.
+ * Exported for bench/slo/count.ts.
+ */
+export const COUNT_SQL = `WITH m AS (
        SELECT o.id AS slo_id, s.id AS series_id, o.threshold_us FROM slos o JOIN series s ON ${MATCH_SQL}
      ), agg AS (
        SELECT m.slo_id, sd.minute,
@@ -447,9 +438,29 @@ async function countFrom(
        SELECT slo_id, date_trunc('day', minute, 'UTC'), sum(good), sum(total) FROM agg GROUP BY 1, 2
        ${UPSERT_TAIL('slo_days', 'day')}
      )
-     SELECT count(*)::int AS n FROM mins`,
-    [cursor, upper, dayFrom, dayTo, new Date(realNow - MINUTE_KEEP_MS)],
-  );
+     SELECT count(*)::int AS n FROM mins`;
+
+async function countFrom(
+  c: PoolClient,
+  cursor: Date,
+  settleMs: number,
+  realNow: number,
+): Promise<CountResult | null> {
+  const upper = await safeUpper(c, settleMs);
+  if (upper.getTime() <= cursor.getTime()) return null;
+  const dayFrom = new Date(Math.floor(cursor.getTime() / DAY_MS) * DAY_MS - DAY_MS)
+    .toISOString()
+    .slice(0, 10);
+  const dayTo = new Date(Math.floor(upper.getTime() / DAY_MS) * DAY_MS + DAY_MS)
+    .toISOString()
+    .slice(0, 10);
+  const res = await c.query(COUNT_SQL, [
+    cursor,
+    upper,
+    dayFrom,
+    dayTo,
+    new Date(realNow - MINUTE_KEEP_MS),
+  ]);
   await c.query(`UPDATE slo_counter_state SET cursor = $1 WHERE id = 1`, [upper]);
   return { from: cursor.toISOString(), to: upper.toISOString(), minutes: res.rows[0].n };
 }
