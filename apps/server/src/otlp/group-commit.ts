@@ -9,6 +9,7 @@
 import { utcDay, type Partitions } from '../db/partitions.ts';
 import { isDatabaseUnavailable, type Pool } from '../db/pool.ts';
 import { writeSpans } from './write-spans.ts';
+import { DayMoved } from './received-day.ts';
 import { mergeFolds, type SpanFold } from './span-folds.ts';
 
 export interface GroupCommitOptions {
@@ -16,6 +17,8 @@ export interface GroupCommitOptions {
   writers?: number;
   /** Most spans in one transaction; the rest waits for the next. */
   maxRows?: number;
+  /** This server's clock (tests: one that runs behind the database's). */
+  now?: () => number;
 }
 
 /** What one request's rows came to. */
@@ -40,6 +43,7 @@ export class GroupCommit {
   private active = 0;
   private readonly writers: number;
   private readonly maxRows: number;
+  private readonly now: () => number;
   /** Transactions committed, and requests they held (for tests and /metrics-style introspection). */
   readonly counts = { transactions: 0, requests: 0 };
 
@@ -50,6 +54,7 @@ export class GroupCommit {
   ) {
     this.writers = opts.writers ?? 2;
     this.maxRows = opts.maxRows ?? 20_000;
+    this.now = opts.now ?? Date.now;
   }
 
   /**
@@ -118,17 +123,33 @@ export class GroupCommit {
     minStartMs: number,
     folds: SpanFold[] | undefined,
   ): Promise<number> {
-    const day = utcDay(Date.now());
-    await this.partitions.ensure('observations', [day]);
-    await this.partitions.ensure('span_durations', [day]);
+    // The day is this server's guess; the transaction confirms it on the database's clock and,
+    // past midnight there, is written again on the day it names (received-day.ts).
+    let day = utcDay(this.now());
+    await this.ensureDay(day);
     const client = await this.pool.connect();
     try {
-      const inserted = await writeSpans(client, chunks, day, minStartMs, folds);
-      client.release();
-      return inserted;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const inserted = await writeSpans(client, chunks, day, minStartMs, folds, {
+            confirmDay: true,
+          });
+          client.release();
+          return inserted;
+        } catch (err) {
+          if (!(err instanceof DayMoved) || attempt === 3) throw err;
+          day = err.day;
+          await this.ensureDay(day);
+        }
+      }
     } catch (err) {
       client.release(true); // a failed COPY may leave the session unusable: start a fresh one
       throw err;
     }
+  }
+
+  private async ensureDay(day: string): Promise<void> {
+    await this.partitions.ensure('observations', [day]);
+    await this.partitions.ensure('span_durations', [day]);
   }
 }

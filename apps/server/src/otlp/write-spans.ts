@@ -6,6 +6,7 @@ import { COPY_HEADER, COPY_TRAILER } from './copy-rows.ts';
 import { partitionName } from '../db/partitions.ts';
 import { FUTURE_SLACK_MS } from './normalize-traces.ts';
 import { durationRows, histogramRows, type SpanFold } from './span-folds.ts';
+import { beginReceived } from './received-day.ts';
 
 /** Connections whose session already has the staging table. */
 const staged = new WeakSet<PoolClient>();
@@ -112,6 +113,7 @@ export async function writeSpans(
   day: string,
   minStartMs = -Infinity,
   folds?: SpanFold[],
+  opts: { confirmDay?: boolean } = {},
 ): Promise<number> {
   if (!staged.has(client)) {
     await client.query(
@@ -126,13 +128,20 @@ export async function writeSpans(
   // A span received yesterday started at most FUTURE_SLACK_MS after yesterday ended: later
   // ones need no look at yesterday's partition (an index probe per span).
   const checkYesterday = minStartMs < Date.parse(`${day}T00:00:00Z`) + FUTURE_SLACK_MS;
+  // Every transaction below begins here (received-day.ts): the day's lock, the day confirmed,
+  // and before a look at yesterday, yesterday's writers waited for.
+  const begin = () =>
+    beginReceived(client, day, {
+      confirmDay: opts.confirmDay ?? false,
+      previousDay: checkYesterday,
+    });
   const direct =
     folds && !checkYesterday
-      ? await writeFolded(client, chunks, day, folds)
-      : await writeDirect(client, chunks, day, checkYesterday);
+      ? await writeFolded(client, chunks, day, folds, begin)
+      : await writeDirect(client, chunks, day, checkYesterday, begin);
   if (direct !== null) return direct;
   writePaths.deduplicated++;
-  return writeDeduplicated(client, chunks, day);
+  return writeDeduplicated(client, chunks, day, begin);
 }
 
 /**
@@ -157,8 +166,9 @@ async function writeDirect(
   chunks: Buffer[],
   day: string,
   checkYesterday: boolean,
+  begin: () => Promise<void>,
 ): Promise<number | null> {
-  await client.query('BEGIN');
+  await begin();
   try {
     await copyInto(client, 'ingest_stage', chunks);
     if (checkYesterday) {
@@ -198,8 +208,9 @@ async function writeFolded(
   chunks: Buffer[],
   day: string,
   folds: SpanFold[],
+  begin: () => Promise<void>,
 ): Promise<number | null> {
-  await client.query('BEGIN');
+  await begin();
   try {
     if (!(await copyNewSpans(client, chunks, day))) return null;
     await copyInto(
@@ -224,8 +235,9 @@ async function writeDeduplicated(
   client: PoolClient,
   chunks: Buffer[],
   day: string,
+  begin: () => Promise<void>,
 ): Promise<number> {
-  await client.query('BEGIN');
+  await begin();
   try {
     await copyInto(client, 'ingest_stage', chunks);
     const res = await client.query<{ count: number }>({
