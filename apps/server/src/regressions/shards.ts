@@ -97,6 +97,8 @@ export class ShardLeases {
   private timer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | null = null;
   private stopped = false;
+  /** Shards and newest series id when `seriesOwned` was last counted. */
+  private countedFor = '';
 
   constructor(
     private readonly pool: Pool,
@@ -149,6 +151,7 @@ export class ShardLeases {
       }).catch(() => {});
     this.owned = [];
     this.seriesOwned = 0;
+    this.countedFor = '';
     this.publish();
   }
 
@@ -210,11 +213,18 @@ export class ShardLeases {
         );
         owned = [...owned, ...taken.map((x) => x.shard)].sort((a, b) => a - b);
       }
+      // Counting the series of the owned shards scans the series table: only when the shards or
+      // the newest series changed since the last count (series get ids in order; a pass recounts).
+      const { rows: top } = await c.query<{ id: string | null }>(
+        `SELECT max(id) AS id FROM series`,
+      );
+      const key = `${shards}/${owned.join(',')}/${top[0]!.id ?? ''}`;
+      if (key === this.countedFor) return { live, shards, owned, series: this.seriesOwned, key };
       const { rows: s } = await c.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM series WHERE id % $1 = ANY($2::int[])`,
         [shards, owned],
       );
-      return { live, shards, owned, series: s[0]!.n };
+      return { live, shards, owned, series: s[0]!.n, key };
     });
     if (this.stopped) return;
     if (r.shards !== this.opts.shards && this.count !== r.shards)
@@ -226,6 +236,7 @@ export class ShardLeases {
     this.members = r.live;
     this.owned = r.owned;
     this.seriesOwned = r.series;
+    this.countedFor = r.key;
     this.publish();
     if (r.owned.join(',') !== before)
       this.log?.info(
@@ -237,6 +248,8 @@ export class ShardLeases {
   /** Set the series count after a pass over the owned shards (it saw every one of them). */
   noteSeries(n: number): void {
     this.seriesOwned = n;
+    // Series created during the pass may be missing from it: the next renewal counts again.
+    this.countedFor = '';
     this.publish();
   }
 
