@@ -101,8 +101,9 @@ export async function commit(
       newHeadlines,
     );
     for (const id of opened) touched.add(id);
-    if (touched.size)
-      await updateOpen(cache, c, [...touched], work.fed, H, now, result, pendingAlerts);
+    const updated = touched.size
+      ? await updateOpen(cache, c, [...touched], work.fed, H, now, result, pendingAlerts)
+      : false;
     for (const id of newHeadlines) {
       const row = await regressionById(c, id, { unresolved: true });
       if (row) await refreshRegressionAlertIfFiring(c, regressionJson(row), { now });
@@ -113,6 +114,10 @@ export async function commit(
       work.checkpoint.map((id) => [id, cache.detectors.get(id)!.det.encode()] as const),
     );
     await advanceThroughs(c, H, work.advance);
+    // Only checkpoints (nearly every batch): they need not wait for the WAL flush. Lost in a
+    // crash, the states are replayed from older checkpoints to the same steps, and a later
+    // commit that writes regressions flushes these with it (the WAL is in order).
+    if (!work.events.length && !updated) await c.query('SET LOCAL synchronous_commit TO off');
     await c.query('COMMIT');
     for (const id of work.checkpoint) dbThrough.set(id, H);
     for (const id of work.advance) dbThrough.set(id, H);
@@ -269,7 +274,7 @@ async function openRegressions(
  * pass: levels since the onset from the detector's recent points, events
  * counted once (after_through), and whether latency is back at the before
  * level. The headline member's numbers are the regression's; the regression
- * resolves when every member is back.
+ * resolves when every member is back. True when it wrote anything.
  */
 async function updateOpen(
   cache: StateCache,
@@ -280,7 +285,7 @@ async function updateOpen(
   now: number,
   result: PassResult,
   pendingAlerts: Set<string>,
-): Promise<void> {
+): Promise<boolean> {
   const incidents = new Set<string>();
   // Incidents with a member closed as a burst in this pass (labelled transient if they resolve unpaged).
   const bursts = new Set<string>();
@@ -371,6 +376,7 @@ async function updateOpen(
     const fresh = await regressionById(c, id, { unresolved: true });
     if (fresh) await raiseRegressionAlert(c, regressionJson(fresh), { now });
   }
+  return members.length > 0;
 }
 
 /**
