@@ -22,7 +22,14 @@
  * their ratio to one server in the same round, each server's owned series
  * (`shards.series_owned`, as /metrics onset_detection_series_owned), CPU
  * seconds of the servers and of PostgreSQL during each pass, and the load
- * average (the machine's 2 cores are shared). Not part of npm test.
+ * average (the machine's 2 cores are shared). The ratios compare wall times
+ * (the first server's pass start to the last one's end). Every run sees the
+ * same data: the warm pass's extra minute is deleted after it.
+ *
+ * Profiling: BENCH_SERVER_NODE_ARGS adds node flags to the servers (e.g.
+ * "--cpu-prof --cpu-prof-dir=/tmp/prof"); BENCH_PG_STATS=1 loads
+ * pg_stat_statements and prints each pass's costliest statements.
+ * Not part of npm test.
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -53,6 +60,8 @@ const ROUNDS = Number(args.rounds);
 const MIN = 60_000;
 /** Scheduled runs start this long past each minute (regressions/detect-options.ts MINUTE_LATENESS_MS). */
 const TICK_MS = 20_000;
+const NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const PG_STATS = process.env.BENCH_PG_STATS === '1';
 
 const log = (msg: string) => console.log(`bench/detect-servers: ${msg}`);
 const secs = (ms: number) => Number((ms / 1000).toFixed(2));
@@ -86,12 +95,16 @@ async function startServers(url: string, n: number): Promise<ServerProcess[]> {
   }
   const servers = await Promise.all(
     Array.from({ length: n }, () =>
-      startServerProcess(url, {
-        ONSET_DETECT_CACHE_MB: args['cache-mb'],
-        ONSET_DETECT_SHARDS: args.shards,
-        ONSET_MAX_SERIES: '10000000',
-        ONSET_MAX_SERIES_PER_SERVICE: '10000000',
-      }),
+      startServerProcess(
+        url,
+        {
+          ONSET_DETECT_CACHE_MB: args['cache-mb'],
+          ONSET_DETECT_SHARDS: args.shards,
+          ONSET_MAX_SERIES: '10000000',
+          ONSET_MAX_SERIES_PER_SERVICE: '10000000',
+        },
+        { nodeArgs: NODE_ARGS },
+      ),
     ),
   );
   for (let i = 0; i < 600; i++) {
@@ -139,6 +152,26 @@ async function nextPasses(servers: ServerProcess[], afterMs: number): Promise<Pa
   }
 }
 
+async function statsReset(url: string): Promise<void> {
+  const pool = createPool(url, 1);
+  await pool.query(`SELECT pg_stat_statements_reset()`);
+  await pool.end();
+}
+
+/** The statements that cost PostgreSQL most during a pass (BENCH_PG_STATS=1). */
+async function statsPrint(url: string, label: string): Promise<void> {
+  const pool = createPool(url, 1);
+  const { rows } = await pool.query<{ calls: number; ms: number; rows: number; q: string }>(
+    `SELECT calls::int, round(total_exec_time)::float8 AS ms, rows::float8 AS rows,
+            regexp_replace(left(query, 160), '\\s+', ' ', 'g') AS q
+       FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
+      ORDER BY total_exec_time DESC LIMIT 12`,
+  );
+  await pool.end();
+  log(`${label}: costliest statements (pg_stat_statements)`);
+  for (const r of rows) log(`  ${r.ms} ms  ${r.calls} calls  ${r.rows} rows  ${r.q}`);
+}
+
 function wall(passes: Pass[]): number {
   const start = Math.min(...passes.map((p) => Date.parse(p.started_at)));
   const end = Math.max(...passes.map((p) => Date.parse(p.started_at) + p.duration_ms));
@@ -175,9 +208,11 @@ async function measure(
     });
 
     const phase = async (label: string, afterMs: number) => {
+      if (PG_STATS) await statsReset(url);
       const c0 = cpu();
       const passes = await nextPasses(servers, afterMs);
       const c1 = cpu();
+      if (PG_STATS) await statsPrint(url, `${n} server(s), ${label} pass`);
       const w = wall(passes);
       const out = {
         // The slowest server's pass: when they start at one tick, the time until every shard is done.
@@ -223,16 +258,29 @@ async function measure(
     await p2.end();
     // Passes that start after the insert committed (one that began before it would find no new minute).
     const warm = await phase('warm', Date.now());
+    // The next run sees the same data.
+    const p3 = createPool(url, 2);
+    await p3.query(`DELETE FROM histograms WHERE minute >= to_timestamp($1::float8 / 1000)`, [
+      through,
+    ]);
+    await p3.end();
     return { servers: n, round, series_owned: owned, cold: cold.out, warm: warm.out };
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
   }
 }
 
-const { db, url, dataDir } = await benchDatabase();
+const { db, url, dataDir } = await benchDatabase(
+  PG_STATS ? ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=all'] : [],
+);
 const results: Measured[] = [];
 try {
   await migrate(url);
+  if (PG_STATS) {
+    const p = createPool(url, 1);
+    await p.query(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
+    await p.end();
+  }
   const end = Math.floor(Date.now() / MIN) * MIN - MIN;
   const fixture = await buildFixture(url, N_SERIES, end, {
     points: Number(args.points),
@@ -249,7 +297,8 @@ try {
 
   const ratio = (m: Measured, k: 'cold' | 'warm') => {
     const one = results.find((r) => r.round === m.round && r.servers === 1);
-    return one ? Number((m[k].slowest_s / one[k].slowest_s).toFixed(3)) : null;
+    // Wall time: from the first server's pass start to the last one's end.
+    return one ? Number((Number(m[k].wall_s) / Number(one[k].wall_s)).toFixed(3)) : null;
   };
   const rows = results.map((m) => ({
     ...m,
@@ -262,12 +311,13 @@ try {
         `round ${r.round}, ${r.servers} server(s)`,
         {
           'owned series': r.series_owned.join(' + '),
-          'cold s': r.cold.slowest_s,
+          'cold s': r.cold.wall_s,
           'cold ×1': r.cold_ratio_vs_1,
-          'warm s': r.warm.slowest_s,
+          'warm s': r.warm.wall_s,
           'warm ×1': r.warm_ratio_vs_1,
           'cold CPU srv/pg s': `${r.cold.server_cpu_s}/${r.cold.postgres_cpu_s}`,
-          load: (r.cold.loadavg as number[])[0],
+          'warm CPU srv/pg s': `${r.warm.server_cpu_s}/${r.warm.postgres_cpu_s}`,
+          load: `${(r.cold.loadavg as number[])[0]}/${(r.warm.loadavg as number[])[0]}`,
         },
       ]),
     ),

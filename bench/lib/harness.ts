@@ -12,7 +12,7 @@ import {
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-export async function benchDatabase(): Promise<{
+export async function benchDatabase(settings: readonly string[] = []): Promise<{
   db: EmbeddedDatabase;
   url: string;
   dataDir: string;
@@ -20,7 +20,7 @@ export async function benchDatabase(): Promise<{
   const dir = await mkdtemp(path.join(os.tmpdir(), 'onset-bench-'));
   await chmod(dir, 0o755);
   const dataDir = path.join(dir, 'data');
-  const db = await startEmbeddedPostgres({ dataDir, ephemeral: true });
+  const db = await startEmbeddedPostgres({ dataDir, ephemeral: true, settings });
   await db.createDatabase('onset');
   return { db, url: db.url('onset'), dataDir };
 }

@@ -97,6 +97,8 @@ export async function startEmbeddedPostgres(opts: {
   port?: number;
   ephemeral?: boolean;
   log?: (line: string) => void;
+  /** More `-c name=value` settings (benchmarks: e.g. shared_preload_libraries=pg_stat_statements). */
+  settings?: readonly string[];
 }): Promise<EmbeddedDatabase> {
   const dataDir = path.resolve(opts.dataDir);
   const port = opts.port ?? (await freePort());
@@ -132,6 +134,7 @@ export async function startEmbeddedPostgres(opts: {
       'synchronous_commit=on',
       '-c',
       'max_locks_per_transaction=256',
+      ...(opts.settings ?? []).flatMap((x) => ['-c', x]),
     ],
     onLog: (m) => log(String(m).trimEnd()),
     onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),
