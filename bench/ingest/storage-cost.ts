@@ -21,7 +21,7 @@ import { postgresCpuSeconds } from './cpu.ts';
 import { COPY_HEADER, COPY_TRAILER, CopyRows } from '../../apps/server/src/otlp/copy-rows.ts';
 import { writeSpans } from '../../apps/server/src/otlp/write-spans.ts';
 import { Partitions, utcDay } from '../../apps/server/src/db/partitions.ts';
-import { ExemplarSampler } from '../../apps/server/src/otlp/exemplars.ts';
+import { ExemplarSampler, traceUnit } from '../../apps/server/src/otlp/exemplars.ts';
 
 const SPANS = Number(process.env.BENCH_SPANS ?? 200_000);
 const BATCH = 2_000;
@@ -67,13 +67,17 @@ function batch(seed: number, v: Variant, sampler: ExemplarSampler): Buffer {
     const series = 1 + (i % 40);
     const resource = 1 + (seed % 16);
     const start = now - i;
+    const traceId = randomBytes(16);
     const exemplar =
       v.exemplars === 'all' ||
       (v.exemplars === 'sampled' &&
-        sampler.keep(sampler.counter(`${series}:${resource}`, Math.floor(start / 60_000))));
+        sampler.keep(
+          sampler.counter(`${series}:${resource}`, Math.floor(start / 60_000)),
+          traceUnit(traceId),
+        ));
     rows.reserve(220);
     rows.row(10);
-    rows.bytes(randomBytes(16));
+    rows.bytes(traceId);
     rows.bytes(randomBytes(8));
     if (i % 2) rows.bytes(randomBytes(8));
     else rows.null();

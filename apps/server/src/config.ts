@@ -51,6 +51,8 @@ export interface Config {
   ingestConcurrency: number;
   /** Worker threads decoding trace exports; 0 (default) decodes on the main thread (ONSET_INGEST_WORKERS; otlp/decode-pool.ts). */
   ingestWorkers: number;
+  /** How often exemplar keep rates are re-read from the cluster's histograms; 0 = never (ONSET_EXEMPLAR_RATE_INTERVAL; otlp/exemplar-rates.ts). */
+  exemplarRateIntervalMs: number;
   /** Detection shards a new cluster is split into (ONSET_DETECT_SHARDS; regressions/shards.ts). */
   detectShards: number;
   /** A server's shard leases lapse this long after its last renewal (ONSET_DETECT_LEASE_TTL). */
@@ -165,6 +167,7 @@ export const ServerEnv = z.object({
   ONSET_REQUEST_TIMEOUT: envDuration('60s'),
   ONSET_INGEST_CONCURRENCY: envInt(16),
   ONSET_INGEST_WORKERS: envInt(0),
+  ONSET_EXEMPLAR_RATE_INTERVAL: envDuration('30s'),
   ONSET_DETECT_SHARDS: envInt(DEFAULT_DETECT_SHARDS),
   ONSET_DETECT_LEASE_TTL: envDuration('30s'),
 });
@@ -234,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: e.ONSET_REQUEST_TIMEOUT,
     ingestConcurrency: e.ONSET_INGEST_CONCURRENCY,
     ingestWorkers: e.ONSET_INGEST_WORKERS,
+    exemplarRateIntervalMs: e.ONSET_EXEMPLAR_RATE_INTERVAL,
     detectShards: Math.max(1, e.ONSET_DETECT_SHARDS),
     detectLeaseTtlMs: Math.max(1000, e.ONSET_DETECT_LEASE_TTL),
   };

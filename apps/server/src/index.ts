@@ -44,7 +44,12 @@ export async function startOnset(
   const guard = new CardinalityGuard(config.cardinality, pool);
   await guard.reload();
   const registry = new Registry(pool, guard);
-  const ingest = await startIngestPipeline(pool, partitions, config.ingestWorkers);
+  const ingest = await startIngestPipeline(
+    pool,
+    partitions,
+    config.ingestWorkers,
+    config.exemplarRateIntervalMs,
+  );
   // Detection shards are leased by servers that run the scheduler (regressions/shards.ts).
   const detectLeases =
     opts.scheduler !== false
@@ -92,6 +97,7 @@ export async function startOnset(
       await scheduler?.stop();
       await otlpApp?.close();
       await app.close();
+      await ingest.rates.stop();
       await ingest.decoder.close();
       await pool.end();
       await tracing?.flush().catch(() => {});

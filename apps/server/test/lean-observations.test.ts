@@ -13,7 +13,7 @@ import { runner } from 'node-pg-migrate';
 import { createTestDatabase, startTestServer, type TestServer } from '@onset/testkit';
 import { migrate } from '../src/db/migrate.ts';
 import { createPool } from '../src/db/pool.ts';
-import { EXEMPLARS_FIRST, ExemplarSampler } from '../src/otlp/exemplars.ts';
+import { EXEMPLARS_FIRST, ExemplarSampler, keepRate, traceUnit } from '../src/otlp/exemplars.ts';
 import { writePaths, writeSpans } from '../src/otlp/write-spans.ts';
 import { CopyRows } from '../src/otlp/copy-rows.ts';
 import { Partitions, utcDay } from '../src/db/partitions.ts';
@@ -27,10 +27,10 @@ describe('exemplar sampler', () => {
   it('keeps the first spans of a minute, then a thinning share, and starts again each minute', () => {
     let seed = 7;
     const random = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
-    const s = new ExemplarSampler(EXEMPLARS_FIRST, random);
+    const s = new ExemplarSampler(EXEMPLARS_FIRST);
     const c = s.counter('checkout GET', 1000);
     const kept: number[] = [];
-    for (let i = 1; i <= 100_000; i++) if (s.keep(c)) kept.push(i);
+    for (let i = 1; i <= 100_000; i++) if (s.keep(c, random())) kept.push(i);
     expect(kept.slice(0, EXEMPLARS_FIRST)).toEqual(
       Array.from({ length: EXEMPLARS_FIRST }, (_, i) => i + 1),
     );
@@ -41,7 +41,42 @@ describe('exemplar sampler', () => {
     expect(kept.filter((i) => i > 90_000).length).toBeGreaterThan(0);
     expect(s.counter('checkout GET', 1000)).toBe(c);
     const next = s.counter('checkout GET', 1001);
-    expect(s.keep(next)).toBe(true);
+    expect(s.keep(next, 0.99)).toBe(true);
+  });
+});
+
+describe('exemplar sampler with a cluster-wide keep rate', () => {
+  it('keeps the spans under the rate wherever they arrive, plus each sampler’s running lowest', () => {
+    let seed = 11;
+    const random = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+    const units = Array.from({ length: 20_000 }, () => random());
+    const rate = keepRate(units.length);
+    const servers = [new ExemplarSampler(), new ExemplarSampler()];
+    for (const s of servers) s.setRates(new Map([['checkout GET', rate]]));
+    const counters = servers.map((s) => s.counter('checkout GET', 1000));
+    const lows = [1, 1];
+    units.forEach((u, i) => {
+      const k = (i >> 7) % 2; // exports of 128 spans, alternating servers
+      const lowest = u < lows[k]!;
+      if (lowest) lows[k] = u;
+      expect(servers[k]!.keep(counters[k]!, u)).toBe(u < rate || lowest);
+    });
+    // A pair without a rate falls back to the first spans and thinning.
+    const other = servers[0]!.counter('other GET', 1000);
+    expect(other.rate).toBeUndefined();
+    expect(Array.from({ length: EXEMPLARS_FIRST }, () => servers[0]!.keep(other, 0.99))).toEqual(
+      Array(EXEMPLARS_FIRST).fill(true),
+    );
+  });
+
+  it('maps trace ids evenly onto [0, 1)', () => {
+    const buckets = new Array(10).fill(0);
+    for (let i = 0; i < 100_000; i++) {
+      const id = Buffer.alloc(16);
+      id.writeUInt32BE(i, 12); // sequential ids, not random ones
+      buckets[Math.floor(traceUnit(id) * 10)]++;
+    }
+    for (const b of buckets) expect(Math.abs(b - 10_000)).toBeLessThan(500);
   });
 });
 

@@ -55,6 +55,13 @@ export const detectionShardsOwned = new Gauge({
   registers: [metricsRegistry],
 });
 
+/** (Series, resource) pairs with a cluster-wide exemplar keep rate on this server (otlp/exemplar-rates.ts). */
+export const exemplarRatePairs = new Gauge({
+  name: 'onset_exemplar_rate_pairs',
+  help: 'Series/resource pairs whose exemplars this server samples at the cluster-wide keep rate',
+  registers: [metricsRegistry],
+});
+
 /** Regressions opened by detection. */
 export const regressionsDetected = new Counter({
   name: 'onset_regressions_detected_total',

@@ -11,7 +11,13 @@ import { HttpError } from '../http/errors.ts';
 import type { Encoding } from './body.ts';
 import { CopyRows, storedMinute } from './copy-rows.ts';
 import { checkTracesJson } from './json-schema.ts';
-import { ExemplarSampler } from './exemplars.ts';
+import { BroadcastChannel } from 'node:worker_threads';
+import {
+  EXEMPLAR_RATES_CHANNEL,
+  ExemplarSampler,
+  traceUnit,
+  type ExemplarCounter,
+} from './exemplars.ts';
 import { FoldBuilder, type GroupFold } from './span-folds.ts';
 import { keptAttributes, normalizeTraces, type SpanLimits } from './normalize-traces.ts';
 import { parse } from './parse.ts';
@@ -21,8 +27,12 @@ import { resourceKey, seriesKeyText } from './registry.ts';
 const DAY_MS = 86_400_000;
 /** Bytes of one encoded span without its attributes (ids, numbers, flag and field headers). */
 const FIXED_ROW_BYTES = 2 + 10 * 4 + 16 + 8 + 8 + 8 + 8 + 8 + 8 + 2 + 1;
-/** This thread's exemplar choice (per process or decode worker). */
+/** This thread's exemplar choice (the main thread or a decode worker). */
 const exemplars = new ExemplarSampler();
+// Keep rates come from the main thread's refresher (exemplar-rates.ts), to every decoding thread.
+const rates = new BroadcastChannel(EXEMPLAR_RATES_CHANNEL);
+rates.onmessage = (e) => exemplars.setRates((e as { data: Map<string, number> }).data);
+rates.unref();
 
 /** Spans of one (series, resource): `weight` of them. */
 export interface SpanGroup {
@@ -45,6 +55,8 @@ export interface DecodedTraces {
   /** Each row's index in `groups`. */
   rowGroup: Int32Array;
   groups: SpanGroup[];
+  /** Each group's key for exemplar keep rates (exemplars.ts): series key text and resource key. */
+  groupKeys: string[];
   /** Days (since the epoch, UTC) the spans start on: their histogram partitions. */
   days: number[];
   /** The earliest span start (ms since the epoch; Infinity without spans). */
@@ -106,7 +118,7 @@ export function decodeTraces(
   const groupKeys: string[] = [];
   // Each group's exemplar counter for the minute its last span started in.
   const counterMinute: number[] = [];
-  const counter: Array<{ n: number }> = [];
+  const counter: ExemplarCounter[] = [];
   const days = new Set<number>();
   let minStartMs = Infinity;
   const folds = new FoldBuilder();
@@ -120,7 +132,7 @@ export function decodeTraces(
       groupOf.set(gk, g);
       groupKeys.push(gk);
       counterMinute.push(NaN);
-      counter.push({ n: 0 });
+      counter.push({ n: 0, low: 1, rate: undefined });
       groups.push({ series: o.series, resource: o.resource, weight: 0 });
     }
     groups[g]!.weight++;
@@ -130,7 +142,7 @@ export function decodeTraces(
       counterMinute[g] = minute;
       counter[g] = exemplars.counter(groupKeys[g]!, minute);
     }
-    const exemplar = exemplars.keep(counter[g]!);
+    const exemplar = exemplars.keep(counter[g]!, traceUnit(o.traceId));
     folds.add(g, minute, o.durationUs);
     rowGroup[i] = g;
     days.add(Math.floor((minute * 60_000) / DAY_MS));
@@ -164,6 +176,7 @@ export function decodeTraces(
     idAt,
     rowGroup,
     groups,
+    groupKeys,
     days: [...days],
     minStartMs,
     folds: folds.folds(),

@@ -2,11 +2,14 @@ import type { Partitions } from '../db/partitions.ts';
 import type { Pool } from '../db/pool.ts';
 import { DecodePool } from './decode-pool.ts';
 import { GroupCommit } from './group-commit.ts';
+import { ExemplarRates } from './exemplar-rates.ts';
 
 /** The trace ingest machinery one server shares across its listeners. */
 export interface IngestPipeline {
   decoder: DecodePool;
   writer: GroupCommit;
+  /** Cluster-wide exemplar keep rates (exemplar-rates.ts); started by startIngestPipeline. */
+  rates: ExemplarRates;
 }
 
 /** The pipeline, its decode threads started (see DecodePool.warm). */
@@ -14,9 +17,11 @@ export async function startIngestPipeline(
   pool: Pool,
   partitions: Partitions,
   workers: number,
+  exemplarRateIntervalMs = 0,
 ): Promise<IngestPipeline> {
   const p = createIngestPipeline(pool, partitions, workers);
   await p.decoder.warm();
+  p.rates.start(exemplarRateIntervalMs);
   return p;
 }
 
@@ -25,5 +30,9 @@ export function createIngestPipeline(
   partitions: Partitions,
   workers: number,
 ): IngestPipeline {
-  return { decoder: new DecodePool(workers), writer: new GroupCommit(pool, partitions) };
+  return {
+    decoder: new DecodePool(workers),
+    writer: new GroupCommit(pool, partitions),
+    rates: new ExemplarRates(pool),
+  };
 }

@@ -72,10 +72,14 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
   let ingestPipeline = deps.ingest;
   if (!ingestPipeline) {
     const own = createIngestPipeline(pool, partitions, config.ingestWorkers);
-    app.addHook('onClose', () => own.decoder.close());
+    own.rates.start(config.exemplarRateIntervalMs);
+    app.addHook('onClose', async () => {
+      await own.rates.stop();
+      await own.decoder.close();
+    });
     ingestPipeline = own;
   }
-  const { decoder, writer } = ingestPipeline;
+  const { decoder, writer, rates } = ingestPipeline;
 
   // OTLP bodies are read raw here (any type; 415 is decided per route) and
   // decoded after decompression, where the real size limit applies.
@@ -123,7 +127,7 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
         if (norm.rejected > 0) stats.rejected('invalid_span', norm.rejected);
         if (norm.rowCount === 0 && norm.rejected > 0)
           throw badRequest(`all ${norm.rejected} spans were rejected: ${norm.reasons.join('; ')}`);
-        const res = await storeTraces(writer, registry, partitions, norm);
+        const res = await storeTraces(writer, registry, partitions, norm, rates);
         stats.accepted('spans', res.inserted, res.duplicates);
         deps.onIngested?.('traces', res.inserted);
         return respond(

@@ -4,6 +4,7 @@ import { utcDay, type Partitions } from '../db/partitions.ts';
 import { fillIds, type DecodedTraces } from './decode-traces.ts';
 import type { GroupCommit } from './group-commit.ts';
 import type { SpanFold } from './span-folds.ts';
+import type { ExemplarRates } from './exemplar-rates.ts';
 
 export interface StoreResult {
   inserted: number;
@@ -27,17 +28,19 @@ export async function storeTraces(
   registry: Registry,
   partitions: Partitions,
   d: DecodedTraces,
+  rates?: ExemplarRates,
 ): Promise<StoreResult> {
   if (!d.rowCount) return { inserted: 0, duplicates: 0, dropped: 0 };
   const admitted = await admitObservations(registry, d.groups);
   const { seriesIds, resourceIds, dropped } = admitted;
   const kept = new Set(admitted.kept);
   const links = new Map<string, [number, number]>();
-  const ids = d.groups.map((g) => {
+  const ids = d.groups.map((g, i) => {
     if (!kept.has(g)) return null;
     const s = seriesIds.get(seriesKey(g.series))!;
     const r = resourceIds.get(resourceKey(g.resource))!;
     links.set(`${s}:${r}`, [s, r]);
+    rates?.note(s, r, d.groupKeys[i]!);
     return [s, r] as const;
   });
   if (!links.size) return { inserted: 0, duplicates: 0, dropped };
