@@ -58,7 +58,7 @@ function serverVerdict(c: StepChange, points: MinutePoint[]): 'paged' | 'transie
 }
 
 /** A detection the server would open as a regression (not a transient, not a drift). */
-const isStep = (c: StepChange) => (c.shape ?? 'step') === 'step';
+const isStep = (c: StepChange) => ['step', 'floor'].includes(c.shape ?? 'step');
 
 export function scoreShapes(
   corpus: ShapeSeries[],

@@ -207,29 +207,38 @@ export function generateShape(id: number, kind: ShapeKind, seed: number): ShapeS
       };
     }
     case 'tail-floor': {
-      // Delayed ACK: a share of calls used to hit a noisy slow path (p99 of a
-      // few dozen calls a minute wanders ~24-98 ms); after the change the same
-      // share waits a discrete ~40 ms ACK timer on top of their work, so the
-      // p99 settles at ~50-65 ms and the median barely moves.
+      // Delayed ACK on the caller's client view (issue 20's Nagle pair). The
+      // caller's own background tail (GC pauses, event-loop stalls: 1-3 % of
+      // calls, lognormal around 30-60 ms) makes its p99 wander (~24-98 ms)
+      // before and after. From the change on, the callee writes header and
+      // body separately with Nagle on: for a share of calls (5-20 %, those
+      // whose response crosses the write boundary while the caller's ACK is
+      // delayed) the body waits for the caller's delayed-ACK timer: 40 ms
+      // plus up to a 4 ms tick, on top of the call's own time and a small
+      // extra delay of the second write. Nothing here is drawn per minute:
+      // the p99 settling at ~45-65 ms is what the events add up to.
       const law: Law = {
-        rate: rng.uniform(15, 60),
+        rate: rng.logUniform(15, 600),
         median: rng.uniform(1.5, 5),
         sigma: rng.uniform(0.3, 0.5),
-        slowShare: 0,
+        slowShare: rng.uniform(0.01, 0.03),
         slowFactor: [1, 1],
         wanderSd: rng.uniform(0.01, 0.04),
         phi: rng.uniform(0, 0.6),
-        slowMinuteRate: 0,
+        slowMinuteRate: rng.uniform(0, 0.004),
       };
-      const share = rng.uniform(0.04, 0.1);
+      const bgMedian = rng.uniform(30, 60);
+      const bgSigma = rng.uniform(0.5, 0.7);
+      const share = rng.uniform(0.05, 0.2);
       const at = rng.int(300, 560);
       const mid = rng.next();
-      const points = minutes(rng, law, M, (i, x, frac) => {
-        if (!rng.chance(share)) return x;
+      const points = minutes(rng, { ...law, slowShare: 0 }, M, (i, x, frac) => {
+        // The background tail, before and after.
+        if (rng.chance(law.slowShare)) return x + bgMedian * Math.exp(bgSigma * rng.normal());
         const after = i > at || (i === at && frac >= mid);
-        return after
-          ? 40 + x + 8 * Math.exp(0.4 * rng.normal()) // timer + own work + the write's tail
-          : 40 * Math.exp(0.55 * rng.normal()); // the old noisy slow path, median ~40 ms
+        if (after && rng.chance(share))
+          return x + 40 + 4 * rng.next() + 0.5 * Math.exp(0.8 * rng.normal());
+        return x;
       });
       return {
         id,

@@ -23,7 +23,7 @@ export type DeploySource = (typeof DEPLOY_SOURCES)[number];
 export const REGRESSION_STATUSES = ['open', 'acknowledged', 'resolved'] as const;
 export type RegressionStatus = (typeof REGRESSION_STATUSES)[number];
 /** What kind of change a regression is (docs/detection.md "Shapes"). */
-export const REGRESSION_SHAPES = ['step', 'transient', 'drift'] as const;
+export const REGRESSION_SHAPES = ['step', 'transient', 'drift', 'floor'] as const;
 export type RegressionShape = (typeof REGRESSION_SHAPES)[number];
 
 /** The quantile a regression moved most. */

@@ -30,6 +30,8 @@ export type RegressionForAlert = Pick<Regression, 'id' | 'service' | 'op' | 'vie
       | 'suspects'
       | 'cohort'
       | 'hints'
+      | 'shape'
+      | 'band'
     >
   >;
 
@@ -104,9 +106,13 @@ export async function raiseRegressionAlert(
   );
   const ratio = Math.max(regression.ratio_p50 ?? 0, regression.ratio_p99 ?? 0);
   const edge = regression.peer ? ` → ${regression.peer}` : '';
+  const band = regression.shape === 'floor' ? regression.band : null;
   const title =
     `Regression: ${regression.service} ${regression.op} "${regression.name}"${edge} (${regression.view})` +
-    ` p99 ${fmt(regression.before?.p99_ms)} → ${fmt(regression.after?.p99_ms)} ms (×${fmt(ratio || null)})` +
+    (band
+      ? // A floor: the p99's median may not have moved; where it now sits every minute has.
+        ` p99 now steady at ${fmt(band.after_ms[0])}–${fmt(band.after_ms[1])} ms (was ${fmt(band.before_ms[0])}–${fmt(band.before_ms[1])} ms): the slowest calls now wait a fixed time`
+      : ` p99 ${fmt(regression.before?.p99_ms)} → ${fmt(regression.after?.p99_ms)} ms (×${fmt(ratio || null)})`) +
     topHint(regression);
   const { alert } = await fireAlert(
     db,

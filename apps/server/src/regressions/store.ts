@@ -15,9 +15,9 @@ import type {
   View,
 } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
-import { headlineLevels } from './levels.ts';
+import { headlineLevels, roundMs } from './levels.ts';
 import type { Queryable } from '../slos/store.ts';
-import type { Cohort, Suspect } from '@onset/core';
+import type { Cohort, StepChange, Suspect } from '@onset/core';
 import { MEMBERS_COLUMN, type MemberRow, type StepFacts } from './members.ts';
 
 export type { Level };
@@ -51,6 +51,8 @@ export interface RegressionRow {
   resolution: string | null;
   shape: RegressionShape;
   drift_per_hour: number | null;
+  /** For a floor: the p99 band before and after the onset (ms). */
+  band: { before_ms: [number, number]; after_ms: [number, number] } | null;
   hints: Hint[];
   /** The incident's series (members.ts), headline first; empty on a row just inserted. */
   members: MemberRow[];
@@ -58,7 +60,7 @@ export interface RegressionRow {
 
 const REGRESSION_COLUMNS = `id::text, series_id::text, service, op, view, name, peer, host, onset, onset_uncertainty_ms,
   detected_at, updated_at, metric, confidence, before, after, ratio_p50, ratio_p99, suspects, cohort, status,
-  acknowledged_at, acknowledged_by, resolved_at, resolved_by, resolution, shape, drift_per_hour, hints, ${MEMBERS_COLUMN}`;
+  acknowledged_at, acknowledged_by, resolved_at, resolved_by, resolution, shape, drift_per_hour, band, hints, ${MEMBERS_COLUMN}`;
 
 /** What the API shows (the contract's Regression): the row with times as RFC 3339 and an empty peer as null. */
 export type RegressionJson = Regression;
@@ -118,6 +120,7 @@ export function regressionJson(r: RegressionRow): RegressionJson {
     resolution: r.resolution,
     shape: r.shape,
     drift_per_hour: r.drift_per_hour,
+    band: r.band ?? null,
     members: (r.members ?? []).map(memberJson),
   };
 }
@@ -184,8 +187,8 @@ export async function insertRegression(db: Queryable, r: NewRegression): Promise
   const ch = r.change;
   const { rows } = await db.query<RegressionRow>(
     `INSERT INTO regressions (series_id, service, op, view, name, peer, onset, onset_uncertainty_ms, detected_at, updated_at,
-                              metric, confidence, before, after, ratio_p50, ratio_p99, change, after_through, shape, drift_per_hour)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+                              metric, confidence, before, after, ratio_p50, ratio_p99, change, after_through, shape, drift_per_hour, band)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
      RETURNING ${REGRESSION_COLUMNS}`,
     [
       r.seriesId,
@@ -205,12 +208,23 @@ export async function insertRegression(db: Queryable, r: NewRegression): Promise
       r.ratioP99,
       JSON.stringify(ch),
       new Date(r.afterThroughMs),
-      // A sustained ramp is opened as one drift with its rate; everything else opens as a step.
-      ch.shape === 'drift' ? 'drift' : 'step',
+      // A sustained ramp is opened as one drift with its rate, a tail collapse as a floor with its
+      // band; everything else opens as a step.
+      ch.shape === 'drift' || ch.shape === 'floor' ? ch.shape : 'step',
       ch.shape === 'drift' ? (ch.driftPerHour ?? null) : null,
+      ch.shape === 'floor' && ch.band ? JSON.stringify(bandMs(ch.band)) : null,
     ],
   );
   return rows[0]!;
+}
+
+/** A floor's band as the API shows it: µs (the series' unit) to ms. */
+function bandMs(b: NonNullable<StepChange['band']>): NonNullable<RegressionRow['band']> {
+  const ms = ([lo, hi]: [number, number]): [number, number] => [
+    roundMs(lo / 1000),
+    roundMs(hi / 1000),
+  ];
+  return { before_ms: ms(b.before), after_ms: ms(b.after) };
 }
 
 /** The headline member's new after level and ratios, mirrored on the regression row. */

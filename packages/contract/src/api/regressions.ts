@@ -173,7 +173,7 @@ export const Regression = Type.Object({
   shape: Type.Optional(
     stringEnum(
       REGRESSION_SHAPES,
-      'step (a level shift) | transient (a burst over within minutes: closed, never paged) | drift (a sustained ramp, reported once with drift_per_hour); absent from servers before it: step',
+      'step (a level shift) | transient (a burst over within minutes: closed, never paged) | drift (a sustained ramp, reported once with drift_per_hour) | floor (a noisy p99 that settled onto a steady, higher band: a fixed wait such as a delayed ACK on a share of calls; see band); absent from servers before it: step',
     ),
   ),
   drift_per_hour: Type.Optional(
@@ -181,6 +181,21 @@ export const Regression = Type.Object({
       description:
         'for a drift: growth factor per hour of the moving quantile (1.2 = +20 % an hour, < 1 for a fall); else null',
     }),
+  ),
+  band: Type.Optional(
+    Type.Union(
+      [
+        Type.Object({
+          before_ms: Type.Array(Type.Number(), { minItems: 2, maxItems: 2 }),
+          after_ms: Type.Array(Type.Number(), { minItems: 2, maxItems: 2 }),
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'for a floor: where most minutes’ p99 sat, [low, high] ms — the narrowest range holding half of the minutes after the onset, and of those before it; else null',
+      },
+    ),
   ),
   acknowledged_at: NStr,
   acknowledged_by: NStr,

@@ -1,5 +1,6 @@
 import { StepDetector, type DetectorStateJSON } from './detector.ts';
 import { median } from './stats.ts';
+import { floorRecovery } from './tail-collapse.ts';
 import type { DetectOptions, MinutePoint, StepChange } from './types.ts';
 
 /**
@@ -60,6 +61,8 @@ export function stepRecovery(
 ): Recovery {
   const floor = opts.floor ?? 0;
   const minPoints = opts.minPoints ?? 15;
+  // A floor (a p99 collapsed onto a band) is over when the band is no longer where the p99 sits.
+  if (change.shape === 'floor' && change.band) return floorRecovery(change.band, recent, minPoints);
   const fraction = opts.fraction ?? 0.75;
   const key = change.metric;
   const ys: number[] = [];

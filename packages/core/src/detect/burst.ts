@@ -35,6 +35,8 @@ export function burstVerdict(
   floor = 0,
 ): BurstVerdict {
   const no: BurstVerdict = { over: false, points: 0 };
+  // A floor is confirmed on 32 points or more: never a burst.
+  if (change.shape === 'floor') return no;
   const key = change.metric;
   const ys: number[] = [];
   for (const p of since) {

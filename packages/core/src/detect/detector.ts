@@ -49,6 +49,7 @@ import { tryConfirm } from './confirm.ts';
 import { driftCheck, DRIFT_EVERY } from './drift.ts';
 import { extremes } from './extremes.ts';
 import { floorCheck, FLOOR_EVERY } from './tail-floor.ts';
+import { collapseCheck, COLLAPSE_EVERY } from './tail-collapse.ts';
 import { jumpRun } from './jump.ts';
 import { longScan, wander } from './long-scan.ts';
 import { newMetricState } from './metric-state.ts';
@@ -180,6 +181,11 @@ export class StepDetector {
     // A p99 whose floor rose (tail-floor.ts).
     if (out === NONE && vi % FLOOR_EVERY === FLOOR_EVERY - 1) {
       const ch = floorCheck(d, vi);
+      if (ch) out = [ch];
+    }
+    // A noisy p99 that collapsed onto a steady, higher band (tail-collapse.ts).
+    if (out === NONE && vi % COLLAPSE_EVERY === COLLAPSE_EVERY - 9) {
+      const ch = collapseCheck(d, vi);
       if (ch) out = [ch];
     }
     return out;

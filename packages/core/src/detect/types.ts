@@ -50,9 +50,17 @@ export interface StepChange {
    * What kind of change (absent: 'step'). 'transient': the level was already
    * back when the step was confirmed (a burst of a few minutes): not a
    * regression to open. 'drift': a sustained ramp, reported once with its
-   * rate (`driftPerHour`) instead of as a series of steps.
+   * rate (`driftPerHour`) instead of as a series of steps. 'floor': the
+   * p99 left a noisy range for a steady, higher band (a fixed wait such as
+   * a delayed ACK on a share of calls), with `band`.
    */
   shape?: RegressionShape;
+  /**
+   * For a floor: where most minutes' p99 sat, in the input unit — the
+   * narrowest range holding half of the minutes after the onset, and the
+   * narrowest holding half of those before it (tail-collapse.ts).
+   */
+  band?: { before: [number, number]; after: [number, number] };
   /** For a drift: growth factor per hour (e.g. 1.2 = +20 % an hour; < 1 for a falling ramp). */
   driftPerHour?: number;
 }
