@@ -5,6 +5,9 @@ import { withTransaction, type Pool } from '../db/pool.ts';
 import type { MetricPoint } from './normalize-metrics.ts';
 import { placeNative, subtractNative, type NativeHistogram } from './native-histogram.ts';
 
+/** First key of the per-stream advisory locks (second key: hashtext of the stream key). */
+const METRIC_STREAM_LOCK_CLASS = 0x0de7ed1;
+
 /**
  * Store latency histogram points. Cumulative streams are turned into deltas
  * against the last point seen (kept in metric_streams, in the sender's
@@ -44,6 +47,14 @@ export async function storeMetricPoints(
     };
     const state = new Map<string, StreamState>();
     if (keys.length) {
+      // A stream without state yet has no row to lock: two exports of its first points in
+      // flight at once (a client that timed out and exported again) would each store the
+      // whole count. Its key's lock makes the second wait and then difference against the first.
+      await c.query(
+        `SELECT pg_advisory_xact_lock(${METRIC_STREAM_LOCK_CLASS}, h)
+           FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest($1::text[]) AS u(k) ORDER BY 1) s`,
+        [keys],
+      );
       const { rows } = await c.query(
         `SELECT stream_key, extract(epoch from start_time) * 1000 AS start_ms, extract(epoch from last_time) * 1000 AS time_ms,
                 layout, scale, idx, cnt, sum_us
