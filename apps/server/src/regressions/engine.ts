@@ -46,7 +46,8 @@ import { lockShards, unlockShards } from './lock.ts';
 import { clusterShardCount } from './shards.ts';
 import { beginProgress, detectBudget, endProgress, recordFinished } from './budget.ts';
 import { StateCache } from './state-cache.ts';
-import { readThroughs, recordPass, seriesWithoutState, type ShardFilter } from './state.ts';
+import { recordPass, type ShardFilter } from './state.ts';
+import { StoredIndex } from './stored-index.ts';
 import {
   floorMinute,
   HOUR_MS as HOUR,
@@ -60,13 +61,22 @@ export type { PassOptions, PassResult } from './work.ts';
 
 class Engine {
   readonly cache = new StateCache();
+  /** Checkpoint times and series of the shards fed last, kept between passes (stored-index.ts). */
+  readonly index = new StoredIndex();
 
-  /** One pass over the series of `scope` (null: every series), whose shard locks `c` holds. */
+  /** In-memory detectors and checkpoint times may be ahead of what was committed: start again from the database. */
+  reset(): void {
+    this.cache.reset();
+    this.index.reset();
+  }
+
+  /** One pass over the series of the shards `held` (`scope`; null: every series), whose locks `c` holds. */
   async pass(
     pool: Pool,
     c: PoolClient,
     opts: PassOptions,
     scope: ShardFilter | null,
+    held: readonly number[],
     shards: { count: number; run: number },
   ): Promise<PassResult> {
     const started = performance.now();
@@ -86,9 +96,13 @@ class Engine {
     };
 
     // Detectors of series outside the scope (shards another server holds now) go too.
-    const dbThrough = await readThroughs(c, scope);
+    const { stored: dbThrough, fresh: freshIds } = await this.index.begin(
+      c,
+      shards.count,
+      held,
+      scope,
+    );
     this.cache.keepStored(dbThrough);
-    const freshIds = await seriesWithoutState(c, scope);
 
     // A state too far behind (the engine was off for a long time) starts over like a new series.
     const known: number[] = [];
@@ -183,6 +197,8 @@ class Engine {
       endProgress(pool);
     }
     this.cache.trim(budget.cacheMaxSeries, dbThrough, true);
+    // Every batch is committed: the next pass may trust what this one kept of these shards.
+    await this.index.end(c, held);
     await reattribute(c, H, now, result, scope);
 
     result.duration_ms = Math.round(performance.now() - started);
@@ -238,13 +254,13 @@ export async function runDetectionPass(
     try {
       if (held.length) {
         const scope = held.length === count ? null : { count, shards: held };
-        const r = await engine.pass(pool, client, opts, scope, { count, run: held.length });
+        const r = await engine.pass(pool, client, opts, scope, held, { count, run: held.length });
         end({ result: 'ok' });
         return r;
       }
     } catch (err) {
       // In-memory detectors may be ahead of what was committed: start again from the checkpoints.
-      engine.cache.reset();
+      engine.reset();
       end({ result: 'error' });
       throw err;
     } finally {

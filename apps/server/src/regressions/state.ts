@@ -44,9 +44,11 @@ export async function readThroughs(
 export async function seriesWithoutState(
   client: PoolClient,
   filter: ShardFilter | null = null,
+  /** Only series with a greater id. */
+  above = 0,
 ): Promise<number[]> {
   const out: number[] = [];
-  for (let after = 0; ;) {
+  for (let after = above; ;) {
     const { rows } = await client.query<{ id: string }>(
       `SELECT s.id FROM series s
         WHERE s.id > $1${inShards('s.id', filter)} AND NOT EXISTS (SELECT 1 FROM regress_state r WHERE r.series_id = s.id)
