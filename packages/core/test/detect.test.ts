@@ -268,6 +268,45 @@ describe('detectSteps: steps are found, located and sized', () => {
     expect(c!.detectedIndex - 95 + 1).toBe(3);
   });
 
+  it('dates a jump at its own start, not at a smaller move before it (another job’s load, a drift)', () => {
+    // The live spawn series (its change in minute 94) with the host's load lifting it ×1.2–1.5
+    // for 2–8 minutes before the change, as a step or a ramp, in either quantile or both, and
+    // staying there: the regression is the jump, dated in the change's minute or the next, not
+    // at the load's start (a live run dated one 5.5 minutes early; 6 of these 144 were, before).
+    const spawn = (
+      JSON.parse(readFileSync(new URL('./fixtures/live-spawn.json', import.meta.url), 'utf8')) as [
+        number,
+        number,
+        number,
+        number,
+      ][]
+    ).map(([m, count, p50, p99]) => ({ m, count, p50, p99 }));
+    const wrong: string[] = [];
+    for (const which of ['both', 'p50', 'p99'])
+      for (const shape of ['step', 'ramp'])
+        for (const f of [1.2, 1.3, 1.4, 1.5])
+          for (const lead of [2, 3, 4, 5, 6, 8]) {
+            const points: MinutePoint[] = spawn.map(({ m, count, p50, p99 }) => {
+              let k = 1;
+              if (m >= 95) k = f;
+              else if (m >= 95 - lead)
+                k = shape === 'step' ? f : 1 + ((f - 1) * (m - (95 - lead) + 1)) / lead;
+              return {
+                t: Date.UTC(2026, 0, 1) + m * 60_000,
+                count,
+                p50: which === 'p99' ? p50 : p50 * k,
+                p99: which === 'p50' ? p99 : p99 * k,
+              };
+            });
+            const [c] = detectSteps(points, { minRatio: 1.2 });
+            if (!c || c.index < 94 || c.index > 95 || c.detectedIndex > 97)
+              wrong.push(
+                `${which} ${shape} ×${f} ${lead} min early: ${c?.index}, ${c?.detectedIndex}`,
+              );
+          }
+    expect(wrong).toEqual([]);
+  });
+
   it('finds a flat +40 ms on a 1 ms call (the Nagle incident) in both quantiles', () => {
     const points = series({
       seed: 42,

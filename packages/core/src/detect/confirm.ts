@@ -4,7 +4,7 @@
  * evidence builds, and a write-off as drift when none comes.
  */
 import type { DetectorContext } from './context.ts';
-import { largeStepP, type JumpRun } from './jump.ts';
+import { jumpOwnStart, largeStepP, type JumpRun } from './jump.ts';
 import { localise } from './localise.ts';
 import { initRegime, noiseSd } from './model.ts';
 import { medianOf } from './scratch.ts';
@@ -130,7 +130,14 @@ export function tryConfirm(
     return null;
   }
 
-  const { split, unc } = localise(d, mi, dir, test, now, -Infinity, true);
+  let { split, unc } = localise(d, mi, dir, test, now, -Infinity, true);
+  if (young && jump.points >= MIN_AFTER) {
+    // Confirmed while a jump is young: a smaller move before it (a drift, load) is not its onset.
+    // (Not on fewer points than a split needs after it: one wild minute is no level.)
+    const own = jumpOwnStart(d, mi, dir, split, jump.start, now);
+    if (own > split)
+      ({ split, unc } = localise(d, mi, dir, { ...test, onset: own }, now, own, true));
+  }
   return report(d, mi, dir, split, now, unc, test.p);
 }
 

@@ -105,3 +105,43 @@ export function largeStepP(d: DetectorContext, mi: number, dir: number, now: num
   if (step < Math.log(LARGE_RATIO) || hi - lo > LARGE_SPREAD * step) return 1;
   return 1 / binomial(nB + 3, 3);
 }
+
+/**
+ * Where a step confirmed while a young jump was under way began, when the
+ * localised split lies before the jump's first point: a smaller move before
+ * the jump (a drift, another job's load) is not the jump's onset. Walking
+ * back from the jump's first point, a point still counts as the step's while
+ * it is past the midpoint between the level before `split` and the jump's
+ * own level (the change's half-new minute does); the first one that is not
+ * ends the walk. The points left between `split` and there must all be on
+ * the before side, a smaller level of their own, with the jump's level
+ * JUMP_RATIO beyond theirs; otherwise (or when every point between is at the
+ * new level) the step began at `split`.
+ */
+export function jumpOwnStart(
+  d: DetectorContext,
+  mi: number,
+  dir: number,
+  split: number,
+  jumpStart: number,
+  now: number,
+): number {
+  if (split >= jumpStart) return split;
+  const s = d.metrics[mi]!;
+  const ring = d.ring;
+  const from = Math.max(s.regimeStart, split - d.opts.beforePoints, now - ring.cap + 1);
+  if (split - from < MIN_BEFORE) return split;
+  const before = medianOf(ring.rangeY(mi, from, split - 1, 1));
+  const after = medianOf(ring.rangeY(mi, jumpStart, now, 2));
+  const mid = (before + after) / 2;
+  const past = (v: number) => dir * (ring.y(mi, v % ring.cap) - mid) > 0;
+  let start = jumpStart;
+  while (start - 1 >= split && past(start - 1)) start--;
+  // Only a level of its own: one point past the midpoint earlier (a sparse tail showing in some
+  // minutes since `split`) says the step began at `split` and the jump is its later part.
+  if (start === split) return split;
+  for (let v = split; v < start; v++) if (past(v)) return split;
+  // ... and the jump a jump from it too (JUMP_RATIO), not the same step's noisier minutes.
+  const between = medianOf(ring.rangeY(mi, split, start - 1, 1));
+  return dir * (after - between) >= Math.log(JUMP_RATIO) ? start : split;
+}
