@@ -2,7 +2,7 @@
  * bench/slo/count.ts: the SLO pass's counting step, before and after it read
  * `span_durations` instead of raw `observations` rows. One database holds a
  * minute of ingest as the server stores it (every span's raw row, and one
- * durations array per (series, resource, start minute) per ingest
+ * sorted durations array per (series, resource, start minute) per ingest
  * transaction), plus the minute before; both statements count the newest
  * minute into 1,000 SLOs' counters, interleaved, each inside a transaction
  * that is rolled back so every run counts the same spans. Prints wall time and
@@ -103,9 +103,10 @@ const txs = Math.ceil(requests / TX_REQUESTS);
 async function storeMinute(start: number): Promise<void> {
   // Durations arrays: one per (request, series), received at its transaction's time.
   await pool.query(
-    `INSERT INTO span_durations (received_day, received_at, series_id, minute, durations)
+    `INSERT INTO span_durations (received_day, received_at, series_id, minute, durations, sorted)
      SELECT $1::date, ra, (svc - 1) * $5 + j, date_trunc('minute', ra - interval '4 seconds' * random(), 'UTC'),
-            ARRAY(SELECT 2000 + 400000 * random() ^ 4 FROM generate_series(1, $4 / $5 + 0 * r * j))
+            ARRAY(SELECT 2000 + 400000 * random() ^ 4 AS us FROM generate_series(1, $4 / $5 + 0 * r * j) ORDER BY us),
+            true
        FROM (SELECT r, 1 + r % $6 AS svc,
                     to_timestamp(($2::float8 + (floor(r / $7) + 0.5) * 60000.0 / $8) / 1000) AS ra
                FROM generate_series(0, $3 - 1) r) q,

@@ -122,8 +122,9 @@ const insertMinute = () =>
          FROM generate_series(1, $1) i
        RETURNING series_id, start_time, duration_us
      )
-     INSERT INTO span_durations (received_day, series_id, minute, durations)
-     SELECT $2::date, series_id, date_trunc('minute', start_time, 'UTC'), array_agg(duration_us) FROM ins GROUP BY 2, 3`,
+     INSERT INTO span_durations (received_day, series_id, minute, durations, sorted)
+     SELECT $2::date, series_id, date_trunc('minute', start_time, 'UTC'), array_agg(duration_us ORDER BY duration_us), true
+       FROM ins GROUP BY 2, 3`,
     [SPANS_LAST_MINUTE, utcDay(Date.now()), SLOS, new Date(end)],
   );
 t = performance.now();

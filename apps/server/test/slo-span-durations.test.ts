@@ -227,6 +227,17 @@ describe('SLO counts from span_durations equal counts computed from the spans se
     }
   });
 
+  it('stores every durations array sorted, and marks it so', async () => {
+    const { rows } = await srv.onset.pool.query<{ arrays: number; sorted: number }>(
+      `SELECT count(*)::int AS arrays,
+              count(*) FILTER (WHERE sd.sorted AND sd.durations = ARRAY(SELECT unnest(sd.durations) ORDER BY 1))::int AS sorted
+         FROM span_durations sd JOIN series s ON s.id = sd.series_id WHERE s.service = $1`,
+      [SERVICE],
+    );
+    expect(rows[0]!.arrays).toBeGreaterThan(0);
+    expect(rows[0]!.sorted).toBe(rows[0]!.arrays);
+  });
+
   it('the pass reads durations, not raw span rows: spans whose raw rows are gone still count', async () => {
     const more = makeSpans(around(boundary + 4n * MIN_NS));
     await exportOnce(more);
@@ -239,5 +250,22 @@ describe('SLO counts from span_durations equal counts computed from the spans se
     await pass();
     for (const [k, ns] of Object.entries(THRESHOLDS))
       expect(await countersOf(ids[k]!)).toEqual(expected([...all, ...more], ns));
+  });
+
+  it('counts an unsorted array stored before migration 0024 element by element', async () => {
+    // Durations in µs around both thresholds, out of order, as array_agg wrote them then.
+    const us = [900_000, 250_000, 0, 250_000.001, Number(BOUNDARY_NS) / 1000, 249_999.999, 1];
+    const minute = new Date(Number((boundary + 6n * MIN_NS) / 1_000_000n));
+    await srv.onset.pool.query(
+      `INSERT INTO span_durations (received_day, series_id, minute, durations)
+       SELECT current_date, s.id, $2, $3::float8[] FROM series s WHERE s.service = $1 ORDER BY s.id LIMIT 1`,
+      [SERVICE, minute, us],
+    );
+    await settle();
+    await pass();
+    for (const [k, ns] of Object.entries(THRESHOLDS)) {
+      const good = us.filter((d) => d * 1000 <= Number(ns)).length;
+      expect((await countersOf(ids[k]!)).get(minute.toISOString())).toEqual([good, us.length]);
+    }
   });
 });

@@ -99,7 +99,7 @@ const FLOAT8_OID = 701;
 /** PostgreSQL dates count days from 2000-01-01. */
 const PG_EPOCH_DAY = 10_957;
 
-function array(rows: CopyRows, oid: number, size: 4 | 8, values: number[]): void {
+function array(rows: CopyRows, oid: number, size: 4 | 8, values: ArrayLike<number>): void {
   const bytes = 20 + values.length * (4 + size);
   rows.reserve(4 + bytes);
   let at = rows.buf.writeInt32BE(bytes, rows.length);
@@ -108,7 +108,8 @@ function array(rows: CopyRows, oid: number, size: 4 | 8, values: number[]): void
   at = rows.buf.writeInt32BE(oid, at);
   at = rows.buf.writeInt32BE(values.length, at);
   at = rows.buf.writeInt32BE(1, at); // lower bound
-  for (const v of values) {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
     at = rows.buf.writeInt32BE(size, at);
     at = size === 4 ? rows.buf.writeInt32BE(v, at) : rows.buf.writeDoubleBE(v, at);
   }
@@ -134,18 +135,23 @@ export function histogramRows(folds: SpanFold[]): Buffer {
   return Buffer.from(rows.view());
 }
 
-/** COPY rows for `span_durations (received_day, series_id, minute, durations)`. */
+/**
+ * COPY rows for `span_durations (received_day, series_id, minute, durations, sorted)`: each
+ * array sorted ascending, so SLO counting finds a threshold's good events by binary search.
+ */
 export function durationRows(folds: SpanFold[], day: string): Buffer {
   const dayNumber = Date.parse(`${day}T00:00:00Z`) / 86_400_000 - PG_EPOCH_DAY;
-  const rows = new CopyRows(folds.reduce((n, f) => n + 64 + f.durations.length * 12, 16));
+  const rows = new CopyRows(folds.reduce((n, f) => n + 72 + f.durations.length * 12, 16));
   for (const f of folds) {
     rows.reserve(2 + 8 + 12 + 12);
-    rows.row(4);
+    rows.row(5);
     rows.length = rows.buf.writeInt32BE(4, rows.length);
     rows.length = rows.buf.writeInt32BE(dayNumber, rows.length);
     rows.int8(f.seriesId);
     rows.timestampMs(f.minuteMs);
-    array(rows, FLOAT8_OID, 8, f.durations);
+    array(rows, FLOAT8_OID, 8, Float64Array.from(f.durations).sort());
+    rows.reserve(5);
+    rows.bool(true);
   }
   return Buffer.from(rows.view());
 }

@@ -18,7 +18,7 @@ const staged = new WeakSet<PoolClient>();
  * `(trace_id, span_id, received_day)` (plus a look at the previous day, so an
  * OTLP retry across midnight is still caught), and exactly the rows that were
  * new folded into per-minute histograms and into one durations array per
- * (series, start minute) in `span_durations` (a new SLO's exact history).
+ * (series, start minute) in `span_durations`, sorted (exact SLO counts).
  * Attributes come only with exemplars (exemplars.ts).
  */
 const FOLD_SQL = `WITH ins AS (
@@ -36,8 +36,8 @@ const FOLD_SQL = `WITH ins AS (
           count(*)::int AS c, sum(duration_us) AS s, min(duration_us) AS mn, max(duration_us) AS mx
      FROM ins GROUP BY 1, 2, 3, 4
  ), d AS (
-   INSERT INTO span_durations (received_day, series_id, minute, durations)
-   SELECT $1::date, series_id, date_trunc('minute', start_time), array_agg(duration_us)
+   INSERT INTO span_durations (received_day, series_id, minute, durations, sorted)
+   SELECT $1::date, series_id, date_trunc('minute', start_time), array_agg(duration_us ORDER BY duration_us), true
      FROM ins GROUP BY 2, 3
  )
  INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
@@ -55,8 +55,8 @@ const FOLD_NEW_SQL = `WITH b AS (
           count(*)::int AS c, sum(duration_us) AS s, min(duration_us) AS mn, max(duration_us) AS mx
      FROM ingest_stage GROUP BY 1, 2, 3, 4
  ), d AS (
-   INSERT INTO span_durations (received_day, series_id, minute, durations)
-   SELECT $1::date, series_id, date_trunc('minute', start_time), array_agg(duration_us)
+   INSERT INTO span_durations (received_day, series_id, minute, durations, sorted)
+   SELECT $1::date, series_id, date_trunc('minute', start_time), array_agg(duration_us ORDER BY duration_us), true
      FROM ingest_stage GROUP BY 2, 3
  )
  INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
@@ -218,7 +218,7 @@ async function writeFolded(
       'histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)',
       [histogramRows(folds)],
     );
-    await copyInto(client, 'span_durations (received_day, series_id, minute, durations)', [
+    await copyInto(client, 'span_durations (received_day, series_id, minute, durations, sorted)', [
       durationRows(folds, day),
     ]);
     await client.query('COMMIT');
