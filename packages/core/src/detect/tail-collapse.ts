@@ -30,7 +30,7 @@
 import type { DetectorContext } from './context.ts';
 import { report } from './report.ts';
 import { scratch } from './scratch.ts';
-import { median } from './stats.ts';
+import { median, select } from './stats.ts';
 import type { MinutePoint, StepChange } from './types.ts';
 
 export const COLLAPSE_EVERY = 16;
@@ -47,6 +47,8 @@ export const COLLAPSE_MIN_SPREAD = 0.3;
 export const COLLAPSE_FLOOR_Q = 0.1;
 export const COLLAPSE_COUNT_GROWTH = 1.5;
 export const COLLAPSE_PENALTY = 20;
+/** Windows whose gates fail before a check gives up (all four cost ~+23 % of the detector's time, two ~+11 %). */
+export const COLLAPSE_MAX_FAILED = 2;
 export const COLLAPSE_LOCALISE = 8;
 
 const P99 = 1;
@@ -70,11 +72,17 @@ export function collapseCheck(d: DetectorContext, now: number): StepChange | nul
   if (s.warmPoints < d.opts.warmupPoints) return null;
   const oldest = Math.max(s.regimeStart, now - d.ring.cap + 1);
   let best: CollapseBand | null = null;
+  let failed = 0;
   for (const m of COLLAPSE_AFTER) {
     const split = now - m + 1;
     if (split - oldest < COLLAPSE_MIN_BEFORE) break;
     const b = collapseTest(d, split, now);
-    if (b && (!best || b.p < best.p)) best = b;
+    if (!b) {
+      // Two windows whose shape fails end the check (a longer one mostly holds the same points).
+      if (++failed >= COLLAPSE_MAX_FAILED) break;
+      continue;
+    }
+    if (!best || b.p < best.p) best = b;
   }
   if (!best || best.p * COLLAPSE_AFTER.length * COLLAPSE_PENALTY >= d.opts.alpha) return null;
   const [split, unc] = localise(d, oldest, now, best.floor);
@@ -148,13 +156,18 @@ export function collapseTest(d: DetectorContext, split: number, now: number): Co
   const n = split - from;
   const m = now - split + 1;
   if (n < 8 || m < 8) return null;
-  // More events a minute make every quantile steadier: not a change of the calls.
-  if (medianCount(d, split, now) > COLLAPSE_COUNT_GROWTH * medianCount(d, from, split - 1))
-    return null;
-  const before = ring.rangeY(P99, from, split - 1, 13).sort();
+  // Screens first (no sort of the before window): the central run of half the before points
+  // is at least as wide as the narrowest, so a gate that fails on it fails on the narrowest.
+  const before = ring.rangeY(P99, from, split - 1, 13);
+  const kb = Math.max(2, Math.ceil(COLLAPSE_SHARE * n));
+  const c0 = (n - kb) >> 1;
+  const central = select(before, c0 + kb - 1) - select(before, c0);
+  if (central < COLLAPSE_MIN_SPREAD) return null;
   const after = ring.rangeY(P99, split, now, 14).sort();
   const k = Math.max(2, Math.ceil(COLLAPSE_SHARE * m));
-  const [bi, bWidth] = narrowest(before, Math.max(2, Math.ceil(COLLAPSE_SHARE * n)));
+  if (narrowest(after, k)[1] > COLLAPSE_WIDTH * central) return null;
+  before.sort();
+  const [bi, bWidth] = narrowest(before, kb);
   // A noisy p99 before (a calm one's level shifts are the level tests' job)…
   if (bWidth < COLLAPSE_MIN_SPREAD) return null;
   // …that collapsed: the after window's narrowest band of half its points is far narrower.
@@ -173,6 +186,9 @@ export function collapseTest(d: DetectorContext, split: number, now: number): Co
     )
       return null;
   }
+  // More events a minute make every quantile steadier: not a change of the calls.
+  if (medianCount(d, split, now) > COLLAPSE_COUNT_GROWTH * medianCount(d, from, split - 1))
+    return null;
   // The floor rose: before points below the after window's low quantile (less the margin).
   const j = Math.max(1, Math.ceil(COLLAPSE_FLOOR_Q * m));
   const floor = after[j - 1]!;
