@@ -1,10 +1,14 @@
 /**
- * Cumulative metric streams on a server that cannot commit: the OTel SDK's
+ * OTLP metric exports sent again are counted once. Delta points: an export
+ * stored, then sent again (a Collector retrying on its own timeout), adds
+ * nothing. Cumulative streams on a server that cannot commit: the OTel SDK's
  * export of a new stream times out, and the next export (the same cumulative
  * counts, a later time) arrives while the first is still uncommitted. The
  * second may only add what is new since the first (nothing here): before, both
  * found no stream state and each stored the stream's whole count.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -98,5 +102,70 @@ describe('a cumulative stream exported again while its first export is in flight
 
     expect(await countOf(service, '/stalled')).toBe(50);
     expect(await countOf(service, '/warm')).toBe(1);
+  });
+});
+
+describe('a delta export sent again after it was stored', () => {
+  let receiver: Server;
+  const bodies: Buffer[] = [];
+  beforeAll(async () => {
+    // Captures what the OTel SDK exporter sends, to post it to the server as a client would.
+    receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push(Buffer.concat(chunks));
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  });
+  afterAll(async () => {
+    await new Promise((r) => receiver?.close(r));
+  });
+
+  async function post(body: Buffer): Promise<void> {
+    const res = await fetch(`${server.otlpUrl}/v1/metrics`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-protobuf' },
+      body: new Uint8Array(body),
+    });
+    expect(res.status, await res.text()).toBe(200);
+  }
+
+  it('adds nothing, alone or in a batch with later points (the OTel SDK’s delta points)', async () => {
+    const service = 'metrics-delta-resent';
+    const port = (receiver.address() as AddressInfo).port;
+    const reader = new PeriodicExportingMetricReader({
+      exporter: new OTLPMetricExporter({
+        url: `http://127.0.0.1:${port}/v1/metrics`,
+        temporalityPreference: AggregationTemporality.DELTA,
+      }),
+      exportIntervalMillis: 3_600_000,
+    });
+    const provider = new MeterProvider({
+      resource: resourceFromAttributes({ 'service.name': service, 'host.name': 'h1' }),
+      readers: [reader],
+    });
+    const h = provider.getMeter('t').createHistogram('http.server.request.duration', { unit: 's' });
+    const route = { 'http.request.method': 'GET', 'http.route': '/delta' };
+    for (let i = 0; i < 10; i++) h.record(0.03, route);
+    await reader.forceFlush();
+    for (let i = 0; i < 20; i++) h.record(0.03, route);
+    await reader.forceFlush();
+    await provider.shutdown();
+    expect(bodies).toHaveLength(2);
+    const [first, second] = bodies as [Buffer, Buffer];
+
+    await post(first);
+    expect(await countOf(service, '/delta')).toBe(10);
+    await post(first); // the same export again
+    expect(await countOf(service, '/delta')).toBe(10);
+    // A batch holding the re-sent interval and the next one (protobuf messages concatenate).
+    const batch = Buffer.concat([first, second]);
+    await post(batch);
+    expect(await countOf(service, '/delta')).toBe(30);
+    await post(batch);
+    expect(await countOf(service, '/delta')).toBe(30);
   });
 });

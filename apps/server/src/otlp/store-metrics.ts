@@ -7,6 +7,12 @@ import { placeNative, subtractNative, type NativeHistogram } from './native-hist
 
 /** First key of the per-stream advisory locks (second key: hashtext of the stream key). */
 const METRIC_STREAM_LOCK_CLASS = 0x0de7ed1;
+/** `metric_streams.layout` of a delta stream: no buckets kept, only its latest intervals. */
+const DELTA_LAYOUT = 'delta';
+/** Intervals remembered per delta stream (a retried batch may hold several of one stream). */
+const DELTA_INTERVALS_KEPT = 64;
+
+const toMicros = (ms: number) => Math.round(ms * 1000);
 
 /**
  * Store latency histogram points. Cumulative streams are turned into deltas
@@ -35,7 +41,7 @@ export async function storeMetricPoints(
   // Oldest first so successive cumulative points of one stream diff against each other.
   const sorted = [...points].sort((a, b) => a.timeMs - b.timeMs);
   const stored = await withTransaction(pool, async (c) => {
-    const keys = [...new Set(sorted.filter((p) => p.cumulative).map((p) => p.streamKey))].sort();
+    const keys = [...new Set(sorted.map((p) => p.streamKey))].sort();
     type StreamState = {
       startMs: number;
       timeMs: number;
@@ -44,6 +50,8 @@ export async function storeMetricPoints(
       idx: number[];
       cnt: number[];
       sumUs: number;
+      /** Delta streams: their latest intervals, µs pairs [start, end, …] (migration 0025). */
+      intervals: number[] | null;
     };
     const state = new Map<string, StreamState>();
     if (keys.length) {
@@ -57,7 +65,7 @@ export async function storeMetricPoints(
       );
       const { rows } = await c.query(
         `SELECT stream_key, extract(epoch from start_time) * 1000 AS start_ms, extract(epoch from last_time) * 1000 AS time_ms,
-                layout, scale, idx, cnt, sum_us
+                layout, scale, idx, cnt, sum_us, delta_intervals
            FROM metric_streams WHERE stream_key = ANY($1::text[]) ORDER BY stream_key FOR UPDATE`,
         [keys],
       );
@@ -70,6 +78,7 @@ export async function storeMetricPoints(
           idx: r.idx,
           cnt: r.cnt.map(Number),
           sumUs: Number(r.sum_us),
+          intervals: r.delta_intervals?.map(Number) ?? null,
         });
     }
     let stored = 0;
@@ -87,6 +96,7 @@ export async function storeMetricPoints(
           idx: p.native.idx,
           cnt: p.native.cnt,
           sumUs: Number.isFinite(p.native.sum) ? p.native.sum * p.toUs : 0,
+          intervals: null,
         });
         if (prev && prev.layout === null) continue; // state written before 0012 (Onset buckets): re-seed only
         if (prev && prev.layout === p.native.layout && Math.abs(prev.startMs - p.startMs) < 1)
@@ -97,6 +107,26 @@ export async function storeMetricPoints(
               sum: prev.sumUs / p.toUs,
               scale: prev.scale,
             }) ?? p.native;
+      } else {
+        // A delta point covers its own interval: the same interval of its stream again is this
+        // point sent again (a client retrying an export it timed out on), not new data.
+        const prev = state.get(p.streamKey);
+        const seen = prev?.layout === DELTA_LAYOUT ? (prev.intervals ?? []) : [];
+        const [from, to] = [toMicros(p.startMs), toMicros(p.timeMs)];
+        let again = false;
+        for (let i = 0; i + 1 < seen.length && !again; i += 2)
+          again = seen[i] === from && seen[i + 1] === to;
+        if (again) continue;
+        state.set(p.streamKey, {
+          startMs: p.startMs,
+          timeMs: p.timeMs,
+          layout: DELTA_LAYOUT,
+          scale: 0,
+          idx: [],
+          cnt: [],
+          sumUs: 0,
+          intervals: [...seen, from, to].slice(-2 * DELTA_INTERVALS_KEPT),
+        });
       }
       if (!native.cnt.length) continue;
       const delta = placeNative(native, p.toUs);
@@ -125,12 +155,16 @@ export async function storeMetricPoints(
     const updated = [...state.entries()].filter(([k]) => keys.includes(k));
     if (updated.length) {
       await c.query(
-        `INSERT INTO metric_streams (stream_key, start_time, last_time, idx, cnt, count, sum_us, layout, scale)
-         SELECT k, to_timestamp(s / 1000.0), to_timestamp(t / 1000.0), i::int[], c::bigint[], 0, su, l, sc
-           FROM unnest($1::text[], $2::float8[], $3::float8[], $4::text[], $5::text[], $6::float8[], $7::text[], $8::int[])
-                AS u(k, s, t, i, c, su, l, sc)
+        `INSERT INTO metric_streams (stream_key, start_time, last_time, idx, cnt, count, sum_us, layout, scale,
+                                     delta_intervals)
+         SELECT k, to_timestamp(s / 1000.0), to_timestamp(t / 1000.0), i::int[], c::bigint[], 0, su, l, sc,
+                NULLIF(d, '')::bigint[]
+           FROM unnest($1::text[], $2::float8[], $3::float8[], $4::text[], $5::text[], $6::float8[], $7::text[], $8::int[],
+                       $9::text[])
+                AS u(k, s, t, i, c, su, l, sc, d)
          ON CONFLICT (stream_key) DO UPDATE SET start_time = EXCLUDED.start_time, last_time = EXCLUDED.last_time,
-           idx = EXCLUDED.idx, cnt = EXCLUDED.cnt, sum_us = EXCLUDED.sum_us, layout = EXCLUDED.layout, scale = EXCLUDED.scale`,
+           idx = EXCLUDED.idx, cnt = EXCLUDED.cnt, sum_us = EXCLUDED.sum_us, layout = EXCLUDED.layout, scale = EXCLUDED.scale,
+           delta_intervals = EXCLUDED.delta_intervals`,
         [
           updated.map(([k]) => k),
           updated.map(([, v]) => v.startMs),
@@ -140,6 +174,7 @@ export async function storeMetricPoints(
           updated.map(([, v]) => v.sumUs),
           updated.map(([, v]) => v.layout),
           updated.map(([, v]) => v.scale),
+          updated.map(([, v]) => (v.intervals ? `{${v.intervals.join(',')}}` : '')),
         ],
       );
     }
