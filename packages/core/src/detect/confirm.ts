@@ -145,7 +145,7 @@ export function tryConfirm(
  * Levels either side of `onset` at least SHORT_CLEAR_SD noise sds apart (in
  * direction dir): what a young series must show before its looser alpha applies.
  */
-function clearStep(
+export function clearStep(
   d: DetectorContext,
   mi: number,
   dir: number,

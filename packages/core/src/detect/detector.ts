@@ -50,6 +50,7 @@ import { driftCheck, DRIFT_EVERY } from './drift.ts';
 import { extremes } from './extremes.ts';
 import { floorCheck, FLOOR_EVERY } from './tail-floor.ts';
 import { collapseCheck, COLLAPSE_EVERY } from './tail-collapse.ts';
+import { youngCheck } from './young.ts';
 import { jumpRun } from './jump.ts';
 import { longScan, wander } from './long-scan.ts';
 import { newMetricState } from './metric-state.ts';
@@ -213,6 +214,9 @@ export class StepDetector {
       const ch = tryConfirm(d, mi, vi, jump);
       if (ch) return ch;
     }
+    // A young series' step, at fixed sizes of its after window (young.ts).
+    const young = youngCheck(d, mi, vi);
+    if (young) return young;
     return extremes(d, mi, vi, y);
   }
 
