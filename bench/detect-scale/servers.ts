@@ -26,6 +26,11 @@
  * (the first server's pass start to the last one's end). Every run sees the
  * same data: the warm pass's extra minute is deleted after it.
  *
+ * BENCH_COMPARE=<another checkout> runs that checkout's server too, on a
+ * database of its own in the same PostgreSQL with the same fixture, each
+ * server count alternating between the two builds (before/after numbers
+ * under the same machine load).
+ *
  * Profiling: BENCH_SERVER_NODE_ARGS adds node flags to the servers (e.g.
  * "--cpu-prof --cpu-prof-dir=/tmp/prof"); BENCH_PG_STATS=1 loads
  * pg_stat_statements and prints each pass's costliest statements.
@@ -62,6 +67,14 @@ const MIN = 60_000;
 const TICK_MS = 20_000;
 const NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const PG_STATS = process.env.BENCH_PG_STATS === '1';
+const COMPARE = process.env.BENCH_COMPARE || undefined;
+
+/** A build of the server and the database it runs on. */
+interface Build {
+  label: string;
+  root?: string;
+  url: string;
+}
 
 const log = (msg: string) => console.log(`bench/detect-servers: ${msg}`);
 const secs = (ms: number) => Number((ms / 1000).toFixed(2));
@@ -87,7 +100,7 @@ async function status(s: ServerProcess): Promise<Status> {
 }
 
 /** Start N servers together, a few seconds after a minute's tick, so their leases settle before the next. */
-async function startServers(url: string, n: number): Promise<ServerProcess[]> {
+async function startServers(url: string, n: number, root?: string): Promise<ServerProcess[]> {
   for (;;) {
     const inMinute = Date.now() % MIN;
     if (inMinute > TICK_MS + 2000 && inMinute < TICK_MS + 10_000) break;
@@ -103,7 +116,7 @@ async function startServers(url: string, n: number): Promise<ServerProcess[]> {
           ONSET_MAX_SERIES: '10000000',
           ONSET_MAX_SERIES_PER_SERVICE: '10000000',
         },
-        { nodeArgs: NODE_ARGS },
+        { nodeArgs: NODE_ARGS, root },
       ),
     ),
   );
@@ -179,6 +192,7 @@ function wall(passes: Pass[]): number {
 }
 
 interface Measured {
+  build: string;
   servers: number;
   round: number;
   series_owned: number[];
@@ -187,21 +201,22 @@ interface Measured {
 }
 
 async function measure(
-  url: string,
+  build: Build,
   pmPid: number,
   n: number,
   round: number,
   partitions: Partitions,
 ): Promise<Measured> {
+  const url = build.url;
   const pool = createPool(url, 2);
   await pool.query(
     `TRUNCATE regress_state, regression_members, regressions CASCADE; DELETE FROM detect_leases; DELETE FROM detect_members`,
   );
   await pool.end();
-  const servers = await startServers(url, n);
+  const servers = await startServers(url, n, build.root);
   try {
     const owned = await settled(servers);
-    log(`${n} server(s): leases settled, series owned ${owned.join(' + ')}`);
+    log(`${build.label}: ${n} server(s): leases settled, series owned ${owned.join(' + ')}`);
     const cpu = () => ({
       server: servers.reduce((t, s) => t + processCpuSeconds(s.proc.pid!), 0),
       pg: postgresCpuSeconds(pmPid),
@@ -212,7 +227,7 @@ async function measure(
       const c0 = cpu();
       const passes = await nextPasses(servers, afterMs);
       const c1 = cpu();
-      if (PG_STATS) await statsPrint(url, `${n} server(s), ${label} pass`);
+      if (PG_STATS) await statsPrint(url, `${build.label}: ${n} server(s), ${label} pass`);
       const w = wall(passes);
       const out = {
         // The slowest server's pass: when they start at one tick, the time until every shard is done.
@@ -230,7 +245,7 @@ async function measure(
         loadavg: load(),
       };
       log(
-        `${n} server(s), ${label} pass: ${out.slowest_s} s (wall ${out.wall_s} s; per server ${out.pass_s.join(', ')} s; series ${out.series.join(' + ')}); ` +
+        `${build.label}: ${n} server(s), ${label} pass: ${out.slowest_s} s (wall ${out.wall_s} s; per server ${out.pass_s.join(', ')} s; series ${out.series.join(' + ')}); ` +
           `CPU server ${out.server_cpu_s} s, PostgreSQL ${out.postgres_cpu_s} s; load ${out.loadavg.join(' ')}`,
       );
       if (label === 'cold' && out.new.reduce((a, b) => a + b, 0) !== N_SERIES)
@@ -264,7 +279,14 @@ async function measure(
       through,
     ]);
     await p3.end();
-    return { servers: n, round, series_owned: owned, cold: cold.out, warm: warm.out };
+    return {
+      build: build.label,
+      servers: n,
+      round,
+      series_owned: owned,
+      cold: cold.out,
+      warm: warm.out,
+    };
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
   }
@@ -276,27 +298,50 @@ const { db, url, dataDir } = await benchDatabase(
 const results: Measured[] = [];
 try {
   await migrate(url);
-  if (PG_STATS) {
-    const p = createPool(url, 1);
-    await p.query(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
-    await p.end();
+  const builds: Build[] = [{ label: 'this', url }];
+  if (COMPARE) {
+    await db.createDatabase('onset_compare');
+    const other: Build = { label: 'compare', root: COMPARE, url: db.url('onset_compare') };
+    // That build's own migrations: one of its servers, started and stopped.
+    const s = await startServerProcess(other.url, {}, { root: COMPARE });
+    for (
+      let i = 0;
+      i < 600 &&
+      !(await fetch(`${s.url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ));
+      i++
+    )
+      await sleep(500);
+    await s.stop();
+    builds.push(other);
   }
+  if (PG_STATS)
+    for (const b of builds) {
+      const p = createPool(b.url, 1);
+      await p.query(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
+      await p.end();
+    }
   const end = Math.floor(Date.now() / MIN) * MIN - MIN;
-  const fixture = await buildFixture(url, N_SERIES, end, {
-    points: Number(args.points),
-    callsPerSeries: 0,
-    log,
-  });
+  let fixture: Record<string, number> = {};
+  for (const b of builds)
+    fixture = await buildFixture(b.url, N_SERIES, end, {
+      points: Number(args.points),
+      callsPerSeries: 0,
+      log,
+    });
   const pmPid = await postmasterPid(dataDir);
-  const fixPool = createPool(url, 2);
-  const partitions = new Partitions(fixPool);
+  const fixPools = builds.map((b) => createPool(b.url, 2));
   log(`load average before: ${load().join(' ')} (${os.cpus().length} cores)`);
   for (let round = 1; round <= ROUNDS; round++)
-    for (const n of COUNTS) results.push(await measure(url, pmPid, n, round, partitions));
-  await fixPool.end();
+    for (const n of COUNTS)
+      for (const [i, b] of builds.entries())
+        results.push(await measure(b, pmPid, n, round, new Partitions(fixPools[i]!)));
+  await Promise.all(fixPools.map((p) => p.end()));
 
   const ratio = (m: Measured, k: 'cold' | 'warm') => {
-    const one = results.find((r) => r.round === m.round && r.servers === 1);
+    const one = results.find((r) => r.round === m.round && r.servers === 1 && r.build === m.build);
     // Wall time: from the first server's pass start to the last one's end.
     return one ? Number((Number(m[k].wall_s) / Number(one[k].wall_s)).toFixed(3)) : null;
   };
@@ -308,7 +353,7 @@ try {
   console.table(
     Object.fromEntries(
       rows.map((r) => [
-        `round ${r.round}, ${r.servers} server(s)`,
+        `round ${r.round}, ${r.servers} server(s)${COMPARE ? `, ${r.build}` : ''}`,
         {
           'owned series': r.series_owned.join(' + '),
           'cold s': r.cold.wall_s,
@@ -328,6 +373,7 @@ try {
       fixture,
       cache_mb: Number(args['cache-mb']),
       shards: Number(args.shards),
+      ...(COMPARE ? { compare: COMPARE } : {}),
       runs: rows,
     })}`,
   );

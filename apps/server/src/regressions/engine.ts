@@ -41,7 +41,7 @@ import type { Pool, PoolClient } from '../db/pool.ts';
 import { detectionPassSeconds, detectionSeriesScanned } from '../observability/metrics.ts';
 import { computeFresh, fetchFresh } from './cold-start.ts';
 import { commit, reattribute } from './commit.ts';
-import { feedKnown } from './feed-known.ts';
+import { feedKnown, readKnown } from './feed-known.ts';
 import { lockShards, unlockShards } from './lock.ts';
 import { clusterShardCount } from './shards.ts';
 import { beginProgress, detectBudget, endProgress, recordFinished } from './budget.ts';
@@ -143,7 +143,17 @@ class Engine {
     };
     try {
       const unreadable: number[] = [];
+      const readAhead = (i: number) => {
+        if (i >= known.length) return undefined;
+        const p = track(readKnown(this.cache, reader, known.slice(i, i + batchSize), dbThrough, H));
+        p.catch(() => {});
+        return p;
+      };
+      let ahead = readAhead(0);
       for (let i = 0; i < known.length; i += batchSize) {
+        const read = ahead;
+        // The next batch's minutes are read while this one is fed and committed.
+        ahead = readAhead(i + batchSize);
         const work = await feedKnown(
           this.cache,
           reader,
@@ -153,6 +163,7 @@ class Engine {
           result,
           unreadable,
           this.cache.detectors.size + batchSize > budget.cacheMaxSeries,
+          read,
         );
         await commitLater(work);
         batchDone(Math.min(batchSize, known.length - i));

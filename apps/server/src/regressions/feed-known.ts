@@ -21,6 +21,32 @@ const CHECKPOINT_MAX_MS = 30 * MIN;
  * budget, budget.ts) every fed detector is checkpointed, so that it can be
  * dropped as soon as the batch is committed.
  */
+/**
+ * The minutes a batch of known series needs (since each one's `through`).
+ * It depends only on the batch's own series, so the pass reads the next
+ * batch's while it feeds this one.
+ */
+export async function readKnown(
+  cache: StateCache,
+  c: PoolClient,
+  batch: number[],
+  dbThrough: Map<number, number>,
+  H: number,
+): Promise<Map<number, MinutePoint[]>> {
+  let from = Infinity;
+  const due: number[] = [];
+  for (const id of batch) {
+    const t = Math.max(cache.detectors.get(id)?.through ?? -Infinity, dbThrough.get(id)!);
+    if (t < H) {
+      due.push(id);
+      from = Math.min(from, t);
+    }
+  }
+  return due.length
+    ? readPoints(c, { seriesIds: due, fromMs: from, toMs: H, table: 'minute' })
+    : new Map<number, MinutePoint[]>();
+}
+
 export async function feedKnown(
   cache: StateCache,
   c: PoolClient,
@@ -30,22 +56,14 @@ export async function feedKnown(
   result: PassResult,
   unreadable: number[],
   checkpointAll = false,
+  /** readKnown's answer for this batch, when the pass read it ahead. */
+  read?: Promise<Map<number, MinutePoint[]>>,
 ): Promise<BatchWork> {
   const work: BatchWork = { events: [], fed: new Map(), checkpoint: [], advance: [] };
   const throughOf = (id: number) =>
     Math.max(cache.detectors.get(id)?.through ?? -Infinity, dbThrough.get(id)!);
-  let from = Infinity;
-  const due: number[] = [];
-  for (const id of batch) {
-    const t = throughOf(id);
-    if (t < H) {
-      due.push(id);
-      from = Math.min(from, t);
-    }
-  }
-  const points = due.length
-    ? await readPoints(c, { seriesIds: due, fromMs: from, toMs: H, table: 'minute' })
-    : new Map<number, MinutePoint[]>();
+  const due = batch.filter((id) => throughOf(id) < H);
+  const points = await (read ?? readKnown(cache, c, batch, dbThrough, H));
   const newPoints = new Map<number, MinutePoint[]>();
   for (const id of due) {
     const since = throughOf(id);
