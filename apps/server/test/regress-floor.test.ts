@@ -92,5 +92,11 @@ describe('a caller-only delayed ACK: the p99 settles onto a band, the median sta
     expect(band.after_ms[1] - band.after_ms[0]).toBeLessThan(
       (band.before_ms[1] - band.before_ms[0]) / 2,
     );
+    // And the evidence names the mechanism: a share of calls waits ≈40 ms on the caller's side.
+    const ev = await A.get(`/api/v1/regressions/${r.id}/evidence`);
+    expect(ev.status).toBe(200);
+    const hint = (ev.body.hints as { id: string; detail: string }[])[0];
+    expect(hint?.id, JSON.stringify(ev.body.hints)).toBe('tcp-delayed-ack');
+    expect(hint!.detail).toMatch(/A share of calls now waits ≈40 ms more/);
   });
 });

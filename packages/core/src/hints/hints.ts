@@ -111,6 +111,7 @@ function networkHints(input: HintInput, s: Step, out: Hint[]): void {
       ),
     );
   }
+  if (Math.abs(s.d50) < ackTol) ackOnShare(input, co, viewBonus, out);
   const rto = (target: number, tol: number, id: HintId, what: string) => {
     const atMedian = Math.abs(s.d50 - target) <= tol;
     const atTail = Math.abs(s.d99 - target) <= tol;
@@ -147,6 +148,51 @@ function networkHints(input: HintInput, s: Step, out: Hint[]): void {
     500,
     'dns-timeout',
     'A resolver query timed out after the default 5 s and was retried: check the resolvers in resolv.conf (options timeout, rotate) or cache lookups.',
+  );
+}
+
+/** The caller-side wait of one call: the gap view's own value, else the caller's time beyond the callee's (or beyond the before median). */
+const callerWait = (input: HintInput, x: EvidenceSample, b50: number) =>
+  input.view === 'gap' ? x.ms : x.calleeMs !== undefined ? x.ms - x.calleeMs : x.ms - b50;
+/** A delayed-ACK wait: the 40 ms timer, up to a 4 ms tick late, plus a few ms of the held write. */
+const ACK_WAIT: readonly [number, number] = [36, 52];
+/** The after side's share of such waits must exceed the before's by this much (and be at least twice it). */
+const ACK_SHARE_GAIN = 0.03;
+
+/**
+ * Nagle and a delayed ACK on a share of calls (the median unmoved): only the
+ * calls whose response was split while the caller's ACK was delayed wait the
+ * 40 ms timer, so the p99 settles onto a band (a `floor` regression) while
+ * p50 stays. Seen as a share of calls whose caller-side wait is 36–52 ms,
+ * grown by at least ACK_SHARE_GAIN and at least doubled.
+ */
+function ackOnShare(
+  input: HintInput,
+  co: { verdict: boolean | null; text: string },
+  viewBonus: number,
+  out: Hint[],
+): void {
+  const b50 = quantile(sortedCopy(input.before.map((x) => x.ms)), 0.5);
+  const share = (xs: readonly EvidenceSample[]) => {
+    let k = 0;
+    for (const x of xs) {
+      const w = callerWait(input, x, b50);
+      if (w >= ACK_WAIT[0] && w <= ACK_WAIT[1]) k++;
+    }
+    return { k, share: k / xs.length };
+  };
+  const b = share(input.before);
+  const a = share(input.after);
+  if (a.k < 5 || a.share - b.share < ACK_SHARE_GAIN || a.share < 2 * b.share) return;
+  const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+  out.push(
+    hint(
+      'tcp-delayed-ack',
+      0.45 + viewBonus + 0.1 * Math.min(1, (a.share - b.share) / 0.1),
+      `A share of calls now waits ≈40 ms more while the median stayed: ${pct(a.share)} of calls after the onset waited ${ACK_WAIT[0]}–${ACK_WAIT[1]} ms on the caller’s side (${pct(b.share)} before; checked: the caller’s time beyond the callee’s), and ${co.text}. ` +
+        'That is Nagle’s algorithm holding the second write of a response (head and body written separately) until the caller’s delayed ACK (40 ms on Linux), for the calls whose ACK was delayed: the p99 settles onto that wait. ' +
+        'Set TCP_NODELAY on the socket, or send head and body in one write (writev).',
+    ),
   );
 }
 
