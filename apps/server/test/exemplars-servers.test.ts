@@ -7,6 +7,7 @@
  * running lowest (so no minute with spans is without exemplars). The same
  * spans routed two different ways keep the same core; a busy minute split
  * over two servers no longer gets each server's own first 20 and thinning.
+ * One server decodes on its main thread, the other in a worker thread.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -27,13 +28,14 @@ interface Proc {
   url: string;
   otlpUrl: string;
   proc: ChildProcess;
+  output: () => string;
 }
 
 let databaseUrl: string;
 let pool: Pool;
 const servers: Proc[] = [];
 
-async function startServer(): Promise<Proc> {
+async function startServer(env: Record<string, string> = {}): Promise<Proc> {
   const port = await freePort();
   const otlpPort = await freePort();
   const proc = spawn(process.execPath, ['--import', 'tsx', MAIN], {
@@ -44,6 +46,7 @@ async function startServer(): Promise<Proc> {
       ONSET_OTLP_PORT: String(otlpPort),
       ONSET_LOG_LEVEL: 'warn',
       ONSET_EXEMPLAR_RATE_INTERVAL: '500ms',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -57,7 +60,7 @@ async function startServer(): Promise<Proc> {
       (r) => r.ok,
       () => false,
     );
-    if (ok) return { url, otlpUrl: `http://127.0.0.1:${otlpPort}`, proc };
+    if (ok) return { url, otlpUrl: `http://127.0.0.1:${otlpPort}`, proc, output: () => out };
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`onset did not become ready: ${out}`);
@@ -65,16 +68,22 @@ async function startServer(): Promise<Proc> {
 
 beforeAll(async () => {
   databaseUrl = await createTestDatabase();
-  // One after the other: the first migrates.
+  // One after the other: the first migrates. The second decodes in a worker thread, which
+  // gets the rates from its main thread.
   servers.push(await startServer());
-  servers.push(await startServer());
+  servers.push(await startServer({ ONSET_INGEST_WORKERS: '1' }));
   pool = createPool(databaseUrl, 2);
 }, 120_000);
 
 afterAll(async () => {
   for (const s of servers) {
+    if (s.proc.exitCode !== null) {
+      console.error(`a server had exited (${s.proc.exitCode}):`, s.output().slice(-3000));
+      continue;
+    }
+    const exited = new Promise((r) => s.proc.once('exit', r));
     s.proc.kill('SIGTERM');
-    await new Promise((r) => s.proc.once('exit', r));
+    await exited;
   }
   await pool?.end();
 });

@@ -24,6 +24,9 @@ export class DecodePool {
             idleTimeout: Infinity,
             // Exports beyond this wait in the HTTP layer's in-flight limit instead.
             maxQueue: 1024,
+            // Idle threads wait in their event loop, not in Atomics.wait, so they receive the
+            // exemplar keep rates broadcast by the main thread (exemplar-rates.ts).
+            atomics: 'disabled',
           })
         : null;
   }
