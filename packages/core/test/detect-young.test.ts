@@ -42,6 +42,19 @@ describe('young series', () => {
     }
   });
 
+  it('past its 24th point, a sparse ×2.5 step is confirmed on its 8th point at the usual alpha', () => {
+    // Cases the alarm path's every-point retests had left unconfirmed by then.
+    for (const [rate, factor, seed] of [
+      [5, 2.5, 1],
+      [15, 0.4, 2],
+    ] as const) {
+      const cs = detectSteps(young(36, rate, 28, factor, seed), opts);
+      expect(cs, `${rate}/min ×${factor} seed ${seed}`).toHaveLength(1);
+      expect(Math.abs(cs[0]!.index - 28)).toBeLessThanOrEqual(1);
+      expect(cs[0]!.detectedIndex).toBeLessThanOrEqual(35);
+    }
+  });
+
   it('young series without a change report nothing', () => {
     for (let seed = 1; seed <= 40; seed++)
       for (const rate of [5, 50])

@@ -13,7 +13,10 @@
  * the same split tests (margin included) and the same gate as the alarm
  * path's young rule: the levels either side at least SHORT_CLEAR_SD noise
  * sds apart, the noise model's sd for this minute's event count (a minute
- * of 5 events counts for what 5 events can show).
+ * of 5 events counts for what 5 events can show). An onset past the
+ * SHORT_HISTORY-th point (still the series' first regime, before
+ * YOUNG_LATE_HISTORY) is tested the same way at YOUNG_LATE_AFTER points,
+ * against the usual alpha.
  */
 import { clearStep } from './confirm.ts';
 import type { DetectorContext } from './context.ts';
@@ -25,18 +28,24 @@ import type { StepChange } from './types.ts';
 
 /** Sizes of the after window (points from the alarm's onset to now, inclusive) at which it is tested. */
 export const YOUNG_AFTER: readonly number[] = [6, 10];
+/** For an onset between SHORT_HISTORY and YOUNG_LATE_HISTORY (usual alpha): 24 points before and 8 after, perfectly separated, give 1/C(32, 8) = 1e-7. */
+export const YOUNG_LATE_AFTER: readonly number[] = [8, 12];
+export const YOUNG_LATE_HISTORY = 60;
 
 /** The young-series check of quantile `mi` at point `now`: a change, or null. */
 export function youngCheck(d: DetectorContext, mi: number, now: number): StepChange | null {
   const s = d.metrics[mi]!;
   if (s.alarm === 0 || s.regimeStart !== 0) return null;
   const onset = s.alarmOnset;
-  if (onset >= SHORT_HISTORY || onset - s.regimeStart < MIN_BEFORE) return null;
-  if (!YOUNG_AFTER.includes(now - onset + 1)) return null;
+  if (onset - s.regimeStart < MIN_BEFORE || onset >= YOUNG_LATE_HISTORY) return null;
+  // Past SHORT_HISTORY points the usual alpha applies, so the after window needs more points.
+  const late = onset >= SHORT_HISTORY;
+  const sizes = late ? YOUNG_LATE_AFTER : YOUNG_AFTER;
+  if (!sizes.includes(now - onset + 1)) return null;
   const dir = s.alarm;
   const test = testSplit(d, mi, dir, onset, now, true);
-  const p = Number.isNaN(test.p) ? 1 : Math.min(1, test.p * YOUNG_AFTER.length);
-  if (!(p < SHORT_ALPHA) || !clearStep(d, mi, dir, onset, now)) return null;
+  const p = Number.isNaN(test.p) ? 1 : Math.min(1, test.p * sizes.length);
+  if (!(p < (late ? d.opts.alpha : SHORT_ALPHA)) || !clearStep(d, mi, dir, onset, now)) return null;
   const { split, unc } = localise(d, mi, dir, { ...test, p, onset }, now, -Infinity, true);
   return report(d, mi, dir, split, now, unc, p);
 }
