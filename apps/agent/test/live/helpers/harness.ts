@@ -131,6 +131,9 @@ export interface LiveAgent {
   tune?: (c: AgentConfig, clock: TestClock) => void;
 }
 
+/** Test minutes passes may fall behind their ticks before a wait gives up (60: two real minutes). */
+const PASS_BACKLOG_MINUTES = 60;
+
 export async function startLiveRun(opts: {
   /** One agent per traced service, as a per-service deployment runs them (none: instrumented services only). */
   agents: LiveAgent[];
@@ -227,13 +230,19 @@ export async function startLiveRun(opts: {
       await running;
     },
     waitForPass(pred, maxMinutes) {
-      // Counted in ticks (passes catch up on ticks they fell behind on), with a real-time backstop.
+      // Counted in ticks (passes catch up on ticks they fell behind on), with a real-time backstop
+      // far enough out for a loaded machine: there a pass that opens regressions has taken 9 s
+      // (4.5 test minutes), and passes fell more than 10 test minutes behind their ticks; the
+      // ticks, not the wall clock, are what the production scheduler would have run on time.
       const deadline = tickAfter(clock.now()) + maxMinutes * MINUTE_MS;
       return new Promise((resolve, reject) => {
         const check = () => {
           const last = passes.at(-1);
           if (last && pred(last)) done(last);
-          else if ((last && last.at > deadline) || clock.now() > deadline + 10 * MINUTE_MS)
+          else if (
+            (last && last.at > deadline) ||
+            clock.now() > deadline + PASS_BACKLOG_MINUTES * MINUTE_MS
+          )
             done(null);
         };
         const timer = setInterval(check, 200);
@@ -470,7 +479,7 @@ export async function changesMidRun(
   );
   if (early?.regressions.length)
     throw new Error(
-      `regressions before the change: ${early.regressions.map((r) => `${r.service} ${r.op}/${r.view} ${r.name}`).join(', ')}`,
+      `regressions before the change: ${early.regressions.map((r) => `${r.service} ${r.op}/${r.view} ${r.name} onset ${r.onset}`).join(', ')}; passes: ${describePasses(run)}`,
     );
   const first = Math.ceil((clock.now() + MINUTE_MS) / MINUTE_MS) * MINUTE_MS + MINUTE_MS / 2;
   const changes: { markerId: string; changeAt: number }[] = [];
@@ -506,11 +515,26 @@ export async function changesMidRun(
     for (const c of missing) shown.push(`${c.name}: ${await c.describe()}`);
     throw new Error(
       `no regression ${opts.waitMinutes} test minutes after the last change for ${missing.map((c) => c.name).join(', ')}\n` +
-        `found: ${describeRun({ cases, others: [] })}\n${shown.join('\n')}`,
+        `found: ${describeRun({ cases, others: [] })}\npasses: ${describePasses(run)}\n${shown.join('\n')}`,
     );
   }
   const others = regressions.filter((r) => !opts.cases.some((c) => c.owns(r)));
   return { cases, others };
+}
+
+/** How the passes kept up: how many, how long they took, how far behind their ticks they ran (failure messages). */
+export function describePasses(run: LiveRun): string {
+  const ps = run.passes;
+  if (!ps.length) return 'no pass ran';
+  const took = ps.map((p) => p.tookMs).sort((a, b) => a - b);
+  const late = Math.max(...ps.map((p) => (p.ranAt - p.at) / MINUTE_MS));
+  const last = ps.at(-1)!;
+  return (
+    `${ps.length} passes, took p50 ${took[took.length >> 1]} ms, max ${took.at(-1)} ms; ` +
+    `at most ${late.toFixed(1)} test min behind their ticks; the last for tick ` +
+    `${new Date(last.at).toISOString().slice(11, 16)} (${((run.clock.now() - last.at) / MINUTE_MS).toFixed(1)} test min ago)` +
+    (run.unavailable.length ? `; ${run.unavailable.length} answered 503` : '')
+  );
 }
 
 /** One line per regression: case, labels, time to open and its parts, levels, top suspect. */
