@@ -246,7 +246,7 @@ afterAll(async () => {
   if (scratch) spawnSync('umount', ['-l', scratch]);
   walFs?.close();
   await run?.close();
-}, 180_000);
+}, 300_000);
 
 /** The case's one regression and its detection, after the checks every case shares. */
 function caseOf(name: string): CaseResult {

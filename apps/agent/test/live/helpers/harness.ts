@@ -488,7 +488,8 @@ export async function changesMidRun(
     const markerId = await run.deploy(c.marker, planned);
     await clock.until(planned);
     c.workload.send(c.switchCommand);
-    const changeAt = clock.toTest(Number(await c.workload.line('switched')));
+    // The workload stamps its own change; at load 36-48 the answer took more than 30 s to be read.
+    const changeAt = clock.toTest(Number(await c.workload.line('switched', 120_000)));
     changes.push({ markerId, changeAt });
   }
   const all = (p: Pass) => opts.cases.every((c) => p.regressions.some(c.owns));
