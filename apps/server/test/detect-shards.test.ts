@@ -13,10 +13,7 @@
  * skip locked shards instead of moving series past minutes still arriving.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createTestDatabase } from '@onset/testkit';
+import { createTestDatabase, startServerProcess, type ServerProcess } from '@onset/testkit';
 import {
   incidentTimes,
   replayIncidents,
@@ -24,21 +21,14 @@ import {
   REPLAY_REGRESSIONS,
 } from '@onset/testkit/incidents';
 import type { Regression } from '@onset/contract';
-import { freePort } from '../src/db/embedded.ts';
 import { createPool, type Pool, type PoolClient } from '../src/db/pool.ts';
 import { SHARD_LOCK_CLASS } from '../src/regressions/lock.ts';
 
-const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.ts');
 const SHARDS = 8;
 const TTL_S = 3;
 const times = incidentTimes();
 
-interface Proc {
-  url: string;
-  otlpUrl: string;
-  proc: ChildProcess;
-  output: () => string;
-}
+type Proc = ServerProcess;
 
 interface Shards {
   server: string;
@@ -62,35 +52,11 @@ let a: Proc;
 let b: Proc;
 let phase1: Regression[] = [];
 
-async function startServer(): Promise<Proc> {
-  const port = await freePort();
-  const otlpPort = await freePort();
-  const proc = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      ONSET_PORT: String(port),
-      ONSET_OTLP_PORT: String(otlpPort),
-      ONSET_LOG_LEVEL: 'warn',
-      ONSET_DETECT_SHARDS: String(SHARDS),
-      ONSET_DETECT_LEASE_TTL: `${TTL_S}s`,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+function startServer(): Promise<Proc> {
+  return startServerProcess(databaseUrl, {
+    ONSET_DETECT_SHARDS: String(SHARDS),
+    ONSET_DETECT_LEASE_TTL: `${TTL_S}s`,
   });
-  let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
-    if (proc.exitCode !== null) throw new Error(`onset exited early: ${out}`);
-    const ok = await fetch(`${url}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return { url, otlpUrl: `http://127.0.0.1:${otlpPort}`, proc, output: () => out };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`onset did not become ready: ${out}`);
 }
 
 async function shardsOf(p: Proc): Promise<Shards> {

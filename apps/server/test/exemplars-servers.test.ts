@@ -10,60 +10,23 @@
  * One server decodes on its main thread, the other in a worker thread.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createTestDatabase } from '@onset/testkit';
+import { createTestDatabase, startServerProcess, type ServerProcess } from '@onset/testkit';
 import { mulberry32 } from '@onset/testkit/random';
-import { freePort } from '../src/db/embedded.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
 import { exemplarTarget, keepRate, traceUnit } from '../src/otlp/exemplars.ts';
 
-const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.ts');
 const MIN = 60_000;
 const BUSY = 3000; // spans a minute of each busy pair
 const QUIET = 4;
 
-interface Proc {
-  url: string;
-  otlpUrl: string;
-  proc: ChildProcess;
-  output: () => string;
-}
+type Proc = ServerProcess;
 
 let databaseUrl: string;
 let pool: Pool;
 const servers: Proc[] = [];
 
-async function startServer(env: Record<string, string> = {}): Promise<Proc> {
-  const port = await freePort();
-  const otlpPort = await freePort();
-  const proc = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      ONSET_PORT: String(port),
-      ONSET_OTLP_PORT: String(otlpPort),
-      ONSET_LOG_LEVEL: 'warn',
-      ONSET_EXEMPLAR_RATE_INTERVAL: '500ms',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
-    if (proc.exitCode !== null) throw new Error(`onset exited early: ${out}`);
-    const ok = await fetch(`${url}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return { url, otlpUrl: `http://127.0.0.1:${otlpPort}`, proc, output: () => out };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`onset did not become ready: ${out}`);
+function startServer(env: Record<string, string> = {}): Promise<Proc> {
+  return startServerProcess(databaseUrl, { ONSET_EXEMPLAR_RATE_INTERVAL: '500ms', ...env });
 }
 
 beforeAll(async () => {
