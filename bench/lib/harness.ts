@@ -1,14 +1,14 @@
 /** Shared benchmark plumbing: an embedded PostgreSQL, the server as a child process, RSS sampling, results files. */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, mkdir, writeFile, chmod, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '@onset/server/embedded-postgres';
 import {
-  freePort,
-  startEmbeddedPostgres,
-  type EmbeddedDatabase,
-} from '@onset/server/embedded-postgres';
+  startServerProcess as startTestkitServerProcess,
+  type ServerProcess,
+  type ServerProcessOptions,
+} from '@onset/testkit';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -31,58 +31,15 @@ export async function postmasterPid(dataDir: string): Promise<number> {
   return Number(text.split('\n')[0]);
 }
 
-export interface ServerProcess {
-  url: string;
-  otlpUrl: string;
-  proc: ChildProcess;
-  stop: () => Promise<void>;
-}
-
-export async function startServerProcess(
+/** The server as a child process: one home with the tests' (packages/testkit), echoing its stderr here. */
+export function startServerProcess(
   databaseUrl: string,
   env: Record<string, string> = {},
-  /** `root`: another checkout's server (to compare builds); `nodeArgs`: extra node flags. */
-  opts: { root?: string; nodeArgs?: string[] } = {},
+  opts: Omit<ServerProcessOptions, 'echoStderr'> = {},
 ): Promise<ServerProcess> {
-  const port = await freePort();
-  const otlpPort = await freePort();
-  const root = opts.root ?? ROOT;
-  const proc = spawn(
-    process.execPath,
-    [...(opts.nodeArgs ?? []), '--import', 'tsx', path.join(root, 'apps/server/src/main.ts')],
-    {
-      cwd: root,
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        ONSET_PORT: String(port),
-        ONSET_OTLP_PORT: String(otlpPort),
-        ONSET_LOG_LEVEL: 'warn',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) break;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    url,
-    otlpUrl: `http://127.0.0.1:${otlpPort}`,
-    proc,
-    stop: () =>
-      new Promise((resolve) => {
-        proc.once('exit', () => resolve());
-        proc.kill('SIGTERM');
-      }),
-  };
+  return startTestkitServerProcess(databaseUrl, env, { ...opts, echoStderr: true });
 }
+export type { ServerProcess };
 
 /** Resident set size of a process in MB, from /proc. */
 export async function rssMb(pid: number): Promise<number> {
