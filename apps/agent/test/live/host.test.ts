@@ -34,13 +34,12 @@ import {
   liveSkipReason,
   startLiveRun,
   startWorkload,
-  WORKLOADS,
   type CaseResult,
   type LiveRun,
   type RunResult,
   type Workload,
 } from './helpers/harness.ts';
-import { compile } from './helpers/compile.ts';
+import { bundle, compile } from './helpers/compile.ts';
 import { mountRamExt4, type RamExt4 } from './helpers/ram-ext4.ts';
 
 /**
@@ -128,15 +127,9 @@ beforeAll(async () => {
     '128',
     '250',
   ]);
+  const httpPair = await bundle('http-pair.ts', r.work, 'live-http-pair');
   const pair = (role: string, ...args: string[]) =>
-    start(process.execPath, [
-      '--import',
-      'tsx',
-      path.join(WORKLOADS, 'http-pair.ts'),
-      role,
-      r.relay.url,
-      ...args,
-    ]);
+    start(process.execPath, [httpPair, role, r.relay.url, ...args]);
   const callee = pair('callee');
   const caller = pair('caller', await callee.line('port'), '15');
   for (const w of [spawner, keeper, unmounter, caller]) await w.line('ready');
@@ -152,6 +145,12 @@ beforeAll(async () => {
       writeFileSync(
         dump,
         JSON.stringify({
+          // Real epoch ms of test time's start, to line the minutes up with host measurements.
+          clock: {
+            realStart: r.clock.realStart,
+            testStart: r.clock.testStart,
+            speed: r.clock.speed,
+          },
           series: await r.seriesPoints({}),
           cases: result?.cases,
           others: result?.others,

@@ -479,7 +479,7 @@ export async function changesMidRun(
   );
   if (early?.regressions.length)
     throw new Error(
-      `regressions before the change: ${early.regressions.map((r) => `${r.service} ${r.op}/${r.view} ${r.name} onset ${r.onset}`).join(', ')}; passes: ${describePasses(run)}`,
+      `regressions before the change: ${early.regressions.map(describeEarly).join(', ')}; passes: ${describePasses(run)}`,
     );
   const first = Math.ceil((clock.now() + MINUTE_MS) / MINUTE_MS) * MINUTE_MS + MINUTE_MS / 2;
   const changes: { markerId: string; changeAt: number }[] = [];
@@ -521,6 +521,14 @@ export async function changesMidRun(
   }
   const others = regressions.filter((r) => !opts.cases.some((c) => c.owns(r)));
   return { cases, others };
+}
+
+/** A regression that opened before any change: where, when, and the levels it compared. */
+function describeEarly(r: Regression): string {
+  return (
+    `${r.service} ${r.op}/${r.view} ${r.name} onset ${r.onset} (${r.metric}, ${r.status}; ` +
+    `p50 ${r.before.p50_ms} → ${r.after.p50_ms} ms, p99 ${r.before.p99_ms} → ${r.after.p99_ms} ms)`
+  );
 }
 
 /** How the passes kept up: how many, how long they took, how far behind their ticks they ran (failure messages). */

@@ -2,12 +2,12 @@
  * Two HTTP services on loopback instrumented with the OpenTelemetry JS SDK
  * (incident 4), one process each:
  *
- *   node --import tsx http-pair.ts callee OTLP_BASE
+ *   node http-pair.cjs callee OTLP_BASE   (bundled by the test: helpers/compile.ts)
  *     serves GET /lookup (a few ms of work) on a loopback port, prints "port N".
  *     On "nagle" (a line on stdin) it starts writing the header and the body
  *     separately with Nagle's algorithm on (as hyper 0.13 did), prints
  *     "switched <epoch ms>"; its own spans stay flat.
- *   node --import tsx http-pair.ts caller OTLP_BASE PORT INTERVAL_MS
+ *   node http-pair.cjs caller OTLP_BASE PORT INTERVAL_MS
  *     calls it in a loop over one keep-alive connection, prints "ready".
  *
  * Spans: the callee's SERVER span, the caller's CLIENT span whose context the
