@@ -3,8 +3,11 @@
  * the one place its values are written; the types are derived from it.
  */
 
-/** What a series measures (api.md "How a span becomes an observation"). */
-export const OPS = ['request', 'spawn', 'fsync', 'unmount', 'other'] as const;
+/**
+ * What a series measures (api.md "How a span becomes an observation"). `host`: a host's own
+ * resources as its agent reports them (stolen CPU, …), context for other series, never a regression.
+ */
+export const OPS = ['request', 'spawn', 'fsync', 'unmount', 'other', 'host'] as const;
 export type Op = (typeof OPS)[number];
 
 /** Which side of a call a series measures; `gap` is client minus server time on one edge. */

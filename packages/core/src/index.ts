@@ -8,3 +8,4 @@ export * from './attribution/index.ts';
 export * from './hints/index.ts';
 export * from './edges.ts';
 export * from './incidents.ts';
+export * from './host-contention.ts';

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { OPS } from '@onset/contract';
 
 /** A read-only view of the HTTP API, called with the MCP caller's own token, so scopes apply as to any client. */
 type Get = (path: string, query?: Record<string, string | number | undefined>) => Promise<unknown>;
@@ -64,7 +65,7 @@ export function mcpServer(
         'Latency regressions (one per incident) newest onset first, with before/after p50/p99, ranked suspect deploys, cohort, hints and the member series it was found on. Filters are optional.',
       inputSchema: {
         service: z.string().max(256).optional(),
-        op: z.enum(['request', 'spawn', 'fsync', 'unmount', 'other']).optional(),
+        op: z.enum(OPS).optional(),
         view: z.enum(['server', 'client', 'internal', 'gap']).optional(),
         name: z.string().max(1024).optional(),
         peer: z.string().max(256).optional(),
@@ -105,7 +106,7 @@ export function mcpServer(
         'Latency series (service, op, view, name, peer) with their ids, for query_series_quantiles.',
       inputSchema: {
         service: z.string().max(256).optional(),
-        op: z.enum(['request', 'spawn', 'fsync', 'unmount', 'other']).optional(),
+        op: z.enum(OPS).optional(),
         view: z.enum(['server', 'client', 'internal', 'gap']).optional(),
       },
       annotations: readOnly,

@@ -70,6 +70,13 @@ export const regressionsDetected = new Counter({
   registers: [metricsRegistry],
 });
 
+export const regressionsHeld = new Counter({
+  name: 'onset_regressions_held_total',
+  help: "Steps not opened as regressions (reason host_cpu_steal: the hypervisor took the hosts' CPU at the onset)",
+  labelNames: ['reason'] as const,
+  registers: [metricsRegistry],
+});
+
 /**
  * Alert webhook delivery attempts. format: json | slack | pagerduty | alertmanager | alertmanager-webhook;
  * result: success (2xx) | http_error (non-2xx) | network_error | timeout.

@@ -20,7 +20,7 @@ import {
   type MinutePoint,
 } from '@onset/core';
 import type { PoolClient } from '../db/pool.ts';
-import { regressionsDetected } from '../observability/metrics.ts';
+import { regressionsDetected, regressionsHeld } from '../observability/metrics.ts';
 import {
   HOLD_DECIDED_POINTS,
   raiseRegressionAlert,
@@ -31,6 +31,7 @@ import {
 } from './alerting.ts';
 import { attribute, attributionOf } from './attribute.ts';
 import { detectOptionsFor } from './detect-options.ts';
+import { hostCpuRiseAt } from './host-cpu.ts';
 import { fmtMs, level, median, ratio, round, roundMs } from './levels.ts';
 import { lockRegressionCommit } from './lock.ts';
 import { countEvents } from './points.ts';
@@ -176,6 +177,8 @@ async function openRegressions(
     if (dup) continue;
     const labels = labelsOf.get(e.seriesId);
     if (!labels) continue; // the series was deleted meanwhile
+    // A host's own resources (stolen CPU, …) are context for other series' steps, never a regression.
+    if (labels.op === 'host') continue;
     const floor = detectOptionsFor(labels.view).floor ?? 0;
     const before = level(ch.before);
     const after = level(ch.after);
@@ -206,8 +209,6 @@ async function openRegressions(
       rollout: null,
     };
     const hosts = await hostsReporting(c, e.seriesId, ch.t, Math.min(H, ch.t + MEMBER_HOSTS_MS));
-    existing.push({ series_id: e.seriesId, onset: new Date(ch.t), unc });
-    seriesOpened.push(e.seriesId);
     const nearest = (ms: NearMember[]) =>
       ms.sort((x, y) => Math.abs(x.onsetMs - ch.t) - Math.abs(y.onsetMs - ch.t))[0];
     let incident = nearest(
@@ -231,6 +232,12 @@ async function openRegressions(
       member.rollout = rolloutOf(suspects[0]);
       incident = nearest(near.filter((m) => m.open && growsIncident(m, member)));
     }
+    if (!incident && (await heldForHostCpu(c, e.seriesId, labels, ch, unc, hosts, H, result))) {
+      result.regressions.held++;
+      continue;
+    }
+    existing.push({ series_id: e.seriesId, onset: new Date(ch.t), unc });
+    seriesOpened.push(e.seriesId);
     if (incident) {
       const id = incident.regression_id;
       await insertMember(c, { ...step, regressionId: id, hosts, headline: false });
@@ -267,6 +274,50 @@ async function openRegressions(
     pendingAlerts.add(row.id);
   }
   return seriesOpened;
+}
+
+/**
+ * A step that would open a regression is held back when its hosts lost CPU to
+ * the hypervisor at its onset (core's hostCpuRise) and no deploy touching the
+ * series explains it (docs/regressions.md "Held for host contention"): the
+ * host's neighbours, not its owners' change. Counted and listed in the pass's
+ * result (the scheduler logs it), never opened.
+ */
+async function heldForHostCpu(
+  c: PoolClient,
+  seriesId: number,
+  labels: { service: string; op: string; view: string; name: string; peer: string },
+  ch: StepEvent['change'],
+  unc: number,
+  hosts: string[],
+  H: number,
+  result: PassResult,
+): Promise<boolean> {
+  const rise = await hostCpuRiseAt(c, hosts, ch.t, H);
+  if (!rise) return false;
+  const { suspects } = await attributionOf(
+    c,
+    {
+      series_id: String(seriesId),
+      service: labels.service,
+      view: labels.view,
+      peer: labels.peer,
+      metric: ch.metric,
+      onset: new Date(ch.t),
+      onset_uncertainty_ms: unc,
+    },
+    H,
+  );
+  if (suspects.length) return false;
+  regressionsHeld.inc({ reason: 'host_cpu_steal' });
+  (result.held ??= []).push({
+    series_id: String(seriesId),
+    onset: new Date(ch.t).toISOString(),
+    hosts,
+    steal_before_ms_per_s: round(rise.beforeMsPerS, 3),
+    steal_after_ms_per_s: round(rise.afterMsPerS, 3),
+  });
+  return true;
 }
 
 /**

@@ -92,7 +92,7 @@ class Engine {
       series: { total: 0, new: 0, fed: 0, points: 0 },
       screened: 0,
       shards,
-      regressions: { opened: 0, resolved: 0, updated: 0, grouped: 0 },
+      regressions: { opened: 0, resolved: 0, updated: 0, grouped: 0, held: 0 },
     };
 
     // Detectors of series outside the scope (shards another server holds now) go too.
@@ -288,7 +288,7 @@ export async function runDetectionPass(
       series: { total: 0, new: 0, fed: 0, points: 0 },
       screened: 0,
       shards: { count, run: 0 },
-      regressions: { opened: 0, resolved: 0, updated: 0, grouped: 0 },
+      regressions: { opened: 0, resolved: 0, updated: 0, grouped: 0, held: 0 },
     };
   } catch (err) {
     // Never hand back a connection that may still hold a shard lock.

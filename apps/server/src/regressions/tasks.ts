@@ -37,6 +37,13 @@ export function regressionTasks(deps: {
     const r = await scheduledRun({ ...deps, leases }, { log });
     if (!r) return;
     const d = r.detection;
+    for (const h of d.held ?? [])
+      log.info(
+        h,
+        `held a step on series ${h.series_id} at ${h.onset}: the hypervisor took ` +
+          `${(h.steal_after_ms_per_s / 10).toFixed(1)} % of the CPU its hosts wanted from its onset ` +
+          `(was ${(h.steal_before_ms_per_s / 10).toFixed(1)} %) and no deploy explains it`,
+      );
     if (d.regressions.opened || d.regressions.resolved)
       log.info({ through: d.through, ...d.regressions, ms: d.duration_ms }, 'regressions');
     else

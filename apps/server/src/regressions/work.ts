@@ -1,4 +1,5 @@
 /** What one detection pass produces, batch by batch, and reports. */
+import type { HeldStep } from '@onset/contract';
 import type { MinutePoint, StepChange } from '@onset/core';
 
 export interface PassOptions {
@@ -24,8 +25,12 @@ export interface PassResult {
   screened: number;
   /** The detection shards this pass fed, of the cluster's count (shards.ts). */
   shards?: { count: number; run: number };
-  /** `grouped`: steps that joined the regression of their incident instead of opening one. */
-  regressions: { opened: number; resolved: number; updated: number; grouped: number };
+  /**
+   * `grouped`: steps that joined the regression of their incident instead of opening one;
+   * `held`: steps not opened because their hosts lost CPU to the hypervisor at the onset (`held`).
+   */
+  regressions: { opened: number; resolved: number; updated: number; grouped: number; held: number };
+  held?: HeldStep[];
 }
 
 /** A step the detector confirmed on a series. */

@@ -270,6 +270,19 @@ export const DetectInput = Type.Union([
 ]);
 export type DetectInput = Static<typeof DetectInput>;
 
+/** A step held back because its hosts lost CPU to the hypervisor at its onset. */
+export const HeldStep = Type.Object({
+  series_id: Type.String(),
+  onset: Type.String({ format: 'date-time' }),
+  hosts: Type.Array(Type.String()),
+  steal_before_ms_per_s: Type.Number({
+    description:
+      'median ms of each second of CPU the hosts wanted that the hypervisor took, before the onset',
+  }),
+  steal_after_ms_per_s: Type.Number({ description: 'the same from the onset on' }),
+});
+export type HeldStep = Static<typeof HeldStep>;
+
 /** What one detection pass did. */
 export const DetectPass = Type.Object({
   skipped: Type.Optional(Type.Boolean()),
@@ -297,7 +310,18 @@ export const DetectPass = Type.Object({
         description: 'steps that joined the regression of their incident instead of opening one',
       }),
     ),
+    held: Type.Optional(
+      Type.Number({
+        description:
+          'steps not opened: their hosts lost CPU to the hypervisor at the onset and no deploy explains them',
+      }),
+    ),
   }),
+  held: Type.Optional(
+    Type.Array(HeldStep, {
+      description: 'the steps held back for host contention (docs/regressions.md)',
+    }),
+  ),
 });
 export type DetectPass = Static<typeof DetectPass>;
 
