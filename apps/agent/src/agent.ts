@@ -6,8 +6,10 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { FsyncOperations, nowEpochNs } from './aggregate/fsync-operations.ts';
 import type { AgentConfig } from './config/schema.ts';
-import type { AgentEvent, EventSink } from './events.ts';
+import { isTraced, type AgentEvent, type EventSink } from './events.ts';
 import { monotonicToEpochNs } from './host/clock.ts';
+import { CpuContentionSampler } from './host/cpu-contention.ts';
+import { HostCpuWindows } from './host/cpu-windows.ts';
 import { DirtySampler } from './host/dirty-sampler.ts';
 import { findExecutable, type HostFacts } from './host/facts.ts';
 import { MountTable } from './host/mounts.ts';
@@ -80,6 +82,46 @@ function noRegsWarning(log: Logger): (tid: number) => void {
   };
 }
 
+/**
+ * The host's CPU contention every operations window (docs/agent.md "Host CPU contention"), when
+ * configured and readable here; the log says which. `stop` sends the window so far.
+ */
+function startHostCpu(
+  config: AgentConfig,
+  deliver: EventSink,
+  log: Logger,
+): { stop(): void } | undefined {
+  if (!config.host.cpu) {
+    log.info('host CPU: not reported (host.cpu is false)');
+    return undefined;
+  }
+  const sampler = new CpuContentionSampler();
+  const support = sampler.support();
+  if (!support.ok) {
+    log.info(`host CPU: not reported — ${support.reason}`);
+    return undefined;
+  }
+  const windows = new HostCpuWindows(sampler, config.operations.windowMs, deliver);
+  const every = `every ${config.operations.windowMs / 1000} s, in ms per second`;
+  if (support.pressure)
+    log.info(
+      `host CPU: reporting stolen time (cpu-steal) and CPU pressure (cpu-pressure) ${every}`,
+    );
+  else
+    log.info(
+      `host CPU: reporting stolen time (cpu-steal) ${every}; no CPU pressure — ${support.noPressure}`,
+    );
+  windows.tick();
+  const timer = setInterval(() => windows.tick(), 500);
+  timer.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      windows.flush();
+    },
+  };
+}
+
 export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<RunningAgent> {
   const { host, log } = deps;
   const resourceAttrs = { ...hostAttributes(host), ...config.resource };
@@ -146,8 +188,8 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
   leftOutTimer.unref();
   const deliver = (event: AgentEvent): void => {
     const span = eventToSpan(event);
-    // Probes' series are configured; traced ones come from whatever runs on the host.
-    if (event.source !== 'probe' && !cap.admit(span)) return;
+    // Probes' and host series are the agent's own; traced ones come from whatever runs on the host.
+    if (isTraced(event) && !cap.admit(span)) return;
     pipeline.add(span);
     deps.onEvent?.(event);
   };
@@ -165,15 +207,12 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     : undefined;
   const opsTimer = ops && setInterval(() => ops.flush(nowEpochNs()), 500);
   opsTimer?.unref();
+  const hostCpu = startHostCpu(config, deliver, log);
   const sink: EventSink = (event) => {
     // The mount probe's umount(8) child is seen by the tracers too; the probe reports it itself.
-    if (
-      event.source !== 'probe' &&
-      event.kind === 'unmount' &&
-      event.mountPoint.startsWith(probeDir)
-    )
+    if (isTraced(event) && event.kind === 'unmount' && event.mountPoint.startsWith(probeDir))
       return;
-    if (event.source !== 'probe') {
+    if (isTraced(event)) {
       // A span is one agent's: a process another agent reports is that agent's, not this one's.
       const owner = hostWide ? claims.ownerOf(event) : undefined;
       if (owner) return left.otherAgent(owner);
@@ -333,6 +372,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
           ),
         );
         if (opsTimer) clearInterval(opsTimer);
+        hostCpu?.stop();
         clearInterval(leftOutTimer);
         claims.withdraw();
         left.report();

@@ -12,6 +12,7 @@ export function callerOf(e: AgentEvent): { pid?: number; comm?: string } {
     case 'fsync-rate':
       return { comm: e.comm };
     case 'request':
+    case 'host-cpu': // the agent's own reading of the host: no caller
       return {};
   }
 }
@@ -29,6 +30,7 @@ export function pathsOf(e: AgentEvent): (string | undefined)[] {
       return [e.executable];
     case 'fsync-rate':
     case 'request':
+    case 'host-cpu':
       return [];
   }
 }

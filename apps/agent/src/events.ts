@@ -1,9 +1,10 @@
 /**
  * What the agent measures, independent of where it came from (bpftrace,
- * strace or a synthetic probe). Sources produce these; telemetry/spans.ts turns
- * them into OpenTelemetry spans. Times are Unix epoch nanoseconds.
+ * strace, a synthetic probe, or the host's own counters in /proc). Sources
+ * produce these; telemetry/spans.ts turns them into OpenTelemetry spans. Times
+ * are Unix epoch nanoseconds.
  */
-export type SourceName = 'bpftrace' | 'strace' | 'probe';
+export type SourceName = 'bpftrace' | 'strace' | 'probe' | 'proc';
 
 /** fork: a full copy of the parent (fork, or clone without CLONE_VM); vfork: the child borrows the parent's memory until exec (vfork, posix_spawn). */
 export type SpawnMethod = 'fork' | 'vfork' | 'clone' | 'clone3';
@@ -149,8 +150,43 @@ export interface FsyncRateEvent extends Timed {
   processes: number;
 }
 
+/** What a host CPU series measures (host/cpu-contention.ts). */
+export type HostCpuMetric = 'steal' | 'pressure';
+
+/**
+ * The host's CPU contention over one window (host/cpu-windows.ts), read by the agent itself
+ * from /proc, about no process: `steal`, CPU time the hypervisor gave to other guests per second
+ * of CPU time the host wanted; `pressure`, time during which some task waited for a CPU per second
+ * (PSI). startNs is the window's start; durationNs is msPerS milliseconds, so the series reads
+ * "ms per second".
+ */
+export interface HostCpuEvent extends Timed {
+  kind: 'host-cpu';
+  source: 'proc';
+  metric: HostCpuMetric;
+  /** ms per second, 0-1000. */
+  msPerS: number;
+  /** The window's length, ms (shorter than configured only for the last one, at shutdown). */
+  windowMs: number;
+  /** CPUs the kernel counts in /proc/stat. */
+  cpus: number;
+}
+
 export type AgentEvent =
-  SpawnEvent | FsyncEvent | UnmountEvent | RequestEvent | FsyncOperationEvent | FsyncRateEvent;
+  | SpawnEvent
+  | FsyncEvent
+  | UnmountEvent
+  | RequestEvent
+  | FsyncOperationEvent
+  | FsyncRateEvent
+  | HostCpuEvent;
+
+/**
+ * Traced from the host's processes (bpftrace, strace): their names come from whatever runs there,
+ * so they are folded, scoped and capped. Probes and /proc readings are the agent's own.
+ */
+export const isTraced = (e: { source: SourceName }): boolean =>
+  e.source === 'bpftrace' || e.source === 'strace';
 
 /** Where sources deliver events. */
 export type EventSink = (event: AgentEvent) => void;

@@ -138,6 +138,7 @@ describe('configuration precedence: flags > environment > config file > defaults
       'filter: { comm: [postgres] }',
       'probes: { interval: 30s, wal: { files: 7 }, http: { targets: [{ url: "http://svc:8080/x", method: post, timeout: 2s }] } }',
       'sources: { strace: off }',
+      'host: { cpu: false }',
     ].join('\n'),
   );
 
@@ -148,6 +149,7 @@ describe('configuration precedence: flags > environment > config file > defaults
       tracesUrl: 'http://localhost:4318/v1/traces',
       sources: { bpftrace: 'auto', strace: 'auto', probes: true },
       probes: { intervalMs: 10_000, wal: { files: 100 } },
+      host: { cpu: true },
     });
   });
 
@@ -163,6 +165,7 @@ describe('configuration precedence: flags > environment > config file > defaults
     });
     expect(c.filter.comms).toEqual(['postgres']);
     expect(c.sources.strace).toBe('off');
+    expect(c.host.cpu).toBe(false);
     expect(c.probes.intervalMs).toBe(30_000);
     expect(c.probes.http.targets).toEqual([
       { url: 'http://svc:8080/x', method: 'POST', name: undefined, headers: {}, timeoutMs: 2_000 },

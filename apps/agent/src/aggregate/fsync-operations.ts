@@ -20,12 +20,13 @@
  *
  * Pure apart from the clock it is given: `flush(nowNs)` decides, tests drive it.
  */
-import type {
-  FsyncCall,
-  FsyncEvent,
-  FsyncOperationEvent,
-  FsyncRateEvent,
-  SourceName,
+import {
+  isTraced,
+  type FsyncCall,
+  type FsyncEvent,
+  type FsyncOperationEvent,
+  type FsyncRateEvent,
+  type SourceName,
 } from '../events.ts';
 import { normalizeComponent } from '../telemetry/normalize.ts';
 
@@ -123,7 +124,7 @@ export class FsyncOperations {
 
   /** Whether this fsync event takes part (traced calls of a process; not the agent's own probes). */
   static accepts(e: FsyncEvent): boolean {
-    return e.source !== 'probe' && GROUPED.has(e.call) && (e.tid ?? e.pid) !== undefined;
+    return isTraced(e) && GROUPED.has(e.call) && (e.tid ?? e.pid) !== undefined;
   }
 
   add(e: FsyncEvent): void {

@@ -300,6 +300,7 @@ export function loadConfig(
       maxNewSeriesPerMinute: maxNewSeries(flags, file),
     },
     operations: operations(file),
+    host: { cpu: file.host?.cpu ?? true },
     export: {
       batchSize: file.export?.batchSize ?? DEFAULTS.batchSize,
       flushIntervalMs: duration(

@@ -125,6 +125,15 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    host: Type.Optional(
+      Type.Object(
+        {
+          /** Report the host's stolen CPU time and CPU pressure each operations window. */
+          cpu: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     export: Type.Optional(
       Type.Object(
         {
@@ -200,6 +209,11 @@ export interface AgentConfig {
     maxBurstMs: number;
     windowMs: number;
     latenessMs: number;
+  };
+  /** The host's own resources (host/cpu-windows.ts, docs/agent.md "Host CPU contention"). */
+  host: {
+    /** Report `cpu-steal` and `cpu-pressure` every `operations.windowMs`; one agent per host is enough. */
+    cpu: boolean;
   };
   export: {
     batchSize: number;

@@ -14,7 +14,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { callerOf } from '../caller.ts';
-import type { AgentEvent } from '../events.ts';
+import { isTraced, type AgentEvent } from '../events.ts';
 
 export interface Claim {
   pid: number;
@@ -142,7 +142,7 @@ export class AgentClaims {
 
   /** The other agent whose data this traced event is, if any. */
   ownerOf(e: AgentEvent): Claim | undefined {
-    if (e.source === 'probe') return undefined;
+    if (!isTraced(e)) return undefined;
     const others = this.current();
     if (others.length === 0) return undefined;
     const { pid, comm } = callerOf(e);

@@ -9,7 +9,7 @@ import picomatch from 'picomatch';
 import type { AgentConfig } from '../config/schema.ts';
 import { DEFAULT_EXCLUDES } from '../config/scope-defaults.ts';
 import { callerOf, pathsOf } from '../caller.ts';
-import type { AgentEvent } from '../events.ts';
+import { isTraced, type AgentEvent } from '../events.ts';
 
 type Matcher = (path: string) => boolean;
 
@@ -48,7 +48,7 @@ export class TraceScope {
 
   /** Why a traced event is left out, or undefined when it is reported. */
   excluded(e: AgentEvent): string | undefined {
-    if (e.source === 'probe') return undefined;
+    if (!isTraced(e)) return undefined;
     const comm = callerOf(e).comm;
     if (comm !== undefined && this.processes.has(comm)) return `process ${comm}`;
     if (!this.exclude) return undefined;

@@ -9,14 +9,16 @@ import path from 'node:path';
 import type { Attributes } from '@opentelemetry/api';
 // The attributes evidence hints read are named once, in the contract.
 import { HINT_ATTRS } from '@onset/contract';
-import type {
-  AgentEvent,
-  FsyncEvent,
-  FsyncOperationEvent,
-  FsyncRateEvent,
-  RequestEvent,
-  SpawnEvent,
-  UnmountEvent,
+import {
+  isTraced,
+  type AgentEvent,
+  type FsyncEvent,
+  type FsyncOperationEvent,
+  type FsyncRateEvent,
+  type HostCpuEvent,
+  type RequestEvent,
+  type SpawnEvent,
+  type UnmountEvent,
 } from '../events.ts';
 import { newSpanId, newTraceId } from './ids.ts';
 import { normalizeComponent, normalizePath } from './normalize.ts';
@@ -42,13 +44,12 @@ function base(e: AgentEvent, op: string): Attributes {
   return attrs;
 }
 
-/** Traced events name series after host paths: fold the generated parts (see normalize.ts). */
-const traced = (e: AgentEvent) => e.source !== 'probe';
+// Traced events name series after host paths: their generated parts are folded (normalize.ts).
 
 function spawnSpan(e: SpawnEvent): SpanRecord {
   const attrs = base(e, 'spawn');
   const exe = path.basename(e.executable);
-  put(attrs, 'process.executable.name', e.label ?? (traced(e) ? normalizeComponent(exe) : exe));
+  put(attrs, 'process.executable.name', e.label ?? (isTraced(e) ? normalizeComponent(exe) : exe));
   put(attrs, 'process.executable.path', e.executable);
   put(attrs, HINT_ATTRS.spawnMethod, e.method);
   if (e.sharedMemory !== undefined) attrs['onset.spawn.shared_memory'] = e.sharedMemory;
@@ -72,8 +73,8 @@ function fsyncSpan(e: FsyncEvent): SpanRecord {
     put(attrs, 'onset.fsync.directory', e.directory);
   } else {
     const mp = e.call === 'syncfs' ? e.mountPoint : undefined;
-    put(attrs, 'fs.mountpoint', mp && traced(e) ? normalizePath(mp) : mp);
-    const dir = e.directory && traced(e) ? normalizePath(e.directory) : e.directory;
+    put(attrs, 'fs.mountpoint', mp && isTraced(e) ? normalizePath(mp) : mp);
+    const dir = e.directory && isTraced(e) ? normalizePath(e.directory) : e.directory;
     put(attrs, 'file.directory', dir);
     if (dir !== e.directory) put(attrs, 'onset.fsync.directory', e.directory);
   }
@@ -91,7 +92,7 @@ function fsyncSpan(e: FsyncEvent): SpanRecord {
  * and not file.directory, so operations never mix into the per-call series of their directory.
  */
 function fsyncOperationName(e: FsyncOperationEvent): string {
-  if (e.directory) return `fsync-burst ${traced(e) ? normalizePath(e.directory) : e.directory}`;
+  if (e.directory) return `fsync-burst ${isTraced(e) ? normalizePath(e.directory) : e.directory}`;
   return `fsync-burst ${e.comm ? normalizeComponent(e.comm) : 'unknown'}`;
 }
 
@@ -126,7 +127,7 @@ function fsyncRateSpan(e: FsyncRateEvent): SpanRecord {
 
 function unmountSpan(e: UnmountEvent): SpanRecord {
   const attrs = base(e, 'unmount');
-  const mp = e.label ?? (traced(e) ? normalizePath(e.mountPoint) : e.mountPoint);
+  const mp = e.label ?? (isTraced(e) ? normalizePath(e.mountPoint) : e.mountPoint);
   put(attrs, 'fs.mountpoint', mp);
   put(attrs, 'onset.unmount.path', mp !== e.mountPoint ? e.mountPoint : undefined);
   put(attrs, HINT_ATTRS.fsType, e.fsType);
@@ -140,6 +141,19 @@ function unmountSpan(e: UnmountEvent): SpanRecord {
   put(attrs, 'process.pid', e.pid);
   put(attrs, 'process.executable.name', e.comm);
   return record('umount', SpanKind.INTERNAL, e, attrs);
+}
+
+/**
+ * `cpu-steal` / `cpu-pressure`: the host's CPU contention over a window. The duration is the
+ * value in ms per second, so the series' quantiles read as such (0 is a valid 0-length span).
+ */
+function hostCpuSpan(e: HostCpuEvent): SpanRecord {
+  const attrs = base(e, 'host');
+  attrs['onset.window_ms'] = e.windowMs;
+  attrs['onset.host.cpus'] = e.cpus;
+  // The share itself, unrounded: stolen / CPU time wanted, or waiting time / wall time.
+  attrs['onset.host.ratio'] = e.msPerS / 1000;
+  return record(`cpu-${e.metric}`, SpanKind.INTERNAL, e, attrs);
 }
 
 /** Attribute-safe Server-Timing metric name (`db`, `cache-read` -> `cache_read`). */
@@ -197,5 +211,7 @@ export function eventToSpan(e: AgentEvent): SpanRecord {
       return fsyncOperationSpan(e);
     case 'fsync-rate':
       return fsyncRateSpan(e);
+    case 'host-cpu':
+      return hostCpuSpan(e);
   }
 }

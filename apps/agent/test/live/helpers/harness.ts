@@ -12,6 +12,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import type { HeldStep } from '@onset/contract';
 import { MINUTE_LATENESS_MS } from '@onset/server/internals';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { AgentConfig } from '../../../src/config/schema.ts';
@@ -81,6 +82,8 @@ export interface Pass {
   tookMs: number;
   detectMs: number;
   regressions: Regression[];
+  /** Steps the pass held back because the host lost CPU to the hypervisor at their onset. */
+  held: HeldStep[];
 }
 
 /** When and how a regression was found, in test minutes, for the report and the assertions. */
@@ -180,7 +183,7 @@ export async function startLiveRun(opts: {
       await new Promise((r) => setTimeout(r, 500));
     }
     if (!res.ok) throw new Error(`POST /api/v1/detect: ${res.status} ${await res.text()}`);
-    const body = (await res.json()) as { detection: { duration_ms: number } };
+    const body = (await res.json()) as { detection: { duration_ms: number; held?: HeldStep[] } };
     const list = await fetch(`${server.url}/api/v1/regressions`);
     if (!list.ok) throw new Error(`GET /api/v1/regressions: ${list.status}`);
     const { regressions } = (await list.json()) as { regressions: Regression[] };
@@ -191,6 +194,7 @@ export async function startLiveRun(opts: {
       tookMs: Date.now() - t0,
       detectMs: body.detection.duration_ms,
       regressions,
+      held: body.detection.held ?? [],
     });
     for (const l of listeners) l();
   }
@@ -542,8 +546,17 @@ export function describePasses(run: LiveRun): string {
     `${ps.length} passes, took p50 ${took[took.length >> 1]} ms, max ${took.at(-1)} ms; ` +
     `at most ${late.toFixed(1)} test min behind their ticks; the last for tick ` +
     `${new Date(last.at).toISOString().slice(11, 16)} (${((run.clock.now() - last.at) / MINUTE_MS).toFixed(1)} test min ago)` +
-    (run.unavailable.length ? `; ${run.unavailable.length} answered 503` : '')
+    (run.unavailable.length ? `; ${run.unavailable.length} answered 503` : '') +
+    describeHeld(ps.flatMap((p) => p.held))
   );
+}
+
+/** Steps held for host contention (docs/regressions.md), with the stolen CPU that held them. */
+function describeHeld(held: HeldStep[]): string {
+  if (!held.length) return '';
+  const one = (h: HeldStep) =>
+    `series ${h.series_id} onset ${h.onset.slice(11, 16)} (steal ${h.steal_before_ms_per_s} → ${h.steal_after_ms_per_s} ms/s)`;
+  return `; ${held.length} step(s) held for host contention: ${held.map(one).join(', ')}`;
 }
 
 /** One line per regression: case, labels, time to open and its parts, levels, top suspect. */

@@ -15,6 +15,7 @@
  * print "stat <calls> <median ms>" of their own view once a second.
  */
 import http from 'node:http';
+import os from 'node:os';
 import { context, propagation, SpanKind, trace, type Span } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -24,7 +25,8 @@ import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trac
 const [role, otlp, ...rest] = process.argv.slice(2);
 const service = role === 'callee' ? 'live-callee' : 'live-caller';
 const provider = new BasicTracerProvider({
-  resource: resourceFromAttributes({ 'service.name': service, 'host.name': 'live-host' }),
+  // The host's own name, as the SDK's host detector gives it: the agents on this host report under it.
+  resource: resourceFromAttributes({ 'service.name': service, 'host.name': os.hostname() }),
   spanProcessors: [
     new BatchSpanProcessor(new OTLPTraceExporter({ url: `${otlp}/v1/traces` }), {
       // Test time runs ~30x faster: export about as often, relative to a minute, as the default 5 s does.
