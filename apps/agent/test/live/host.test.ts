@@ -22,6 +22,11 @@
  *  - nagle: a callee starts writing header and body apart with Nagle on; its
  *    caller waits for the delayed ACK (+40 ms), the callee's own spans stay
  *    flat: the caller's side of the edge (client or gap view) must open.
+ *
+ * Part of `npm test` wherever it can run (root, bpftrace, gcc; it skips saying
+ * which is missing). A run that fails while the hypervisor took 20 %+ of the
+ * CPU the host wanted (the test's own /proc/stat samples) is run once more
+ * (docs/agent.md "Reliability").
  */
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -41,6 +46,7 @@ import {
   type Workload,
 } from './helpers/harness.ts';
 import { bundle, compile } from './helpers/compile.ts';
+import { monitorSteal } from './helpers/host-steal.ts';
 import { mountRamExt4, type RamExt4 } from './helpers/ram-ext4.ts';
 
 /**
@@ -59,19 +65,33 @@ const WAIT_MINUTES = 12;
 /** Test minutes kept after the last case opened, to see each opened once. */
 const AFTER_MINUTES = 3;
 
-// Opt-in (ONSET_LIVE_HOST=1, `npm run test:live`) until the run record in docs/agent.md "Live
-// end-to-end tests" shows it passing reliably.
-const skip =
-  process.env.ONSET_LIVE_HOST === '1'
-    ? liveSkipReason()
-    : 'not selected: set ONSET_LIVE_HOST=1 (npm run test:live) to run it (docs/agent.md)';
+/**
+ * A run that fails while the hypervisor took this much of the CPU time the host wanted (ms per
+ * second; the median of some 10 test minutes, 20 real seconds, of the test's own /proc/stat
+ * samples) is run once more: its timings measured the neighbours, not Onset. Only then, only once,
+ * and only when the first run left time for a second; the second must pass every check.
+ */
+const STOLEN_RETRY_MS_PER_S = 200;
+const STOLEN_WINDOW_MS = 20_000;
+const RETRY_IF_FIRST_UNDER_MS = 6 * 60_000;
+
+const skip = liveSkipReason();
 if (skip) console.warn(`live host test skipped: ${skip}`);
 
-let run: LiveRun | undefined;
-let result: RunResult | undefined;
-const workloads: Workload[] = [];
-let scratch: string | undefined;
-let walFs: RamExt4 | undefined;
+/** One live run and what it left behind to clean up. */
+interface Attempt {
+  run: LiveRun;
+  result?: RunResult;
+  /** What stopped the run before its cases could be judged (an early regression, none opened, …). */
+  error?: Error;
+  workloads: Workload[];
+  scratch?: string;
+  walFs?: RamExt4;
+  startedMs: number;
+  endedMs: number;
+}
+
+let attempt: Attempt | undefined;
 
 const stats = (w: Workload) =>
   w.lines
@@ -79,9 +99,10 @@ const stats = (w: Workload) =>
     .slice(-30)
     .join('; ');
 
-beforeAll(async () => {
-  if (skip) return;
-  run = await startLiveRun({
+/** One run of the four cases: a server, agents, workloads, the changes; never throws after it started. */
+async function runOnce(): Promise<Attempt> {
+  const startedMs = Date.now();
+  const r = await startLiveRun({
     agents: [
       // One agent per host reports its CPU contention (docs/agent.md "Host CPU contention"): the
       // WAL keeper's, whose windows are test minutes.
@@ -112,7 +133,8 @@ beforeAll(async () => {
     ],
     maxMinutes: BASELINE_MINUTES + 4 * STAGGER_MINUTES + WAIT_MINUTES + AFTER_MINUTES + 10,
   });
-  const r = run;
+  const a: Attempt = { run: r, workloads: [], startedMs, endedMs: startedMs };
+  const workloads = a.workloads;
   const start = (cmd: string, args: string[]) => {
     const w = startWorkload(cmd, args);
     workloads.push(w);
@@ -132,9 +154,10 @@ beforeAll(async () => {
   // Its own ext4 in RAM: the suite's other PostgreSQL instances load the disk (helpers/ram-ext4.ts).
   const fs = mountRamExt4(wal);
   if (typeof fs === 'string') console.warn(`live host test: pg_wal on the shared disk (${fs})`);
-  else walFs = fs;
+  else a.walFs = fs;
   const keeper = start(compile('walkeeper.c', r.work, 'live-walkeeper'), [wal, '40', '250']);
-  scratch = path.join(r.work, 'scratch');
+  const scratch = path.join(r.work, 'scratch');
+  a.scratch = scratch;
   mkdirSync(scratch);
   const unmounter = start(compile('unmounter.c', r.work, 'live-unmounter'), [
     scratch,
@@ -167,8 +190,8 @@ beforeAll(async () => {
             speed: r.clock.speed,
           },
           series: await r.seriesPoints({}),
-          cases: result?.cases,
-          others: result?.others,
+          cases: a.result?.cases,
+          others: a.result?.others,
           passes: r.passes.map((p) => ({
             at: p.at,
             ranAt: p.ranAt,
@@ -183,7 +206,7 @@ beforeAll(async () => {
   // step the series of a case still to come (the unmount change once lifted the Nagle gap's p99 a
   // minute before its own change), and Nagle's change adds none.
   try {
-    result = await changesMidRun(r, {
+    a.result = await changesMidRun(r, {
       baselineMinutes: BASELINE_MINUTES,
       staggerMinutes: STAGGER_MINUTES,
       waitMinutes: WAIT_MINUTES,
@@ -246,34 +269,93 @@ beforeAll(async () => {
         },
       ],
     });
+  } catch (err) {
+    a.error = err as Error;
   } finally {
+    a.endedMs = Date.now();
     await dumpRun();
   }
-  console.log(`live host run:\n${describeRun(result)}\npasses: ${describePasses(r)}`);
+  if (a.result)
+    console.log(`live host run:\n${describeRun(a.result)}\npasses: ${describePasses(r)}`);
   for (const w of workloads) console.log(`${w.child.spawnfile} ${stats(w)}`);
   if (r.unavailable.length) console.log(`passes retried after a 503: ${r.unavailable.join('; ')}`);
-}, 600_000);
+  return a;
+}
+
+async function cleanUp(a: Attempt): Promise<void> {
+  for (const w of a.workloads) await w.stop();
+  // Stopped between its mount and its unmount, the unmounter leaves the scratch mount behind.
+  if (a.scratch) spawnSync('umount', ['-l', a.scratch]);
+  a.walFs?.close();
+  await a.run.close();
+}
+
+/** What fails a run, one line each: an error that stopped it, each case's shared checks, others. */
+function problems(a: Attempt): string[] {
+  if (a.error || !a.result) return [a.error?.message ?? 'no result'];
+  const out = a.result.cases.flatMap((c) => caseProblems(c).map((p) => `${c.name}: ${p}`));
+  if (a.result.others.length) out.push(`others: ${a.result.others.map(label).join(', ')}`);
+  return out;
+}
+
+beforeAll(async () => {
+  if (skip) return;
+  const steal = monitorSteal();
+  try {
+    attempt = await runOnce();
+    const failed = problems(attempt);
+    const stolen = steal.worst(attempt.startedMs, attempt.endedMs, STOLEN_WINDOW_MS);
+    const took = attempt.endedMs - attempt.startedMs;
+    console.log(
+      `live host run 1: ${failed.length ? `failed (${failed.join('; ')})` : 'passed'}; the hypervisor took at most ` +
+        `${(stolen / 10).toFixed(1)} % of the CPU the host wanted over ${STOLEN_WINDOW_MS / 1000} s; ${Math.round(took / 1000)} s`,
+    );
+    if (failed.length && stolen >= STOLEN_RETRY_MS_PER_S && took < RETRY_IF_FIRST_UNDER_MS) {
+      console.warn(
+        `live host run 1 is not conclusive: it failed while the hypervisor took ${(stolen / 10).toFixed(1)} % ` +
+          `of the CPU the host wanted; running once more (docs/agent.md "Reliability")`,
+      );
+      await cleanUp(attempt);
+      attempt = await runOnce();
+      console.log(
+        `live host run 2: the hypervisor took at most ` +
+          `${(steal.worst(attempt.startedMs, attempt.endedMs, STOLEN_WINDOW_MS) / 10).toFixed(1)} %`,
+      );
+    }
+  } finally {
+    steal.stop();
+  }
+  if (attempt.error) throw attempt.error;
+}, 900_000);
 
 afterAll(async () => {
-  for (const w of workloads) await w.stop();
-  // Stopped between its mount and its unmount, the unmounter leaves the scratch mount behind.
-  if (scratch) spawnSync('umount', ['-l', scratch]);
-  walFs?.close();
-  await run?.close();
+  if (attempt) await cleanUp(attempt);
 }, 300_000);
 
-/** The case's one regression and its detection, after the checks every case shares. */
-function caseOf(name: string): CaseResult {
-  const c = result!.cases.find((x) => x.name === name)!;
-  expect(c.regressions, describeRun(result!)).toHaveLength(1);
+/**
+ * The checks every case shares: one regression, its marker first, its onset within 2 test minutes
+ * of the change, opened within 5. The change is mid-minute: its own minute (-0.5) or the next
+ * (+0.5); within 2 test minutes either way, as the Nagle test asked (a change's load can lift the
+ * next case's series a minute early; -1 failed a run at -1.5 that way).
+ */
+function caseProblems(c: CaseResult): string[] {
+  if (c.regressions.length !== 1) return [`${c.regressions.length} regressions, not 1`];
   const [r] = c.regressions;
   const [d] = c.detections;
-  expect(r!.suspects[0]?.deploy_id, describeRun(result!)).toBe(c.markerId);
-  // The change is mid-minute: its own minute (-0.5) or the next (+0.5); within 2 test minutes
-  // either way, as the Nagle test asked (a change's load can lift the next case's series a minute
-  // early; -1 failed a run at -1.5 that way).
-  expect(Math.abs(d!.onsetMinutes)).toBeLessThanOrEqual(2);
-  expect(d!.minutes).toBeLessThanOrEqual(5);
+  const out: string[] = [];
+  if (r!.suspects[0]?.deploy_id !== c.markerId)
+    out.push(`top suspect ${r!.suspects[0]?.deploy_id ?? 'none'}, not the marker ${c.markerId}`);
+  if (Math.abs(d!.onsetMinutes) > 2)
+    out.push(`onset ${d!.onsetMinutes.toFixed(1)} test min from the change`);
+  if (d!.minutes > 5) out.push(`opened ${d!.minutes.toFixed(1)} test min after the change`);
+  return out;
+}
+
+/** The case's one regression, once the checks every case shares hold. */
+function caseOf(name: string): CaseResult {
+  const result = attempt!.result!;
+  const c = result.cases.find((x) => x.name === name)!;
+  expect(caseProblems(c), describeRun(result)).toEqual([]);
   return c;
 }
 
@@ -290,14 +372,14 @@ describe.skipIf(skip !== null)('live: four changes on one host', () => {
   it('fsync after every unlink: one regression on the removal operation’s series, marker first, within 5 test minutes', () => {
     const c = caseOf('fsync');
     expect(label(c.regressions[0]!)).toBe(
-      `live-wal fsync/internal fsync-burst ${normalizePath(path.join(run!.work, 'pg_wal'))}`,
+      `live-wal fsync/internal fsync-burst ${normalizePath(path.join(attempt!.run.work, 'pg_wal'))}`,
     );
   });
 
   it('unmount size: one regression on the mount point’s unmount series, marker first, within 5 test minutes', () => {
     const c = caseOf('unmount');
     expect(label(c.regressions[0]!)).toBe(
-      `live-mounts unmount/internal ${normalizePath(scratch!)}`,
+      `live-mounts unmount/internal ${normalizePath(attempt!.scratch!)}`,
     );
   });
 
@@ -314,6 +396,6 @@ describe.skipIf(skip !== null)('live: four changes on one host', () => {
   });
 
   it('no regression on any other series (the agents’ own activity, one case’s load on another’s)', () => {
-    expect(result!.others.map(label)).toEqual([]);
+    expect(attempt!.result!.others.map(label)).toEqual([]);
   });
 });
