@@ -29,7 +29,7 @@ import {
   refreshRegressionAlertIfFiring,
   resolveRegressionAlert,
 } from './alerting.ts';
-import { attribute, attributionOf } from './attribute.ts';
+import { attribute, attributionOf, type AttributionTarget } from './attribute.ts';
 import { detectOptionsFor } from './detect-options.ts';
 import { hostCpuRiseAt } from './host-cpu.ts';
 import { fmtMs, level, median, ratio, round, roundMs } from './levels.ts';
@@ -216,23 +216,12 @@ async function openRegressions(
     );
     if (!incident && near.some((m) => m.open && mayGrowByRollout(m, member))) {
       // Hours after a canary: its later wave is known by its suspect, the same rollout.
-      const { suspects } = await attributionOf(
-        c,
-        {
-          series_id: String(e.seriesId),
-          service: labels.service,
-          view: labels.view,
-          peer: labels.peer,
-          metric: ch.metric,
-          onset: new Date(ch.t),
-          onset_uncertainty_ms: unc,
-        },
-        H,
-      );
+      const { suspects } = await attributionOf(c, stepTarget(e.seriesId, labels, ch, unc), H);
       member.rollout = rolloutOf(suspects[0]);
       incident = nearest(near.filter((m) => m.open && growsIncident(m, member)));
     }
-    if (!incident && (await heldForHostCpu(c, e.seriesId, labels, ch, unc, hosts, H, result))) {
+    const target = stepTarget(e.seriesId, labels, ch, unc);
+    if (!incident && (await heldForHostCpu(c, target, hosts, H, result))) {
       result.regressions.held++;
       continue;
     }
@@ -276,6 +265,24 @@ async function openRegressions(
   return seriesOpened;
 }
 
+/** What attribution needs of a step not opened yet (a regression row has the same fields). */
+function stepTarget(
+  seriesId: number,
+  labels: { service: string; view: string; peer: string },
+  ch: StepEvent['change'],
+  unc: number,
+): AttributionTarget {
+  return {
+    series_id: String(seriesId),
+    service: labels.service,
+    view: labels.view,
+    peer: labels.peer,
+    metric: ch.metric,
+    onset: new Date(ch.t),
+    onset_uncertainty_ms: unc,
+  };
+}
+
 /**
  * A step that would open a regression is held back when its hosts lost CPU to
  * the hypervisor at its onset (core's hostCpuRise) and no deploy touching the
@@ -285,34 +292,19 @@ async function openRegressions(
  */
 async function heldForHostCpu(
   c: PoolClient,
-  seriesId: number,
-  labels: { service: string; op: string; view: string; name: string; peer: string },
-  ch: StepEvent['change'],
-  unc: number,
+  target: AttributionTarget,
   hosts: string[],
   H: number,
   result: PassResult,
 ): Promise<boolean> {
-  const rise = await hostCpuRiseAt(c, hosts, ch.t, H);
+  const rise = await hostCpuRiseAt(c, hosts, target.onset.getTime(), H);
   if (!rise) return false;
-  const { suspects } = await attributionOf(
-    c,
-    {
-      series_id: String(seriesId),
-      service: labels.service,
-      view: labels.view,
-      peer: labels.peer,
-      metric: ch.metric,
-      onset: new Date(ch.t),
-      onset_uncertainty_ms: unc,
-    },
-    H,
-  );
+  const { suspects } = await attributionOf(c, target, H);
   if (suspects.length) return false;
   regressionsHeld.inc({ reason: 'host_cpu_steal' });
   (result.held ??= []).push({
-    series_id: String(seriesId),
-    onset: new Date(ch.t).toISOString(),
+    series_id: target.series_id,
+    onset: target.onset.toISOString(),
     hosts,
     steal_before_ms_per_s: round(rise.beforeMsPerS, 3),
     steal_after_ms_per_s: round(rise.afterMsPerS, 3),
