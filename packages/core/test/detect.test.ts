@@ -268,6 +268,54 @@ describe('detectSteps: steps are found, located and sized', () => {
     expect(c!.detectedIndex - 95 + 1).toBe(3);
   });
 
+  it('dates a jump at its own start after a tail that rose with another job’s load', () => {
+    // The live Nagle pair's gap view (apps/agent/test/live/host.test.ts; ~105 calls a test minute,
+    // the callee's change in minute 95): a live run dated its step 7.5 minutes early, at a rise
+    // of the p99 to 4–20 ms while another case's change loaded the host, so the caller's gap and
+    // client views became two regressions. Here the load is the one a passing run recorded on the
+    // same series (its minutes 75–84: p50 ×1.3, p99 2–10×, a few minutes near the jump's
+    // midpoint), put just before the change for 3–7 minutes. The jump (~45 ms) is one step,
+    // dated within a minute of the change's (not at the load) and confirmed by minute 99.
+    // Before: dated 2, 6 and 7 minutes early with 5–7 minutes of load.
+    const series = (
+      JSON.parse(
+        readFileSync(new URL('./fixtures/live-nagle-gap.json', import.meta.url), 'utf8'),
+      ) as [number, number, number, number][]
+    ).map(([m, count, p50, p99]) => ({ m, count, p50, p99 }));
+    const load = [
+      [0.854, 4.4],
+      [0.871, 4.4],
+      [0.837, 3.68],
+      [0.871, 20.5],
+      [0.789, 5.07],
+      [0.925, 6.84],
+      [0.837, 5.6],
+      [1.15, 16.8],
+      [0.944, 6.44],
+      [0.907, 8.02],
+    ];
+    const wrong: string[] = [];
+    for (const lead of [3, 4, 5, 6, 7]) {
+      const points: MinutePoint[] = series.map(({ m, count, p50, p99 }) => {
+        const l = m >= 95 - lead && m < 95 ? load[m - (95 - lead)]! : null;
+        return {
+          t: Date.UTC(2026, 0, 1) + m * 60_000,
+          count,
+          p50: l ? l[0]! : p50,
+          p99: l ? l[1]! : p99,
+        };
+      });
+      const at = (i: number) => series[i]!.m;
+      const found = detectSteps(points, { minRatio: 1.2 }).filter((c) => at(c.index) >= 80);
+      const [c] = found;
+      if (found.length !== 1 || at(c!.index) < 94 || at(c!.index) > 96 || at(c!.detectedIndex) > 99)
+        wrong.push(
+          `${lead} min of load: ${found.map((x) => `${x.metric} ${at(x.index)}, ${at(x.detectedIndex)}`).join('; ')}`,
+        );
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it('dates a jump at its own start, not at a smaller move before it (another job’s load, a drift)', () => {
     // The live spawn series (its change in minute 94) with the host's load lifting it ×1.2–1.5
     // for 2–8 minutes before the change, as a step or a ramp, in either quantile or both, and

@@ -131,6 +131,17 @@ export function tryConfirm(
   }
 
   let { split, unc } = localise(d, mi, dir, test, now, -Infinity, true);
+  if (
+    young &&
+    jump.points < MIN_AFTER &&
+    jumpOwnStart(d, mi, dir, split, jump.start, now) > split
+  ) {
+    // Confirmed on a jump's first points but dated before it, where what came before looks like a
+    // smaller level of its own (another job's load): wait the minute or two until the jump has
+    // the points to date it on (below), rather than open the step at the load.
+    s.nextTest = now + 1;
+    return null;
+  }
   if (young && jump.points >= MIN_AFTER) {
     // Confirmed while a jump is young: a smaller move before it (a drift, load) is not its onset.
     // (Not on fewer points than a split needs after it: one wild minute is no level.)

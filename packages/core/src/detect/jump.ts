@@ -113,10 +113,11 @@ export function largeStepP(d: DetectorContext, mi: number, dir: number, now: num
  * back from the jump's first point, a point still counts as the step's while
  * it is past the midpoint between the level before `split` and the jump's
  * own level (the change's half-new minute does); the first one that is not
- * ends the walk. The points left between `split` and there must all be on
- * the before side, a smaller level of their own, with the jump's level
- * JUMP_RATIO beyond theirs; otherwise (or when every point between is at the
- * new level) the step began at `split`.
+ * ends the walk. The points left between `split` and there must be a smaller
+ * level of their own: none both past the midpoint and within JUMP_RATIO of
+ * the jump's level, and their median JUMP_RATIO short of it; otherwise (or
+ * when every point between is at the new level) the step began at `split`.
+ * (confirm.ts waits for MIN_AFTER jump points before dating such a step.)
  */
 export function jumpOwnStart(
   d: DetectorContext,
@@ -137,10 +138,13 @@ export function jumpOwnStart(
   const past = (v: number) => dir * (ring.y(mi, v % ring.cap) - mid) > 0;
   let start = jumpStart;
   while (start - 1 >= split && past(start - 1)) start--;
-  // Only a level of its own: one point past the midpoint earlier (a sparse tail showing in some
-  // minutes since `split`) says the step began at `split` and the jump is its later part.
+  // Only a level of its own: one point earlier past the midpoint and at the jump's own level
+  // (within JUMP_RATIO of it: a sparse tail showing in some minutes since `split`) says the step
+  // began at `split` and the jump is its later part. Points past the midpoint but JUMP_RATIO short
+  // of the jump (a tail that rose with another job's load before the change) are not.
   if (start === split) return split;
-  for (let v = split; v < start; v++) if (past(v)) return split;
+  const atJump = (v: number) => dir * (after - ring.y(mi, v % ring.cap)) < Math.log(JUMP_RATIO);
+  for (let v = split; v < start; v++) if (past(v) && atJump(v)) return split;
   // ... and the jump a jump from it too (JUMP_RATIO), not the same step's noisier minutes.
   const between = medianOf(ring.rangeY(mi, split, start - 1, 1));
   return dir * (after - between) >= Math.log(JUMP_RATIO) ? start : split;
