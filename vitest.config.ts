@@ -9,6 +9,7 @@ export default defineConfig({
     pool: 'forks',
     // Two cores: two test files at a time keeps the shared PostgreSQL responsive.
     maxWorkers: 2,
-    reporters: ['default'],
+    // The default reporter, then one plain closing line of counts (summary-reporter.ts).
+    reporters: ['default', './packages/testkit/src/summary-reporter.ts'],
   },
 });
