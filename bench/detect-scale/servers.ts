@@ -31,11 +31,18 @@
  * server count alternating between the two builds (before/after numbers
  * under the same machine load).
  *
+ * `--pin` pins each server process (every thread of it) to one core of its
+ * own (server i on core i mod cores, `taskset`), PostgreSQL left free: a
+ * model of servers on machines of their own with one core each, where the
+ * unpinned runs measure N servers sharing this box's cores (a lone server's
+ * pass already keeps both busy, so there a second one can add little).
+ *
  * Profiling: BENCH_SERVER_NODE_ARGS adds node flags to the servers (e.g.
  * "--cpu-prof --cpu-prof-dir=/tmp/prof"); BENCH_PG_STATS=1 loads
  * pg_stat_statements and prints each pass's costliest statements.
  * Not part of npm test.
  */
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createPool, migrate, Partitions, utcDay } from '@onset/server/internals';
@@ -57,6 +64,7 @@ const { values: args } = parseArgs({
     points: { type: 'string', default: '5' },
     'cache-mb': { type: 'string', default: '2560' },
     shards: { type: 'string', default: '64' },
+    pin: { type: 'boolean', default: false },
   },
 });
 const N_SERIES = Number(args.series);
@@ -120,6 +128,16 @@ async function startServers(url: string, n: number, root?: string): Promise<Serv
       ),
     ),
   );
+  if (args.pin)
+    servers.forEach((s, i) =>
+      execFileSync(
+        'taskset',
+        ['-a', '-p', '-c', String(i % os.cpus().length), String(s.proc.pid)],
+        {
+          stdio: 'ignore',
+        },
+      ),
+    );
   for (let i = 0; i < 600; i++) {
     const ok = await Promise.all(
       servers.map((s) =>
@@ -333,7 +351,10 @@ try {
     });
   const pmPid = await postmasterPid(dataDir);
   const fixPools = builds.map((b) => createPool(b.url, 2));
-  log(`load average before: ${load().join(' ')} (${os.cpus().length} cores)`);
+  log(
+    `load average before: ${load().join(' ')} (${os.cpus().length} cores)` +
+      (args.pin ? '; each server pinned to a core of its own' : ''),
+  );
   for (let round = 1; round <= ROUNDS; round++)
     for (const n of COUNTS)
       for (const [i, b] of builds.entries())
@@ -368,10 +389,11 @@ try {
     ),
   );
   log(
-    `wrote ${await writeResult(`detect-servers-${N_SERIES}`, {
+    `wrote ${await writeResult(`detect-servers-${N_SERIES}${args.pin ? '-pinned' : ''}`, {
       series: N_SERIES,
       fixture,
       cache_mb: Number(args['cache-mb']),
+      pinned: args.pin,
       shards: Number(args.shards),
       ...(COMPARE ? { compare: COMPARE } : {}),
       runs: rows,
