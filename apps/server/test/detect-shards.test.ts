@@ -182,6 +182,7 @@ describe('two servers on one PostgreSQL', () => {
     b.proc.kill('SIGKILL');
     const killedAt = Date.now();
     await replayHeld(2, a);
+    const replayedAt = Date.now();
     const total = await seriesCount();
     await eventually(async () => {
       const s = await shardsOf(a);
@@ -193,6 +194,18 @@ describe('two servers on one PostgreSQL', () => {
     // Lapsed after the TTL and taken at the next renewal (TTL / 3), with slack for a loaded machine.
     expect(Date.now() - killedAt).toBeLessThan(30_000);
     expect(before.owned.length).toBe(SHARDS / 2);
+    // Pairing takes arrivals only up to the oldest open transaction (pass.ts settledArrivalMs): a
+    // statement the killed server had running goes on until PostgreSQL notices, and until then the
+    // replay's new client/server pairs wait (a CI run's checkout/gap got no new minutes that way).
+    await eventually(async () => {
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid()
+            AND backend_type = 'client backend' AND xact_start < to_timestamp($1 / 1000.0)`,
+        [replayedAt],
+      );
+      expect(rows[0]!.n, 'transactions older than the replay').toBe(0);
+    }, 60_000);
 
     const r = await detectOwned(a);
     expect(r.detection.shards).toEqual({ count: SHARDS, run: SHARDS });
