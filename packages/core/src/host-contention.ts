@@ -15,6 +15,7 @@
  * its own host's pressure, so pressure cannot tell cause from effect; the share
  * of wanted time the hypervisor withheld is set from outside the guest.
  */
+import { median } from './detect/stats.ts';
 
 const MIN = 60_000;
 
@@ -41,12 +42,6 @@ export interface HostCpuRise {
   afterMsPerS: number;
   minutesBefore: number;
   minutesAfter: number;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 /**
