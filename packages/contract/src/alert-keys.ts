@@ -8,3 +8,5 @@ export const sloAlertKey = (sloId: string, severity: Severity): string =>
   `slo:${sloId}:${severity}`;
 export const regressionAlertKey = (regressionId: string | number): string =>
   `regression:${regressionId}`;
+/** A deploy whose verdict failed (api.md "Deploy verdicts"). */
+export const verdictAlertKey = (deployId: string | number): string => `verdict:${deployId}`;

@@ -38,7 +38,7 @@ export const SEVERITIES = ['page', 'ticket'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
 /** What raised an alert. */
-export const ALERT_TYPES = ['slo_burn', 'regression'] as const;
+export const ALERT_TYPES = ['slo_burn', 'regression', 'deploy_verdict'] as const;
 export type AlertType = (typeof ALERT_TYPES)[number];
 
 /** An alert episode is firing until it resolves. */
@@ -101,3 +101,22 @@ export const HINT_IDS = [
   'fsync-per-operation',
 ] as const;
 export type HintId = (typeof HINT_IDS)[number];
+
+/** A deploy verdict (api.md "Deploy verdicts"): `pending` until its judged window is over. */
+export const VERDICT_OUTCOMES = ['pending', 'pass', 'fail', 'inconclusive'] as const;
+export type VerdictOutcome = (typeof VERDICT_OUTCOMES)[number];
+
+/**
+ * How a verdict compares (docs/verdicts.md): `canary` the marker's hosts against the service's
+ * other hosts over the same minutes; `before_after` the same series after the marker against before it.
+ */
+export const VERDICT_METHODS = ['canary', 'before_after'] as const;
+export type VerdictMethod = (typeof VERDICT_METHODS)[number];
+
+/**
+ * Why a series is judged (attribution's rule): `service` the deployed service's own series,
+ * `host` a series fed by the marker's hosts, `caller` a caller's client or gap view of an edge
+ * to the deployed service.
+ */
+export const VERDICT_ROLES = ['service', 'host', 'caller'] as const;
+export type VerdictRole = (typeof VERDICT_ROLES)[number];

@@ -12,3 +12,4 @@ export * from './operations.ts';
 export * from './series-edge.ts';
 export * from './slo-membership.ts';
 export * from './limits.ts';
+export * from './verdicts.ts';

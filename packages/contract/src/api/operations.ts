@@ -50,6 +50,7 @@ import {
   DeployListQuery,
   DeployPatch,
 } from './deploys.ts';
+import { Verdict, VerdictQuery } from './verdicts.ts';
 import {
   DetectInput,
   DetectResult,
@@ -125,6 +126,11 @@ const declared = {
   'GET /api/v1/deploys/:id': {
     params: DeployIdParams,
     response: { 200: Deploy },
+  },
+  'GET /api/v1/deploys/:id/verdict': {
+    params: DeployIdParams,
+    querystring: VerdictQuery,
+    response: { 200: Verdict },
   },
   'PATCH /api/v1/deploys/:id': {
     params: DeployIdParams,
