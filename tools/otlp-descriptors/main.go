@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	_ "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	_ "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	_ "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"

@@ -159,6 +159,8 @@ export const ServerEnv = z.object({
   ONSET_TRACE_URL_TEMPLATE: optionalString,
   ONSET_EMBEDDED_PG_PORT: envInt(0),
   ONSET_AGENT: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+  // Read by observability/tracing.ts before the server is built; declared here to be validated.
+  ONSET_SELF_TRACING: z.enum(['on', 'off'], { error: 'must be on or off' }).default('off'),
   ONSET_MAX_SERIES_PER_SERVICE: envInt(2000),
   ONSET_MAX_SERIES: envInt(50_000),
   ONSET_MAX_RESOURCES_PER_SERVICE: envInt(2000),

@@ -20,13 +20,14 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 const read = (p: string) => readFileSync(path.join(ROOT, p), 'utf8');
 
 // ---------------------------------------------------------------------------
-// Compose variable interpolation (${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:?error}, ${VAR?error}, $VAR, $$).
+// Compose variable interpolation (${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:+replacement},
+// ${VAR+replacement}, ${VAR:?error}, ${VAR?error}, $VAR, $$).
 
 type Env = Record<string, string | undefined>;
 
 function interpolateString(s: string, env: Env): string {
   return s.replace(
-    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:-|-|:\?|\?)([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:-|-|:\+|\+|:\?|\?)([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
     (m, name?: string, op?: string, arg?: string, bare?: string) => {
       if (m === '$$') return '$';
       const v = env[(name ?? bare)!];
@@ -37,6 +38,10 @@ function interpolateString(s: string, env: Env): string {
           return v ? v : arg!;
         case '-':
           return v ?? arg!;
+        case ':+':
+          return v ? arg! : '';
+        case '+':
+          return v === undefined ? '' : arg!;
         case ':?':
           if (!v) throw new Error(`required variable ${name}: ${arg}`);
           return v;

@@ -1,6 +1,6 @@
 /**
- * Self-tracing is the OpenTelemetry Node SDK reading the standard OTEL_*
- * variables: each case runs a fresh process (fixtures/selftrace-child.ts)
+ * Self-tracing is switched on by Onset's own ONSET_SELF_TRACING=on, then it
+ * is the OpenTelemetry Node SDK reading the standard OTEL_* variables: each case runs a fresh process (fixtures/selftrace-child.ts)
  * with an environment, against a real HTTP receiver on loopback. Off, the
  * SDK is not even loaded.
  */
@@ -44,6 +44,9 @@ async function run(env: Record<string, string>): Promise<ChildReport> {
   return { ...(JSON.parse(lines[lines.length - 1]!) as ChildReport), stdout: r.stdout };
 }
 
+/** Switched on, as an operator does: the SDK then reads the OTEL_* variables given. */
+const runOn = (env: Record<string, string>) => run({ ONSET_SELF_TRACING: 'on', ...env });
+
 const endpoint = () => `http://127.0.0.1:${rx.port}`;
 const exportsSince = (n: number) => rx.requests.slice(n).filter((q) => q.path === '/v1/traces');
 
@@ -56,26 +59,34 @@ describe('off unless asked, and then free', () => {
     });
   });
 
-  it('OTEL_SDK_DISABLED=true wins over an endpoint', async () => {
+  it('an OTEL_EXPORTER_OTLP_ENDPOINT exported in the shell for other services does not turn it on', async () => {
     const n = rx.requests.length;
     expect(
-      await run({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint(), OTEL_SDK_DISABLED: 'true' }),
+      await run({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint(), OTEL_TRACES_EXPORTER: 'otlp' }),
+    ).toMatchObject({ started: false, sdkLoaded: false, instrumentationLoaded: false });
+    expect(exportsSince(n)).toHaveLength(0);
+  });
+
+  it('OTEL_SDK_DISABLED=true wins over ONSET_SELF_TRACING=on', async () => {
+    const n = rx.requests.length;
+    expect(
+      await runOn({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint(), OTEL_SDK_DISABLED: 'true' }),
     ).toMatchObject({ started: false, sdkLoaded: false });
     expect(exportsSince(n)).toHaveLength(0);
   });
 
-  it('OTEL_TRACES_EXPORTER=none wins over an endpoint', async () => {
+  it('OTEL_TRACES_EXPORTER=none wins over ONSET_SELF_TRACING=on', async () => {
     expect(
-      (await run({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint(), OTEL_TRACES_EXPORTER: 'none' }))
+      (await runOn({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint(), OTEL_TRACES_EXPORTER: 'none' }))
         .started,
     ).toBe(false);
   });
 });
 
-describe('on: the SDK honours the standard variables', () => {
+describe('on (ONSET_SELF_TRACING=on): the SDK honours the standard variables', () => {
   it('OTEL_EXPORTER_OTLP_ENDPOINT: OTLP/HTTP protobuf by default, loaded and exported', async () => {
     const n = rx.requests.length;
-    expect(await run({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint() })).toMatchObject({
+    expect(await runOn({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint() })).toMatchObject({
       started: true,
       sdkLoaded: true,
       instrumentationLoaded: true,
@@ -89,7 +100,7 @@ describe('on: the SDK honours the standard variables', () => {
 
   it('OTEL_EXPORTER_OTLP_PROTOCOL=http/json, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS', async () => {
     const n = rx.requests.length;
-    await run({
+    await runOn({
       OTEL_EXPORTER_OTLP_ENDPOINT: endpoint(),
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_SERVICE_NAME: 'onset-eu-1',
@@ -117,14 +128,14 @@ describe('on: the SDK honours the standard variables', () => {
 
   it('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as the full URL', async () => {
     const n = rx.requests.length;
-    await run({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${endpoint()}/custom/traces` });
+    await runOn({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${endpoint()}/custom/traces` });
     expect(rx.requests.slice(n).map((q) => q.path)).toEqual(['/custom/traces']);
   });
 
   it('OTEL_TRACES_SAMPLER=always_off: started, nothing exported', async () => {
     const n = rx.requests.length;
     expect(
-      (await run({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint(), OTEL_TRACES_SAMPLER: 'always_off' }))
+      (await runOn({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint(), OTEL_TRACES_SAMPLER: 'always_off' }))
         .started,
     ).toBe(true);
     expect(exportsSince(n)).toHaveLength(0);
@@ -132,7 +143,7 @@ describe('on: the SDK honours the standard variables', () => {
 
   it('OTEL_TRACES_EXPORTER=console: spans on stdout, nothing sent', async () => {
     const n = rx.requests.length;
-    const r = await run({
+    const r = await runOn({
       OTEL_EXPORTER_OTLP_ENDPOINT: endpoint(),
       OTEL_TRACES_EXPORTER: 'console',
     });

@@ -13,6 +13,7 @@ let srv: TestServer;
 
 beforeAll(async () => {
   const otlpPort = await freePort();
+  process.env.ONSET_SELF_TRACING = 'on';
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${otlpPort}`;
   process.env.OTEL_SERVICE_NAME = SELF;
   process.env.OTEL_BSP_SCHEDULE_DELAY = '100';
@@ -21,6 +22,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await srv?.close();
   delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  delete process.env.ONSET_SELF_TRACING;
 });
 
 /** Spans stored per series name for `service`. */

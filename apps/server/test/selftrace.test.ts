@@ -15,6 +15,7 @@ const SERVICE = 'onset-under-test';
 beforeAll(async () => {
   // The receiver starts before self-tracing is switched on, so only A is traced.
   receiver = await startTestServer();
+  process.env.ONSET_SELF_TRACING = 'on';
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.otlpUrl;
   process.env.OTEL_SERVICE_NAME = SERVICE;
   process.env.OTEL_BSP_SCHEDULE_DELAY = '100';
@@ -24,6 +25,7 @@ afterAll(async () => {
   await traced?.close();
   await receiver?.close();
   delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  delete process.env.ONSET_SELF_TRACING;
 });
 
 async function receivedSeries(): Promise<SeriesRow[]> {

@@ -1,7 +1,9 @@
 /**
  * Onset traces itself with the OpenTelemetry Node SDK (NodeSDK), off by
- * default. It turns on when OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT)
- * or OTEL_TRACES_EXPORTER is set, and OTEL_SDK_DISABLED=true forces it off.
+ * default. It turns on with ONSET_SELF_TRACING=on, Onset's own variable: an
+ * OTEL_EXPORTER_OTLP_ENDPOINT exported in a shell for the services being
+ * observed (as the README suggests) must not make Onset trace itself.
+ * OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none force it off.
  * Everything else is the SDK's reading of the standard variables:
  * OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (over the default
  * service.name "onset-server"), OTEL_NODE_RESOURCE_DETECTORS,
@@ -71,9 +73,8 @@ function selfTracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
   if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false;
   const exporters = listOf(env.OTEL_TRACES_EXPORTER);
   if (exporters[0] === 'none') return false;
-  return Boolean(
-    exporters.length || env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
-  );
+  // Validated with the other settings (config.ts, ServerEnv); read here because this runs first.
+  return (env.ONSET_SELF_TRACING ?? '').trim() === 'on';
 }
 
 /**

@@ -115,8 +115,22 @@ const MetricsJson = Type.Object({
   ),
 });
 
+/** Logs are only counted (Onset stores none): the records' own fields are not read. */
+const LogsJson = Type.Object({
+  resourceLogs: Type.Optional(
+    Type.Array(
+      Type.Object({
+        scopeLogs: Type.Optional(
+          Type.Array(Type.Object({ logRecords: Type.Optional(Type.Array(Type.Unknown())) })),
+        ),
+      }),
+    ),
+  ),
+});
+
 export const checkTracesJson = TypeCompiler.Compile(TracesJson);
 export const checkMetricsJson = TypeCompiler.Compile(MetricsJson);
+export const checkLogsJson = TypeCompiler.Compile(LogsJson);
 
 /** First schema error as "path: message", for a 400 a human can act on. */
 export type JsonChecker = {

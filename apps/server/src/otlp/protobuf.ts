@@ -69,3 +69,9 @@ export const MetricsRequest: Codec = codec(
 export const MetricsResponse: Codec = codec(
   'opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse',
 );
+export const LogsRequest: Codec = codec(
+  'opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest',
+);
+export const LogsResponse: Codec = codec(
+  'opentelemetry.proto.collector.logs.v1.ExportLogsServiceResponse',
+);

@@ -7,8 +7,14 @@ import { isDatabaseUnavailable, type Pool } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
 import type { Registry } from './registry.ts';
 import { decodeBody, mediaType, type Encoding } from './body.ts';
-import { MetricsRequest, MetricsResponse, TraceResponse } from './protobuf.ts';
-import { checkMetricsJson } from './json-schema.ts';
+import {
+  LogsRequest,
+  LogsResponse,
+  MetricsRequest,
+  MetricsResponse,
+  TraceResponse,
+} from './protobuf.ts';
+import { checkLogsJson, checkMetricsJson } from './json-schema.ts';
 import { parse } from './parse.ts';
 import { normalizeMetrics } from './normalize-metrics.ts';
 import { storeTraces } from './store.ts';
@@ -37,7 +43,7 @@ function respond(
   reply: FastifyReply,
   encoding: Encoding,
   codec: { encode(m: unknown): { finish(): Uint8Array }; fromObject(o: unknown): unknown },
-  rejectedField: 'rejectedSpans' | 'rejectedDataPoints',
+  rejectedField: 'rejectedSpans' | 'rejectedDataPoints' | 'rejectedLogRecords',
   rejected: number,
   reasons: string[],
 ): FastifyReply {
@@ -196,6 +202,30 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
     { logLevel: 'warn', schema: schema('Receive OTLP traces'), config: { scope: 'ingest' } },
     (req, reply) => ingest(req, reply, 'traces'),
   );
+  // SDKs and agents export logs to the same endpoint by default (the Java agent does). Onset
+  // stores none: a 404 would make them warn on every export and some retry; a 200 whose partial
+  // success counts every record as refused is what OTLP says a receiver that drops data answers.
+  app.post(
+    '/v1/logs',
+    {
+      logLevel: 'warn',
+      schema: schema('Receive OTLP logs: counted and refused (Onset stores no logs)'),
+      config: { scope: 'ingest' },
+    },
+    async (req, reply) => {
+      const encoding = mediaType(req.headers['content-type']);
+      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const body = await decodeBody(raw, req.headers['content-encoding'], config.maxBodyBytes);
+      const records = countLogRecords(
+        parse(body, encoding, LogsRequest, checkLogsJson, 'ExportLogsServiceRequest'),
+      );
+      if (records > 0) stats.rejected('log_record', records);
+      return respond(reply, encoding, LogsResponse, 'rejectedLogRecords', records, [
+        `Onset stores traces and metrics, not logs: ${records} log records were dropped ` +
+          '(set OTEL_LOGS_EXPORTER=none to stop sending them)',
+      ]);
+    },
+  );
   app.post(
     '/v1/metrics',
     {
@@ -205,4 +235,14 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
     },
     (req, reply) => ingest(req, reply, 'metrics'),
   );
+}
+
+/** Log records in a decoded ExportLogsServiceRequest (protobuf or OTLP JSON, same shape). */
+function countLogRecords(req: unknown): number {
+  const resources = (req as { resourceLogs?: unknown[] | null }).resourceLogs ?? [];
+  let n = 0;
+  for (const r of resources)
+    for (const scope of (r as { scopeLogs?: unknown[] | null }).scopeLogs ?? [])
+      n += ((scope as { logRecords?: unknown[] | null }).logRecords ?? []).length;
+  return n;
 }
