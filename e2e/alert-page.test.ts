@@ -156,6 +156,11 @@ describe('delivery truth in the browser', () => {
     expect(await page.getByTestId('timeline').textContent()).toContain(
       'delivery to oncall-bridge failing',
     );
+    // The heading, its cause and its lines are the API's text, word for word.
+    expect(await page.getByTestId('alert-title').textContent()).toBe(a.text.title);
+    expect(await page.getByTestId('alert-cause').textContent()).toBe(a.text.cause);
+    const shown = await page.getByTestId('alert-lines').locator('div').allTextContents();
+    expect(shown.slice(1)).toEqual(a.text.lines.map((l) => l.text));
     // The series around the onset is drawn.
     await page.getByTestId('chart-alert').locator('canvas').waitFor();
 

@@ -193,6 +193,7 @@ describe('MCP at /mcp (the SDK’s own client)', () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual([
         'get_regression',
+        'list_alerts',
         'list_deploys',
         'list_regressions',
         'list_series',

@@ -5,6 +5,7 @@
  */
 import type { AlertType, Severity } from '@onset/contract';
 import type { AlertRow } from './store.ts';
+import { alertText } from './text.ts';
 
 /** The alert as it was at a state change. */
 export interface AlertSnapshot {
@@ -54,8 +55,13 @@ export function alertUrl(a: { id: string }, baseUrl: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/alerts/${encodeURIComponent(a.id)}`;
 }
 
-/** The alert as every outside reader sees it (API and json webhooks): the snapshot plus its link. */
+/**
+ * The alert as every outside reader sees it (API and json webhooks): the
+ * snapshot plus its link and its text (title = text.title), rendered from
+ * the snapshot's own numbers.
+ */
 export function alertBody(s: AlertSnapshot, baseUrl: string) {
   const { details, ...fields } = s;
-  return { ...fields, url: alertUrl(s, baseUrl), details };
+  const text = alertText(s);
+  return { ...fields, title: text.title, text, url: alertUrl(s, baseUrl), details };
 }

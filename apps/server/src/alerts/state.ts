@@ -19,6 +19,7 @@ import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
 import type { Queryable } from '../slos/store.ts';
 import { enqueueDeliveries } from '../webhooks/outbox.ts';
 import { snapshotOf } from './snapshot.ts';
+import { alertText } from './text.ts';
 import {
   addEvent,
   claimNotification,
@@ -44,12 +45,32 @@ async function inTx<T>(db: Queryable, fn: (c: PoolClient) => Promise<T>): Promis
 const enqueue = (c: Queryable, a: AlertRow, event: AlertStatus, now: number) =>
   enqueueDeliveries(c, snapshotOf(a), a.dedup_key, event, now);
 
-/** Start an episode for `alertKey` unless one is firing; refresh its numbers if it is. */
+/** The heading stored with an alert: its text's title (alerts/text.ts), from the same numbers. */
+export function titleOf(input: Omit<FireInput, 'title'> & { title?: string }): string {
+  return alertText({
+    type: input.type,
+    title: input.title ?? null,
+    service: input.service ?? null,
+    op: input.op ?? null,
+    view: input.view ?? null,
+    series_name: input.seriesName ?? null,
+    burn_rate: input.burnRate ?? null,
+    window: input.burnWindow ?? null,
+    details: input.details ?? {},
+  }).title;
+}
+
+/**
+ * Start an episode for `alertKey` unless one is firing; refresh its numbers
+ * (and so its text) if it is. `title` is needed only by a kind without a
+ * renderer in alerts/text.ts.
+ */
 export async function fireAlert(
   db: Queryable,
-  input: FireInput,
+  fire: Omit<FireInput, 'title'> & { title?: string },
   now = Date.now(),
 ): Promise<{ alert: AlertRow; created: boolean }> {
+  const input: FireInput = { ...fire, title: titleOf(fire) };
   return inTx(db, async (c) => {
     const inserted = await insertFiring(c, input, now);
     if (!inserted) return { alert: (await refreshFiring(c, input, now))!, created: false };

@@ -42,6 +42,7 @@ export interface FireInput {
   type: AlertType;
   alertKey: string;
   severity: Severity;
+  /** The stored heading (state.ts renders it with alerts/text.ts; a kind without a renderer gives its own). */
   title: string;
   service?: string | null;
   op?: string | null;
@@ -90,11 +91,11 @@ export async function insertFiring(
 /** New numbers for the firing episode of a key. */
 export async function refreshFiring(
   c: Queryable,
-  input: Pick<FireInput, 'alertKey' | 'burnRate' | 'burnWindow' | 'details'>,
+  input: Pick<FireInput, 'alertKey' | 'title' | 'burnRate' | 'burnWindow' | 'details'>,
   now: number,
 ): Promise<AlertRow | null> {
   const { rows } = await c.query<AlertRow>(
-    `UPDATE alerts SET burn_rate = $2, burn_window = $3, details = $4, updated_at = $5
+    `UPDATE alerts SET burn_rate = $2, burn_window = $3, details = $4, updated_at = $5, title = $6
       WHERE alert_key = $1 AND status = 'firing' RETURNING ${ALERT_COLUMNS}`,
     [
       input.alertKey,
@@ -102,6 +103,7 @@ export async function refreshFiring(
       input.burnWindow ?? null,
       JSON.stringify(input.details ?? {}),
       new Date(now),
+      input.title,
     ],
   );
   return rows[0] ?? null;
@@ -115,15 +117,16 @@ export async function refreshFiringMany(
     rate: Array<number | null>;
     window: string[];
     details: string[];
+    titles: string[];
   },
   now: number,
 ): Promise<void> {
   if (!refresh.keys.length) return;
   await db.query(
-    `UPDATE alerts a SET burn_rate = u.rate, burn_window = u.win, details = u.details::jsonb, updated_at = $5
-       FROM unnest($1::text[], $2::float8[], $3::text[], $4::text[]) AS u(key, rate, win, details)
+    `UPDATE alerts a SET burn_rate = u.rate, burn_window = u.win, details = u.details::jsonb, title = u.title, updated_at = $5
+       FROM unnest($1::text[], $2::float8[], $3::text[], $4::text[], $6::text[]) AS u(key, rate, win, details, title)
       WHERE a.alert_key = u.key AND a.status = 'firing'`,
-    [refresh.keys, refresh.rate, refresh.window, refresh.details, new Date(now)],
+    [refresh.keys, refresh.rate, refresh.window, refresh.details, new Date(now), refresh.titles],
   );
 }
 

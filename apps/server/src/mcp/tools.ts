@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { OPS } from '@onset/contract';
+import { ALERT_STATUSES, ALERT_TYPES, OPS } from '@onset/contract';
 
 /** A read-only view of the HTTP API, called with the MCP caller's own token, so scopes apply as to any client. */
 type Get = (path: string, query?: Record<string, string | number | undefined>) => Promise<unknown>;
@@ -152,6 +152,29 @@ export function mcpServer(
       annotations: readOnly,
     },
     (args) => answer(() => get('/api/v1/deploys', { ...args, limit: args.limit ?? 50 })),
+  );
+
+  server.registerTool(
+    'list_alerts',
+    {
+      title: 'List alerts with their text',
+      description:
+        'Alert episodes newest first (firing and resolved), each with the text every page-out carries (text.title, one line per quantile or burn window, text.cause), who was paged (paging, notifications), acknowledgement and silence. Filters are optional.',
+      inputSchema: {
+        status: z.enum(ALERT_STATUSES).optional(),
+        type: z.enum(ALERT_TYPES).optional(),
+        service: z.string().max(256).optional(),
+        regression_id: z.string().max(64).optional(),
+        slo_id: z
+          .string()
+          .regex(/^\d{1,18}$/)
+          .optional(),
+        since: time.optional().describe('started or resolved at or after'),
+        limit: z.number().int().min(1).max(1000).optional(),
+      },
+      annotations: readOnly,
+    },
+    (args) => answer(() => get('/api/v1/alerts', { ...args, limit: args.limit ?? 50 })),
   );
 
   server.registerTool(

@@ -27,6 +27,7 @@ export type RegressionForAlert = Pick<Regression, 'id' | 'service' | 'op' | 'vie
       | 'after'
       | 'ratio_p50'
       | 'ratio_p99'
+      | 'metric'
       | 'suspects'
       | 'cohort'
       | 'hints'
@@ -73,17 +74,9 @@ export async function regressionAlerted(
   return rows.length > 0;
 }
 
-const fmt = (x: number | undefined | null) =>
-  x === undefined || x === null ? '?' : Number(x.toPrecision(3)).toString();
-
-/** The most confident evidence hint, for the alert (and so every webhook's) text. */
-function topHint(r: RegressionForAlert): string {
-  const h = r.hints?.[0];
-  return h ? ` — likely: ${h.title} (confidence ${h.confidence.toFixed(2)})` : '';
-}
-
 /**
- * Raise (or refresh) the alert for a newly detected regression. Severity:
+ * Raise (or refresh) the alert for a newly detected regression (its text:
+ * alerts/text.ts, from the details below). Severity:
  * page when the regression pushes the p99 of a series an SLO watches past
  * that SLO's threshold, or when latency grew ≥ 10× (p50 or p99); ticket
  * otherwise. Idempotent per regression id. Pass a PoolClient to run inside
@@ -104,23 +97,12 @@ export async function raiseRegressionAlert(
     },
     touched.map((t) => t.threshold_ms),
   );
-  const ratio = Math.max(regression.ratio_p50 ?? 0, regression.ratio_p99 ?? 0);
-  const edge = regression.peer ? ` → ${regression.peer}` : '';
-  const band = regression.shape === 'floor' ? regression.band : null;
-  const title =
-    `Regression: ${regression.service} ${regression.op} "${regression.name}"${edge} (${regression.view})` +
-    (band
-      ? // A floor: the p99's median may not have moved; where it now sits every minute has.
-        ` p99 now steady at ${fmt(band.after_ms[0])}–${fmt(band.after_ms[1])} ms (was ${fmt(band.before_ms[0])}–${fmt(band.before_ms[1])} ms): the slowest calls now wait a fixed time`
-      : ` p99 ${fmt(regression.before?.p99_ms)} → ${fmt(regression.after?.p99_ms)} ms (×${fmt(ratio || null)})`) +
-    topHint(regression);
   const { alert } = await fireAlert(
     db,
     {
       type: 'regression',
       alertKey: regressionAlertKey(regression.id),
       severity,
-      title,
       service: regression.service,
       op: regression.op,
       view: regression.view,
@@ -134,6 +116,13 @@ export async function raiseRegressionAlert(
         after: regression.after ?? null,
         ratio_p50: regression.ratio_p50 ?? null,
         ratio_p99: regression.ratio_p99 ?? null,
+        metric: regression.metric ?? null,
+        shape: regression.shape ?? null,
+        band: regression.band ?? null,
+        // The most confident mechanism the spans match: the text's cause.
+        hint: regression.hints?.[0]
+          ? { title: regression.hints[0].title, confidence: regression.hints[0].confidence }
+          : null,
         touched_slos: touched,
         suspect: regression.suspects?.[0] ?? null,
         cohort: regression.cohort ?? null,

@@ -9,7 +9,7 @@
 import { sloAlertResolves, type TierResult } from '@onset/core';
 import { sloAlertKey, type Severity } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
-import { fireAlert, resolveAlert } from '../alerts/state.ts';
+import { fireAlert, resolveAlert, titleOf } from '../alerts/state.ts';
 import { firingAlerts, refreshFiringMany, type AlertRow } from '../alerts/store.ts';
 import type { Queryable } from './store.ts';
 
@@ -73,6 +73,7 @@ export async function reconcileSloAlerts(
     rate: [] as Array<number | null>,
     window: [] as string[],
     details: [] as string[],
+    titles: [] as string[],
   };
   const seen = new Set<string>();
   const actions: Array<() => Promise<void>> = [];
@@ -107,7 +108,6 @@ export async function reconcileSloAlerts(
                 type: 'slo_burn',
                 alertKey: key,
                 severity,
-                title: `SLO "${slo.name}" is burning its error budget at ${round(tier.burn_long)}× over ${tier.long}`,
                 service: slo.service,
                 op: slo.op,
                 view: slo.view,
@@ -125,6 +125,17 @@ export async function reconcileSloAlerts(
           refresh.rate.push(round(tier.burn_long));
           refresh.window.push(tier.long);
           refresh.details.push(JSON.stringify(details));
+          refresh.titles.push(
+            titleOf({
+              type: 'slo_burn',
+              alertKey: key,
+              severity,
+              service: slo.service,
+              burnRate: round(tier.burn_long),
+              burnWindow: tier.long,
+              details,
+            }),
+          );
         }
       } else if (have) {
         if (!quietLongEnough(have, now)) continue; // hysteresis: still the same burn

@@ -6,6 +6,7 @@ import type { KnownBlock, MrkdwnElement } from '@slack/types';
 import { createHash, createHmac } from 'node:crypto';
 import type { AlertStatus, DeliveryEvent, WebhookFormat } from '@onset/contract';
 import { alertBody, alertUrl, type AlertSnapshot } from '../alerts/snapshot.ts';
+import { alertText } from '../alerts/text.ts';
 
 export interface WebhookTarget {
   id: string;
@@ -62,13 +63,19 @@ function num(x: unknown): string {
   return typeof x === 'number' ? String(Number(x.toPrecision(4))) : String(x ?? '–');
 }
 
-/** One human line per alert, shared by Slack and PagerDuty. */
+/** One human line per alert, shared by Slack and PagerDuty: the alert text's title (alerts/text.ts). */
 function summary(a: AlertSnapshot, st: AlertStatus, test: boolean): string {
   const head = test ? '[TEST] ' : '';
-  return `${head}${st === 'resolved' ? '[RESOLVED] ' : `[${a.severity.toUpperCase()}] `}${a.title}`.slice(
+  return `${head}${st === 'resolved' ? '[RESOLVED] ' : `[${a.severity.toUpperCase()}] `}${alertText(a).title}`.slice(
     0,
     1024,
   );
+}
+
+/** The text's lines and cause as one paragraph (Alertmanager's description). */
+function description(a: AlertSnapshot): string {
+  const t = alertText(a);
+  return [...t.lines.map((l) => l.text), ...(t.cause ? [`cause: ${t.cause}`] : [])].join('\n');
 }
 
 function renderJson(d: DeliveryToRender, baseUrl: string): unknown {
@@ -114,13 +121,18 @@ function renderSlack(d: DeliveryToRender, baseUrl: string): SlackMessage {
         ? ':rotating_light:'
         : ':warning:';
   const e = slackEscape;
+  const t = alertText(a);
   const fields: MrkdwnElement[] = [
     md(`*Status*\n${st}`),
     md(`*Severity*\n${a.severity}`),
     ...(a.service ? [md(`*Service*\n${e(a.service)}`)] : []),
-    ...(a.burn_rate !== null
+    // The text's lines carry the burn of a kind that renders one; the raw number only otherwise.
+    ...(a.burn_rate !== null && !t.lines.length
       ? [md(`*Burn rate*\n${num(a.burn_rate)}× over ${e(a.window ?? '?')}`)]
       : []),
+    // Block Kit takes 10 fields a section: 5 are status, severity, service, cause, started/resolved.
+    ...t.lines.slice(0, 4).map((l) => md(`*${e(l.label)}*\n${e(l.text)}`)),
+    ...(t.cause ? [md(`*Cause*\n${e(t.cause)}`)] : []),
     md(`*Started*\n${a.started_at}`),
     ...(a.resolved_at ? [md(`*Resolved*\n${a.resolved_at}`)] : []),
   ];
@@ -131,7 +143,7 @@ function renderSlack(d: DeliveryToRender, baseUrl: string): SlackMessage {
         type: 'header',
         text: {
           type: 'plain_text',
-          text: `${st === 'resolved' ? 'Resolved' : a.severity === 'page' ? 'Page' : 'Ticket'}: ${a.title}`.slice(
+          text: `${st === 'resolved' ? 'Resolved' : a.severity === 'page' ? 'Page' : 'Ticket'}: ${t.title}`.slice(
             0,
             150,
           ),
@@ -176,6 +188,8 @@ function renderPagerDuty(d: DeliveryToRender, target: WebhookTarget, baseUrl: st
       class: a.type,
       custom_details: {
         ...a.details,
+        text: alertText(a).lines.map((l) => l.text),
+        cause: alertText(a).cause,
         burn_rate: a.burn_rate,
         window: a.window,
         slo_id: a.slo_id,
@@ -188,6 +202,12 @@ function renderPagerDuty(d: DeliveryToRender, target: WebhookTarget, baseUrl: st
   };
 }
 
+/** Alertmanager's alertname: OnsetSLOBurn, OnsetRegression, OnsetTest; a new kind reads Onset<KindInPascalCase>. */
+export function alertnameOf(type: AlertSnapshot['type']): string {
+  if (type === 'slo_burn') return 'OnsetSLOBurn';
+  return `Onset${type.replace(/(^|_)([a-z])/g, (_, _s, c: string) => c.toUpperCase())}`;
+}
+
 /** Labels and annotations of an alert, shared by both Alertmanager formats. */
 function alertmanagerAlert(d: DeliveryToRender): {
   alertname: string;
@@ -195,12 +215,7 @@ function alertmanagerAlert(d: DeliveryToRender): {
   annotations: Record<string, string>;
 } {
   const a = d.payload;
-  const alertname =
-    a.type === 'slo_burn'
-      ? 'OnsetSLOBurn'
-      : a.type === 'regression'
-        ? 'OnsetRegression'
-        : 'OnsetTest';
+  const alertname = alertnameOf(a.type);
   const labels: Record<string, string> = {
     alertname,
     severity: a.severity,
@@ -211,7 +226,9 @@ function alertmanagerAlert(d: DeliveryToRender): {
   if (a.slo_id) labels.slo_id = a.slo_id;
   if (a.regression_id) labels.regression_id = a.regression_id;
   if (typeof a.details.slo_name === 'string') labels.slo = a.details.slo_name;
-  const annotations: Record<string, string> = { summary: a.title };
+  const annotations: Record<string, string> = { summary: alertText(a).title };
+  const more = description(a);
+  if (more) annotations.description = more;
   if (a.burn_rate !== null) annotations.burn_rate = num(a.burn_rate);
   if (a.window) annotations.window = a.window;
   return { alertname, labels, annotations };

@@ -1,20 +1,7 @@
-import { formatLatencyMs } from '@onset/core';
+import { formatChange, formatLatencyMs, formatRatio } from '@onset/core';
 
-export { formatLatencyMs };
-
-/** "×710", "×1.9", "×0.5" — how many times slower. */
-export function formatRatio(r: number): string {
-  if (!Number.isFinite(r) || r <= 0) return '×?';
-  if (r >= 100) return `×${Math.round(r)}`;
-  if (r >= 10) return `×${r.toFixed(0)}`;
-  return `×${r.toFixed(1)}`;
-}
-
-/** "3.1 ms → 2.2 s, ×710": the headline of a regression, for one quantile. */
-export function formatChange(beforeMs: number, afterMs: number, ratio?: number): string {
-  const r = ratio ?? (beforeMs > 0 ? afterMs / beforeMs : NaN);
-  return `${formatLatencyMs(beforeMs)} → ${formatLatencyMs(afterMs)}, ${formatRatio(r)}`;
-}
+/** The one formatting rule for latencies and changes lives in core (server and web share it). */
+export { formatChange, formatLatencyMs, formatRatio };
 
 /** "+40.0 ms" for an additive change (the hyper/Nagle incident reads best this way). */
 export function formatDelta(beforeMs: number, afterMs: number): string {

@@ -81,7 +81,12 @@ function AlertView({ a }: { a: AlertWithEvents }) {
           <p className="crumbs">
             <Link to={linkWithGlobals('/', params)}>Overview</Link> / alert {a.id}
           </p>
-          <h1>{a.title || `Alert ${a.id}`}</h1>
+          <h1 data-testid="alert-title">{a.text?.title || a.title || `Alert ${a.id}`}</h1>
+          {a.text?.cause ? (
+            <p className="alert-cause" data-testid="alert-cause">
+              {a.text.cause}
+            </p>
+          ) : null}
           <p className="muted">
             <span className={`alert-pill sev-${a.severity}`}>{a.severity}</span>{' '}
             <span data-testid="alert-status">{a.status}</span> · started {formatInstant(startedMs)}{' '}
@@ -143,9 +148,19 @@ function AlertView({ a }: { a: AlertWithEvents }) {
       </Panel>
 
       <section className="facts" aria-label="What fired">
+        {a.text?.lines.length ? (
+          <div className="fact" data-testid="alert-lines">
+            <div className="fact-label">When it {firing ? 'fired' : 'last fired'}</div>
+            {a.text.lines.map((l) => (
+              <div key={l.label} className={l === a.text.lines[0] ? 'fact-value' : 'muted small'}>
+                {l.text}
+              </div>
+            ))}
+          </div>
+        ) : null}
         {r ? <RegressionFacts r={r} /> : null}
         {s ? <SloFacts slo={s} /> : null}
-        {a.burn_rate !== null && a.burn_rate !== undefined ? (
+        {a.burn_rate !== null && a.burn_rate !== undefined && !a.text?.lines.length ? (
           <div className="fact">
             <div className="fact-label">Burn when it fired</div>
             <div className="fact-value">
@@ -189,9 +204,9 @@ function RegressionFacts({ r }: { r: Regression }) {
   return (
     <>
       <div className="fact">
-        <div className="fact-label">How much (p99)</div>
+        <div className="fact-label">Now (the regression)</div>
         <div className="fact-value">
-          {formatChange(r.before.p99_ms, r.after.p99_ms, r.ratio_p99)}
+          p99 {formatChange(r.before.p99_ms, r.after.p99_ms, r.ratio_p99)}
         </div>
         <div className="muted small">
           p50 {formatChange(r.before.p50_ms, r.after.p50_ms, r.ratio_p50)}

@@ -65,6 +65,22 @@ export const TimelineEntry = Type.Object({
 });
 export type TimelineEntry = Static<typeof TimelineEntry>;
 
+/**
+ * What an alert says (api.md "Alert text"), rendered by the server from the
+ * alert's own numbers, once for every reader: the UI's heading, every webhook
+ * format and MCP show these strings. `lines`: one per quantile or burn
+ * window, each with its own numbers; `cause`: the incident's likeliest cause
+ * in one line (a mechanism, a deploy, a cohort, the slow share), or null.
+ */
+export const AlertTextLine = Type.Object({ label: Type.String(), text: Type.String() });
+export type AlertTextLine = Static<typeof AlertTextLine>;
+export const AlertText = Type.Object({
+  title: Type.String(),
+  cause: NStr,
+  lines: Type.Array(AlertTextLine),
+});
+export type AlertText = Static<typeof AlertText>;
+
 /** An alert episode (api.md "Alerts"). */
 export const Alert = Type.Object(
   {
@@ -72,7 +88,8 @@ export const Alert = Type.Object(
     type: stringEnum(ALERT_TYPES, 'slo_burn | regression'),
     severity: stringEnum(SEVERITIES, 'page | ticket'),
     status: stringEnum(ALERT_STATUSES, 'firing | resolved'),
-    title: Type.String(),
+    title: Type.String({ description: 'text.title: the heading every reader shows' }),
+    text: AlertText,
     service: NStr,
     op: NStr,
     view: NStr,

@@ -3,6 +3,7 @@ import { PagingBadge } from '../../components/Delivery.tsx';
 import type { ReactNode } from 'react';
 import { Link } from 'react-router-dom';
 import type { Slo } from '@onset/contract';
+import { formatBurn } from '@onset/core';
 import { formatPercent } from '../../lib/format.ts';
 import { linkWithGlobals } from '../../state/url.ts';
 
@@ -30,10 +31,8 @@ export function BudgetBar({ value }: { value: number | null }) {
   );
 }
 
-export function formatBurn(v: number | null | undefined): string {
-  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
-  return v >= 100 ? `${v.toFixed(0)}×` : v >= 10 ? `${v.toFixed(1)}×` : `${v.toFixed(2)}×`;
-}
+/** A burn rate (the rule lives in core: webhook text writes it the same way). */
+export { formatBurn };
 
 /** An alert factor as the server states it (13.44×, 5.6×, 1×): exact, never rounded to look like another. */
 export function formatFactor(v: number): string {
