@@ -8,6 +8,7 @@ export { migrate } from './db/migrate.ts';
 export { Partitions, utcDay } from './db/partitions.ts';
 export { compactHistograms } from './maintenance/retention.ts';
 export { detectOptionsFor, MINUTE_LATENESS_MS, sealDelayMs } from './regressions/detect-options.ts';
+export { readPoints } from './regressions/points.ts';
 export { stepHeld } from './regressions/alerting.ts';
 export { runDetectionPass, type PassResult as DetectionPassResult } from './regressions/engine.ts';
 export { evaluateSlos, runSloPass } from './slos/evaluate.ts';
