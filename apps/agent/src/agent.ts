@@ -16,6 +16,7 @@ import { MountTable } from './host/mounts.ts';
 import { dirtyAndWriteback, kernelPageSize } from './host/proc.ts';
 import { CachedProcessProbe } from './host/process-stats.ts';
 import { AgentClaims, defaultClaimsDir, procInfo } from './host/claims.ts';
+import { ProgramNames } from './host/programs.ts';
 import { ensureTracefs } from './host/tracefs.ts';
 import { describeUnmountEnd, unmountEndProbes } from './host/tracepoints.ts';
 import type { Logger } from './log.ts';
@@ -186,8 +187,11 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps): Promise<
     cap.flush();
   }, 60_000);
   leftOutTimer.unref();
+  const programs = new ProgramNames();
   const deliver = (event: AgentEvent): void => {
     const span = eventToSpan(event);
+    // Tracing the whole host, a traced span is its program's; a filtered agent's are its service's.
+    if (hostWide && isTraced(event)) span.service = programs.of(event);
     // Probes' and host series are the agent's own; traced ones come from whatever runs on the host.
     if (isTraced(event) && !cap.admit(span)) return;
     pipeline.add(span);

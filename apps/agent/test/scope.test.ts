@@ -124,6 +124,15 @@ describe.skipIf(missing)('series hygiene', () => {
     await host.agent.flush();
     const hostSeries = await listSeries(server.url, { service: 'scope-host' });
     expect(hostSeries.some((s) => s.name === path.join(work, 'svc'))).toBe(false);
+    // A host-wide agent reports a program under the program's name (host/programs.ts): the
+    // claimed one is not there either, the unclaimed one is.
+    expect(await listSeries(server.url, { service: 'onset-svc' })).toEqual([]);
+    await waitForSeries(
+      server.url,
+      { service: 'onset-free', op: 'spawn' },
+      (s) => s.name === 'true',
+      10,
+    );
     expect(host.logs.join('\n')).toMatch(/processes other Onset agents report are left to them/);
   });
 

@@ -56,7 +56,8 @@ export function procInfo(pid: number): ProcInfo | undefined {
   }
 }
 
-function cgroupOf(pid: number): string | undefined {
+/** The process's cgroup v2 path relative to the hierarchy's root, e.g. /system.slice/x.service. */
+export function cgroupOf(pid: number): string | undefined {
   try {
     const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
       .split('\n')

@@ -9,7 +9,7 @@
  * drops the newest spans on overflow and discards batches whose export failed.
  */
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import type { Resource } from '@opentelemetry/resources';
+import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../log.ts';
 import { SpanBuffer } from './span-buffer.ts';
@@ -35,6 +35,9 @@ export interface PipelineStats {
   lastError?: string;
 }
 
+/** Programs a host-wide agent keeps a resource for; spans of more go out under the agent's own. */
+const MAX_PROGRAM_RESOURCES = 2_000;
+
 const INITIAL_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 30_000;
 const DROP_LOG_EVERY_MS = 10_000;
@@ -53,6 +56,8 @@ export class SpanPipeline {
   private scheduled = false;
   /** Spans taken from the queue for the export in progress. */
   private inFlight = 0;
+  /** The agent's resource with service.name set to a program (host-wide agents, SpanRecord.service). */
+  private readonly programResources = new Map<string, Resource>();
   readonly stats: PipelineStats = {
     queued: 0,
     queuedBytes: 0,
@@ -141,8 +146,27 @@ export class SpanPipeline {
     this.updateStats();
   }
 
+  /**
+   * The resource a span goes out with: the agent's, or for a program's span the same host,
+   * kernel and cohort attributes under the program's service name (the exporter groups spans
+   * by resource, so a batch carries one resource per program).
+   */
+  private resourceOf(r: SpanRecord): Resource {
+    if (!r.service) return this.resource;
+    let res = this.programResources.get(r.service);
+    if (!res) {
+      if (this.programResources.size >= MAX_PROGRAM_RESOURCES) return this.resource;
+      const attrs = { ...this.resource.attributes };
+      // Who the agent's own service is (its version, its instance) says nothing of the program.
+      for (const k of Object.keys(attrs)) if (k.startsWith('service.')) delete attrs[k];
+      res = resourceFromAttributes({ ...attrs, 'service.name': r.service });
+      this.programResources.set(r.service, res);
+    }
+    return res;
+  }
+
   private exportBatch(batch: SpanRecord[]): Promise<ExportResult> {
-    const spans = batch.map((r) => toReadableSpan(r, this.resource, this.scope));
+    const spans = batch.map((r) => toReadableSpan(r, this.resourceOf(r), this.scope));
     return new Promise<ExportResult>((resolve) => {
       // The exporter always calls back, but a wedged socket must not stall the queue forever.
       const guard = setTimeout(

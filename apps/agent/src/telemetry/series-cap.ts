@@ -1,6 +1,6 @@
 /**
  * A cap on new series per minute from traced events. Onset makes a series per
- * (op, view, name) of a service (named by @onset/core's own classification,
+ * (op, view, name) of a service (the agent's, or a host-wide agent's program) (named by @onset/core's own classification,
  * so the agent counts exactly what the server will create); a host-wide trace
  * that meets a burst of fresh paths (a test run's temporary directories, a
  * build) would otherwise add hundreds in a minute. Spans of series already
@@ -37,7 +37,8 @@ export class SeriesCap {
   static key(span: SpanRecord): string {
     const attrs = span.attributes as Attributes;
     const op = classifyOp(span.name, attrs);
-    return `${op} ${classifyView(span.kind)} ${observationName(op, span.name, attrs)}`;
+    const series = `${op} ${classifyView(span.kind)} ${observationName(op, span.name, attrs)}`;
+    return span.service ? `${span.service}: ${series}` : series;
   }
 
   /** True when the span may be sent. */

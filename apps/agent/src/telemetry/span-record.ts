@@ -26,6 +26,8 @@ export interface SpanRecord {
   durationNs: number;
   attributes: Attributes;
   error?: string;
+  /** A host-wide agent's traced span: the program it came from, sent as its service.name. */
+  service?: string;
 }
 
 function toHrTime(ns: bigint): HrTime {
