@@ -15,7 +15,9 @@
  * BENCH_COMPARE=/path/to/other/checkout runs that checkout's server and this
  * one alternately (BENCH_ROUNDS rounds each, fresh database every run) so the
  * two are compared under the same load on a shared machine: compare the
- * ratios, not the absolute numbers.
+ * ratios, not the absolute numbers. BENCH_ENV / BENCH_COMPARE_ENV ("K=V K=V")
+ * add server settings to this build's / the compared build's runs (the same
+ * checkout with two settings: BENCH_COMPARE=. BENCH_ENV=ONSET_INGEST_WORKERS=1).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
@@ -63,6 +65,9 @@ interface RunResult {
   stored_exactly_once: boolean;
   stored_rows: number;
   histogram_count: number;
+  exemplar_share: number;
+  histogram_rows_per_span: number;
+  duration_rows_per_span: number;
   wal_bytes_per_span: number;
   observations_bytes_per_span: number;
   histograms_bytes_per_span: number;
@@ -100,8 +105,18 @@ async function storedCounts(url: string, walFrom: string) {
                 WHERE i.inhparent = 'histograms'::regclass) AS hist`,
       [walFrom],
     );
-    const { rows } = await c.query<{ n: string; distinct_n: string; h: string | null }>(
+    const { rows } = await c.query<{
+      n: string;
+      distinct_n: string;
+      h: string | null;
+      ex: string;
+      hist_rows: string;
+      dur_rows: string;
+    }>(
       `SELECT (SELECT count(*) FROM observations WHERE substring(trace_id FROM 9) = $1) AS n,
+              (SELECT count(*) FROM observations WHERE exemplar) AS ex,
+              (SELECT count(*) FROM histograms) AS hist_rows,
+              (SELECT count(*) FROM span_durations) AS dur_rows,
               (SELECT count(*) FROM (SELECT DISTINCT trace_id, span_id FROM observations
                                       WHERE substring(trace_id FROM 9) = $1) d) AS distinct_n,
               (SELECT sum(h.count) FROM histograms h JOIN series s ON s.id = h.series_id
@@ -113,6 +128,9 @@ async function storedCounts(url: string, walFrom: string) {
       rows: Number(r.n),
       distinct: Number(r.distinct_n),
       histogram: Number(r.h ?? 0),
+      exemplars: Number(r.ex),
+      histogramRows: Number(r.hist_rows),
+      durationRows: Number(r.dur_rows),
       walBytes: Number(size[0]!.wal),
       observationsBytes: Number(size[0]!.obs),
       histogramsBytes: Number(size[0]!.hist),
@@ -151,14 +169,27 @@ async function resetStatements(url: string): Promise<void> {
   }
 }
 
-async function runOnce(root: string): Promise<RunResult> {
+const envOf = (v: string | undefined): Record<string, string> =>
+  Object.fromEntries(
+    (v ?? '')
+      .split(' ')
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
+const THIS_ENV = envOf(process.env.BENCH_ENV);
+const COMPARE_ENV = envOf(process.env.BENCH_COMPARE_ENV);
+/** A run's build and settings, as the results name it. */
+const label = (root: string, env: Record<string, string>) =>
+  [root, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ');
+
+async function runOnce(root: string, env: Record<string, string> = {}): Promise<RunResult> {
   const { db, url, dataDir } = await benchDatabase(
     PG_STATS ? ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=all'] : [],
   );
   const gcPrefix = path.join(await mkdtemp(path.join(os.tmpdir(), 'onset-gc-')), 'gc');
   const server = await startServerProcess(
     url,
-    { ONSET_AGENT: 'off', BENCH_GC_FILE: gcPrefix },
+    { ONSET_AGENT: 'off', BENCH_GC_FILE: gcPrefix, ...env },
     {
       root,
       // BENCH_SERVER_NODE_ARGS: extra flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
@@ -172,7 +203,7 @@ async function runOnce(root: string): Promise<RunResult> {
   const serverPid = server.proc.pid!;
   const pgPid = await postmasterPid(dataDir);
   console.log(
-    `bench/ingest: server ${root} pid ${serverPid}, ${LOAD} load, ${SECONDS}s, ${CONCURRENCY} requests in flight, ${BATCH} spans each`,
+    `bench/ingest: server ${label(root, env)} pid ${serverPid}, ${LOAD} load, ${SECONDS}s, ${CONCURRENCY} requests in flight, ${BATCH} spans each`,
   );
 
   let peakRss = 0;
@@ -223,7 +254,7 @@ async function runOnce(root: string): Promise<RunResult> {
   await db.stop();
 
   return {
-    server: root,
+    server: label(root, env),
     load: LOAD,
     concurrency: CONCURRENCY,
     spans_per_second: Math.round(r.spans / r.seconds),
@@ -243,6 +274,9 @@ async function runOnce(root: string): Promise<RunResult> {
       stored.rows === r.spans && stored.distinct === r.spans && stored.histogram === r.spans,
     stored_rows: stored.rows,
     histogram_count: stored.histogram,
+    exemplar_share: Number((stored.exemplars / Math.max(1, stored.rows)).toFixed(3)),
+    histogram_rows_per_span: Number((stored.histogramRows / Math.max(1, stored.rows)).toFixed(3)),
+    duration_rows_per_span: Number((stored.durationRows / Math.max(1, stored.rows)).toFixed(3)),
     wal_bytes_per_span: Math.round(stored.walBytes / Math.max(1, r.spans)),
     observations_bytes_per_span: Math.round(stored.observationsBytes / Math.max(1, stored.rows)),
     histograms_bytes_per_span: Math.round(stored.histogramsBytes / Math.max(1, stored.rows)),
@@ -259,14 +293,17 @@ const BARS = {
 const RESULT = LOAD === 'realistic' ? 'ingest' : `ingest-${LOAD}`;
 
 if (!COMPARE) {
-  const result = await runOnce(ROOT);
+  const result = await runOnce(ROOT, THIS_ENV);
   console.table(result);
   console.log(`wrote ${await writeResult(RESULT, { ...result, ...BARS })}`);
 } else {
   const runs: RunResult[] = [];
   for (let i = 0; i < ROUNDS; i++)
-    for (const root of [COMPARE, ROOT]) {
-      const res = await runOnce(root);
+    for (const [root, env] of [
+      [COMPARE, COMPARE_ENV],
+      [ROOT, THIS_ENV],
+    ] as const) {
+      const res = await runOnce(path.resolve(root), env);
       console.table(res);
       runs.push(res);
     }
@@ -280,7 +317,14 @@ if (!COMPARE) {
     'server_peak_rss_mb',
     'gc_share_of_server_cpu',
     'wal_bytes_per_span',
+    'exemplar_share',
+    'histogram_rows_per_span',
+    'duration_rows_per_span',
   ] as const;
+  const COMPARED = label(path.resolve(COMPARE), COMPARE_ENV);
+  const THIS = label(ROOT, THIS_ENV);
+  if (COMPARED === THIS)
+    throw new Error('BENCH_COMPARE: the two sides are the same build and settings');
   const median = (root: string, k: (typeof keys)[number]) => {
     const v = runs
       .filter((x) => x.server === root)
@@ -292,14 +336,14 @@ if (!COMPARE) {
     keys.map((k) => [
       k,
       {
-        compared: median(COMPARE, k),
-        this: median(ROOT, k),
-        ratio: Number((median(ROOT, k) / median(COMPARE, k)).toFixed(2)),
+        compared: median(COMPARED, k),
+        this: median(THIS, k),
+        ratio: Number((median(THIS, k) / median(COMPARED, k)).toFixed(2)),
       },
     ]),
   );
   console.table(summary);
   console.log(
-    `wrote ${await writeResult(`${RESULT}-compare`, { compared: COMPARE, rounds: ROUNDS, summary, runs, ...BARS })}`,
+    `wrote ${await writeResult(`${RESULT}-compare`, { compared: COMPARED, this: THIS, rounds: ROUNDS, summary, runs, ...BARS })}`,
   );
 }

@@ -116,9 +116,8 @@ export function decodeTraces(
   const groups: SpanGroup[] = [];
   const groupOf = new Map<string, number>();
   const groupKeys: string[] = [];
-  // Each group's exemplar counter for the minute its last span started in.
-  const counterMinute: number[] = [];
-  const counter: ExemplarCounter[] = [];
+  // Each group's exemplar counters by minute (this export's spans of a group spread over minutes).
+  const counters: Array<Map<number, ExemplarCounter>> = [];
   const days = new Set<number>();
   let minStartMs = Infinity;
   const folds = new FoldBuilder();
@@ -131,18 +130,15 @@ export function decodeTraces(
       g = groups.length;
       groupOf.set(gk, g);
       groupKeys.push(gk);
-      counterMinute.push(NaN);
-      counter.push({ n: 0, low: 1, rate: undefined });
+      counters.push(new Map());
       groups.push({ series: o.series, resource: o.resource, weight: 0 });
     }
     groups[g]!.weight++;
     // The minute of the start as stored (to the µs), as SQL's date_trunc sees it.
     const minute = storedMinute(o.startMs);
-    if (counterMinute[g] !== minute) {
-      counterMinute[g] = minute;
-      counter[g] = exemplars.counter(groupKeys[g]!, minute);
-    }
-    const exemplar = exemplars.keep(counter[g]!, traceUnit(o.traceId));
+    let counter = counters[g]!.get(minute);
+    if (!counter) counters[g]!.set(minute, (counter = exemplars.counter(groupKeys[g]!, minute)));
+    const exemplar = exemplars.keep(counter, traceUnit(o.traceId));
     folds.add(g, minute, o.durationUs);
     rowGroup[i] = g;
     days.add(Math.floor((minute * 60_000) / DAY_MS));
@@ -186,11 +182,10 @@ export function decodeTraces(
 
 const TWO32 = 4294967296;
 
-function putInt8(buf: Uint8Array, at: number, v: number): void {
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+function putInt8(buf: Buffer, at: number, v: number): void {
   const hi = Math.floor(v / TWO32);
-  view.setInt32(at, hi);
-  view.setUint32(at + 4, v - hi * TWO32);
+  buf.writeInt32BE(hi, at);
+  buf.writeUInt32BE(v - hi * TWO32, at + 4);
 }
 
 /**

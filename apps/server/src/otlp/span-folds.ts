@@ -6,7 +6,7 @@
  * second time nor aggregates them (that was about a quarter of its work per
  * span). Plain data: it crosses worker threads.
  */
-import { Histogram } from '@onset/core';
+import { bucketIndex, type SparseHistogram } from '@onset/core';
 import { CopyRows } from './copy-rows.ts';
 
 /** One (group, minute) of a decoded export: `g` indexes DecodedTraces.groups. */
@@ -28,46 +28,98 @@ export interface SpanFold extends Omit<GroupFold, 'g'> {
   resourceId: number;
 }
 
-/** Folds spans as they are decoded. */
+/**
+ * Folds spans as they are decoded. A realistic export touches many (group,
+ * minute)s with a few spans each, so a fold keeps only its durations and a
+ * running sum: its buckets come from the sorted durations at the end (the
+ * bucket index grows with the duration), with no histogram map per fold, and
+ * folds are found by number, not by a key string per span.
+ */
+interface Fold {
+  g: number;
+  minuteMs: number;
+  sum: number;
+  d: number[];
+}
+
 export class FoldBuilder {
-  private readonly byKey = new Map<
-    string,
-    { g: number; minuteMs: number; h: Histogram; d: number[] }
-  >();
-  /** Each group's fold for the minute its last span started in. */
-  private readonly lastMinute: number[] = [];
-  private readonly last: Array<{ h: Histogram; d: number[] }> = [];
+  private readonly list: Fold[] = [];
+  /** Each group's folds by minute. */
+  private readonly byGroup: Array<Map<number, Fold>> = [];
 
   add(g: number, minute: number, us: number): void {
-    let f = this.lastMinute[g] === minute ? this.last[g] : undefined;
+    let m = this.byGroup[g];
+    if (!m) this.byGroup[g] = m = new Map();
+    let f = m.get(minute);
     if (!f) {
-      const key = `${g}:${minute}`;
-      let e = this.byKey.get(key);
-      if (!e)
-        this.byKey.set(key, (e = { g, minuteMs: minute * 60_000, h: new Histogram(), d: [] }));
-      this.lastMinute[g] = minute;
-      this.last[g] = f = e;
+      f = { g, minuteMs: minute * 60_000, sum: 0, d: [] };
+      m.set(minute, f);
+      this.list.push(f);
     }
-    f.h.record(us);
+    f.sum += us;
     f.d.push(us);
   }
 
   folds(): GroupFold[] {
-    return [...this.byKey.values()].map(({ g, minuteMs, h, d }) => ({
-      g,
-      minuteMs,
-      count: h.count,
-      sum: h.sum,
-      min: h.min,
-      max: h.max,
-      ...h.toSparse(),
-      durations: d,
-    }));
+    return this.list.map(({ g, minuteMs, sum, d }) => {
+      d.sort((a, b) => a - b);
+      return {
+        g,
+        minuteMs,
+        count: d.length,
+        sum,
+        min: d[0]!,
+        max: d[d.length - 1]!,
+        ...sortedBuckets(d),
+        durations: d,
+      };
+    });
   }
+}
+
+/** The sparse histogram of ascending durations (what Histogram.record of each would give). */
+function sortedBuckets(sorted: number[]): SparseHistogram {
+  const idx: number[] = [];
+  const cnt: number[] = [];
+  let last = NaN;
+  for (const us of sorted) {
+    const i = bucketIndex(us);
+    if (i === last) cnt[cnt.length - 1]!++;
+    else {
+      idx.push(i);
+      cnt.push(1);
+      last = i;
+    }
+  }
+  return { idx, cnt };
+}
+
+/** Two sparse histograms added (ascending indices in, ascending out). */
+function addSparse(a: SparseHistogram, b: SparseHistogram): SparseHistogram {
+  const idx: number[] = [];
+  const cnt: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.idx.length || j < b.idx.length) {
+    const x = i < a.idx.length ? a.idx[i]! : Infinity;
+    const y = j < b.idx.length ? b.idx[j]! : Infinity;
+    if (x === y) {
+      idx.push(x);
+      cnt.push(a.cnt[i++]! + b.cnt[j++]!);
+    } else if (x < y) {
+      idx.push(x);
+      cnt.push(a.cnt[i++]!);
+    } else {
+      idx.push(y);
+      cnt.push(b.cnt[j++]!);
+    }
+  }
+  return { idx, cnt };
 }
 
 /** Folds of several exports merged per (series, resource, minute): one histogram row each. */
 export function mergeFolds(lists: SpanFold[][]): SpanFold[] {
+  if (lists.length === 1) return lists[0]!;
   const out = new Map<string, SpanFold>();
   for (const list of lists)
     for (const f of list) {
@@ -77,17 +129,13 @@ export function mergeFolds(lists: SpanFold[][]): SpanFold[] {
         out.set(key, f);
         continue;
       }
-      const h = Histogram.fromSparse(m);
-      h.addSparse(f);
-      const { idx, cnt } = h.toSparse();
       out.set(key, {
         ...m,
         count: m.count + f.count,
         sum: m.sum + f.sum,
         min: Math.min(m.min, f.min),
         max: Math.max(m.max, f.max),
-        idx,
-        cnt,
+        ...addSparse(m, f),
         durations: m.durations.concat(f.durations),
       });
     }
@@ -136,20 +184,34 @@ export function histogramRows(folds: SpanFold[]): Buffer {
 }
 
 /**
- * COPY rows for `span_durations (received_day, series_id, minute, durations, sorted)`: each
- * array sorted ascending, so SLO counting finds a threshold's good events by binary search.
+ * COPY rows for `span_durations (received_day, series_id, minute, durations, sorted)`: one row
+ * per (series, minute) of the transaction (the table has no resource: the folds of a series'
+ * resources go into one array), each array sorted ascending, so SLO counting finds a
+ * threshold's good events by binary search.
  */
 export function durationRows(folds: SpanFold[], day: string): Buffer {
   const dayNumber = Date.parse(`${day}T00:00:00Z`) / 86_400_000 - PG_EPOCH_DAY;
-  const rows = new CopyRows(folds.reduce((n, f) => n + 72 + f.durations.length * 12, 16));
+  const bySeriesMinute = new Map<string, SpanFold[]>();
   for (const f of folds) {
+    const key = `${f.seriesId}:${f.minuteMs}`;
+    const same = bySeriesMinute.get(key);
+    if (same) same.push(f);
+    else bySeriesMinute.set(key, [f]);
+  }
+  const rows = new CopyRows(folds.reduce((n, f) => n + 72 + f.durations.length * 12, 16));
+  for (const same of bySeriesMinute.values()) {
+    const f = same[0]!;
     rows.reserve(2 + 8 + 12 + 12);
     rows.row(5);
     rows.length = rows.buf.writeInt32BE(4, rows.length);
     rows.length = rows.buf.writeInt32BE(dayNumber, rows.length);
     rows.int8(f.seriesId);
     rows.timestampMs(f.minuteMs);
-    array(rows, FLOAT8_OID, 8, Float64Array.from(f.durations).sort());
+    const durations =
+      same.length === 1
+        ? Float64Array.from(f.durations)
+        : Float64Array.from(same.flatMap((x) => x.durations));
+    array(rows, FLOAT8_OID, 8, durations.sort());
     rows.reserve(5);
     rows.bool(true);
   }

@@ -51,9 +51,21 @@ export async function storeTraces(
   await registry.link([...links.values()]);
   const { rows, count } = fillIds(d, ids);
   const folds: SpanFold[] = [];
-  for (const { g, ...f } of d.folds) {
-    const id = ids[g];
-    if (id) folds.push({ ...f, seriesId: id[0], resourceId: id[1] });
+  for (const f of d.folds) {
+    const id = ids[f.g];
+    if (id)
+      folds.push({
+        minuteMs: f.minuteMs,
+        count: f.count,
+        sum: f.sum,
+        min: f.min,
+        max: f.max,
+        idx: f.idx,
+        cnt: f.cnt,
+        durations: f.durations,
+        seriesId: id[0],
+        resourceId: id[1],
+      });
   }
   const written = await writer.write(rows, count, d.minStartMs, folds);
   return { ...written, dropped };
