@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
+import type { Arriving } from '@onset/contract';
 import { pairEdges, pairingProgressOf } from '../src/edges/pairing.ts';
 import { Registry } from '../src/otlp/registry.ts';
 import { Partitions } from '../src/db/partitions.ts';
@@ -129,6 +130,22 @@ describe('edge pairing: the caller-vs-callee gap', () => {
     });
     expect(again.pairs).toBe(0);
     expect((await quantile('checkout', 'gap')).count).toBe(calls);
+
+    // The overview counts calls, not views: the edge's three views under the caller are the
+    // same calls again, and list the callee's host.
+    const arriving = (await (
+      await fetch(`${server.url}/api/v1/arriving?from=now-1h`)
+    ).json()) as Arriving;
+    const svc = (name: string) => arriving.services.find((x) => x.service === name);
+    expect(svc('checkout')).toMatchObject({ calls: calls + 1, hosts: ['checkout-1'] });
+    expect(svc('urlite')).toMatchObject({ calls, hosts: ['urlite-1'] });
+    expect(arriving.hosts.find((h) => h.host === 'urlite-1')).toMatchObject({
+      services: ['urlite'],
+      calls,
+    });
+    // The latest minute's levels are the service's own spans (the caller's ~40 ms calls), not
+    // a mixture with the edge's ~1 ms server view.
+    expect(svc('checkout')!.last_minute!.p50_ms).toBeGreaterThan(39);
   });
 
   it('reads the calls of a slice in batches (ONSET_PAIR_BATCH) without losing or doubling one, and reports progress', async () => {

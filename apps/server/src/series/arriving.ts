@@ -3,6 +3,11 @@
  * window, the calls, and the p50/p99 of the latest minute with calls. It is
  * what a newcomer's overview shows before anything has regressed, so one can
  * see that the agent's or the SDK's data is landing.
+ *
+ * Calls, hosts and levels are the service's own spans: pairing files an edge's
+ * client, server and gap views under the caller with the callee's resource
+ * (edges/pairing.ts), so rows whose resource is another service's are views of
+ * calls counted already, on hosts that are not the caller's.
  */
 import { Histogram } from '@onset/core';
 import type { Arriving } from '@onset/contract';
@@ -28,6 +33,7 @@ export async function arriving(pool: Pool, fromMs: number, toMs: number): Promis
   }>(
     `SELECT s.service, r.host, count(DISTINCT c.series_id) AS series, sum(c.count) AS calls, max(c.at) AS last_at
        FROM (${counts}) c JOIN series s ON s.id = c.series_id JOIN resources r ON r.id = c.resource_id
+      WHERE r.service = s.service
       GROUP BY s.service, r.host`,
     args,
   );
@@ -38,15 +44,17 @@ export async function arriving(pool: Pool, fromMs: number, toMs: number): Promis
     args,
   );
   // The latest minute with calls of each service (within the window's last hour), merged
-  // over its series and hosts.
+  // over its own series and hosts.
   const last = await pool.query<{ service: string; at: Date; idx: number[]; cnt: number[] }>(
     `WITH latest AS (
        SELECT s.service, max(h.minute) AS at FROM histograms h JOIN series s ON s.id = h.series_id
+         JOIN resources r ON r.id = h.resource_id AND r.service = s.service
         WHERE h.minute >= greatest($1::timestamptz, $2::timestamptz - interval '1 hour') AND h.minute < $2
         GROUP BY s.service)
      SELECT l.service, l.at, h.idx, h.cnt FROM latest l
        JOIN series s ON s.service = l.service
-       JOIN histograms h ON h.series_id = s.id AND h.minute = l.at`,
+       JOIN histograms h ON h.series_id = s.id AND h.minute = l.at
+       JOIN resources r ON r.id = h.resource_id AND r.service = s.service`,
     args,
   );
   const lastMinute = new Map<string, { at: Date; h: Histogram }>();
