@@ -98,6 +98,8 @@ export interface Received {
   json: any;
   /** What the receiver answered. */
   status: number;
+  /** When it arrived (epoch ms). */
+  at: number;
 }
 
 export interface Receiver {
@@ -136,6 +138,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         raw,
         json,
         status,
+        at: Date.now(),
       });
       res.writeHead(status, { 'content-type': 'text/plain', ...extraHeaders });
       res.end(status < 300 ? 'ok' : 'nope');

@@ -70,6 +70,7 @@ export type PagingState = (typeof PAGING_STATES)[number];
 /** Steps of a lifecycle timeline, in the order they usually happen. */
 export const TIMELINE_KINDS = [
   'detected',
+  'reopened',
   'alerted',
   'silenced',
   'notified',

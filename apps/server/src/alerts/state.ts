@@ -60,21 +60,36 @@ export function titleOf(input: Omit<FireInput, 'title'> & { title?: string }): s
   }).title;
 }
 
+/** Who reopened what an alert is about (a resolved regression), and why. */
+export interface Reopened {
+  by: string | null;
+  comment: string | null;
+}
+
 /**
  * Start an episode for `alertKey` unless one is firing; refresh its numbers
  * (and so its text) if it is. `title` is needed only by a kind without a
- * renderer in alerts/text.ts.
+ * renderer in alerts/text.ts. `reopened`: the subject was reopened by hand;
+ * the episode's history says so first (a new episode is sent like any
+ * other: the same silences, severities and webhooks as an open).
  */
 export async function fireAlert(
   db: Queryable,
   fire: Omit<FireInput, 'title'> & { title?: string },
   now = Date.now(),
+  reopened?: Reopened,
 ): Promise<{ alert: AlertRow; created: boolean }> {
   const input: FireInput = { ...fire, title: titleOf(fire) };
   return inTx(db, async (c) => {
     const inserted = await insertFiring(c, input, now);
-    if (!inserted) return { alert: (await refreshFiring(c, input, now))!, created: false };
+    if (!inserted) {
+      const alert = (await refreshFiring(c, input, now))!;
+      if (reopened)
+        await addEvent(c, alert.id, 'reopened', now, reopenDetail(reopened), reopened.by);
+      return { alert, created: false };
+    }
     let alert = inserted;
+    if (reopened) await addEvent(c, alert.id, 'reopened', now, reopenDetail(reopened), reopened.by);
     await addEvent(c, alert.id, 'firing', now, {
       severity: alert.severity,
       burn_rate: alert.burn_rate,
@@ -91,6 +106,18 @@ export async function fireAlert(
     }
     return { alert, created: true };
   });
+}
+
+const reopenDetail = (r: Reopened) => (r.comment ? { comment: r.comment } : {});
+
+/**
+ * When a transition happens: the caller's `now` (a pass's start, or a time
+ * a test runs as) unless the wall clock is past it. A detection pass over
+ * many series commits its transitions minutes after it started; dated at
+ * its start, a resolve (and its delivery) read as older than what caused it.
+ */
+export function happeningAt(now: number): number {
+  return Math.max(now, Date.now());
 }
 
 /** End the firing episode of `alertKey`, if any; webhooks that got its firing get its resolved. */

@@ -91,6 +91,9 @@ export function alertTimeline(
       case 'notified':
         sentAt = at; // queued for the webhooks: their results follow
         break;
+      case 'reopened':
+        out.push(entry('reopened', at, { ...base, actor: e.actor, comment: text(d.comment) }));
+        break;
       case 'silenced':
         out.push(
           entry('silenced', at, {
@@ -126,6 +129,7 @@ export function alertTimeline(
 const ORDER = new Map<string, number>(
   [
     'detected',
+    'reopened',
     'alerted',
     'silenced',
     'notify_pending',

@@ -8,7 +8,7 @@
  */
 import { regressionAlertKey, type Regression } from '@onset/contract';
 import { regressionSeverity, type MinutePoint, type StepChange } from '@onset/core';
-import { acknowledgeAlert, fireAlert, resolveAlert } from '../alerts/state.ts';
+import { acknowledgeAlert, fireAlert, resolveAlert, type Reopened } from '../alerts/state.ts';
 import { firingAlertId, type AlertRow } from '../alerts/store.ts';
 import { slosCoveringSeries, type Queryable } from '../slos/store.ts';
 
@@ -85,7 +85,7 @@ export async function regressionAlerted(
 export async function raiseRegressionAlert(
   db: Queryable,
   regression: RegressionForAlert,
-  opts: { now?: number } = {},
+  opts: { now?: number; reopened?: Reopened } = {},
 ): Promise<AlertRow> {
   const now = opts.now ?? Date.now();
   const touched = await slosCoveringSeries(db, regression);
@@ -129,8 +129,26 @@ export async function raiseRegressionAlert(
       },
     },
     now,
+    opts.reopened,
   );
   return alert;
+}
+
+/**
+ * A regression reopened by hand pages by the same policy as an open: a new
+ * episode (its own dedup_key, so receivers open a new incident), with the
+ * severity, silences and webhooks of any firing, its history starting with
+ * who reopened it and why. One that never alerted (its step had not held,
+ * or a burst) is left to the detector's hold, as when it opened; one whose
+ * alert still fires (it was acknowledged) records the reopen on that alert.
+ */
+export async function reopenRegressionAlert(
+  db: Queryable,
+  regression: RegressionForAlert,
+  reopened: Reopened,
+): Promise<AlertRow | null> {
+  if (!(await regressionAlerted(db, regression.id))) return null;
+  return raiseRegressionAlert(db, regression, { reopened });
 }
 
 /** Refresh the alert of a regression only if it is firing (e.g. its attribution changed). */

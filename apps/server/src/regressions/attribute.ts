@@ -16,6 +16,7 @@ import {
 } from '@onset/core';
 import type { PoolClient } from '../db/pool.ts';
 import { touchesSeriesSql } from '../deploys/queries.ts';
+import { happeningAt } from '../alerts/state.ts';
 import { refreshRegressionAlertIfFiring } from './alerting.ts';
 import { detectOptionsFor } from './detect-options.ts';
 import { regressionJson, writeAttribution, type RegressionRow } from './store.ts';
@@ -59,7 +60,7 @@ export async function attribute(
     JSON.stringify(cohort) !== JSON.stringify(r.cohort);
   const row = await writeAttribution(c, r.id, { suspects, cohort, host, nowMs: now });
   if (opts.alert && changed && row && row.status !== 'resolved') {
-    await refreshRegressionAlertIfFiring(c, regressionJson(row), { now });
+    await refreshRegressionAlertIfFiring(c, regressionJson(row), { now: happeningAt(now) });
   }
   return found;
 }

@@ -20,6 +20,7 @@ import {
   type MinutePoint,
 } from '@onset/core';
 import type { PoolClient } from '../db/pool.ts';
+import { happeningAt } from '../alerts/state.ts';
 import { regressionsDetected, regressionsHeld } from '../observability/metrics.ts';
 import {
   HOLD_DECIDED_POINTS,
@@ -107,7 +108,8 @@ export async function commit(
       : false;
     for (const id of newHeadlines) {
       const row = await regressionById(c, id, { unresolved: true });
-      if (row) await refreshRegressionAlertIfFiring(c, regressionJson(row), { now });
+      if (row)
+        await refreshRegressionAlertIfFiring(c, regressionJson(row), { now: happeningAt(now) });
     }
     await writeStates(
       c,
@@ -400,7 +402,7 @@ async function updateOpen(
       if (bursts.has(id) && !(await regressionAlerted(c, id))) await markTransient(c, id);
       if (!wasPending)
         await resolveRegressionAlert(c, id, {
-          now,
+          now: happeningAt(now),
           reason: 'latency returned to the before level',
         });
     } else {
@@ -409,7 +411,7 @@ async function updateOpen(
       const hold = held.get(id);
       if (wasPending ? hold !== false : hold === true && !(await regressionAlerted(c, id))) {
         const fresh = await regressionById(c, id);
-        await raiseRegressionAlert(c, regressionJson(fresh!), { now });
+        await raiseRegressionAlert(c, regressionJson(fresh!), { now: happeningAt(now) });
       }
     }
   }
@@ -417,7 +419,7 @@ async function updateOpen(
   for (const id of [...pendingAlerts]) {
     pendingAlerts.delete(id);
     const fresh = await regressionById(c, id, { unresolved: true });
-    if (fresh) await raiseRegressionAlert(c, regressionJson(fresh), { now });
+    if (fresh) await raiseRegressionAlert(c, regressionJson(fresh), { now: happeningAt(now) });
   }
   return members.length > 0;
 }

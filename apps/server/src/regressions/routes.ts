@@ -10,7 +10,11 @@ import type { AppContext } from '../context.ts';
 import { withTransaction } from '../db/pool.ts';
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
-import { acknowledgeRegressionAlert, resolveRegressionAlert } from './alerting.ts';
+import {
+  acknowledgeRegressionAlert,
+  reopenRegressionAlert,
+  resolveRegressionAlert,
+} from './alerting.ts';
 import { runDetect, settledArrivalMs } from './pass.ts';
 import { readLastPass } from './state.ts';
 import { lastFinishedOf, progressOf } from './budget.ts';
@@ -154,9 +158,18 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
     },
   );
 
-  action('reopen', 'Reopen a resolved or acknowledged regression', async (c, r) => {
-    return markOpen(c, r.id);
-  });
+  action(
+    'reopen',
+    'Reopen a resolved or acknowledged regression; its alert fires again (pages by the policy of an open)',
+    async (c, r, body) => {
+      const row = await markOpen(c, r.id);
+      await reopenRegressionAlert(c, regressionJson(row), {
+        by: body.by ?? null,
+        comment: body.comment ?? null,
+      });
+      return row;
+    },
+  );
 
   api.post(
     '/detect',

@@ -300,8 +300,10 @@ export async function runSloPass(
     running.delete(pool);
   }
   const t2 = performance.now();
-  const changes = await reconcileSloAlerts(pool, firing, now);
-  const released = await releaseUnsilenced(pool, now);
+  // Transitions are dated when they happen: after evaluating every SLO, not at the pass's start.
+  const at = opts.now ?? Date.now();
+  const changes = await reconcileSloAlerts(pool, firing, at);
+  const released = await releaseUnsilenced(pool, at);
   const t3 = performance.now();
   const r = (x: number) => Math.round(x);
   return {

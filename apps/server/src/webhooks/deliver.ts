@@ -201,6 +201,9 @@ async function attemptOne(
   const o = await post(url, body, headers, opts.timeoutMs, opts.egress);
   observeAttempt(d.format, o);
   const ok = o.status_code !== null && o.status_code >= 200 && o.status_code < 300;
+  // Dated when the receiver answered, not when the pass began: a pass that waits on slow
+  // receivers reaches deliveries enqueued after it started, and must not date them earlier.
+  const at = Math.max(opts.now, Date.now());
   const attempts = d.attempts + 1;
   let outcome: 'delivered' | 'retrying' | 'failed';
   let next: number | null = null;
@@ -209,8 +212,7 @@ async function attemptOne(
     outcome = 'retrying';
     const backoff = retryDelay(attempts, opts, opts.random);
     next =
-      opts.now +
-      Math.min(Math.max(backoff, o.retry_after_ms ?? 0), Math.max(opts.maxDelayMs, backoff));
+      at + Math.min(Math.max(backoff, o.retry_after_ms ?? 0), Math.max(opts.maxDelayMs, backoff));
   } else outcome = 'failed';
   await pool.query(
     `WITH a AS (INSERT INTO webhook_attempts (delivery_id, at, status_code, error, duration_ms, response)
@@ -221,7 +223,7 @@ async function attemptOne(
       WHERE id = $1`,
     [
       d.id,
-      new Date(opts.now),
+      new Date(at),
       o.status_code,
       o.error,
       o.duration_ms,

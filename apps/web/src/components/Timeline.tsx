@@ -25,6 +25,8 @@ export function timelineText(e: TimelineEntry): string {
       return `${resolve ? 'resolve ' : ''}delivery to ${who(e)} failing (${failureText({ last_status_code: e.status_code, last_error: e.error })})`;
     case 'notify_pending':
       return `${resolve ? 'resolve ' : ''}delivery to ${who(e)} queued`;
+    case 'reopened':
+      return `reopened${by}${e.alert_id ? ` · alert ${e.alert_id}` : ''}`;
     case 'acknowledged':
       return `acknowledged${by}`;
     case 'resolved':
