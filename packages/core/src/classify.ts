@@ -56,10 +56,79 @@ function clip(s: string): string {
   return s.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_LABEL - 1 : MAX_LABEL);
 }
 
+/*
+ * The SDKs' conventions, old and new (docs/api.md "Span conventions"): HTTP
+ * `http.request.method` / `http.method`, `http.route` / `url.template`, `url.full` / `http.url`, `url.path` /
+ * `http.target`, `server.address` / `net.peer.name`; RPC `rpc.system`,
+ * `rpc.service`, `rpc.method`; databases `db.system.name` / `db.system`,
+ * `db.query.summary`, `db.operation.name` / `db.operation`,
+ * `db.collection.name` / `db.sql.table`.
+ */
+const httpMethod = (a: Attributes) => str(a['http.request.method']) ?? str(a['http.method']);
+const isRpc = (a: Attributes) => str(a['rpc.system']) !== undefined;
+const isDb = (a: Attributes) => (str(a['db.system.name']) ?? str(a['db.system'])) !== undefined;
+
+/** A span name that says no more than its method: `GET` (Python's requests), `HTTP GET` (Go's otelhttp). */
+function onlyMethod(spanName: string, method: string): boolean {
+  const n = spanName.trim().toUpperCase();
+  const m = method.toUpperCase();
+  return n === m || n === `HTTP ${m}` || n === '' || n === 'HTTP';
+}
+
+/** The path of a request's URL without its query: `url.path`, `http.target`, else from `url.full` / `http.url`. */
+function urlPath(a: Attributes): string | undefined {
+  const direct = str(a['url.path']) ?? str(a['http.target']);
+  if (direct) return direct.split(/[?#]/)[0] || '/';
+  const full = str(a['url.full']) ?? str(a['http.url']);
+  if (!full) return undefined;
+  try {
+    return new URL(full).pathname;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The host a request's URL names (`url.full` / `http.url`), for a client span without `server.address`. */
+function urlHost(a: Attributes): string | undefined {
+  const full = str(a['url.full']) ?? str(a['http.url']);
+  if (!full) return undefined;
+  try {
+    return new URL(full).hostname || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function requestName(spanName: string, a: Attributes): string {
+  const method = httpMethod(a);
+  // http.route on servers; url.template is the client side's (newer conventions).
+  const route = str(a['http.route']) ?? str(a['url.template']);
+  if (method && route) return `${method.toUpperCase()} ${route}`;
+  if (method && onlyMethod(spanName, method)) {
+    // A bare method names nothing: the URL's path, templated, says which call it was.
+    const path = urlPath(a);
+    if (path) return templateName(`${method.toUpperCase()} ${path}`);
+    return method.toUpperCase();
+  }
+  if (isRpc(a)) {
+    const service = str(a['rpc.service']);
+    const method = str(a['rpc.method']);
+    if (method) return method.includes('/') || !service ? method : `${service}/${method}`;
+  }
+  if (isDb(a)) {
+    const summary = str(a['db.query.summary']);
+    if (summary) return templateName(summary);
+    const op = str(a['db.operation.name']) ?? str(a['db.operation']);
+    const target = str(a['db.collection.name']) ?? str(a['db.sql.table']);
+    if (op) return target ? `${op} ${target}` : op;
+  }
+  return templateName(spanName);
+}
+
 export function classifyOp(spanName: string, attrs: Attributes): Op {
   const explicit = str(attrs['onset.op']);
   if (explicit && EXPLICIT_OPS.has(explicit)) return explicit as Op;
-  if (str(attrs['http.request.method']) ?? str(attrs['http.method'])) return 'request';
+  if (httpMethod(attrs) || isRpc(attrs) || isDb(attrs)) return 'request';
   const n = spanName.toLowerCase();
   if (SPAWN_NAMES.has(n)) return 'spawn';
   if (FSYNC_NAMES.has(n)) return 'fsync';
@@ -83,11 +152,8 @@ export function classifyView(kind: number): View {
  */
 export function observationName(op: Op, spanName: string, attrs: Attributes): string {
   switch (op) {
-    case 'request': {
-      const method = str(attrs['http.request.method']) ?? str(attrs['http.method']);
-      const route = str(attrs['http.route']);
-      return clip(method && route ? `${method.toUpperCase()} ${route}` : templateName(spanName));
-    }
+    case 'request':
+      return clip(requestName(spanName, attrs));
     case 'spawn':
       return clip(str(attrs['process.executable.name']) ?? spanName);
     case 'fsync':
@@ -104,9 +170,16 @@ export function classifySpan(
 ): SeriesLabels {
   const op = classifyOp(span.name, span.attributes);
   const view = classifyView(span.kind);
+  const a = span.attributes;
   const peer =
     view === 'client'
-      ? clip(str(span.attributes['peer.service']) ?? str(span.attributes['server.address']) ?? '')
+      ? clip(
+          str(a['peer.service']) ??
+            str(a['server.address']) ??
+            str(a['net.peer.name']) ??
+            urlHost(a) ??
+            '',
+        )
       : '';
   return {
     service: resource.service,

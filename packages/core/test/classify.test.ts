@@ -82,4 +82,95 @@ describe('classifySpan', () => {
     ).toBe('fsync');
     expect(classifySpan({ name: 'compute', kind: 1, attributes: {} }, res).op).toBe('other');
   });
+
+  describe('spans as the official SDKs send them', () => {
+    const client = (name: string, attributes: Record<string, string | number>) =>
+      classifySpan({ name, kind: SpanKind.CLIENT, attributes }, res);
+    it("names Python requests' bare GET (old HTTP conventions) by its URL's path, templated, with the URL's host as peer", () => {
+      expect(
+        client('GET', {
+          'http.method': 'GET',
+          'http.url': 'http://api.internal:8080/items/42?verbose=1',
+          'http.status_code': 200,
+        }),
+      ).toMatchObject({ op: 'request', name: 'GET /items/{id}', peer: 'api.internal' });
+    });
+    it("names Go otelhttp's `HTTP GET` by url.full's path, peer server.address", () => {
+      expect(
+        client('HTTP GET', {
+          'http.request.method': 'GET',
+          'url.full': 'http://127.0.0.1:9000/orders/981',
+          'server.address': '127.0.0.1',
+        }),
+      ).toMatchObject({ op: 'request', name: 'GET /orders/{id}', peer: '127.0.0.1' });
+    });
+    it('names an old-convention server span by http.target without its query', () => {
+      expect(
+        classifySpan(
+          {
+            name: 'GET',
+            kind: SpanKind.SERVER,
+            attributes: { 'http.method': 'GET', 'http.target': '/items/42?q=1' },
+          },
+          res,
+        ),
+      ).toMatchObject({ op: 'request', view: 'server', name: 'GET /items/{id}', peer: '' });
+    });
+    it('takes the peer from net.peer.name (old conventions)', () => {
+      expect(client('GET', { 'http.method': 'GET', 'net.peer.name': 'stock' }).peer).toBe('stock');
+    });
+    it('keeps a declared route, and a span name that is more than its method', () => {
+      expect(
+        client('GET', {
+          'http.method': 'GET',
+          'http.route': '/items/{id}',
+          'http.url': 'http://x/items/1',
+        }),
+      ).toMatchObject({ name: 'GET /items/{id}' });
+      expect(
+        client('GET /users/12345', { 'http.request.method': 'GET', 'url.full': 'http://x/other' }),
+      ).toMatchObject({ name: 'GET /users/{id}' });
+    });
+    it("takes a client span's url.template as its route", () => {
+      expect(
+        client('GET', {
+          'http.request.method': 'GET',
+          'url.template': '/items/{id}',
+          'url.full': 'http://x/items/7',
+        }).name,
+      ).toBe('GET /items/{id}');
+    });
+    it('a bare method with no URL at all stays the method (nothing better is known)', () => {
+      expect(client('GET', { 'http.request.method': 'GET' }).name).toBe('GET');
+    });
+    it('names RPC calls service/method (old rpc.service + rpc.method, or a full rpc.method)', () => {
+      expect(
+        client('shop.Cart/Add', {
+          'rpc.system': 'grpc',
+          'rpc.service': 'shop.Cart',
+          'rpc.method': 'Add',
+        }),
+      ).toMatchObject({ op: 'request', name: 'shop.Cart/Add' });
+      expect(client('x', { 'rpc.system': 'grpc', 'rpc.method': 'shop.Cart/Add' }).name).toBe(
+        'shop.Cart/Add',
+      );
+    });
+    it('names database calls by their query summary or operation and table, old and new conventions', () => {
+      expect(
+        client('SELECT shop.orders', {
+          'db.system': 'postgresql',
+          'db.operation': 'SELECT',
+          'db.sql.table': 'orders',
+          'db.statement': 'SELECT * FROM orders WHERE id = 42',
+        }),
+      ).toMatchObject({ op: 'request', name: 'SELECT orders' });
+      expect(
+        client('SELECT orders', {
+          'db.system.name': 'postgresql',
+          'db.query.summary': 'SELECT orders',
+          'server.address': 'db-1',
+        }),
+      ).toMatchObject({ op: 'request', name: 'SELECT orders', peer: 'db-1' });
+    });
+  });
 });
