@@ -21,6 +21,8 @@ const RUNNER = path.join(HERE, 'ruptures_runner.py');
 export interface RupturesAnswer {
   pelt: number[];
   binseg: number[];
+  /** PELT with every change under `minRatio` merged away (ruptures_runner.py). */
+  pelt_min_ratio: number[];
 }
 
 async function venvPython(): Promise<string | { error: string }> {
@@ -51,6 +53,7 @@ async function venvPython(): Promise<string | { error: string }> {
 
 export async function runRuptures(
   series: ReadonlyArray<{ name: string; values: ReadonlyArray<number | null> }>,
+  minRatio: number,
 ): Promise<Map<string, RupturesAnswer> | { error: string }> {
   const py = await venvPython();
   if (typeof py !== 'string') return py;
@@ -59,12 +62,15 @@ export async function runRuptures(
     const input = path.join(dir, 'in.jsonl');
     const output = path.join(dir, 'out.jsonl');
     await writeFile(input, series.map((s) => JSON.stringify(s)).join('\n') + '\n');
-    const r = spawnSync(py, [RUNNER, input, output], { encoding: 'utf8', timeout: 600_000 });
+    const r = spawnSync(py, [RUNNER, input, output, String(minRatio)], {
+      encoding: 'utf8',
+      timeout: 600_000,
+    });
     if (r.status !== 0) return { error: `ruptures runner failed: ${r.stderr.trim().slice(-400)}` };
     const out = new Map<string, RupturesAnswer>();
     for (const line of (await readFile(output, 'utf8')).split('\n').filter(Boolean)) {
-      const a = JSON.parse(line) as RupturesAnswer & { name: string };
-      out.set(a.name, { pelt: a.pelt, binseg: a.binseg });
+      const { name, ...a } = JSON.parse(line) as RupturesAnswer & { name: string };
+      out.set(name, a);
     }
     return out;
   } finally {

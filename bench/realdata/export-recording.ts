@@ -42,6 +42,10 @@ try {
     table: 'minute',
   });
   let paths = 0;
+  const names = new Map<string, string>();
+  for (const s of series) names.set(s.id, s.name.startsWith('/') ? `path#${++paths}` : s.name);
+  const label = (s: { service: string; op: string; view: string; id: string }) =>
+    `${s.service} ${s.op} ${s.view} ${names.get(s.id)}`;
   const out: RecordedSeries[] = [];
   for (const s of series) {
     const ps = points.get(Number(s.id));
@@ -51,7 +55,7 @@ try {
       service: s.service,
       op: s.op,
       view: s.view,
-      name: s.name.startsWith('/') ? `path#${++paths}` : s.name,
+      name: names.get(s.id)!,
       t0,
       points: ps.map((p) => [
         Math.round(p.t / 60_000) - t0,
@@ -61,10 +65,23 @@ try {
       ]),
     });
   }
+  // What the recording server's own passes opened, to compare the replay with.
+  const { rows: opened } = await client.query<{
+    id: string;
+    service: string;
+    op: string;
+    view: string;
+    onset: Date;
+    metric: string;
+  }>(
+    `SELECT s.id, s.service, s.op, s.view, r.onset, r.metric
+       FROM regressions r JOIN series s ON s.id = r.series_id ORDER BY r.onset`,
+  );
   await writeRecording(args.out, {
     about: args.about!,
     from: new Date(fromMs).toISOString(),
     to: new Date(toMs).toISOString(),
+    live: opened.map((r) => ({ series: label(r), onset: r.onset.toISOString(), metric: r.metric })),
     series: out,
   });
   const n = out.reduce((a, s) => a + s.points.length, 0);

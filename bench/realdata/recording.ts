@@ -26,6 +26,8 @@ export interface Recording {
   about: string;
   from: string;
   to: string;
+  /** The regressions the recording server's own detection passes opened. */
+  live: Array<{ series: string; onset: string; metric: string }>;
   series: RecordedSeries[];
 }
 

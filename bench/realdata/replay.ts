@@ -44,6 +44,12 @@ for (const file of files) {
   console.log(
     `${path.basename(file)}: ${rec.from} .. ${rec.to} (${hours.toFixed(2)} h), ${r.series} series, ${r.minutes} minutes with data, ${r.seriesDays.toFixed(2)} series-days: ${r.regressions.length} regressions opened (${(r.regressions.length / r.seriesDays).toFixed(4)} per series-day), ${r.improvements} improvements`,
   );
+  const replayed = new Set(r.regressions.map((o) => `${o.series} ${o.onset}`));
+  const live = rec.live ?? [];
+  const same = live.filter((o) => replayed.has(`${o.series} ${o.onset}`)).length;
+  console.log(
+    `  the recording server's own passes opened ${live.length} (${same} of them also in this replay)`,
+  );
   totals.series += r.series;
   totals.minutes += r.minutes;
   totals.seriesDays += r.seriesDays;
