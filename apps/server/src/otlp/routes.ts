@@ -161,8 +161,15 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
         throw badRequest(
           `all ${norm.rejected} data points were rejected: ${norm.reasons.join('; ')}`,
         );
-      const { stored, dropped } = await storeMetricPoints(pool, registry, partitions, norm.points);
+      const { stored, dropped, covered } = await storeMetricPoints(
+        pool,
+        registry,
+        partitions,
+        norm.points,
+      );
       stats.accepted('data_points', norm.points.length - dropped, 0);
+      // Calls the metrics describe that the same series' spans already count (store-metrics.ts).
+      if (covered) stats.accepted('metric_calls', 0, covered);
       deps.onIngested?.('metrics', stored);
       return respond(
         reply,

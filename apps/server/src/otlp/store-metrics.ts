@@ -13,23 +13,51 @@ const DELTA_LAYOUT = 'delta';
 const DELTA_INTERVALS_KEPT = 64;
 
 const toMicros = (ms: number) => Math.round(ms * 1000);
+/** A series with spans this long before a metric point counts its calls from the spans. */
+const SPANS_PREFERRED_MS = 60 * 60_000;
+
+/**
+ * The series among `ids` that stored spans since `sinceMs` (span_durations: one row per series
+ * and minute of a transaction, indexed by series and minute).
+ */
+async function seriesWithSpans(pool: Pool, ids: number[], sinceMs: number): Promise<Set<number>> {
+  if (!ids.length) return new Set();
+  const { rows } = await pool.query<{ series_id: string }>(
+    `SELECT DISTINCT series_id FROM span_durations WHERE series_id = ANY($1::bigint[]) AND minute >= $2`,
+    [ids, new Date(sinceMs)],
+  );
+  return new Set(rows.map((r) => Number(r.series_id)));
+}
 
 /**
  * Store latency histogram points. Cumulative streams are turned into deltas
  * against the last point seen (kept in metric_streams, in the sender's
  * buckets), then placed as observations, all in one transaction.
+ *
+ * Each call is counted once: an SDK that also exports its HTTP metrics (the
+ * Java agent does by default) describes the same calls its spans do, in the
+ * same series. A series that stored spans in the hour before a point keeps
+ * only the spans: the point advances its stream (so a later point diffs
+ * against it) but adds no observations (`covered`). Metrics stay the source
+ * of what has no spans.
  */
 export async function storeMetricPoints(
   pool: Pool,
   registry: Registry,
   partitions: Partitions,
   points: MetricPoint[],
-): Promise<{ stored: number; dropped: number }> {
-  if (!points.length) return { stored: 0, dropped: 0 };
+): Promise<{ stored: number; dropped: number; covered: number }> {
+  if (!points.length) return { stored: 0, dropped: 0, covered: 0 };
   const admitted = await admitObservations(registry, points);
   const { seriesIds, resourceIds, dropped } = admitted;
   points = admitted.kept;
-  if (!points.length) return { stored: 0, dropped };
+  if (!points.length) return { stored: 0, dropped, covered: 0 };
+  const withSpans = await seriesWithSpans(
+    pool,
+    [...new Set(points.map((p) => seriesIds.get(seriesKey(p.series))!))],
+    Math.min(...points.map((p) => p.timeMs)) - SPANS_PREFERRED_MS,
+  );
+  let covered = 0;
   const links = new Map<string, [number, number]>();
   for (const p of points) {
     const s = seriesIds.get(seriesKey(p.series))!;
@@ -131,8 +159,13 @@ export async function storeMetricPoints(
       if (!native.cnt.length) continue;
       const delta = placeNative(native, p.toUs);
       if (delta.count === 0) continue;
+      const sid = seriesIds.get(seriesKey(p.series))!;
+      if (withSpans.has(sid)) {
+        covered += delta.count;
+        continue;
+      }
       const sp = delta.toSparse();
-      values[0]!.push(seriesIds.get(seriesKey(p.series)));
+      values[0]!.push(sid);
       values[1]!.push(resourceIds.get(resourceKey(p.resource)));
       values[2]!.push(Math.floor(p.timeMs / 60_000) * 60_000);
       values[3]!.push(delta.count);
@@ -180,5 +213,5 @@ export async function storeMetricPoints(
     }
     return stored;
   });
-  return { stored, dropped };
+  return { stored, dropped, covered };
 }
