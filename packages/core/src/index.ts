@@ -9,3 +9,4 @@ export * from './hints/index.ts';
 export * from './edges.ts';
 export * from './incidents.ts';
 export * from './host-contention.ts';
+export * from './verdict/index.ts';
