@@ -57,6 +57,16 @@ export interface Config {
   detectShards: number;
   /** A server's shard leases lapse this long after its last renewal (ONSET_DETECT_LEASE_TTL). */
   detectLeaseTtlMs: number;
+  /** Per-service deploy verdict settings (ONSET_VERDICT_SERVICES; docs/verdicts.md). */
+  verdictServices: Record<string, VerdictServiceSettings>;
+}
+
+/** What ONSET_VERDICT_SERVICES may set for a service (the request's query may override each). */
+export interface VerdictServiceSettings {
+  p50Ratio?: number;
+  p99Ratio?: number;
+  minCount?: number;
+  windowMs?: number;
 }
 
 /** Detection shards of a new cluster (ONSET_DETECT_SHARDS; regressions/shards.ts). */
@@ -172,7 +182,62 @@ export const ServerEnv = z.object({
   ONSET_EXEMPLAR_RATE_INTERVAL: envDuration('30s'),
   ONSET_DETECT_SHARDS: envInt(DEFAULT_DETECT_SHARDS),
   ONSET_DETECT_LEASE_TTL: envDuration('30s'),
+  ONSET_VERDICT_SERVICES: optionalString,
 });
+
+const durationText = z.string().transform((s, ctx) => {
+  try {
+    return parseDuration(s);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+});
+
+/** ONSET_VERDICT_SERVICES='{"checkout": {"p50_ratio": 1.05, "window": "15m"}}' */
+const VerdictServices = z.record(
+  z.string(),
+  z
+    .object({
+      p50_ratio: z.number().min(1).max(1000).optional(),
+      p99_ratio: z.number().min(1).max(1000).optional(),
+      min_count: z.number().int().min(1).optional(),
+      window: durationText
+        .refine((ms) => ms >= 60_000 && ms <= 2 * 3_600_000, {
+          message: 'window must be 1m to 2h',
+        })
+        .optional(),
+    })
+    .strict(),
+);
+
+function parseVerdictServices(text: string | undefined): Record<string, VerdictServiceSettings> {
+  if (!text) return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ConfigError(
+      'ONSET_VERDICT_SERVICES must be JSON, e.g. {"checkout": {"p50_ratio": 1.05}}',
+    );
+  }
+  const r = VerdictServices.safeParse(json);
+  if (!r.success)
+    throw new ConfigError(
+      `ONSET_VERDICT_SERVICES: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  return Object.fromEntries(
+    Object.entries(r.data).map(([service, v]) => [
+      service,
+      {
+        ...(v.p50_ratio !== undefined ? { p50Ratio: v.p50_ratio } : {}),
+        ...(v.p99_ratio !== undefined ? { p99Ratio: v.p99_ratio } : {}),
+        ...(v.min_count !== undefined ? { minCount: v.min_count } : {}),
+        ...(v.window !== undefined ? { windowMs: v.window } : {}),
+      },
+    ]),
+  );
+}
 
 /** Variables whose values must never appear in an error message. */
 const SECRET = /TOKEN|PASSWORD|DATABASE_URL/;
@@ -242,6 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exemplarRateIntervalMs: e.ONSET_EXEMPLAR_RATE_INTERVAL,
     detectShards: Math.max(1, e.ONSET_DETECT_SHARDS),
     detectLeaseTtlMs: Math.max(1000, e.ONSET_DETECT_LEASE_TTL),
+    verdictServices: parseVerdictServices(e.ONSET_VERDICT_SERVICES),
   };
   if (!isLoopback(cfg.host) && cfg.tokens.size === 0) {
     throw new ConfigError(

@@ -189,7 +189,7 @@ describe('chooseMethod', () => {
       canaryHosts: ['a', 'b'],
       baselineHosts: ['c', 'd'],
       reason:
-        "the marker names 2 of checkout's 4 hosts: those against the other 2 over the same minutes",
+        'the marker names 2 of the 4 hosts of checkout: those against the other 2 over the same minutes',
     });
     expect(chooseMethod([], hosts, 'checkout').method).toBe('before_after');
     expect(chooseMethod(hosts, hosts, 'checkout').reason).toMatch(

@@ -338,3 +338,9 @@ export async function firingSilencedBy(db: Queryable, silenceId: string): Promis
   );
   return rows.map((r) => r.id);
 }
+
+/** Was an episode ever raised for this key (firing, acknowledged or resolved)? */
+export async function alertEverRaised(db: Queryable, alertKey: string): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM alerts WHERE alert_key = $1 LIMIT 1`, [alertKey]);
+  return rows.length > 0;
+}

@@ -265,3 +265,11 @@ async function foldAndWrite(
     );
   }
 }
+
+/** Arrivals before this instant (epoch ms) are paired and committed; null before the first pairing. */
+export async function pairingCursorMs(db: Pool | PoolClient): Promise<number | null> {
+  const { rows } = await db.query<{ ms: number }>(
+    `SELECT (extract(epoch FROM cursor_at) * 1000)::float8 AS ms FROM pairing_state`,
+  );
+  return rows[0] ? Number(rows[0].ms) : null;
+}

@@ -13,6 +13,7 @@ import type { Pool, PoolClient } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
 import {
   pairEdges,
+  pairingCursorMs,
   pairingProgressOf,
   PAIRING_LAG_MS,
   type PairingResult,
@@ -151,14 +152,6 @@ async function pairAndInfer(
   );
   const inference = await inferMarkers(pool);
   return { pairing, inference };
-}
-
-/** Arrivals before this instant (epoch ms) are paired and committed; null before the first pairing. */
-async function pairingCursorMs(c: PoolClient): Promise<number | null> {
-  const { rows } = await c.query<{ ms: number }>(
-    `SELECT (extract(epoch FROM cursor_at) * 1000)::float8 AS ms FROM pairing_state`,
-  );
-  return rows[0] ? Number(rows[0].ms) : null;
 }
 
 /** The run lock as one run holds it, on its own connection. */

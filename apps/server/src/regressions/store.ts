@@ -351,3 +351,35 @@ export async function markOpen(db: Queryable, id: string): Promise<RegressionRow
   );
   return rows[0]!;
 }
+
+/** A regression that names a deploy its top suspect (a deploy verdict's `regressions`). */
+export interface RegressionNamingDeploy {
+  id: string;
+  series_id: string;
+  service: string;
+  view: string;
+  name: string;
+  peer: string | null;
+  detected_at: Date;
+  reason: string;
+}
+
+/**
+ * Open or acknowledged regressions whose top suspect is this deploy (any marker of
+ * its rollout): each fails the deploy's verdict (docs/verdicts.md).
+ */
+export async function regressionsNamingDeploy(
+  db: Queryable,
+  deployId: string,
+): Promise<RegressionNamingDeploy[]> {
+  const { rows } = await db.query<RegressionNamingDeploy>(
+    `SELECT id::text, series_id::text, service, view, name, NULLIF(peer, '') AS peer, detected_at,
+            COALESCE(suspects -> 0 ->> 'reason', '') AS reason
+       FROM regressions
+      WHERE status IN ('open', 'acknowledged')
+        AND (suspects -> 0 ->> 'deploy_id' = $1 OR (suspects -> 0 -> 'deploy_ids') ? $1)
+      ORDER BY detected_at, id`,
+    [deployId],
+  );
+  return rows;
+}

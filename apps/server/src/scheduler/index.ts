@@ -11,6 +11,7 @@ import { sloTasks } from '../slos/tasks.ts';
 import { regressionTasks } from '../regressions/tasks.ts';
 import { ShardLeases } from '../regressions/shards.ts';
 import { webhookTasks } from '../webhooks/tasks.ts';
+import { verdictTasks } from '../verdicts/tasks.ts';
 import type { FeatureJobs } from './jobs.ts';
 import { DatabaseAvailability } from '../db/availability.ts';
 
@@ -73,6 +74,7 @@ export function backgroundFeatures(deps: SchedulerDeps): FeatureJobs[] {
     webhooks,
     regressionTasks({ pool, registry, partitions, log, leases }),
     grafanaAnnotationTasks({ config, pool, log }),
+    verdictTasks({ config, pool, log, afterPass: webhooks.deliver }),
   ];
 }
 

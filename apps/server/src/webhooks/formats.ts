@@ -226,6 +226,8 @@ function alertmanagerAlert(d: DeliveryToRender): {
   if (a.slo_id) labels.slo_id = a.slo_id;
   if (a.regression_id) labels.regression_id = a.regression_id;
   if (typeof a.details.slo_name === 'string') labels.slo = a.details.slo_name;
+  if (a.type === 'deploy_verdict' && typeof a.details.deploy_id === 'string')
+    labels.deploy_id = a.details.deploy_id;
   const annotations: Record<string, string> = { summary: alertText(a).title };
   const more = description(a);
   if (more) annotations.description = more;

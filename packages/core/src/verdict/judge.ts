@@ -278,7 +278,7 @@ export function chooseMethod(
     method: 'canary',
     canaryHosts: canary,
     baselineHosts: others,
-    reason: `the marker names ${canary.length} of ${scopeName}'s ${canary.length + others.length} hosts: those against the other ${others.length} over the same minutes`,
+    reason: `the marker names ${canary.length} of the ${canary.length + others.length} hosts of ${scopeName}: those against the other ${others.length} over the same minutes`,
   };
 }
 

@@ -8,7 +8,9 @@ export {
   REPLAY_MEMBERS,
   REPLAY_REGRESSIONS,
   replayIncidents,
+  sdkSink,
   Traffic,
   type MarkerIds,
 } from './sdk-replay.ts';
 export { sendIncidents, XSS_DESCRIPTION, type SendOptions } from './otlp-json.ts';
+export { EDGE, lookupCalls, type EdgePair } from './facts.ts';
