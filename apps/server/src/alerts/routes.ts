@@ -13,7 +13,6 @@ import {
   recordSilenceEnded,
   resolveAlert,
   silenceFiringAlerts,
-  type SilenceRecord,
 } from './state.ts';
 import { alertEvents, getAlert, listAlerts, type AlertRow } from './store.ts';
 import { notificationsFor, pagingOf } from './notifications.ts';
@@ -25,8 +24,20 @@ import {
 } from '../regressions/store.ts';
 import { alertBody, snapshotOf } from './snapshot.ts';
 import { baseUrlOf } from '../webhooks/routes.ts';
+import {
+  SILENCE_COLUMNS,
+  silenceJson,
+  silenceRef,
+  silencesByIds,
+  type SilenceRow,
+} from './silences.ts';
 
-function alertJson(a: AlertRow, baseUrl: string, notifications: AlertNotification[] = []) {
+function alertJson(
+  a: AlertRow,
+  baseUrl: string,
+  notifications: AlertNotification[] = [],
+  silence: SilenceRow | null = null,
+) {
   const { details, ...fields } = alertBody(snapshotOf(a), baseUrl);
   return {
     ...fields,
@@ -35,6 +46,7 @@ function alertJson(a: AlertRow, baseUrl: string, notifications: AlertNotificatio
     dedup_key: a.dedup_key,
     notified: a.notified,
     silenced_by: a.silenced_by,
+    silence: silence ? silenceRef(silence) : null,
     acknowledged: a.acknowledged_at
       ? { at: a.acknowledged_at.toISOString(), by: a.acknowledged_by, comment: a.ack_comment }
       : null,
@@ -44,28 +56,26 @@ function alertJson(a: AlertRow, baseUrl: string, notifications: AlertNotificatio
   };
 }
 
-/** Alerts as the API shows them, each with its notifications (one query for all). */
+/** Alerts as the API shows them, each with its notifications and silence (one query each for all). */
 export async function alertsJson(db: Queryable, rows: AlertRow[], baseUrl: string) {
-  const notes = await notificationsFor(
-    db,
-    rows.map((a) => a.id),
+  const [notes, silences] = await Promise.all([
+    notificationsFor(
+      db,
+      rows.map((a) => a.id),
+    ),
+    silencesByIds(
+      db,
+      rows.map((a) => a.silenced_by),
+    ),
+  ]);
+  return rows.map((a) =>
+    alertJson(
+      a,
+      baseUrl,
+      notes.get(a.id) ?? [],
+      a.silenced_by ? (silences.get(a.silenced_by) ?? null) : null,
+    ),
   );
-  return rows.map((a) => alertJson(a, baseUrl, notes.get(a.id) ?? []));
-}
-
-interface SilenceRow extends SilenceRecord {
-  created_at: Date;
-}
-const SILENCE_COLS = `id::text, service, slo_id::text, op, starts_at, ends_at, comment, created_by, created_at`;
-
-function silenceJson(s: SilenceRow, now = Date.now()) {
-  return {
-    ...s,
-    starts_at: s.starts_at.toISOString(),
-    ends_at: s.ends_at.toISOString(),
-    created_at: s.created_at.toISOString(),
-    active: s.starts_at.getTime() <= now && now < s.ends_at.getTime(),
-  };
 }
 
 export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -106,13 +116,15 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
     async (req) => {
       const alert = await getAlert(pool, req.params.id);
       if (!alert) throw notFound(`alert ${req.params.id} does not exist`);
-      const [events, notes] = await Promise.all([
+      const [events, notes, silences] = await Promise.all([
         alertEvents(pool, alert.id),
         notificationsFor(pool, [alert.id]),
+        silencesByIds(pool, [alert.silenced_by]),
       ]);
       const notifications = notes.get(alert.id) ?? [];
+      const silence = alert.silenced_by ? (silences.get(alert.silenced_by) ?? null) : null;
       return {
-        ...alertJson(alert, baseUrlOf(config, req), notifications),
+        ...alertJson(alert, baseUrlOf(config, req), notifications, silence),
         events: events.map((e) => ({ ...e, at: e.at.toISOString() })),
         timeline: alertTimeline(alert, events, notifications),
       };
@@ -215,10 +227,9 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
           notifications: notes.get(alert.id) ?? [],
         })),
       );
-      const base = baseUrlOf(config, req);
       return {
         timeline: regressionTimeline(r, withEvents),
-        alerts: rows.map((a) => alertJson(a, base, notes.get(a.id) ?? [])),
+        alerts: await alertsJson(pool, rows, baseUrlOf(config, req)),
       };
     },
   );
@@ -258,7 +269,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       const silence = await withTransaction(pool, async (c) => {
         const { rows } = await c.query<SilenceRow>(
           `INSERT INTO silences (service, slo_id, op, starts_at, ends_at, comment, created_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${SILENCE_COLS}`,
+           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${SILENCE_COLUMNS}`,
           [
             b.service ?? null,
             b.slo_id ?? null,
@@ -288,7 +299,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
     },
     async (req) => {
       const { rows } = await pool.query<SilenceRow>(
-        `SELECT ${SILENCE_COLS} FROM silences ${req.query.active ? 'WHERE starts_at <= now() AND ends_at > now()' : ''} ORDER BY id DESC LIMIT 1000`,
+        `SELECT ${SILENCE_COLUMNS} FROM silences ${req.query.active ? 'WHERE starts_at <= now() AND ends_at > now()' : ''} ORDER BY id DESC LIMIT 1000`,
       );
       return { silences: rows.map((s) => silenceJson(s)) };
     },
@@ -307,7 +318,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
     async (req) => {
       const { rows } = await pool.query<SilenceRow>(
         `UPDATE silences SET ends_at = GREATEST(starts_at + interval '1 millisecond', LEAST(ends_at, now()))
-          WHERE id = $1 RETURNING ${SILENCE_COLS}`,
+          WHERE id = $1 RETURNING ${SILENCE_COLUMNS}`,
         [req.params.id],
       );
       if (!rows[0]) throw notFound(`silence ${req.params.id} does not exist`);

@@ -6,6 +6,7 @@
  */
 import type { AlertStatus, AlertType, Severity } from '@onset/contract';
 import type { Queryable } from '../slos/store.ts';
+import { activeSilences, silenceFor } from './silences.ts';
 
 export interface AlertRow {
   id: string;
@@ -298,20 +299,13 @@ export async function alertEvents(db: Queryable, id: string): Promise<AlertEvent
   return rows;
 }
 
-/** The active silence matching an alert, if any. */
+/** The active silence matching an alert, if any (the matching rule: silences.ts). */
 export async function findSilence(
   db: Queryable,
   a: { service: string | null; slo_id: string | null; op: string | null },
   now: number,
 ): Promise<string | null> {
-  const { rows } = await db.query<{ id: string }>(
-    `SELECT id::text FROM silences
-      WHERE starts_at <= $1 AND ends_at > $1
-        AND (service IS NULL OR service = $2) AND (slo_id IS NULL OR slo_id = $3::bigint) AND (op IS NULL OR op = $4)
-      ORDER BY ends_at DESC LIMIT 1`,
-    [new Date(now), a.service, a.slo_id, a.op],
-  );
-  return rows[0]?.id ?? null;
+  return silenceFor(await activeSilences(db, now), a)?.id ?? null;
 }
 
 /** Mark the firing alerts a silence matches as silenced by it; their ids. */

@@ -10,6 +10,8 @@ import type { AppContext } from '../context.ts';
 import { withTransaction } from '../db/pool.ts';
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
+import { activeSilences, silenceFor, silenceRef } from '../alerts/silences.ts';
+import type { Queryable } from '../slos/store.ts';
 import {
   acknowledgeRegressionAlert,
   reopenRegressionAlert,
@@ -53,6 +55,19 @@ function parseId(id: string): string {
   return id;
 }
 
+/**
+ * Regressions as the API shows them, each with the active silence that holds
+ * its alert (a regression's alert has its service and op, and no SLO).
+ */
+async function shownWithSilences(db: Queryable, rows: RegressionRow[]) {
+  const now = Date.now();
+  const active = await activeSilences(db, now);
+  return rows.map((r) => {
+    const s = silenceFor(active, { service: r.service, op: r.op, slo_id: null });
+    return { ...regressionJson(r), silence: s ? silenceRef(s, now) : null };
+  });
+}
+
 /** Regressions (api.md "Regressions"): the list, one item, ack/resolve/reopen, and POST /api/v1/detect. */
 export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const { pool, registry, partitions } = ctx;
@@ -84,7 +99,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
         sinceMs: q.since !== undefined ? parseTime(q.since, Date.now(), 'since') : undefined,
         limit: q.limit ?? 200,
       });
-      return { regressions: rows.map(regressionJson) };
+      return { regressions: await shownWithSilences(pool, rows) };
     },
   );
 
@@ -101,7 +116,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
     async (req) => {
       const r = await getRegression(pool, parseId(req.params.id));
       if (!r) throw notFound(`regression ${req.params.id} does not exist`);
-      return regressionJson(r);
+      return (await shownWithSilences(pool, [r]))[0]!;
     },
   );
 
@@ -130,7 +145,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
         return withTransaction(pool, async (c) => {
           const r = await getRegression(c, id, true);
           if (!r) throw notFound(`regression ${id} does not exist`);
-          return regressionJson(await apply(c, r, body));
+          return (await shownWithSilences(c, [await apply(c, r, body)]))[0]!;
         });
       },
     );

@@ -302,6 +302,7 @@ export function useSilenceAction() {
       void qc.invalidateQueries({ queryKey: ['silences'] });
       void qc.invalidateQueries({ queryKey: ['alerts'] });
       void qc.invalidateQueries({ queryKey: ['slos'] });
+      void qc.invalidateQueries({ queryKey: ['regressions'] });
     },
   });
 }

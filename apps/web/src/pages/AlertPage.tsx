@@ -29,6 +29,7 @@ import { shapeQuantiles } from '../components/graphs/quantileData.ts';
 import { hostsText, toMarkers } from '../components/graphs/markerData.ts';
 import { PagingLines } from '../components/Delivery.tsx';
 import { Timeline } from '../components/Timeline.tsx';
+import { SilenceConfirmation, SilenceNote } from '../components/SilenceNote.tsx';
 import { OnCallActions } from '../components/OnCallActions.tsx';
 import { SuspectList } from '../components/Suspects.tsx';
 import { BudgetBar, formatBurn, SloBurn } from './slos/sloParts.tsx';
@@ -95,8 +96,12 @@ function AlertView({ a }: { a: AlertWithEvents }) {
             {a.acknowledged
               ? ` · acknowledged${a.acknowledged.by ? ` by ${a.acknowledged.by}` : ''}`
               : ''}
-            {a.silenced_by ? ` · silenced (silence ${a.silenced_by})` : ''}
           </p>
+          {a.silence ? (
+            <p>
+              <SilenceNote s={a.silence} />
+            </p>
+          ) : null}
         </div>
         <div className="row gap wrap">
           {a.slo_id ? (
@@ -145,6 +150,9 @@ function AlertView({ a }: { a: AlertWithEvents }) {
           }
           silenceWhat={silenceWhat}
         />
+        {silence.data && !silence.isPending && !silence.error ? (
+          <SilenceConfirmation s={silence.data} what={silenceWhat} />
+        ) : null}
       </Panel>
 
       <section className="facts" aria-label="What fired">

@@ -2,6 +2,7 @@
 import { Link } from 'react-router-dom';
 import { useAlerts, useDeploys, useRegressions, useSlos } from '../api/queries.ts';
 import { PagingBadge } from '../components/Delivery.tsx';
+import { SilenceNote } from '../components/SilenceNote.tsx';
 import type { Alert, Regression, Slo } from '@onset/contract';
 import { headlineQuantile, rankRegressions, severityLevel } from '../lib/severity.ts';
 import { useSloWatching } from './slos/membership.ts';
@@ -241,6 +242,12 @@ function RegressionList({
                       <>
                         {' '}
                         · <PagingBadge alert={alertOf.get(r.id)!} />
+                      </>
+                    ) : null}
+                    {r.silence ? (
+                      <>
+                        {' '}
+                        · <SilenceNote s={r.silence} compact />
                       </>
                     ) : null}
                   </span>

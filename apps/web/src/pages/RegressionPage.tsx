@@ -52,6 +52,7 @@ import { DeployList } from '../components/DeployList.tsx';
 import { MemberList } from '../components/MemberList.tsx';
 import { relativeToOnset, SuspectList, suspectText } from '../components/Suspects.tsx';
 import { OnCallActions } from '../components/OnCallActions.tsx';
+import { SilenceConfirmation, SilenceNote } from '../components/SilenceNote.tsx';
 import { PagingLines } from '../components/Delivery.tsx';
 import { Timeline } from '../components/Timeline.tsx';
 import { BudgetBar, SloAlertPill, SloBurn } from './slos/sloParts.tsx';
@@ -222,6 +223,11 @@ function RegressionView({ r }: { r: Regression }) {
             <span className="mono">{r.name}</span> <span className="muted">on</span> {where}
             {r.host ? <span className="muted"> · host {r.host}</span> : null}
           </h1>
+          {r.silence ? (
+            <p>
+              <SilenceNote s={r.silence} />
+            </p>
+          ) : null}
         </div>
         <div className="row gap wrap">
           <span className={`status-pill status-${r.status}`} data-testid="regression-status">
@@ -262,6 +268,9 @@ function RegressionView({ r }: { r: Regression }) {
             }
             silenceWhat={`${r.service} ${r.op}`}
           />
+          {silence.data && !silence.isPending && !silence.error ? (
+            <SilenceConfirmation s={silence.data} what={`${r.service} ${r.op}`} />
+          ) : null}
         </Panel>
       ) : null}
       {r.status === 'acknowledged' || r.status === 'resolved' ? (

@@ -81,6 +81,21 @@ export const AlertText = Type.Object({
 });
 export type AlertText = Static<typeof AlertText>;
 
+/**
+ * A silence as shown where its alert or regression appears (api.md
+ * "Silences"): until when (`ends_at`), by whom (`created_by`), why
+ * (`comment`), and whether it still holds (`active`).
+ */
+export const SilenceRef = Type.Object({
+  id: Type.String(),
+  starts_at: Type.String(),
+  ends_at: Type.String({ description: 'silenced until' }),
+  created_by: NStr,
+  comment: Type.String({ description: 'why' }),
+  active: Type.Boolean(),
+});
+export type SilenceRef = Static<typeof SilenceRef>;
+
 /** An alert episode (api.md "Alerts"). */
 export const Alert = Type.Object(
   {
@@ -104,6 +119,9 @@ export const Alert = Type.Object(
     url: Type.String(),
     notified: Type.Boolean({ description: 'firing was sent to webhooks (false while silenced)' }),
     silenced_by: NStr,
+    silence: Type.Union([SilenceRef, Type.Null()], {
+      description: 'the silence silenced_by names (until, by, why; active or ended), else null',
+    }),
     acknowledged: Type.Union([
       Type.Object({ at: Type.String(), by: NStr, comment: NStr }),
       Type.Null(),

@@ -8,6 +8,7 @@ import {
 } from '../vocab.ts';
 import { NStr, stringEnum, TimeText } from './common.ts';
 import { Hint } from './evidence.ts';
+import { SilenceRef } from './alerts.ts';
 
 /** Latency of a series over a window (before the onset, or since). */
 export const Level = Type.Object({
@@ -196,6 +197,12 @@ export const Regression = Type.Object({
           'for a floor: where most minutes’ p99 sat, [low, high] ms — the narrowest range holding half of the minutes after the onset, and of those before it; else null',
       },
     ),
+  ),
+  silence: Type.Optional(
+    Type.Union([SilenceRef, Type.Null()], {
+      description:
+        'the active silence that holds its alert (by its service and op): until, by, why; else null',
+    }),
   ),
   acknowledged_at: NStr,
   acknowledged_by: NStr,

@@ -1,0 +1,90 @@
+/**
+ * The `silences` table (owned by alerts/): the rows, the one matching rule
+ * (a silence holds an alert when every matcher it gives equals the alert's)
+ * and how a silence is shown wherever its alert or regression appears.
+ */
+import type { Silence, SilenceRef } from '@onset/contract';
+import type { Queryable } from '../slos/store.ts';
+
+export interface SilenceRow {
+  id: string;
+  service: string | null;
+  slo_id: string | null;
+  op: string | null;
+  starts_at: Date;
+  ends_at: Date;
+  comment: string;
+  created_by: string | null;
+  created_at: Date;
+}
+
+export const SILENCE_COLUMNS = `id::text, service, slo_id::text, op, starts_at, ends_at, comment, created_by, created_at`;
+
+/** What a silence is matched against: an alert, or a regression (which has no SLO). */
+export interface SilenceSubject {
+  service: string | null;
+  slo_id: string | null;
+  op: string | null;
+}
+
+export const silenceActive = (s: SilenceRow, now: number) =>
+  s.starts_at.getTime() <= now && now < s.ends_at.getTime();
+
+/** Every matcher the silence gives equals the subject's (a matcher it leaves out matches anything). */
+export function silenceMatches(s: SilenceRow, a: SilenceSubject): boolean {
+  return (
+    (s.service === null || s.service === a.service) &&
+    (s.slo_id === null || s.slo_id === a.slo_id) &&
+    (s.op === null || s.op === a.op)
+  );
+}
+
+/** Silences in force at `now`, the longest-lasting first. */
+export async function activeSilences(db: Queryable, now: number): Promise<SilenceRow[]> {
+  const { rows } = await db.query<SilenceRow>(
+    `SELECT ${SILENCE_COLUMNS} FROM silences WHERE starts_at <= $1 AND ends_at > $1 ORDER BY ends_at DESC, id DESC`,
+    [new Date(now)],
+  );
+  return rows;
+}
+
+/** The active silence that holds a subject, if any (the one lasting longest). */
+export function silenceFor(active: SilenceRow[], a: SilenceSubject): SilenceRow | null {
+  return active.find((s) => silenceMatches(s, a)) ?? null;
+}
+
+export async function silencesByIds(
+  db: Queryable,
+  ids: Array<string | null>,
+): Promise<Map<string, SilenceRow>> {
+  const want = [...new Set(ids.filter((x): x is string => !!x))];
+  if (!want.length) return new Map();
+  const { rows } = await db.query<SilenceRow>(
+    `SELECT ${SILENCE_COLUMNS} FROM silences WHERE id = ANY($1::bigint[])`,
+    [want],
+  );
+  return new Map(rows.map((s) => [s.id, s]));
+}
+
+/** A silence where its alert or regression is shown: until, by, why, still holding or not. */
+export function silenceRef(s: SilenceRow, now = Date.now()): SilenceRef {
+  return {
+    id: s.id,
+    starts_at: s.starts_at.toISOString(),
+    ends_at: s.ends_at.toISOString(),
+    created_by: s.created_by,
+    comment: s.comment,
+    active: silenceActive(s, now),
+  };
+}
+
+/** A silence as its own routes answer it. */
+export function silenceJson(s: SilenceRow, now = Date.now()): Silence {
+  return {
+    ...silenceRef(s, now),
+    service: s.service,
+    slo_id: s.slo_id,
+    op: s.op,
+    created_at: s.created_at.toISOString(),
+  };
+}
