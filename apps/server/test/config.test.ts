@@ -111,6 +111,28 @@ describe('errors name the variable and its value', () => {
     );
   });
 
+  it('per-service verdict settings: parsed, and refused with the field named', () => {
+    expect(
+      loadConfig({
+        ONSET_VERDICT_SERVICES:
+          '{"checkout": {"p50_ratio": 1.05, "min_count": 100, "window": "15m"}}',
+      }).verdictServices,
+    ).toEqual({ checkout: { p50Ratio: 1.05, minCount: 100, windowMs: 15 * 60_000 } });
+    expect(loadConfig({}).verdictServices).toEqual({});
+    expect(errorOf(() => loadConfig({ ONSET_VERDICT_SERVICES: 'checkout=1.1' }))).toContain(
+      'ONSET_VERDICT_SERVICES must be JSON',
+    );
+    expect(
+      errorOf(() => loadConfig({ ONSET_VERDICT_SERVICES: '{"a": {"p50_ratio": 0.5}}' })),
+    ).toMatch(/^ONSET_VERDICT_SERVICES: a\.p50_ratio: /);
+    expect(
+      errorOf(() => loadConfig({ ONSET_VERDICT_SERVICES: '{"a": {"window": "10s"}}' })),
+    ).toContain('a.window: window must be 1m to 2h');
+    expect(errorOf(() => loadConfig({ ONSET_VERDICT_SERVICES: '{"a": {"p90": 2}}' }))).toMatch(
+      /^ONSET_VERDICT_SERVICES: a: /,
+    );
+  });
+
   it('token specs are checked without echoing the token', () => {
     const m = errorOf(() => loadConfig({ ONSET_TOKENS: 'root:s3cr3t-value' }));
     expect(m).toContain('ONSET_TOKENS: unknown scope "root"');

@@ -130,7 +130,10 @@ function send(tr: Traffic) {
 }
 
 beforeAll(async () => {
-  srv = await startTestServer();
+  // ledger has settings of its own (ONSET_VERDICT_SERVICES); every other service the defaults.
+  srv = await startTestServer({
+    env: { ONSET_VERDICT_SERVICES: '{"ledger": {"min_count": 200, "p99_ratio": 1.3}}' },
+  });
   A = api(srv.url);
   slack = await startReceiver();
   expect((await A.post('/api/v1/webhooks', { url: slack.url, format: 'slack' })).status).toBe(201);
@@ -279,6 +282,9 @@ describe('deploy verdicts', () => {
       status: 'firing',
       service: 'shop',
     });
+    expect(mine[0].text.lines[0].label).toBe('shop GET /cart (server)');
+    expect(mine[0].text.lines[0].text).toMatch(/^p50 ×1\.[23]\d*, p99 ×[\d.]+: p50 ×/);
+    expect(mine[0].text.cause).toBe(`shop code 3.1.0 → 3.2.0 (deploy ${ids.shop}, canary)`);
     // Asking again raises nothing new.
     await verdict(ids.shop!);
     expect((await A.post('/api/v1/slos/evaluate')).status).toBe(200);
@@ -293,6 +299,7 @@ describe('deploy verdicts', () => {
   it('a harmless deploy passes', async () => {
     const v = await verdict(ids.ledger!);
     expect(v).toMatchObject({ verdict: 'pass', method: 'before_after', canary_hosts: [] });
+    expect(v.thresholds).toMatchObject({ p50_ratio: 1.1, p99_ratio: 1.3, min_count: 200 });
     expect(v.decided_at).toBe(new Date(T + 10 * MIN + 20_000).toISOString());
     expect(v.series.map((s) => [s.name, s.verdict])).toEqual([['GET /entries', 'pass']]);
     expect(v.series[0]!.baseline.count).toBeGreaterThanOrEqual(1500);

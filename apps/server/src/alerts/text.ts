@@ -142,9 +142,25 @@ function pct(x: number): string {
   return `${Number((x * 100).toPrecision(4))}%`;
 }
 
+/** A failed deploy verdict: its policy's title (the series and ratios), one line per failed series. */
+const deployVerdict: Renderer = (a, d) => {
+  const failed = Array.isArray(d.failed_series) ? d.failed_series.map(obj).filter(Boolean) : [];
+  const x = (r: unknown) => (num(r) === null ? '?' : `×${Number(num(r)!.toPrecision(3))}`);
+  const lines: AlertTextLine[] = failed.slice(0, 5).map((s) => ({
+    label: `${str(s!.service) ?? '?'} ${str(s!.name) ?? '?'}${str(s!.peer) ? ` → ${str(s!.peer)}` : ''} (${str(s!.view) ?? '?'})`,
+    text: `p50 ${x(s!.p50_ratio)}, p99 ${x(s!.p99_ratio)}: ${str(s!.reason) ?? ''}`,
+  }));
+  const deployed = str(d.deployed);
+  const cause = deployed
+    ? `${deployed} (deploy ${str(d.deploy_id) ?? '?'}, ${str(d.method) ?? '?'})`
+    : null;
+  return { title: a.title ?? 'Deploy verdict: fail', cause, lines };
+};
+
 const RENDERERS: { [K in AlertType | 'test']?: Renderer } = {
   regression,
   slo_burn: sloBurn,
+  deploy_verdict: deployVerdict,
 };
 
 export function alertText(a: AlertTextInput): AlertText {

@@ -64,6 +64,7 @@ export async function raiseVerdictAlert(
       seriesName: top?.name ?? null,
       details: {
         deploy_id: m.id,
+        deployed: whatDeployed(m),
         deploy_kind: m.kind,
         deploy_service: m.service,
         method: v.method,

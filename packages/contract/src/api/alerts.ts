@@ -100,7 +100,7 @@ export type SilenceRef = Static<typeof SilenceRef>;
 export const Alert = Type.Object(
   {
     id: Type.String(),
-    type: stringEnum(ALERT_TYPES, 'slo_burn | regression'),
+    type: stringEnum(ALERT_TYPES, 'slo_burn | regression | deploy_verdict'),
     severity: stringEnum(SEVERITIES, 'page | ticket'),
     status: stringEnum(ALERT_STATUSES, 'firing | resolved'),
     title: Type.String({ description: 'text.title: the heading every reader shows' }),
