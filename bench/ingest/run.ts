@@ -9,7 +9,8 @@
  * BENCH_LOAD=realistic (default) sends what a Collector's batches look like
  * (many services, hosts, resources and traces per body, loads.ts);
  * BENCH_LOAD=friendly the earlier one-trace-per-body load, for comparison.
- * BENCH_CONCURRENCY exports in flight (default 16). BENCH_PG_STATS=1 loads
+ * BENCH_CONCURRENCY exports in flight (default 16); BENCH_WARMUP seconds of
+ * load (default 20) before the BENCH_SECONDS measured (default 30). BENCH_PG_STATS=1 loads
  * pg_stat_statements and prints the statements PostgreSQL spent most time on.
  *
  * BENCH_COMPARE=/path/to/other/checkout runs that checkout's server and this
@@ -37,6 +38,8 @@ import { postgresCpuSeconds, processCpuSeconds } from './cpu.ts';
 import { loadServices, loadShape, MARK_TAIL } from './loads.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
+/** Seconds of load before the measured ones (JIT, caches, exemplar counters past their first spans). */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const LOAD = loadShape(process.env.BENCH_LOAD);
 const PG_STATS = process.env.BENCH_PG_STATS === '1';
@@ -65,7 +68,9 @@ interface RunResult {
   stored_exactly_once: boolean;
   stored_rows: number;
   histogram_count: number;
+  /** Share of the spans received in the measured window that are exemplars. */
   exemplar_share: number;
+  /** Over the whole run, warm-up included. */
   histogram_rows_per_span: number;
   duration_rows_per_span: number;
   wal_bytes_per_span: number;
@@ -82,18 +87,23 @@ async function gcMs(prefix: string): Promise<number> {
   return total;
 }
 
-async function walLsn(url: string): Promise<string> {
+/** The WAL position and the database's clock, where the measured window starts. */
+async function walLsn(url: string): Promise<{ lsn: string; at: string }> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    return (await c.query<{ l: string }>('SELECT pg_current_wal_lsn()::text AS l')).rows[0]!.l;
+    return (
+      await c.query<{ lsn: string; at: string }>(
+        'SELECT pg_current_wal_lsn()::text AS lsn, now()::text AS at',
+      )
+    ).rows[0]!;
   } finally {
     await c.end();
   }
 }
 
 /** What was stored of the generator's spans: rows, distinct spans, histogram counts; WAL and table sizes. */
-async function storedCounts(url: string, walFrom: string) {
+async function storedCounts(url: string, from: { lsn: string; at: string }) {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
@@ -103,7 +113,7 @@ async function storedCounts(url: string, walFrom: string) {
                 WHERE i.inhparent = 'observations'::regclass) AS obs,
               (SELECT sum(pg_total_relation_size(i.inhrelid)) FROM pg_inherits i
                 WHERE i.inhparent = 'histograms'::regclass) AS hist`,
-      [walFrom],
+      [from.lsn],
     );
     const { rows } = await c.query<{
       n: string;
@@ -114,14 +124,17 @@ async function storedCounts(url: string, walFrom: string) {
       dur_rows: string;
     }>(
       `SELECT (SELECT count(*) FROM observations WHERE substring(trace_id FROM 9) = $1) AS n,
-              (SELECT count(*) FROM observations WHERE exemplar) AS ex,
-              (SELECT count(*) FROM histograms) AS hist_rows,
-              (SELECT count(*) FROM span_durations) AS dur_rows,
+              (SELECT count(*) FILTER (WHERE exemplar)::float8 / greatest(count(*), 1)
+                 FROM observations WHERE received_at >= $3) AS ex,
+              (SELECT count(*)::float8 / greatest((SELECT count(*) FROM observations), 1)
+                 FROM histograms) AS hist_rows,
+              (SELECT count(*)::float8 / greatest((SELECT count(*) FROM observations), 1)
+                 FROM span_durations) AS dur_rows,
               (SELECT count(*) FROM (SELECT DISTINCT trace_id, span_id FROM observations
                                       WHERE substring(trace_id FROM 9) = $1) d) AS distinct_n,
               (SELECT sum(h.count) FROM histograms h JOIN series s ON s.id = h.series_id
                 WHERE s.service = ANY($2::text[])) AS h`,
-      [MARK_TAIL, loadServices(LOAD)],
+      [MARK_TAIL, loadServices(LOAD), from.at],
     );
     const r = rows[0]!;
     return {
@@ -203,7 +216,7 @@ async function runOnce(root: string, env: Record<string, string> = {}): Promise<
   const serverPid = server.proc.pid!;
   const pgPid = await postmasterPid(dataDir);
   console.log(
-    `bench/ingest: server ${label(root, env)} pid ${serverPid}, ${LOAD} load, ${SECONDS}s, ${CONCURRENCY} requests in flight, ${BATCH} spans each`,
+    `bench/ingest: server ${label(root, env)} pid ${serverPid}, ${LOAD} load, ${WARMUP}s warm-up + ${SECONDS}s, ${CONCURRENCY} requests in flight, ${BATCH} spans each`,
   );
 
   let peakRss = 0;
@@ -225,18 +238,26 @@ async function runOnce(root: string, env: Record<string, string> = {}): Promise<
       String(CONCURRENCY),
       String(BATCH),
       LOAD,
+      String(WARMUP),
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let out = '';
-  gen.stdout.on('data', (d) => (out += d));
+  let onWarm = () => {};
+  const warm = new Promise<void>((r) => (onWarm = r));
+  gen.stdout.on('data', (d) => {
+    out += d;
+    if (out.startsWith('warm\n')) onWarm();
+  });
+  const exited = new Promise((r) => gen.once('exit', r));
+  await Promise.race([warm, exited]);
   if (PG_STATS) await resetStatements(url);
   // CPU from just before the load to just after it (the generator's own start-up is idle time here).
   const wal0 = await walLsn(url);
   const serverCpu0 = processCpuSeconds(serverPid);
   const pgCpu0 = postgresCpuSeconds(pgPid);
   const gc0 = await gcMs(gcPrefix);
-  await new Promise((r) => gen.once('exit', r));
+  await exited;
   const serverCpu = processCpuSeconds(serverPid) - serverCpu0;
   const pgCpu = postgresCpuSeconds(pgPid) - pgCpu0;
   await new Promise((r) => setTimeout(r, 600)); // one more probe flush
@@ -244,6 +265,7 @@ async function runOnce(root: string, env: Record<string, string> = {}): Promise<
   clearInterval(sampler);
   const r = JSON.parse(out.trim().split('\n').at(-1)!) as {
     spans: number;
+    acknowledged: number;
     failedRequests: number;
     seconds: number;
     latencies: number[];
@@ -271,12 +293,14 @@ async function runOnce(root: string, env: Record<string, string> = {}): Promise<
     server_peak_rss_mb: Math.round(peakRss),
     gc_share_of_server_cpu: Number((gc / 1000 / serverCpu).toFixed(3)),
     stored_exactly_once:
-      stored.rows === r.spans && stored.distinct === r.spans && stored.histogram === r.spans,
+      stored.rows === r.acknowledged &&
+      stored.distinct === r.acknowledged &&
+      stored.histogram === r.acknowledged,
     stored_rows: stored.rows,
     histogram_count: stored.histogram,
-    exemplar_share: Number((stored.exemplars / Math.max(1, stored.rows)).toFixed(3)),
-    histogram_rows_per_span: Number((stored.histogramRows / Math.max(1, stored.rows)).toFixed(3)),
-    duration_rows_per_span: Number((stored.durationRows / Math.max(1, stored.rows)).toFixed(3)),
+    exemplar_share: Number(stored.exemplars.toFixed(3)),
+    histogram_rows_per_span: Number(stored.histogramRows.toFixed(3)),
+    duration_rows_per_span: Number(stored.durationRows.toFixed(3)),
     wal_bytes_per_span: Math.round(stored.walBytes / Math.max(1, r.spans)),
     observations_bytes_per_span: Math.round(stored.observationsBytes / Math.max(1, stored.rows)),
     histograms_bytes_per_span: Math.round(stored.histogramsBytes / Math.max(1, stored.rows)),
