@@ -53,16 +53,22 @@ const MAX_KEPT_STRING = 256;
  * keys): what evidence compares. Built only for exemplars (exemplars.ts).
  */
 export function keptAttributes(attrs: Attributes): string | null {
-  const out: Record<string, string | number | boolean> = {};
+  // Written as text, not through an object per exemplar (most spans of a cold start are one).
+  let json = '';
   let n = 0;
-  for (const [k, v] of Object.entries(attrs)) {
+  for (const k of Object.keys(attrs)) {
     if (n >= MAX_KEPT_ATTRS) break;
-    if (typeof v === 'string') out[k] = cutAt(v, MAX_KEPT_STRING);
-    else if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean') out[k] = v;
+    const v = attrs[k];
+    let text: string;
+    if (typeof v === 'string') text = JSON.stringify(cutAt(v, MAX_KEPT_STRING));
+    else if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean')
+      text = String(v);
     else continue;
     n++;
+    if (k === '__proto__') continue; // an object literal's assignment would drop it too
+    json += `${json ? ',' : '{'}${JSON.stringify(k)}:${text}`;
   }
-  return n ? JSON.stringify(out) : null;
+  return n ? (json ? `${json}}` : '{}') : null;
 }
 
 export interface NormalizedTraces {
