@@ -51,6 +51,8 @@ export interface Config {
   ingestConcurrency: number;
   /** Worker threads decoding trace exports; 0 (default) decodes on the main thread (ONSET_INGEST_WORKERS; otlp/decode-pool.ts). */
   ingestWorkers: number;
+  /** Ingest transactions in flight at once (ONSET_INGEST_WRITERS; otlp/group-commit.ts). */
+  ingestWriters: number;
   /** How often exemplar keep rates are re-read from the cluster's histograms; 0 = never (ONSET_EXEMPLAR_RATE_INTERVAL; otlp/exemplar-rates.ts). */
   exemplarRateIntervalMs: number;
   /** Detection shards a new cluster is split into (ONSET_DETECT_SHARDS; regressions/shards.ts). */
@@ -179,6 +181,7 @@ export const ServerEnv = z.object({
   ONSET_REQUEST_TIMEOUT: envDuration('60s'),
   ONSET_INGEST_CONCURRENCY: envInt(16),
   ONSET_INGEST_WORKERS: envInt(0),
+  ONSET_INGEST_WRITERS: envInt(1),
   ONSET_EXEMPLAR_RATE_INTERVAL: envDuration('30s'),
   ONSET_DETECT_SHARDS: envInt(DEFAULT_DETECT_SHARDS),
   ONSET_DETECT_LEASE_TTL: envDuration('30s'),
@@ -304,6 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: e.ONSET_REQUEST_TIMEOUT,
     ingestConcurrency: e.ONSET_INGEST_CONCURRENCY,
     ingestWorkers: e.ONSET_INGEST_WORKERS,
+    ingestWriters: Math.max(1, e.ONSET_INGEST_WRITERS),
     exemplarRateIntervalMs: e.ONSET_EXEMPLAR_RATE_INTERVAL,
     detectShards: Math.max(1, e.ONSET_DETECT_SHARDS),
     detectLeaseTtlMs: Math.max(1000, e.ONSET_DETECT_LEASE_TTL),

@@ -49,6 +49,7 @@ export async function startOnset(
     partitions,
     config.ingestWorkers,
     config.exemplarRateIntervalMs,
+    config.ingestWriters,
   );
   // Detection shards are leased by servers that run the scheduler (regressions/shards.ts).
   const detectLeases =

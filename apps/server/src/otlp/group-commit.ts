@@ -2,7 +2,11 @@
  * Group commit: span rows of concurrent requests written in one transaction.
  * A request's rows wait only while earlier transactions hold every writer
  * slot; when a slot frees, everything waiting goes out together (one COPY,
- * one fold statement, one COMMIT and its WAL flush for all of them). Each
+ * one fold statement, one COMMIT and its WAL flush for all of them). One slot
+ * by default: on the realistic load two transactions at once cost PostgreSQL
+ * more per span than one twice the size (they share hot index pages and the
+ * cores the server needs; fewer, larger groups also merge more folds), and
+ * they did not answer sooner (docs/scaling.md). Each
  * request is answered after the commit that holds its rows, and a failed
  * transaction fails exactly the requests in it.
  */
@@ -13,7 +17,7 @@ import { DayMoved } from './received-day.ts';
 import { mergeFolds, type SpanFold } from './span-folds.ts';
 
 export interface GroupCommitOptions {
-  /** Transactions in flight at once (PostgreSQL works on each with one core). */
+  /** Transactions in flight at once (PostgreSQL works on each with one core); default 1. */
   writers?: number;
   /** Most spans in one transaction; the rest waits for the next. */
   maxRows?: number;
@@ -52,7 +56,7 @@ export class GroupCommit {
     private readonly partitions: Partitions,
     opts: GroupCommitOptions = {},
   ) {
-    this.writers = opts.writers ?? 2;
+    this.writers = opts.writers ?? 1;
     this.maxRows = opts.maxRows ?? 20_000;
     this.now = opts.now ?? Date.now;
   }

@@ -18,8 +18,9 @@ export async function startIngestPipeline(
   partitions: Partitions,
   workers: number,
   exemplarRateIntervalMs = 0,
+  writers?: number,
 ): Promise<IngestPipeline> {
-  const p = createIngestPipeline(pool, partitions, workers);
+  const p = createIngestPipeline(pool, partitions, workers, writers);
   await p.decoder.warm();
   p.rates.start(exemplarRateIntervalMs);
   return p;
@@ -29,10 +30,11 @@ export function createIngestPipeline(
   pool: Pool,
   partitions: Partitions,
   workers: number,
+  writers?: number,
 ): IngestPipeline {
   return {
     decoder: new DecodePool(workers),
-    writer: new GroupCommit(pool, partitions),
+    writer: new GroupCommit(pool, partitions, { writers }),
     rates: new ExemplarRates(pool),
   };
 }

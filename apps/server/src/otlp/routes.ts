@@ -77,7 +77,7 @@ export async function otlpRoutes(app: FastifyInstance, deps: OtlpDeps): Promise<
   // Trace exports are decoded in worker threads and their spans written in shared transactions.
   let ingestPipeline = deps.ingest;
   if (!ingestPipeline) {
-    const own = createIngestPipeline(pool, partitions, config.ingestWorkers);
+    const own = createIngestPipeline(pool, partitions, config.ingestWorkers, config.ingestWriters);
     own.rates.start(config.exemplarRateIntervalMs);
     app.addHook('onClose', async () => {
       await own.rates.stop();

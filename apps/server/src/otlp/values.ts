@@ -58,7 +58,8 @@ export function idBytes(v: unknown, length: number): Buffer | null {
     buf = Buffer.from(v, 'hex');
   } else if (v instanceof Uint8Array) {
     if (v.length !== length) return null;
-    buf = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+    // protobufjs already hands out Buffers (views of the body): no second view per id.
+    buf = Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
   } else return null;
   for (const b of buf) if (b !== 0) return buf;
   return null; // all-zero ids are invalid per the trace spec

@@ -1,6 +1,4 @@
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import copyStreams from 'pg-copy-streams';
+import { copyIn } from './copy-in.ts';
 import type { PoolClient } from '../db/pool.ts';
 import { COPY_HEADER, COPY_TRAILER } from './copy-rows.ts';
 import { partitionName } from '../db/partitions.ts';
@@ -83,11 +81,9 @@ const FALLBACK_CODES = new Set(['23505', '40P01', '23502']);
 /** Counts of what went which way (for tests and the bench). */
 export const writePaths = { direct: 0, deduplicated: 0 };
 
+/** One COPY, its data sent with the statement as one buffer (copy-in.ts). */
 async function copyInto(client: PoolClient, target: string, chunks: Buffer[]): Promise<void> {
-  await pipeline(
-    Readable.from([COPY_HEADER, ...chunks, COPY_TRAILER]),
-    client.query(copyStreams.from(`COPY ${target} FROM STDIN (FORMAT binary)`)),
-  );
+  await copyIn(client, target, Buffer.concat([COPY_HEADER, ...chunks, COPY_TRAILER]));
 }
 
 const sumCounts = (rows: Array<{ count: number }>) => rows.reduce((n, r) => n + Number(r.count), 0);
