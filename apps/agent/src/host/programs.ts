@@ -7,6 +7,7 @@
  * program ever matching them.
  */
 import type { AgentEvent } from '../events.ts';
+import { callerOf } from '../caller.ts';
 import { cgroupOf } from './claims.ts';
 
 /** Pids remembered (pids are reused: the entry also keeps the name it was read under). */
@@ -19,22 +20,6 @@ export function serviceUnitOf(cgroup: string | undefined): string | undefined {
   return cgroup ? SERVICE_UNIT.exec(cgroup)?.[1] : undefined;
 }
 
-/** The process that did the work: the parent for a spawn, the caller otherwise. */
-function actorOf(e: AgentEvent): { pid?: number; comm?: string } {
-  switch (e.kind) {
-    case 'spawn':
-      return { pid: e.parentPid, comm: e.parentComm };
-    case 'fsync':
-    case 'unmount':
-    case 'fsync-operation':
-      return { pid: e.pid, comm: e.comm };
-    case 'fsync-rate':
-      return { comm: e.comm };
-    default:
-      return {};
-  }
-}
-
 export class ProgramNames {
   private readonly byPid = new Map<number, { comm: string | undefined; name: string }>();
 
@@ -42,7 +27,7 @@ export class ProgramNames {
 
   /** The event's program name, or undefined when the event names no process. */
   of(e: AgentEvent): string | undefined {
-    const { pid, comm } = actorOf(e);
+    const { pid, comm } = callerOf(e);
     if (pid === undefined) return comm || undefined;
     const known = this.byPid.get(pid);
     if (known && known.comm === comm) return known.name;
