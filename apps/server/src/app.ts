@@ -21,6 +21,7 @@ import { edgeRoutes } from './series/edge-routes.ts';
 import { deployRoutes } from './deploys/routes.ts';
 import { regressionRoutes } from './regressions/routes.ts';
 import { verdictRoutes } from './verdicts/routes.ts';
+import { flaggerGateRoutes } from './verdicts/flagger.ts';
 import { evidenceRoutes } from './evidence/routes.ts';
 import { mcpRoutes } from './mcp/routes.ts';
 import { sloRoutes } from './slos/routes.ts';
@@ -152,6 +153,7 @@ async function apiRoutes(api: FastifyInstance, ctx: AppContext): Promise<void> {
   await api.register(edgeRoutes, ctx);
   await api.register(deployRoutes, ctx);
   await api.register(verdictRoutes, ctx);
+  await api.register(flaggerGateRoutes, ctx);
   await api.register(regressionRoutes, ctx);
   await api.register(evidenceRoutes, ctx);
   await api.register(sloRoutes, ctx);

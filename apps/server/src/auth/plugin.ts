@@ -13,18 +13,32 @@ declare module 'fastify' {
 /** Paths whose every route must name a scope; the rest (health, docs, UI) are open. */
 const GUARDED_PREFIXES = ['/api/', '/v1/'];
 
+/**
+ * The token of an Authorization header: `Bearer <token>`, or HTTP Basic with the token as
+ * the password (`https://onset:<token>@host/...`: what a client that cannot set headers
+ * sends, e.g. a Flagger webhook, whose Go client turns a URL's user info into Basic).
+ */
+function tokenOf(header: string): string | null {
+  const bearer = /^Bearer\s+(.+)$/i.exec(header);
+  if (bearer) return bearer[1]!.trim();
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!basic) return null;
+  const pair = Buffer.from(basic[1]!, 'base64').toString('utf8');
+  const colon = pair.indexOf(':');
+  return colon >= 0 && colon < pair.length - 1 ? pair.slice(colon + 1) : null;
+}
+
 /** 401/403 for a request whose token does not grant `scope`; nothing when it does. */
 function checkScope(tokens: Map<string, Set<Scope>>, request: FastifyRequest, scope: Scope): void {
   if (tokens.size === 0) return;
-  const header = request.headers.authorization ?? '';
-  const m = /^Bearer\s+(.+)$/i.exec(header);
-  if (!m)
+  const token = tokenOf(request.headers.authorization ?? '');
+  if (token === null)
     throw new HttpError(
       401,
       'unauthorized',
       'missing bearer token (Authorization: Bearer <token>)',
     );
-  const scopes = tokens.get(m[1]!.trim());
+  const scopes = tokens.get(token);
   if (!scopes) throw new HttpError(401, 'unauthorized', 'invalid token');
   if (!scopes.has(scope))
     throw new HttpError(403, 'forbidden', `this token lacks the "${scope}" scope`);

@@ -93,6 +93,7 @@ export async function insertMarker(
 
 export interface MarkerFilter {
   service?: string;
+  environment?: string;
   host?: string;
   kind?: string;
   source?: string;
@@ -144,6 +145,7 @@ export async function listMarkers(pool: Pool, f: MarkerFilter): Promise<MarkerRo
     where.push(sql.replaceAll('?', `$${args.length}`));
   };
   if (f.service !== undefined) add('service = ?', f.service);
+  if (f.environment !== undefined) add('environment = ?', f.environment);
   if (f.host !== undefined) add('? = ANY (hosts)', f.host);
   if (f.kind !== undefined) add('kind = ?', f.kind);
   if (f.source !== undefined) add('source = ?', f.source);

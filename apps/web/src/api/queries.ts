@@ -14,6 +14,7 @@ import type {
   DeployList,
   DeployListQuery,
   Evidence,
+  Verdict,
   HeatmapResponse,
   QuantilesColumns,
   Regression,
@@ -184,6 +185,21 @@ export function useDeploys(filter: DeployFilter, enabled = true) {
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,
+  });
+}
+
+/**
+ * A deploy's verdict (`GET /api/v1/deploys/:id/verdict`, computed by the server). Asked again
+ * every 30 s while it is pending; a decided verdict is final.
+ */
+export function useVerdict(id: string | null | undefined, enabled = true) {
+  return useQuery({
+    queryKey: ['deploys', 'verdict', id],
+    queryFn: () => apiFetch<Verdict>(`/api/v1/deploys/${encodeURIComponent(id!)}/verdict`),
+    enabled: enabled && !!id,
+    refetchInterval: (q) => (q.state.data?.verdict === 'pending' ? 30_000 : false),
+    staleTime: 60_000,
+    retry,
   });
 }
 

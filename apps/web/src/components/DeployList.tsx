@@ -8,17 +8,24 @@ import { KindBadge } from './Controls.tsx';
 import { hostsText, versionText } from './graphs/markerData.ts';
 import { formatAgo, formatInstant } from '../state/timeRange.ts';
 import { safeHttpUrl } from '../lib/format.ts';
+import { VerdictBadge } from './Verdict.tsx';
+
+/** Rows whose verdict is fetched as the list shows (the newest first); the rest on a click. */
+const VERDICT_ROWS = 100;
 
 export const DeployList = memo(function DeployList({
   deploys,
   highlightId,
   suspects,
   compact,
+  onVerdict,
 }: {
   deploys: readonly Deploy[];
   highlightId?: string | null;
   suspects?: ReadonlyMap<string, number>;
   compact?: boolean;
+  /** Show a verdict column; clicking a verdict opens it (the deploys page selects the marker). */
+  onVerdict?: (id: string) => void;
 }) {
   const now = Date.now();
   return (
@@ -31,10 +38,11 @@ export const DeployList = memo(function DeployList({
           <th scope="col">Change</th>
           {compact ? null : <th scope="col">Source</th>}
           <th scope="col">Description</th>
+          {onVerdict ? <th scope="col">Verdict</th> : null}
         </tr>
       </thead>
       <tbody>
-        {deploys.map((d) => {
+        {deploys.map((d, i) => {
           const url = safeHttpUrl(d.url);
           const rank = suspects?.get(String(d.id));
           return (
@@ -97,6 +105,18 @@ export const DeployList = memo(function DeployList({
                   </div>
                 ) : null}
               </td>
+              {onVerdict ? (
+                <td className="verdict-cell">
+                  <button
+                    type="button"
+                    className="link-button verdict-link"
+                    title="show this deploy's verdict in full"
+                    onClick={() => onVerdict(String(d.id))}
+                  >
+                    {i < VERDICT_ROWS ? <VerdictBadge deployId={String(d.id)} /> : 'show'}
+                  </button>
+                </td>
+              ) : null}
             </tr>
           );
         })}

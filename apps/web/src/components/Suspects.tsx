@@ -5,6 +5,7 @@ import type { Deploy, Suspect } from '@onset/contract';
 import { KindBadge } from './Controls.tsx';
 import { formatPercent } from '../lib/format.ts';
 import { hostsText, versionText } from './graphs/markerData.ts';
+import { VerdictBadge } from './Verdict.tsx';
 
 export function SuspectList({
   suspects,
@@ -20,6 +21,15 @@ export function SuspectList({
       {suspects.map((s, i) => {
         const d = deploys.find((x) => String(x.id) === String(s.deploy_id));
         const at = s.at ?? d?.at;
+        const deployHref = `/deploys?${new URLSearchParams({
+          marker: String(s.deploy_id),
+          ...(at
+            ? {
+                from: new Date(Date.parse(at) - 6 * 3_600_000).toISOString(),
+                to: new Date(Date.parse(at) + 6 * 3_600_000).toISOString(),
+              }
+            : {}),
+        }).toString()}`;
         return (
           <li
             key={`${s.deploy_id}-${i}`}
@@ -42,18 +52,10 @@ export function SuspectList({
             <div className="suspect-reason">{s.reason}</div>
             {s.hosts?.length ? <SuspectHosts suspect={s} /> : null}
             <div className="muted small">
-              <Link
-                to={`/deploys?${new URLSearchParams({
-                  marker: String(s.deploy_id),
-                  ...(at
-                    ? {
-                        from: new Date(Date.parse(at) - 6 * 3_600_000).toISOString(),
-                        to: new Date(Date.parse(at) + 6 * 3_600_000).toISOString(),
-                      }
-                    : {}),
-                }).toString()}`}
-              >
-                deploy {s.deploy_id}
+              <Link to={deployHref}>deploy {s.deploy_id}</Link>
+              {' · '}
+              <Link to={`${deployHref}#verdict`} className="suspect-verdict">
+                verdict <VerdictBadge deployId={String(s.deploy_id)} />
               </Link>
               {at ? ' · ' : ''}
               {at ? relativeToOnset(Date.parse(at), onsetMs) : ''}

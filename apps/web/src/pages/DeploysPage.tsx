@@ -10,6 +10,7 @@ import { filterDeploys, timelineLanes, timelineTicks } from '../components/graph
 import { DEPLOY_KINDS as KINDS, isOneOf } from '@onset/contract';
 import { deployTitle, kindLetter, stackChips } from '../components/graphs/markerData.ts';
 import { DeployList } from '../components/DeployList.tsx';
+import { DeployVerdict } from '../components/Verdict.tsx';
 import { Empty, QueryView } from '../components/States.tsx';
 import { Panel, Select } from '../components/Controls.tsx';
 
@@ -109,15 +110,34 @@ export default function DeploysPage() {
                   onSelect={(id) => set({ marker: id })}
                 />
               </Panel>
+              {selected ? (
+                <SelectedVerdict
+                  deploy={shown.find((d) => String(d.id) === selected)}
+                  id={selected}
+                />
+              ) : null}
               <BlamedBy deploys={shown} selected={selected} />
               <Panel title="All markers">
-                <DeployList deploys={shown} highlightId={selected} />
+                <DeployList
+                  deploys={shown}
+                  highlightId={selected}
+                  onVerdict={(id) => set({ marker: id })}
+                />
               </Panel>
             </>
           );
         }}
       </QueryView>
     </div>
+  );
+}
+
+/** The selected marker's verdict in full: did this deploy make latency worse, by the numbers. */
+function SelectedVerdict({ deploy, id }: { deploy?: Deploy; id: string }) {
+  return (
+    <Panel id="verdict" title={`Verdict of ${deploy ? deployTitle(deploy) : `deploy ${id}`}`}>
+      <DeployVerdict deployId={id} />
+    </Panel>
   );
 }
 

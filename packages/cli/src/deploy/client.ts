@@ -1,3 +1,6 @@
+import { UsageError } from './markers.ts';
+import type { Io } from '../io.ts';
+
 /** A marker as the server stores it (the fields the CLI reports). */
 export interface StoredMarker {
   id: string;
@@ -10,14 +13,15 @@ export interface StoredMarker {
   at: string;
 }
 
-/** The server said no (a 4xx other than 429): retrying the same body will not help. */
+/** The server said no (a 4xx other than 429): retrying the same request will not help. */
 export class RefusedError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     readonly serverMessage: string,
+    what = 'the marker',
   ) {
-    super(`server refused the marker (${status} ${code}): ${serverMessage}`);
+    super(`server refused ${what} (${status} ${code}): ${serverMessage}`);
   }
 }
 
@@ -44,38 +48,44 @@ function retryAfterMs(header: string | null): number | undefined {
   return Number.isNaN(at) ? undefined : Math.min(Math.max(0, at - Date.now()), 60_000);
 }
 
+export interface RequestSpec {
+  method: 'GET' | 'POST';
+  /** Path and query, e.g. `/api/v1/deploys/42/verdict?wait=60s`. */
+  path: string;
+  body?: object;
+  /** What the request is about, for RefusedError's message ("the marker"). */
+  what: string;
+  /** Added to the per-request timeout: a request the server holds on purpose (`?wait=`). */
+  holdMs?: number;
+}
+
 /**
- * POST one marker. 429 and 5xx (and no answer at all) are retried with
- * backoff; the body carries an external_id, so a retry after a lost answer
- * cannot record the marker twice.
+ * One API request with retries: 429 and 5xx (and no answer at all) are
+ * retried with backoff (Retry-After honoured); any other 4xx is a
+ * RefusedError at once. Returns the parsed JSON body and the headers.
  */
-export async function postMarker(
-  body: object,
+export async function requestJson<T>(
+  spec: RequestSpec,
   opts: ClientOptions,
-): Promise<{ marker: StoredMarker; replayed: boolean }> {
-  const endpoint = new URL('/api/v1/deploys', opts.server).toString();
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'user-agent': 'onset-cli',
-  };
+): Promise<{ body: T; headers: Headers }> {
+  const endpoint = new URL(spec.path, opts.server).toString();
+  const headers: Record<string, string> = { 'user-agent': 'onset-cli', accept: 'application/json' };
+  if (spec.body) headers['content-type'] = 'application/json';
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  const timeoutMs = opts.timeoutMs + (spec.holdMs ?? 0);
   const base = opts.baseDelayMs ?? 500;
   let lastProblem = '';
   for (let attempt = 0; attempt <= opts.retries; attempt++) {
     let delay = Math.min(base * 2 ** attempt, 10_000);
     try {
       const res = await fetch(endpoint, {
-        method: 'POST',
+        method: spec.method,
         headers,
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(opts.timeoutMs),
+        body: spec.body ? JSON.stringify(spec.body) : undefined,
+        signal: AbortSignal.timeout(timeoutMs),
       });
       const text = await res.text();
-      if (res.ok)
-        return {
-          marker: JSON.parse(text) as StoredMarker,
-          replayed: res.headers.get('idempotent-replayed') === 'true',
-        };
+      if (res.ok) return { body: JSON.parse(text) as T, headers: res.headers };
       let code = 'error';
       let message = text.slice(0, 500);
       try {
@@ -85,7 +95,8 @@ export async function postMarker(
       } catch {
         // not JSON (a proxy's error page): keep the start of the text
       }
-      if (res.status !== 429 && res.status < 500) throw new RefusedError(res.status, code, message);
+      if (res.status !== 429 && res.status < 500)
+        throw new RefusedError(res.status, code, message, spec.what);
       lastProblem = `${res.status} ${code}: ${message}`;
       delay = retryAfterMs(res.headers.get('retry-after')) ?? delay;
     } catch (err) {
@@ -93,7 +104,7 @@ export async function postMarker(
       const e = err as Error & { cause?: { code?: string; message?: string } };
       lastProblem =
         e.name === 'TimeoutError'
-          ? `no answer within ${opts.timeoutMs} ms`
+          ? `no answer within ${timeoutMs} ms`
           : `${e.cause?.code ?? e.cause?.message ?? e.message}`;
     }
     if (attempt < opts.retries) {
@@ -106,4 +117,47 @@ export async function postMarker(
   throw new UnavailableError(
     `gave up on ${endpoint} after ${opts.retries + 1} attempts: ${lastProblem}`,
   );
+}
+
+/**
+ * POST one marker. The body carries an external_id, so a retry after a lost
+ * answer cannot record the marker twice.
+ */
+export async function postMarker(
+  body: object,
+  opts: ClientOptions,
+): Promise<{ marker: StoredMarker; replayed: boolean }> {
+  const res = await requestJson<StoredMarker>(
+    { method: 'POST', path: '/api/v1/deploys', body, what: 'the marker' },
+    opts,
+  );
+  return { marker: res.body, replayed: res.headers.get('idempotent-replayed') === 'true' };
+}
+
+/** Server, token, retries and timeout from the flags and the environment (ONSET_URL, ONSET_TOKEN). */
+export function clientOptions(
+  flags: { server?: string; token?: string; retries: string; timeout: string },
+  io: Pick<Io, 'err' | 'env'>,
+): ClientOptions {
+  const int = (flag: string, raw: string) => {
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 0)
+      throw new UsageError(`${flag} must be a whole number ≥ 0 (got "${raw}")`);
+    return n;
+  };
+  const server = flags.server ?? io.env.ONSET_URL ?? 'http://127.0.0.1:8080';
+  try {
+    new URL(server);
+  } catch {
+    throw new UsageError(
+      `--server / ONSET_URL "${server}" is not a URL, e.g. https://onset.example.com`,
+    );
+  }
+  return {
+    server,
+    token: flags.token ?? io.env.ONSET_TOKEN,
+    retries: int('--retries', flags.retries),
+    timeoutMs: int('--timeout', flags.timeout),
+    log: io.err,
+  };
 }

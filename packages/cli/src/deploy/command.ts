@@ -1,33 +1,31 @@
 import os from 'node:os';
 import { Command, Option } from 'commander';
 import { DEPLOY_KINDS } from '@onset/contract';
-import { buildMarkers, UsageError, type DeployFlags, type MarkerBody } from './markers.ts';
-import { postMarker, type StoredMarker } from './client.ts';
+import { buildMarkers, type DeployFlags, type MarkerBody } from './markers.ts';
+import { clientOptions, postMarker, type StoredMarker } from './client.ts';
 import { LOCKFILE_FORMATS } from '../lockfiles/index.ts';
+import type { Io } from '../io.ts';
+import {
+  addVerdictOptions,
+  VerdictExit,
+  verdictRequest,
+  verifyDeploys,
+  type VerdictFlags,
+} from '../verify/command.ts';
 
-export interface Io {
-  out: (line: string) => void;
-  err: (line: string) => void;
-  env: Record<string, string | undefined>;
-}
+export type { Io } from '../io.ts';
 
-interface CommandFlags extends DeployFlags {
+interface CommandFlags extends DeployFlags, VerdictFlags {
   server?: string;
   token?: string;
   dryRun?: boolean;
   json?: boolean;
+  verify?: boolean;
   retries: string;
   timeout: string;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
-
-function nonNegativeInt(flag: string, raw: string): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0)
-    throw new UsageError(`${flag} must be a whole number ≥ 0 (got "${raw}")`);
-  return n;
-}
 
 function summary(
   m: Pick<StoredMarker, 'kind' | 'service' | 'hosts' | 'component' | 'from_version' | 'to_version'>,
@@ -47,17 +45,8 @@ function summary(
 }
 
 async function runDeploy(flags: CommandFlags, io: Io): Promise<void> {
-  const retries = nonNegativeInt('--retries', flags.retries);
-  const timeoutMs = nonNegativeInt('--timeout', flags.timeout);
-  const server = flags.server ?? io.env.ONSET_URL ?? 'http://127.0.0.1:8080';
-  try {
-    new URL(server);
-  } catch {
-    throw new UsageError(
-      `--server / ONSET_URL "${server}" is not a URL, e.g. https://onset.example.com`,
-    );
-  }
-  const token = flags.token ?? io.env.ONSET_TOKEN;
+  const client = clientOptions(flags, io);
+  if (flags.verify) verdictRequest(flags); // bad --wait etc. exit before a marker is sent
   const markers: MarkerBody[] = buildMarkers(flags, {
     now: Date.now(),
     hostname: os.hostname(),
@@ -74,7 +63,7 @@ async function runDeploy(flags: CommandFlags, io: Io): Promise<void> {
   }
   if (flags.dryRun) {
     io.err(
-      `onset: dry run: would POST ${markers.length} marker(s) to ${new URL('/api/v1/deploys', server)}`,
+      `onset: dry run: would POST ${markers.length} marker(s) to ${new URL('/api/v1/deploys', client.server)}`,
     );
     io.out(JSON.stringify(markers, null, 2));
     return;
@@ -84,13 +73,7 @@ async function runDeploy(flags: CommandFlags, io: Io): Promise<void> {
   const failures: string[] = [];
   for (const body of markers) {
     try {
-      const { marker, replayed } = await postMarker(body, {
-        server,
-        token,
-        retries,
-        timeoutMs,
-        log: io.err,
-      });
+      const { marker, replayed } = await postMarker(body, client);
       stored.push(marker);
       io.err(
         `onset: ${replayed ? 'already recorded as' : 'recorded'} marker ${marker.id}: ${summary(marker)}`,
@@ -102,16 +85,29 @@ async function runDeploy(flags: CommandFlags, io: Io): Promise<void> {
       io.err(`onset: ${label}: ${(err as Error).message}`);
     }
   }
-  if (flags.json) io.out(JSON.stringify(stored, null, 2));
-  if (failures.length)
+  if (failures.length) {
+    if (flags.json) io.out(JSON.stringify(stored, null, 2));
     throw new SendError(`${failures.length} of ${markers.length} marker(s) not recorded`);
+  }
+  if (!flags.verify) {
+    if (flags.json) io.out(JSON.stringify(stored, null, 2));
+    return;
+  }
+  // --verify: the gate's answer is the verdicts (with --json, the verdicts are what is printed).
+  const code = await verifyDeploys(
+    stored.map((m) => m.id),
+    flags,
+    client,
+    io,
+  );
+  if (code !== 0) throw new VerdictExit(code);
 }
 
 /** Some markers did not reach the server (refused, or retries ran out). */
 export class SendError extends Error {}
 
 export function deployCommand(io: Io): Command {
-  return new Command('deploy')
+  const cmd = new Command('deploy')
     .description(
       'record a deploy marker (code, dependency, kernel, config or infra change) in Onset',
     )
@@ -162,6 +158,11 @@ export function deployCommand(io: Io): Command {
     .option('--no-ci', 'ignore CI environment variables')
     .option('--dry-run', 'print the markers as JSON instead of sending them')
     .option('--json', 'print the stored markers as JSON')
+    .option(
+      '--verify',
+      "then wait for the deploy's verdict, exit as `onset deploy verify` does (the token needs the read scope too)",
+    );
+  return addVerdictOptions(cmd)
     .option('--retries <n>', 'retries on 429/5xx/network errors', '5')
     .option('--timeout <ms>', 'per-request timeout in ms', '10000')
     .action(async (flags: CommandFlags) => runDeploy(flags, io));

@@ -13,3 +13,4 @@ export * from './series-edge.ts';
 export * from './slo-membership.ts';
 export * from './limits.ts';
 export * from './verdicts.ts';
+export * from './verdict-gates.ts';

@@ -51,6 +51,7 @@ import {
   DeployPatch,
 } from './deploys.ts';
 import { Verdict, VerdictQuery } from './verdicts.ts';
+import { FlaggerWebhook, VerdictGate } from './verdict-gates.ts';
 import {
   DetectInput,
   DetectResult,
@@ -131,6 +132,10 @@ const declared = {
     params: DeployIdParams,
     querystring: VerdictQuery,
     response: { 200: Verdict },
+  },
+  'POST /api/v1/verdicts/flagger': {
+    body: FlaggerWebhook,
+    response: { 200: VerdictGate, 412: VerdictGate },
   },
   'PATCH /api/v1/deploys/:id': {
     params: DeployIdParams,
@@ -242,6 +247,8 @@ const EXTRA_ERRORS: Partial<Record<keyof typeof declared, readonly ErrorStatus[]
   'POST /api/v1/alerts/:id/resolve': [409],
   // `shards: 'owned'` on a server that leases no detection shards (its scheduler is off)
   'POST /api/v1/detect': [409],
+  // no marker matches the webhook's deploy_id or service
+  'POST /api/v1/verdicts/flagger': [404],
   // the series has no history to suggest a threshold from
   'GET /api/v1/series/:id/slo-suggestion': [422],
 };

@@ -36,7 +36,7 @@ const nanos = (ms: number) => (BigInt(Math.round(ms * 1000)) * 1000n).toString()
 const hex = (n: number) => randomBytes(n).toString('hex');
 
 /** Spans grouped by resource, as one ExportTraceServiceRequest. */
-class Batch implements SpanSink<{ traceId: string; spanId: string }> {
+export class Batch implements SpanSink<{ traceId: string; spanId: string }> {
   private readonly byResource = new Map<
     string,
     { resource: Record<string, string>; spans: JsonSpan[] }
@@ -77,7 +77,7 @@ class Batch implements SpanSink<{ traceId: string; spanId: string }> {
   }
 }
 
-async function post(url: string, body: unknown, token?: string): Promise<Response> {
+export async function post(url: string, body: unknown, token?: string): Promise<Response> {
   const res = await fetch(url, {
     method: 'POST',
     headers: {
