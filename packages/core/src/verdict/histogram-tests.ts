@@ -4,13 +4,27 @@
  * p99, and quantiles with confidence intervals from the order statistics.
  * docs/verdicts.md "The test, on the histograms".
  */
-import { bucketValue, GAMMA, type Histogram } from '../histogram.ts';
+import { bucketValue, GAMMA, Histogram } from '../histogram.ts';
 import { normalQuantile, normalUpperTail } from '../detect/stats.ts';
 
 /** z of a two-sided 95 % interval. */
 const Z95 = normalQuantile(0.975);
 /** A value's spread within its 1 % bucket, in log space (uniform over the bucket's width). */
 const BUCKET_SD_LOG = Math.log(GAMMA) / Math.sqrt(12);
+
+/** Bucket counts in ascending index order with their total: what every test here reads. */
+export interface Counts {
+  idx: readonly number[];
+  cnt: readonly number[];
+  count: number;
+}
+
+/** A histogram's counts, read once (pass Counts to several tests to skip the re-reads). */
+export function countsOf(h: Histogram | Counts): Counts {
+  if (!(h instanceof Histogram)) return h;
+  const s = h.toSparse();
+  return { idx: s.idx, cnt: s.cnt, count: h.count };
+}
 
 export interface MannWhitney {
   /** One-sided: candidate calls tend to be slower than baseline calls. */
@@ -25,12 +39,15 @@ export interface MannWhitney {
  * is the normal approximation with a continuity correction (histograms that reach
  * a verdict hold hundreds of calls a side).
  */
-export function mannWhitneyHistograms(candidate: Histogram, baseline: Histogram): MannWhitney {
-  const m = candidate.count;
-  const n = baseline.count;
+export function mannWhitneyHistograms(
+  candidate: Histogram | Counts,
+  baseline: Histogram | Counts,
+): MannWhitney {
+  const c = countsOf(candidate);
+  const b = countsOf(baseline);
+  const m = c.count;
+  const n = b.count;
   if (m === 0 || n === 0) return { pValue: 1, probSlower: 0.5 };
-  const c = candidate.toSparse();
-  const b = baseline.toSparse();
   let u = 0;
   let below = 0; // baseline calls in buckets below the current one
   let tieSum = 0;
@@ -56,7 +73,7 @@ export function mannWhitneyHistograms(candidate: Histogram, baseline: Histogram)
 }
 
 /** The bucket index holding the call of rank `rank` (1-based) in ascending order. */
-function bucketAtRank(s: { idx: number[]; cnt: number[] }, rank: number): number {
+function bucketAtRank(s: Pick<Counts, 'idx' | 'cnt'>, rank: number): number {
   let seen = 0;
   for (let k = 0; k < s.idx.length; k++) {
     seen += s.cnt[k]!;
@@ -77,15 +94,19 @@ export interface TailTest {
  * against the baseline's own share, a one-sided two-proportion z-test. Mann-Whitney
  * hardly moves when only the slowest calls slow down; this does.
  */
-export function tailTest(candidate: Histogram, baseline: Histogram, q = 0.99): TailTest {
-  const m = candidate.count;
-  const n = baseline.count;
+export function tailTest(
+  candidate: Histogram | Counts,
+  baseline: Histogram | Counts,
+  q = 0.99,
+): TailTest {
+  const c = countsOf(candidate);
+  const b = countsOf(baseline);
+  const m = c.count;
+  const n = b.count;
   if (m === 0 || n === 0) return { pValue: 1, candidateShare: 0, baselineShare: 0 };
-  const b = baseline.toSparse();
   const edge = bucketAtRank(b, Math.max(1, Math.ceil(q * n)));
-  const above = (s: { idx: number[]; cnt: number[] }) =>
-    s.idx.reduce((sum, i, k) => (i > edge ? sum + s.cnt[k]! : sum), 0);
-  const xc = above(candidate.toSparse());
+  const above = (s: Counts) => s.idx.reduce((sum, i, k) => (i > edge ? sum + s.cnt[k]! : sum), 0);
+  const xc = above(c);
   const xb = above(b);
   const pc = xc / m;
   const pb = xb / n;
@@ -108,11 +129,21 @@ export interface QuantileEstimate {
  * at those ranks, read from the buckets, bound the quantile. Their half-width in
  * log space (above `floorUs`) is taken as 1.96 standard errors.
  */
-export function quantileEstimate(h: Histogram, q: number, floorUs = 0): QuantileEstimate | null {
-  const n = h.count;
+export function quantileEstimate(
+  h: Histogram | Counts,
+  q: number,
+  floorUs = 0,
+  /** The quantile itself when known (Histogram.quantile clamps to the exact extremes). */
+  known?: number,
+): QuantileEstimate | null {
+  const s = countsOf(h);
+  const n = s.count;
   if (n === 0) return null;
-  const s = h.toSparse();
-  const value = h.quantile(q);
+  const value =
+    known ??
+    (h instanceof Histogram
+      ? h.quantile(q)
+      : bucketValue(bucketAtRank(s, Math.max(1, Math.ceil(q * n)))));
   const sd = Math.sqrt(n * q * (1 - q));
   const lo = bucketValue(bucketAtRank(s, Math.max(1, Math.floor(n * q - Z95 * sd))));
   const hi = bucketValue(bucketAtRank(s, Math.min(n, Math.ceil(n * q + Z95 * sd))));

@@ -5,6 +5,7 @@
  */
 import { Histogram } from '../histogram.ts';
 import {
+  countsOf,
   mannWhitneyHistograms,
   quantileEstimate,
   quantileRatio,
@@ -115,13 +116,17 @@ function metricTests(
   s: Pick<VerdictSettings, 'p50Ratio' | 'p99Ratio'>,
   alpha: number,
 ): { tests: [MetricTest, MetricTest]; probSlower: number } | null {
-  const c50 = quantileEstimate(candidate, 0.5, floorUs);
-  const b50 = quantileEstimate(baseline, 0.5, floorUs);
-  const c99 = quantileEstimate(candidate, 0.99, floorUs);
-  const b99 = quantileEstimate(baseline, 0.99, floorUs);
+  // Each histogram's buckets read once for the four estimates and two tests.
+  const c = countsOf(candidate);
+  const b = countsOf(baseline);
+  // The quantiles as the rows show them (Histogram.quantile), their spread from the counts.
+  const c50 = quantileEstimate(c, 0.5, floorUs, candidate.quantile(0.5));
+  const b50 = quantileEstimate(b, 0.5, floorUs, baseline.quantile(0.5));
+  const c99 = quantileEstimate(c, 0.99, floorUs, candidate.quantile(0.99));
+  const b99 = quantileEstimate(b, 0.99, floorUs, baseline.quantile(0.99));
   if (!c50 || !b50 || !c99 || !b99) return null;
-  const mw = mannWhitneyHistograms(candidate, baseline);
-  const tail = tailTest(candidate, baseline);
+  const mw = mannWhitneyHistograms(c, b);
+  const tail = tailTest(c, b);
   const make = (
     name: 'p50' | 'p99',
     ratio: RatioInterval,
@@ -327,12 +332,6 @@ export interface VerdictResult<K> {
 
 const ORDER: Record<VerdictOutcome, number> = { fail: 0, inconclusive: 1, pending: 2, pass: 3 };
 
-function merged(hs: readonly Histogram[], upto: number): Histogram {
-  const out = new Histogram();
-  for (let i = 0; i < upto && i < hs.length; i++) out.merge(hs[i]!);
-  return out;
-}
-
 /**
  * The verdict over the judged window, looked at after every settled minute from
  * FIRST_LOOK_MINUTES on. A row that fails at a look fails the verdict there
@@ -349,13 +348,31 @@ export function judgeVerdict<K>(v: VerdictInput<K>): VerdictResult<K> {
   const alpha = v.settings.alpha / looks;
   const settled = Math.max(0, Math.min(W, Math.floor(v.settledMinutes)));
   const sides = SIDE_NAMES[v.method];
+  // Each series' window so far, grown a minute per look (never re-merged from the start).
+  const sums = v.series.map(() => ({
+    minutes: 0,
+    candidate: new Histogram(),
+    baseline: new Histogram(),
+  }));
+  const upto = (i: number, k: number) => {
+    const s = v.series[i]!;
+    const sum = sums[i]!;
+    for (; sum.minutes < k; sum.minutes++) {
+      const m = s.candidate[sum.minutes];
+      if (m) sum.candidate.merge(m);
+      if (Array.isArray(s.baseline)) {
+        const bm = (s.baseline as Histogram[])[sum.minutes];
+        if (bm) sum.baseline.merge(bm);
+      }
+    }
+    return sum;
+  };
   const rowsAt = (k: number): VerdictRow<K>[] =>
-    v.series.map((s) => {
+    v.series.map((s, i) => {
+      const sum = upto(i, k);
       const judgement = judgeRow({
-        candidate: merged(s.candidate, k),
-        baseline: Array.isArray(s.baseline)
-          ? merged(s.baseline as Histogram[], k)
-          : (s.baseline as Histogram),
+        candidate: sum.candidate,
+        baseline: Array.isArray(s.baseline) ? sum.baseline : (s.baseline as Histogram),
         drift: s.drift,
         floorUs: s.floorUs,
         settings: v.settings,
