@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import {
@@ -49,11 +50,9 @@ function parseQuery(q: VerdictQuery): { waitMs: number; overrides: VerdictOverri
   return { waitMs, overrides };
 }
 
+/** Sleep until `ms` passed or the client went away; the timer's abort listener goes with it. */
 const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
+  delay(ms, undefined, { signal }).catch(() => undefined);
 
 /** Deploy verdicts (api.md "Deploy verdicts", docs/verdicts.md). */
 export async function verdictRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
