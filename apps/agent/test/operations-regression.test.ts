@@ -63,7 +63,15 @@ function pass(r: () => number, startMs: number, each: boolean): FsyncEvent[] {
 beforeAll(async () => {
   server = await startTestServer();
   ta = await startTestAgent({
-    flags: { endpoint: server.otlpUrl, serviceName: SERVICE, bpftrace: false, strace: false },
+    // The WAL keeper's own agent (filtered to its program), so its spans are SERVICE's: a
+    // host-wide agent would report them under the program's name (docs/agent.md).
+    flags: {
+      endpoint: server.otlpUrl,
+      serviceName: SERVICE,
+      comm: ['postgres'],
+      bpftrace: false,
+      strace: false,
+    },
     tune: (c) => (c.export.flushIntervalMs = 200),
   });
   const r = mulberry32(33);
