@@ -21,7 +21,7 @@ export async function edgeViews(
   series: Series,
   o: { fromMs: number; toMs: number; stepMs: number; qs: number[]; onsetMs?: number },
 ): Promise<EdgeResponse> {
-  const candidates = await listSeries(pool, { op: series.op, name: series.name });
+  const { series: candidates } = await listSeries(pool, { op: series.op, name: series.name });
   const edge = findEdge(candidates, series);
   const qKeys = o.qs.map(String);
   const views = await Promise.all(

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Histogram } from '@onset/core';
 import type { QuantileColumns, QuantilePoint, Series } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
+import { searchWords, wordsClause } from './search.ts';
 
 export interface SeriesFilter {
   service?: string;
@@ -9,12 +10,19 @@ export interface SeriesFilter {
   view?: string;
   host?: string;
   name?: string;
+  q?: string;
+  limit?: number;
+  offset?: number;
 }
 
 /** A series as the API answers it. */
 export type SeriesRow = Series;
 
-export async function listSeries(pool: Pool, f: SeriesFilter, limit = 1000): Promise<SeriesRow[]> {
+/** One page of series in a stable order, with the count of every match (nothing is cut silently). */
+export async function listSeries(
+  pool: Pool,
+  f: SeriesFilter,
+): Promise<{ series: SeriesRow[]; total: number; next_offset: number | null }> {
   const where: string[] = [];
   const args: unknown[] = [];
   const add = (sql: string, v: unknown) => {
@@ -30,20 +38,31 @@ export async function listSeries(pool: Pool, f: SeriesFilter, limit = 1000): Pro
       'EXISTS (SELECT 1 FROM series_resources sr JOIN resources r ON r.id = sr.resource_id WHERE sr.series_id = s.id AND r.host = ?)',
       f.host,
     );
-  args.push(limit);
-  const { rows } = await pool.query(
-    `SELECT s.id::text, s.service, s.op, s.view, s.name, NULLIF(s.peer, '') AS peer, s.first_seen, s.last_seen,
-            COALESCE((SELECT array_agg(DISTINCT r.host ORDER BY r.host) FROM series_resources sr
-                       JOIN resources r ON r.id = sr.resource_id WHERE sr.series_id = s.id AND r.host <> ''), '{}') AS hosts
-       FROM series s ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
-      ORDER BY s.service, s.op, s.view, s.name, s.peer LIMIT $${args.length}`,
-    args,
-  );
-  return rows.map((r) => ({
-    ...r,
-    first_seen: r.first_seen.toISOString(),
-    last_seen: r.last_seen.toISOString(),
-  }));
+  if (f.q) where.push(...wordsClause(searchWords(f.q), args));
+  const filter = where.length ? 'WHERE ' + where.join(' AND ') : '';
+  const limit = f.limit ?? 1000;
+  const offset = f.offset ?? 0;
+  const [{ rows }, counted] = await Promise.all([
+    pool.query(
+      `SELECT s.id::text, s.service, s.op, s.view, s.name, NULLIF(s.peer, '') AS peer, s.first_seen, s.last_seen,
+              COALESCE((SELECT array_agg(DISTINCT r.host ORDER BY r.host) FROM series_resources sr
+                         JOIN resources r ON r.id = sr.resource_id WHERE sr.series_id = s.id AND r.host <> ''), '{}') AS hosts
+         FROM series s ${filter}
+        ORDER BY s.service, s.op, s.view, s.name, s.peer, s.id LIMIT $${args.length + 1} OFFSET $${args.length + 2}`,
+      [...args, limit, offset],
+    ),
+    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM series s ${filter}`, args),
+  ]);
+  const total = counted.rows[0]!.n;
+  return {
+    series: rows.map((r) => ({
+      ...r,
+      first_seen: r.first_seen.toISOString(),
+      last_seen: r.last_seen.toISOString(),
+    })),
+    total,
+    next_offset: offset + rows.length < total ? offset + rows.length : null,
+  };
 }
 
 export async function getSeries(pool: Pool, id: string): Promise<SeriesRow | null> {

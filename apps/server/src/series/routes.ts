@@ -25,7 +25,7 @@ export async function seriesRoutes(app: FastifyInstance, deps: { pool: Pool }): 
         ...operations['GET /api/v1/series'],
       },
     },
-    async (req) => ({ series: await listSeries(pool, req.query) }),
+    async (req) => listSeries(pool, req.query),
   );
 
   api.get(

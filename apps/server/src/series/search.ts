@@ -35,19 +35,27 @@ interface LabelRow {
   total: string;
 }
 
-async function matchingSeries(
-  pool: Pool,
-  words: string[],
-  limit: number,
-): Promise<{ rows: LabelRow[]; total: number }> {
-  const args: unknown[] = [];
-  const where = words.map((w) => {
+/** SQL for "every word appears in the service, op, name, peer or a host" (ILIKE), its arguments appended. */
+export function wordsClause(words: string[], args: unknown[]): string[] {
+  return words.map((w) => {
     args.push(likePattern(w));
     const p = `$${args.length}`;
     return `(s.service ILIKE ${p} OR s.op ILIKE ${p} OR s.name ILIKE ${p} OR s.peer ILIKE ${p}
       OR EXISTS (SELECT 1 FROM series_resources sr JOIN resources r ON r.id = sr.resource_id
                   WHERE sr.series_id = s.id AND r.host ILIKE ${p}))`;
   });
+}
+
+/** The words of a search text (at most 8). */
+export const searchWords = (q: string) => q.trim().split(/\s+/).filter(Boolean).slice(0, 8);
+
+async function matchingSeries(
+  pool: Pool,
+  words: string[],
+  limit: number,
+): Promise<{ rows: LabelRow[]; total: number }> {
+  const args: unknown[] = [];
+  const where = wordsClause(words, args);
   // A name that starts with the first word ranks before one that merely contains it.
   args.push(words[0] ? `${words[0].replace(/[\\%_]/g, (c) => '\\' + c)}%` : '%');
   const prefix = `$${args.length}`;
@@ -69,7 +77,7 @@ export async function searchSeries(
   pool: Pool,
   input: SearchInput,
 ): Promise<{ series: SeriesSummary[]; total: number }> {
-  const words = input.q.trim().split(/\s+/).filter(Boolean).slice(0, 8);
+  const words = searchWords(input.q);
   const { rows, total } = await matchingSeries(pool, words, input.limit);
   if (!rows.length) return { series: [], total };
   const ids = rows.map((r) => r.id);

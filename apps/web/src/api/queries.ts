@@ -24,6 +24,7 @@ import type {
   SilenceInput,
   SilenceList,
   RegressionListQuery,
+  Series,
   SeriesList,
   SeriesListQuery,
   SeriesSearchResult,
@@ -58,6 +59,28 @@ export function useSeriesList(filter: SeriesListQuery = {}) {
     refetchInterval: interval,
     retry,
     placeholderData: keepPreviousData,
+  });
+}
+
+/** One page of series with the count of every match (`total`): a picker says when it holds fewer. */
+export function useSeriesPage(filter: SeriesListQuery = {}) {
+  const interval = useRefetchInterval();
+  return useQuery({
+    queryKey: ['series', 'page', filter],
+    queryFn: ({ signal }) => apiFetch<SeriesList>(apiPath('/api/v1/series', filter), { signal }),
+    refetchInterval: interval,
+    retry,
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** One series by id (a series past the first page of the list is still found). */
+export function useSeriesOne(id: string | undefined) {
+  return useQuery({
+    queryKey: ['series', 'one', id],
+    queryFn: () => apiFetch<Series>(`/api/v1/series/${encodeURIComponent(id!)}`),
+    enabled: !!id,
+    retry,
   });
 }
 

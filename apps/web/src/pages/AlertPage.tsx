@@ -15,6 +15,7 @@ import {
   useQuantiles,
   useRegression,
   useSeriesList,
+  useSeriesOne,
   useSilenceAction,
   useSlo,
 } from '../api/queries.ts';
@@ -273,7 +274,10 @@ function SuspectsOf({ r }: { r: Regression }) {
 /** The series the alert is about, around its onset (the regression's, else when the alert fired). */
 function AlertChart({ a, r, slo }: { a: AlertWithEvents; r?: Regression; slo?: Slo }) {
   const seriesList = useSeriesList({ service: a.service ?? undefined });
+  // By its id where known: a service may have more series than a list page.
+  const one = useSeriesOne(r?.series_id ? String(r.series_id) : (slo?.series_id ?? undefined));
   const series: Series | undefined = useMemo(() => {
+    if (one.data) return one.data;
     const list = seriesList.data ?? [];
     if (r) return findSeries(r, list);
     const id = slo?.series_id;
@@ -284,7 +288,7 @@ function AlertChart({ a, r, slo }: { a: AlertWithEvents; r?: Regression; slo?: S
         (!a.view || x.view === a.view) &&
         (!a.series_name || x.name === a.series_name),
     );
-  }, [seriesList.data, r, slo, a.op, a.view, a.series_name]);
+  }, [one.data, seriesList.data, r, slo, a.op, a.view, a.series_name]);
   const onsetMs = r ? Date.parse(r.onset) : Date.parse(a.started_at);
   const range = useMemo(() => regressionWindow(onsetMs, Date.now()), [onsetMs]);
   const quantiles = useQuantiles(series?.id, { range, q: '0.5,0.99' });

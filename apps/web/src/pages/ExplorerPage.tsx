@@ -6,7 +6,8 @@ import {
   useHeatmap,
   useQuantiles,
   useRegressions,
-  useSeriesList,
+  useSeriesOne,
+  useSeriesPage,
 } from '../api/queries.ts';
 import { SeriesResults, SeriesSearchBox, useFindText } from './explorer/SeriesFinder.tsx';
 import { ByHostPanel } from './explorer/ByHostPanel.tsx';
@@ -49,11 +50,16 @@ export default function ExplorerPage() {
   const { get, set, params } = useUrlState();
   const [range, setRange] = useRange();
   const [scale, setScale] = useScale();
-  const seriesList = useSeriesList();
-  const all = useMemo(() => seriesList.data ?? [], [seriesList.data]);
+  const seriesList = useSeriesPage();
+  const all = useMemo(() => seriesList.data?.series ?? [], [seriesList.data]);
+  const total = seriesList.data?.total ?? 0;
 
   // The URL names the series either by id or by its labels; labels win for the pickers.
-  const byId = get('series') ? all.find((s) => s.id === get('series')) : undefined;
+  // A series past the pickers' page is read by its id.
+  const wanted = get('series') || undefined;
+  const inList = wanted ? all.find((s) => s.id === wanted) : undefined;
+  const one = useSeriesOne(wanted && seriesList.data && !inList ? wanted : undefined);
+  const byId = inList ?? (one.data && one.data.id === wanted ? one.data : undefined);
   const sel: Selection = byId
     ? selectionOf(byId)
     : {
@@ -152,6 +158,12 @@ export default function ExplorerPage() {
         />
       </form>
 
+      {total > all.length ? (
+        <p className="muted small" data-testid="series-list-truncated" role="note">
+          The pickers list the first {all.length.toLocaleString('en-US')} of{' '}
+          {total.toLocaleString('en-US')} series; the search above finds any of them.
+        </p>
+      ) : null}
       {seriesList.data === undefined ? (
         seriesList.error ? (
           <ErrorState

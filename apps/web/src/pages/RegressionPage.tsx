@@ -13,6 +13,7 @@ import {
   useRegressionEvidence,
   useRegressionTimeline,
   useSeriesList,
+  useSeriesOne,
   useSilenceAction,
   useSlos,
 } from '../api/queries.ts';
@@ -137,7 +138,9 @@ function RegressionView({ r }: { r: Regression }) {
   const range = hasRange ? urlRange : dflt;
   const [scale, setScale] = useScale();
   const seriesList = useSeriesList({ service: r.service });
-  const series = findSeries(r, seriesList.data ?? []);
+  // By its id where the regression has one: a service may have more series than a list page.
+  const one = useSeriesOne(r.series_id ? String(r.series_id) : undefined);
+  const series = one.data ?? findSeries(r, seriesList.data ?? []);
   const quantiles = useQuantiles(series?.id, { range, q: '0.5,0.99' });
   const seriesId = r.series_id ?? series?.id;
   const deploys = useDeploys(

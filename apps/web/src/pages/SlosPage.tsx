@@ -1,7 +1,16 @@
 /** SLOs: all of them sorted by error budget left; create one from a series. */
 import { useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router-dom';
-import { useCreateSlo, useSeriesList, useSloSuggestion, useSlos } from '../api/queries.ts';
+import {
+  useCreateSlo,
+  useSeriesOne,
+  useSeriesPage,
+  useSloSuggestion,
+  useSlos,
+} from '../api/queries.ts';
+
+/** Series the create form's picker lists at once (the server counts the rest). */
+const PICKER_LIMIT = 200;
 import type { Series } from '@onset/contract';
 import { ApiError } from '../api/client.ts';
 import { linkWithGlobals, useUrlState } from '../state/url.ts';
@@ -101,14 +110,24 @@ export default function SlosPage() {
 function CreateSlo({ seriesId, onDone }: { seriesId: string; onDone: () => void }) {
   const { params, set } = useUrlState();
   const navigate = useNavigate();
-  const series = useSeriesList();
+  // The picker searches on the server: any of any number of series can be found, and it says
+  // how many match when it shows fewer.
+  const [find, setFind] = useState('');
+  const page = useSeriesPage({ q: find.trim() || undefined, limit: PICKER_LIMIT });
+  const one = useSeriesOne(seriesId || undefined);
   const [objective, setObjective] = useState(0.99);
   const suggestion = useSloSuggestion(seriesId || undefined, objective);
   const create = useCreateSlo();
   const [name, setName] = useState('');
   const [threshold, setThreshold] = useState('');
   const [window, setWindow] = useState('28d');
-  const chosen: Series | undefined = series.data?.find((s) => s.id === seriesId);
+  const chosen: Series | undefined =
+    page.data?.series.find((s) => s.id === seriesId) ??
+    (one.data?.id === seriesId ? one.data : undefined);
+  const options = [
+    ...(chosen && !page.data?.series.some((s) => s.id === chosen.id) ? [chosen] : []),
+    ...(page.data?.series ?? []),
+  ];
 
   // A different series gets its own suggestion, not the previous one's numbers.
   useEffect(() => {
@@ -150,6 +169,25 @@ function CreateSlo({ seriesId, onDone }: { seriesId: string; onDone: () => void 
           void submit();
         }}
       >
+        <div className="field">
+          <label>
+            <span>Search</span>{' '}
+            <input
+              type="search"
+              value={find}
+              onChange={(e) => setFind(e.target.value)}
+              placeholder="service, op, name or host"
+              maxLength={256}
+            />
+          </label>
+          {page.data ? (
+            <span className="muted small" data-testid="series-picker-count" aria-live="polite">
+              {page.data.total > page.data.series.length
+                ? `${page.data.series.length} of ${page.data.total} matching series shown: type more to narrow`
+                : `${page.data.total} matching series`}
+            </span>
+          ) : null}
+        </div>
         <label className="field">
           <span>Series</span>
           <select
@@ -158,7 +196,7 @@ function CreateSlo({ seriesId, onDone }: { seriesId: string; onDone: () => void 
             required
           >
             <option value="">Choose a series…</option>
-            {(series.data ?? []).map((s) => (
+            {options.map((s) => (
               <option key={s.id} value={s.id}>
                 {edgeLabel(s)} · {s.op} · {s.view} · {s.name}
               </option>

@@ -23,10 +23,30 @@ export const SeriesListQuery = Type.Object({
   view: Type.Optional(ViewSchema),
   host: Type.Optional(Type.String({ maxLength: 256 })),
   name: Type.Optional(Type.String({ maxLength: 256 })),
+  q: Type.Optional(
+    Type.String({
+      maxLength: 256,
+      description:
+        'words that must each appear (case-insensitive) in the service, op, name, peer or a host of the series',
+    }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 1000, description: 'series per page, default 1000' }),
+  ),
+  offset: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'series to skip (next_offset of the previous page)' }),
+  ),
 });
 export type SeriesListQuery = Static<typeof SeriesListQuery>;
 
-export const SeriesList = Type.Object({ series: Type.Array(Series) });
+/** A page of series (by service, op, view, name, peer); `total` counts every match. */
+export const SeriesList = Type.Object({
+  series: Type.Array(Series),
+  total: Type.Integer({ description: 'series matching the filters, on every page' }),
+  next_offset: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'offset of the next page, null on the last',
+  }),
+});
 export type SeriesList = Static<typeof SeriesList>;
 
 export const SeriesIdParams = Type.Object({ id: Type.String() });
