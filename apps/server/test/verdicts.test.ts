@@ -20,6 +20,7 @@ import { startTestServer, type TestServer } from '@onset/testkit';
 import { EDGE, lookupCalls, sdkSink, Traffic } from '@onset/testkit/incidents';
 import type { Verdict } from '@onset/contract';
 import { api, startReceiver, type Receiver } from './slo-support.ts';
+import { runVerdictAlertPass } from '../src/verdicts/tasks.ts';
 
 const MIN = 60_000;
 /** The markers' time: every scenario's data runs from T - 25 min to T + 15 min. */
@@ -294,6 +295,38 @@ describe('deploy verdicts', () => {
     expect(about[0]).toMatch(
       /shop GET \/cart \(server\) p50 ×1\.[23]\d*, p99 ×[\d.]+ on the canary hosts \(shop-7, shop-8\)/,
     );
+  });
+
+  it('the verdict_alerts job raises the alert of a failing marker nobody asked about, and resolves it when the marker is gone', async () => {
+    const unasked = await marker({
+      hosts: DISK_WAVE,
+      kind: 'kernel',
+      from_version: KERNELS[0],
+      to_version: KERNELS[1],
+      at: new Date(T).toISOString(),
+    });
+    const ofIt = async () =>
+      (await A.get('/api/v1/alerts?type=deploy_verdict')).body.alerts.filter(
+        (a: { details: { deploy_id: string } }) => a.details.deploy_id === unasked,
+      );
+    expect(await ofIt()).toHaveLength(0);
+    const first = await runVerdictAlertPass(srv.onset.pool, srv.onset.config);
+    expect(first.raised).toBeGreaterThanOrEqual(1);
+    expect((await ofIt()).map((a: { status: string }) => a.status)).toEqual(['firing']);
+    // Only posted markers are alerted: the ones inferred from telemetry (urlite's versions, the
+    // disks' kernel) repeat them.
+    const posted = new Set([...Object.values(ids), unasked]);
+    const alerted = (await A.get('/api/v1/alerts?type=deploy_verdict')).body.alerts.map(
+      (a: { details: { deploy_id: string } }) => a.details.deploy_id,
+    );
+    expect(alerted.filter((id: string) => !posted.has(id))).toEqual([]);
+    // Once per marker: the next pass raises nothing.
+    expect((await runVerdictAlertPass(srv.onset.pool, srv.onset.config)).raised).toBe(0);
+    expect((await A.del(`/api/v1/deploys/${unasked}`)).status).toBe(204);
+    expect(
+      (await runVerdictAlertPass(srv.onset.pool, srv.onset.config)).resolved,
+    ).toBeGreaterThanOrEqual(1);
+    expect((await ofIt()).map((a: { status: string }) => a.status)).toEqual(['resolved']);
   });
 
   it('a harmless deploy passes', async () => {

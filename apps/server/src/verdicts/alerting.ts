@@ -27,7 +27,10 @@ export function failedSeriesText(v: Verdict): string {
 
 function whatDeployed(m: MarkerRow): string {
   const versions = m.to_version ? ` ${m.from_version ?? '?'} → ${m.to_version}` : '';
-  const what = m.component ? `${m.kind} ${m.component}${versions}` : `${m.kind}${versions}`;
+  const what =
+    m.component && m.component !== m.kind
+      ? `${m.kind} ${m.component}${versions}`
+      : `${m.kind}${versions}`;
   const where = m.service ?? (m.hosts.length ? m.hosts.slice(0, 3).join(', ') : 'fleet');
   return `${where} ${what}`.trim();
 }
@@ -39,7 +42,8 @@ export async function raiseVerdictAlert(
   v: Verdict,
   now = Date.now(),
 ): Promise<boolean> {
-  if (v.verdict !== 'fail') return false;
+  // Posted markers only (CI's deploys); inferred ones repeat them and regressions alert on those.
+  if (v.verdict !== 'fail' || m.source !== 'api') return false;
   const key = verdictAlertKey(m.id);
   if (await alertEverRaised(db, key)) return false;
   const failed = v.series.filter((s) => s.verdict === 'fail');

@@ -11,7 +11,7 @@ import { computeVerdict, verdictSettings } from './engine.ts';
 const RECENT_MS = 3 * 3_600_000;
 
 /**
- * One pass of verdict alerting: every recent marker's verdict under the server's
+ * One pass of verdict alerting: every recent posted marker's verdict under the server's
  * settings (no request overrides), an alert for each that fails (once per marker),
  * and firing ones resolved whose verdict no longer fails. A request for a verdict
  * raises its alert too (routes.ts); this pass covers the markers nobody asks about.
@@ -23,7 +23,14 @@ export async function runVerdictAlertPass(
 ): Promise<{ judged: number; raised: number; resolved: number }> {
   const settingsOf = (service: string | null) =>
     verdictSettings(config.verdictServices, service, {});
-  const markers = await listMarkers(pool, { fromMs: now - RECENT_MS, toMs: now, limit: 5000 });
+  // Posted markers only: an inferred one repeats a posted rollout's change (one alert per
+  // version and dependency it saw), and regressions already alert on what telemetry shows.
+  const markers = await listMarkers(pool, {
+    fromMs: now - RECENT_MS,
+    toMs: now,
+    source: 'api',
+    limit: 5000,
+  });
   let raised = 0;
   for (const m of markers) {
     const v = await computeVerdict(pool, m.id, settingsOf, now);
