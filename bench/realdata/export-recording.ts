@@ -34,7 +34,8 @@ try {
     'SELECT min(minute) AS lo, max(minute) AS hi FROM histograms',
   );
   const fromMs = span[0]!.lo.getTime();
-  const toMs = span[0]!.hi.getTime() + 60_000;
+  // The last minute may be partial (the recorder stopped in it): left out, as the pass would.
+  const toMs = span[0]!.hi.getTime();
   const points = await readPoints(client, {
     seriesIds: series.map((s) => Number(s.id)),
     fromMs,
