@@ -68,14 +68,22 @@ describe('self-tracing with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(series.some((s) => /healthz|metrics/.test(s.name))).toBe(false);
 
     // The receiver reads back real durations for the traced requests.
-    const from = new Date(Date.now() - 3_600_000).toISOString();
-    const to = new Date(Date.now() + 60_000).toISOString();
-    const q = await fetch(
-      `${receiver.url}/api/v1/series/${api!.id}/quantiles?from=${from}&to=${to}&step=1h&q=0.5`,
-    );
-    const points = (
-      (await q.json()) as { points: Array<{ count: number; q: Record<string, number> }> }
-    ).points;
+    // The series is registered before the export's spans commit: wait for them (the export is
+    // acknowledged to the traced server only once they are), bounded.
+    const readPoints = async () => {
+      const from = new Date(Date.now() - 3_600_000).toISOString();
+      const to = new Date(Date.now() + 60_000).toISOString();
+      const q = await fetch(
+        `${receiver.url}/api/v1/series/${api!.id}/quantiles?from=${from}&to=${to}&step=1h&q=0.5`,
+      );
+      return ((await q.json()) as { points: Array<{ count: number; q: Record<string, number> }> })
+        .points;
+    };
+    let points = await readPoints();
+    for (let i = 0; i < 100 && !points.some((p) => p.count > 0); i++) {
+      await new Promise((r) => setTimeout(r, 150));
+      points = await readPoints();
+    }
     expect(points.reduce((n, p) => n + p.count, 0)).toBeGreaterThanOrEqual(1);
     expect(points[0]!.q['0.5']).toBeGreaterThan(0);
   });
