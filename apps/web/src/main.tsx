@@ -15,6 +15,7 @@ const SloDetailPage = lazy(() => import('./pages/SloDetailPage.tsx'));
 const DeploysPage = lazy(() => import('./pages/DeploysPage.tsx'));
 const SettingsPage = lazy(() => import('./pages/SettingsPage.tsx'));
 const AlertPage = lazy(() => import('./pages/AlertPage.tsx'));
+const AlertsPage = lazy(() => import('./pages/AlertsPage.tsx'));
 const NotFoundPage = lazy(() => import('./pages/NotFoundPage.tsx'));
 
 // Hand fresh data to React in a microtask, not a setTimeout(0) that a busy main thread can
@@ -41,6 +42,7 @@ createRoot(document.getElementById('root')!).render(
               <Route path="/slos/:id" element={<SloDetailPage />} />
               <Route path="/deploys" element={<DeploysPage />} />
               <Route path="/settings" element={<SettingsPage />} />
+              <Route path="/alerts" element={<AlertsPage />} />
               <Route path="/alerts/:id" element={<AlertPage />} />
               <Route path="*" element={<NotFoundPage />} />
             </Routes>

@@ -9,6 +9,7 @@ import { Loading } from '../components/States.tsx';
 
 const NAV = [
   { to: '/', label: 'Overview', end: true },
+  { to: '/alerts', label: 'Alerts' },
   { to: '/explorer', label: 'Explorer' },
   { to: '/slos', label: 'SLOs' },
   { to: '/deploys', label: 'Deploys' },
