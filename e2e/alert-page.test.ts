@@ -9,10 +9,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import type { AlertWithEvents, Silence, Slo, Webhook } from '@onset/contract';
 import { startTestServer, type TestServer } from '@onset/testkit';
+import { Batch, post } from '@onset/testkit/incidents';
 import { launchChromium } from './fixtures/browser.ts';
 
 const MIN = 60_000;
@@ -58,41 +58,17 @@ async function api<T>(path: string, init: { method?: string; json?: unknown } = 
 /** Good spawns for an hour, then the last 8 minutes mostly slow: the 1 h page tier fires. */
 async function sendTraffic(): Promise<void> {
   const now = Date.now();
-  const spans = [];
-  const span = (startMs: number, durUs: number) => {
-    const start = BigInt(Math.round(startMs)) * 1_000_000n;
-    return {
-      traceId: randomBytes(16).toString('hex'),
-      spanId: randomBytes(8).toString('hex'),
-      name: 'spawn',
-      kind: 1,
-      startTimeUnixNano: start.toString(),
-      endTimeUnixNano: (start + BigInt(durUs) * 1000n).toString(),
-      attributes: [{ key: 'process.executable.name', value: { stringValue: 'walredo' } }],
-    };
-  };
+  const batch = new Batch();
+  const resource = { 'service.name': 'pageserver', 'host.name': 'node-1' };
+  const spawn = (startMs: number, durUs: number) =>
+    batch.span(resource, 'spawn', 'internal', startMs, durUs / 1000, {
+      'process.executable.name': 'walredo',
+    });
   for (let m = now - 60 * MIN; m < now - 8 * MIN; m += MIN)
-    for (let k = 0; k < 10; k++) spans.push(span(m + k * 5000, 12_000));
+    for (let k = 0; k < 10; k++) spawn(m + k * 5000, 12_000);
   for (let m = now - 8 * MIN; m < now - 30_000; m += MIN)
-    for (let k = 0; k < 40; k++) spans.push(span(m + k * 1400, k % 4 === 0 ? 12_000 : 500_000));
-  const res = await fetch(`${server.otlpUrl}/v1/traces`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      resourceSpans: [
-        {
-          resource: {
-            attributes: [
-              { key: 'service.name', value: { stringValue: 'pageserver' } },
-              { key: 'host.name', value: { stringValue: 'node-1' } },
-            ],
-          },
-          scopeSpans: [{ spans }],
-        },
-      ],
-    }),
-  });
-  expect(res.status, await res.text()).toBe(200);
+    for (let k = 0; k < 40; k++) spawn(m + k * 1400, k % 4 === 0 ? 12_000 : 500_000);
+  await post(`${server.otlpUrl}/v1/traces`, batch.body());
 }
 
 const evaluate = () => api('/api/v1/slos/evaluate', { json: {} });

@@ -6,10 +6,10 @@
  * reports the silence.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import type { Alert, Regression, Silence } from '@onset/contract';
 import { startTestServer, type TestServer } from '@onset/testkit';
+import { Batch, post } from '@onset/testkit/incidents';
 import { launchChromium } from './fixtures/browser.ts';
 
 const MIN = 60_000;
@@ -34,39 +34,14 @@ async function api<T>(path: string, json?: unknown): Promise<T> {
 async function sendStep(): Promise<void> {
   const end = Math.floor(Date.now() / MIN) * MIN - 2 * MIN;
   const onset = end - 40 * MIN;
-  const spans = [];
+  const batch = new Batch();
+  const resource = { 'service.name': 'quietly', 'host.name': 'node-1' };
   for (let m = onset - 60 * MIN; m < end; m += MIN)
-    for (let k = 0; k < 30; k++) {
-      const start = BigInt(m + k * 2000) * 1_000_000n;
-      const durUs = m < onset ? 10_000 : 200_000;
-      spans.push({
-        traceId: randomBytes(16).toString('hex'),
-        spanId: randomBytes(8).toString('hex'),
-        name: 'spawn',
-        kind: 1,
-        startTimeUnixNano: start.toString(),
-        endTimeUnixNano: (start + BigInt(durUs) * 1000n).toString(),
-        attributes: [{ key: 'process.executable.name', value: { stringValue: 'builder' } }],
+    for (let k = 0; k < 30; k++)
+      batch.span(resource, 'spawn', 'internal', m + k * 2000, m < onset ? 10 : 200, {
+        'process.executable.name': 'builder',
       });
-    }
-  const res = await fetch(`${server.otlpUrl}/v1/traces`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      resourceSpans: [
-        {
-          resource: {
-            attributes: [
-              { key: 'service.name', value: { stringValue: 'quietly' } },
-              { key: 'host.name', value: { stringValue: 'node-1' } },
-            ],
-          },
-          scopeSpans: [{ spans }],
-        },
-      ],
-    }),
-  });
-  expect(res.status, await res.text()).toBe(200);
+  await post(`${server.otlpUrl}/v1/traces`, batch.body());
 }
 
 beforeAll(async () => {

@@ -4,9 +4,9 @@
  * (status.tiers[].factor), for a 28-day and a 7-day SLO, in Chromium.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '@onset/testkit';
+import { Batch, post } from '@onset/testkit/incidents';
 import { launchChromium } from './fixtures/browser.ts';
 
 let server: TestServer;
@@ -24,38 +24,20 @@ interface Tier {
 /** 20 spawn spans a minute over the last 30 minutes, a tenth of them slow, as OTLP JSON. */
 async function sendTraffic(otlpUrl: string): Promise<void> {
   const now = Date.now();
-  const spans = [];
-  for (let i = 0; i < 600; i++) {
-    const start = BigInt(now - 30 * 60_000 + i * 3000) * 1_000_000n;
-    const durUs = i % 10 === 0 ? 400_000 : 20_000;
-    spans.push({
-      traceId: randomBytes(16).toString('hex'),
-      spanId: randomBytes(8).toString('hex'),
-      name: 'spawn',
-      kind: 1,
-      startTimeUnixNano: start.toString(),
-      endTimeUnixNano: (start + BigInt(durUs) * 1000n).toString(),
-      attributes: [{ key: 'process.executable.name', value: { stringValue: 'postgres' } }],
-    });
-  }
-  const res = await fetch(`${otlpUrl}/v1/traces`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      resourceSpans: [
-        {
-          resource: {
-            attributes: [
-              { key: 'service.name', value: { stringValue: 'pageserver' } },
-              { key: 'host.name', value: { stringValue: 'node-1' } },
-            ],
-          },
-          scopeSpans: [{ spans }],
-        },
-      ],
-    }),
-  });
-  expect(res.status, await res.text()).toBe(200);
+  const batch = new Batch();
+  const resource = { 'service.name': 'pageserver', 'host.name': 'node-1' };
+  for (let i = 0; i < 600; i++)
+    batch.span(
+      resource,
+      'spawn',
+      'internal',
+      now - 30 * 60_000 + i * 3000,
+      i % 10 === 0 ? 400 : 20,
+      {
+        'process.executable.name': 'postgres',
+      },
+    );
+  await post(`${otlpUrl}/v1/traces`, batch.body());
 }
 
 async function createSlo(window: string): Promise<{ id: string; tiers: Tier[] }> {

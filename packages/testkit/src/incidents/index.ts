@@ -12,5 +12,5 @@ export {
   Traffic,
   type MarkerIds,
 } from './sdk-replay.ts';
-export { sendIncidents, XSS_DESCRIPTION, type SendOptions } from './otlp-json.ts';
+export { Batch, post, sendIncidents, XSS_DESCRIPTION, type SendOptions } from './otlp-json.ts';
 export { EDGE, lookupCalls, type EdgePair } from './facts.ts';
