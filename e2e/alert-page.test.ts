@@ -12,10 +12,9 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import type { AlertWithEvents, Silence, Slo, Webhook } from '@onset/contract';
 import { startTestServer, type TestServer } from '@onset/testkit';
-import { Batch, post } from '@onset/testkit/incidents';
 import { launchChromium } from './fixtures/browser.ts';
+import { sendSpawnBurn } from './fixtures/api.ts';
 
-const MIN = 60_000;
 let server: TestServer;
 let browser: Browser;
 let page: Page;
@@ -55,22 +54,6 @@ async function api<T>(path: string, init: { method?: string; json?: unknown } = 
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
-/** Good spawns for an hour, then the last 8 minutes mostly slow: the 1 h page tier fires. */
-async function sendTraffic(): Promise<void> {
-  const now = Date.now();
-  const batch = new Batch();
-  const resource = { 'service.name': 'pageserver', 'host.name': 'node-1' };
-  const spawn = (startMs: number, durUs: number) =>
-    batch.span(resource, 'spawn', 'internal', startMs, durUs / 1000, {
-      'process.executable.name': 'walredo',
-    });
-  for (let m = now - 60 * MIN; m < now - 8 * MIN; m += MIN)
-    for (let k = 0; k < 10; k++) spawn(m + k * 5000, 12_000);
-  for (let m = now - 8 * MIN; m < now - 30_000; m += MIN)
-    for (let k = 0; k < 40; k++) spawn(m + k * 1400, k % 4 === 0 ? 12_000 : 500_000);
-  await post(`${server.otlpUrl}/v1/traces`, batch.body());
-}
-
 const evaluate = () => api('/api/v1/slos/evaluate', { json: {} });
 const alertNow = () => api<AlertWithEvents>(`/api/v1/alerts/${alertId}`);
 
@@ -87,7 +70,7 @@ beforeAll(async () => {
     json: { url: `http://127.0.0.1:${receiverPort}/hook`, format: 'json', name: 'oncall-bridge' },
   });
   webhookId = hook.id;
-  await sendTraffic();
+  await sendSpawnBurn(server.otlpUrl, 'pageserver');
   await new Promise((r) => setTimeout(r, 500)); // past the counting cursor's settle time
   const slo = await api<Slo>('/api/v1/slos', {
     json: {

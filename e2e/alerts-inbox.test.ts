@@ -12,42 +12,15 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import type { Alert, Slo } from '@onset/contract';
 import { startTestServer, type TestServer, allowLoopbackWebhooks } from '@onset/testkit';
-import { Batch, post } from '@onset/testkit/incidents';
 import { launchChromium } from './fixtures/browser.ts';
+import { apiClient, sendSpawnBurn } from './fixtures/api.ts';
 
-const MIN = 60_000;
 let server: TestServer;
 let browser: Browser;
 let page: Page;
 const pageErrors: string[] = [];
 let alert: Alert;
-
-async function api<T>(path: string, json?: unknown): Promise<T> {
-  const res = await fetch(`${server.url}${path}`, {
-    method: json !== undefined ? 'POST' : 'GET',
-    headers: json !== undefined ? { 'content-type': 'application/json' } : {},
-    body: json !== undefined ? JSON.stringify(json) : undefined,
-  });
-  const text = await res.text();
-  expect(res.status, `${path}: ${text}`).toBeLessThan(300);
-  return JSON.parse(text) as T;
-}
-
-/** An hour of 12 ms spawns, then 8 minutes mostly 500 ms: the 1 h page tier fires. */
-async function sendBurn(): Promise<void> {
-  const now = Date.now();
-  const batch = new Batch();
-  const resource = { 'service.name': 'inboxed', 'host.name': 'node-1' };
-  const spawn = (startMs: number, durUs: number) =>
-    batch.span(resource, 'spawn', 'internal', startMs, durUs / 1000, {
-      'process.executable.name': 'walredo',
-    });
-  for (let m = now - 60 * MIN; m < now - 8 * MIN; m += MIN)
-    for (let k = 0; k < 10; k++) spawn(m + k * 5000, 12_000);
-  for (let m = now - 8 * MIN; m < now - 30_000; m += MIN)
-    for (let k = 0; k < 40; k++) spawn(m + k * 1400, k % 4 === 0 ? 12_000 : 500_000);
-  await post(`${server.otlpUrl}/v1/traces`, batch.body());
-}
+const api = apiClient(() => server.url);
 
 beforeAll(async () => {
   allowLoopbackWebhooks();
@@ -62,7 +35,7 @@ beforeAll(async () => {
     format: 'json',
     name: 'oncall-bridge',
   });
-  await sendBurn();
+  await sendSpawnBurn(server.otlpUrl, 'inboxed');
   await new Promise((r) => setTimeout(r, 500)); // past the counting cursor's settle time
   await api<Slo>('/api/v1/slos', {
     name: 'inboxed spawns',

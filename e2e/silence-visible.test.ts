@@ -11,6 +11,7 @@ import type { Alert, Regression, Silence } from '@onset/contract';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import { Batch, post } from '@onset/testkit/incidents';
 import { launchChromium } from './fixtures/browser.ts';
+import { apiClient } from './fixtures/api.ts';
 
 const MIN = 60_000;
 let server: TestServer;
@@ -18,17 +19,7 @@ let browser: Browser;
 let page: Page;
 const pageErrors: string[] = [];
 let regression: Regression;
-
-async function api<T>(path: string, json?: unknown): Promise<T> {
-  const res = await fetch(`${server.url}${path}`, {
-    method: json !== undefined ? 'POST' : 'GET',
-    headers: json !== undefined ? { 'content-type': 'application/json' } : {},
-    body: json !== undefined ? JSON.stringify(json) : undefined,
-  });
-  const text = await res.text();
-  expect(res.status, `${path}: ${text}`).toBeLessThan(300);
-  return JSON.parse(text) as T;
-}
+const api = apiClient(() => server.url);
 
 /** An hour of 10 ms builder spawns, then 40 minutes at 200 ms: a ×20 step, alerted. */
 async function sendStep(): Promise<void> {
