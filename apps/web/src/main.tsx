@@ -7,16 +7,16 @@ import { Shell } from './app/Shell.tsx';
 import './styles.css';
 
 // Route-level code splitting: each page (and uPlot with it) loads on first visit.
-const OverviewPage = lazy(() => import('./pages/OverviewPage.tsx'));
-const RegressionPage = lazy(() => import('./pages/RegressionPage.tsx'));
-const ExplorerPage = lazy(() => import('./pages/ExplorerPage.tsx'));
-const SlosPage = lazy(() => import('./pages/SlosPage.tsx'));
-const SloDetailPage = lazy(() => import('./pages/SloDetailPage.tsx'));
-const DeploysPage = lazy(() => import('./pages/DeploysPage.tsx'));
-const SettingsPage = lazy(() => import('./pages/SettingsPage.tsx'));
-const AlertPage = lazy(() => import('./pages/AlertPage.tsx'));
-const AlertsPage = lazy(() => import('./pages/AlertsPage.tsx'));
-const NotFoundPage = lazy(() => import('./pages/NotFoundPage.tsx'));
+const OverviewPage = lazy(() => import('./features/overview/OverviewPage.tsx'));
+const RegressionPage = lazy(() => import('./features/regressions/RegressionPage.tsx'));
+const ExplorerPage = lazy(() => import('./features/explorer/ExplorerPage.tsx'));
+const SlosPage = lazy(() => import('./features/slos/SlosPage.tsx'));
+const SloDetailPage = lazy(() => import('./features/slos/SloDetailPage.tsx'));
+const DeploysPage = lazy(() => import('./features/deploys/DeploysPage.tsx'));
+const SettingsPage = lazy(() => import('./features/settings/SettingsPage.tsx'));
+const AlertPage = lazy(() => import('./features/alerts/AlertPage.tsx'));
+const AlertsPage = lazy(() => import('./features/alerts/AlertsPage.tsx'));
+const NotFoundPage = lazy(() => import('./app/NotFoundPage.tsx'));
 
 // Hand fresh data to React in a microtask, not a setTimeout(0) that a busy main thread can
 // push back by several milliseconds: the chart starts drawing as soon as the answer is parsed.

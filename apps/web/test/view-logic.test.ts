@@ -30,7 +30,7 @@ import {
   toLocalInput,
 } from '../src/state/timeRange.ts';
 import { applyPatch, linkWithGlobals } from '../src/state/url.ts';
-import { changeSelection, selectionOptions } from '../src/pages/explorer/selection.ts';
+import { changeSelection, selectionOptions } from '../src/features/explorer/selection.ts';
 import { formatChange, safeHttpUrl } from '../src/lib/format.ts';
 
 const T0 = Date.parse('2026-11-20T10:00:00Z');

@@ -1,25 +1,25 @@
 /** The cohort split: one line per value of a host attribute, via the quantiles endpoint's attribute filter. */
 import { useMemo } from 'react';
 import { useQueries } from '@tanstack/react-query';
-import { useRefetchInterval } from '../api/queries.ts';
-import { apiFetch, apiPath } from '../api/client.ts';
+import { useRefetchInterval } from '../../api/queries.ts';
+import { apiFetch, apiPath } from '../../api/client.ts';
 import type { CohortsResponse, QuantilesColumns } from '@onset/contract';
-import { useUrlState } from '../state/url.ts';
+import { useUrlState } from '../../state/url.ts';
 import {
   MAX_COHORT_LINES,
   cohortValues,
   shapeCohorts,
   splitCandidates,
-} from './graphs/cohortData.ts';
+} from '../../components/graphs/cohortData.ts';
 import {
   BREAKDOWN_CHART_HEIGHT,
   BreakdownChart,
   type PageChartContext,
-} from './graphs/BreakdownChart.tsx';
-import { hostsText } from './graphs/markerData.ts';
-import { Empty, ErrorState, Loading } from './States.tsx';
-import { QuantileToggle, Select } from './Controls.tsx';
-import { formatLatencyMs, formatRatio } from '../lib/format.ts';
+} from '../../components/graphs/BreakdownChart.tsx';
+import { hostsText } from '../../components/graphs/markerData.ts';
+import { Empty, ErrorState, Loading } from '../../components/States.tsx';
+import { QuantileToggle, Select } from '../../components/Controls.tsx';
+import { formatLatencyMs, formatRatio } from '../../lib/format.ts';
 
 export function CohortPanel({
   sources,

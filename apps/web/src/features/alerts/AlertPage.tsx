@@ -18,23 +18,23 @@ import {
   useSeriesOne,
   useSilenceAction,
   useSlo,
-} from '../api/queries.ts';
-import { linkWithGlobals, useUrlState } from '../state/url.ts';
-import { formatAgo, regressionWindow, resolveRange } from '../state/timeRange.ts';
-import { formatInstant } from '../lib/time.ts';
-import { formatChange, formatLatencyMs } from '../lib/format.ts';
-import { ErrorState, Loading } from '../components/States.tsx';
-import { Panel } from '../components/Controls.tsx';
-import { QuantilesChart } from '../components/QuantilesChart.tsx';
-import { shapeQuantiles } from '../components/graphs/quantileData.ts';
-import { hostsText, toMarkers } from '../components/graphs/markerData.ts';
-import { PagingLines } from '../components/Delivery.tsx';
-import { Timeline } from '../components/Timeline.tsx';
-import { SilenceConfirmation, SilenceNote } from '../components/SilenceNote.tsx';
-import { OnCallActions } from '../components/OnCallActions.tsx';
-import { SuspectList } from '../components/Suspects.tsx';
-import { BudgetBar, formatBurn, SloBurn } from './slos/sloParts.tsx';
-import { findSeries } from './RegressionPage.tsx';
+} from '../../api/queries.ts';
+import { linkWithGlobals, useUrlState } from '../../state/url.ts';
+import { formatAgo, regressionWindow, resolveRange } from '../../state/timeRange.ts';
+import { formatInstant } from '../../lib/time.ts';
+import { formatChange, formatLatencyMs } from '../../lib/format.ts';
+import { ErrorState, Loading } from '../../components/States.tsx';
+import { Panel } from '../../components/Controls.tsx';
+import { QuantilesChart } from '../../components/QuantilesChart.tsx';
+import { shapeQuantiles } from '../../components/graphs/quantileData.ts';
+import { hostsText, toMarkers } from '../../components/graphs/markerData.ts';
+import { PagingLines } from '../../components/Delivery.tsx';
+import { Timeline } from '../../components/Timeline.tsx';
+import { SilenceConfirmation, SilenceNote } from '../../components/SilenceNote.tsx';
+import { OnCallActions } from '../../components/OnCallActions.tsx';
+import { SuspectList } from '../../components/Suspects.tsx';
+import { BudgetBar, formatBurn, SloBurn } from '../../components/SloParts.tsx';
+import { findSeries } from '../regressions/RegressionPage.tsx';
 
 const CHART_HEIGHT = 300;
 

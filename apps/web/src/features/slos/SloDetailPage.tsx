@@ -1,20 +1,26 @@
 /** One SLO: SLI, budget left and its burndown, burn rate per window against the alert thresholds, alert history. */
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router-dom';
-import { useAlerts, useRegressions, useSlo, useSloChange } from '../api/queries.ts';
+import { useAlerts, useRegressions, useSlo, useSloChange } from '../../api/queries.ts';
 import type { Slo, SloInput } from '@onset/contract';
-import { PagingBadge, PagingLines } from '../components/Delivery.tsx';
-import { useSloWatching } from './slos/membership.ts';
-import { formatChange } from '../lib/format.ts';
-import { linkWithGlobals, useRange, useUrlState } from '../state/url.ts';
-import { formatAgo, formatInstant } from '../state/timeRange.ts';
-import { ErrorState, Loading } from '../components/States.tsx';
-import { Panel } from '../components/Controls.tsx';
-import { BudgetBar, BurnCell, SloBurn, formatBurn, formatFactor } from './slos/sloParts.tsx';
-import { useSloHistory, type SloHistory } from './slos/history.ts';
-import { TimeSeriesChart } from '../components/graphs/TimeSeriesChart.tsx';
-import { formatLatencyMs, formatPercent } from '../lib/format.ts';
-import { tierFactor } from '../lib/slos.ts';
+import { PagingBadge, PagingLines } from '../../components/Delivery.tsx';
+import { useSloWatching } from './membership.ts';
+import { formatChange } from '../../lib/format.ts';
+import { linkWithGlobals, useRange, useUrlState } from '../../state/url.ts';
+import { formatAgo, formatInstant } from '../../state/timeRange.ts';
+import { ErrorState, Loading } from '../../components/States.tsx';
+import { Panel } from '../../components/Controls.tsx';
+import {
+  BudgetBar,
+  BurnCell,
+  SloBurn,
+  formatBurn,
+  formatFactor,
+} from '../../components/SloParts.tsx';
+import { useSloHistory, type SloHistory } from './history.ts';
+import { TimeSeriesChart } from '../../components/graphs/TimeSeriesChart.tsx';
+import { formatLatencyMs, formatPercent } from '../../lib/format.ts';
+import { tierFactor } from '../../lib/slos.ts';
 
 const BURN_COLORS: Record<string, string> = {
   '1h': '--line-p999',

@@ -6,10 +6,10 @@
 import { memo } from 'react';
 import { Link } from 'react-router-dom';
 import type { RegressionMember } from '@onset/contract';
-import { hostsText } from './graphs/markerData.ts';
-import { edgeLabel, formatChange, formatPercent } from '../lib/format.ts';
-import { formatInstant } from '../state/timeRange.ts';
-import { linkWithGlobals, useUrlState } from '../state/url.ts';
+import { hostsText } from '../../components/graphs/markerData.ts';
+import { edgeLabel, formatChange, formatPercent } from '../../lib/format.ts';
+import { formatInstant } from '../../state/timeRange.ts';
+import { linkWithGlobals, useUrlState } from '../../state/url.ts';
 
 export const MemberList = memo(function MemberList({
   members,

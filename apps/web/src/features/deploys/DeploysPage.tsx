@@ -1,18 +1,22 @@
 /** Deploys: a timeline of markers (one lane per service) with filters, and the full list. */
 import { useMemo, useState } from 'react';
 import { Link } from 'react-router-dom';
-import { useDeploys, useRegressions } from '../api/queries.ts';
+import { useDeploys, useRegressions } from '../../api/queries.ts';
 import type { Deploy, Regression } from '@onset/contract';
-import { linkWithGlobals, useRange, useUrlState } from '../state/url.ts';
-import { formatChange } from '../lib/format.ts';
-import { formatInstant, resolveRange } from '../state/timeRange.ts';
-import { filterDeploys, timelineLanes, timelineTicks } from '../components/graphs/timelineData.ts';
+import { linkWithGlobals, useRange, useUrlState } from '../../state/url.ts';
+import { formatChange } from '../../lib/format.ts';
+import { formatInstant, resolveRange } from '../../state/timeRange.ts';
+import {
+  filterDeploys,
+  timelineLanes,
+  timelineTicks,
+} from '../../components/graphs/timelineData.ts';
 import { DEPLOY_KINDS as KINDS, isOneOf } from '@onset/contract';
-import { deployTitle, kindLetter, stackChips } from '../components/graphs/markerData.ts';
-import { DeployList } from '../components/DeployList.tsx';
-import { DeployVerdict } from '../components/Verdict.tsx';
-import { Empty, QueryView } from '../components/States.tsx';
-import { Panel, Select } from '../components/Controls.tsx';
+import { deployTitle, kindLetter, stackChips } from '../../components/graphs/markerData.ts';
+import { DeployList } from '../../components/DeployList.tsx';
+import { DeployVerdict } from '../../components/Verdict.tsx';
+import { Empty, QueryView } from '../../components/States.tsx';
+import { Panel, Select } from '../../components/Controls.tsx';
 
 export default function DeploysPage() {
   const { get, set } = useUrlState();

@@ -8,31 +8,26 @@ import {
   useRegressions,
   useSeriesOne,
   useSeriesPage,
-} from '../api/queries.ts';
-import { SeriesResults, SeriesSearchBox, useFindText } from './explorer/SeriesFinder.tsx';
-import { ByHostPanel } from './explorer/ByHostPanel.tsx';
-import { formatInstant } from '../lib/time.ts';
+} from '../../api/queries.ts';
+import { SeriesResults, SeriesSearchBox, useFindText } from './SeriesFinder.tsx';
+import { ByHostPanel } from './ByHostPanel.tsx';
+import { formatInstant } from '../../lib/time.ts';
 import type { Series } from '@onset/contract';
-import {
-  changeSelection,
-  selectionOf,
-  selectionOptions,
-  type Selection,
-} from './explorer/selection.ts';
-import { linkWithGlobals, useRange, useScale, useUrlState } from '../state/url.ts';
-import { resolveRange, zoomRange } from '../state/timeRange.ts';
-import { ChartOrState, Empty, ErrorState, Loading } from '../components/States.tsx';
-import { Panel, ScaleToggle, Select } from '../components/Controls.tsx';
-import { QuantilesChart } from '../components/QuantilesChart.tsx';
-import { HeatmapChart } from '../components/graphs/HeatmapChart.tsx';
-import { shapeQuantiles } from '../components/graphs/quantileData.ts';
-import { shapeHeatmap } from '../components/graphs/heatmapData.ts';
-import { toMarkers } from '../components/graphs/markerData.ts';
-import { DeployList } from '../components/DeployList.tsx';
-import { EdgePanel, useEdge } from '../components/EdgePanel.tsx';
-import { reportedViews } from '../components/graphs/edgeData.ts';
+import { changeSelection, selectionOf, selectionOptions, type Selection } from './selection.ts';
+import { linkWithGlobals, useRange, useScale, useUrlState } from '../../state/url.ts';
+import { resolveRange, zoomRange } from '../../state/timeRange.ts';
+import { ChartOrState, Empty, ErrorState, Loading } from '../../components/States.tsx';
+import { Panel, ScaleToggle, Select } from '../../components/Controls.tsx';
+import { QuantilesChart } from '../../components/QuantilesChart.tsx';
+import { HeatmapChart } from '../../components/graphs/HeatmapChart.tsx';
+import { shapeQuantiles } from '../../components/graphs/quantileData.ts';
+import { shapeHeatmap } from '../../components/graphs/heatmapData.ts';
+import { toMarkers } from '../../components/graphs/markerData.ts';
+import { DeployList } from '../../components/DeployList.tsx';
+import { EdgePanel, useEdge } from '../../components/EdgePanel.tsx';
+import { reportedViews } from '../../components/graphs/edgeData.ts';
 import { parseDuration } from '@onset/contract';
-import { edgeLabel, formatRatio } from '../lib/format.ts';
+import { edgeLabel, formatRatio } from '../../lib/format.ts';
 
 const QUANTILES = ['0.5', '0.9', '0.99', '0.999'];
 const STEPS = ['', '1m', '5m', '15m', '1h', '6h', '1d'];

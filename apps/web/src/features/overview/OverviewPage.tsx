@@ -1,30 +1,30 @@
 /** Overview: open regressions ranked by severity, SLOs burning, the latest deploy markers. */
 import { Link } from 'react-router-dom';
-import { useAlerts, useDeploys, useRegressions, useSlos } from '../api/queries.ts';
-import { PagingBadge } from '../components/Delivery.tsx';
-import { SilenceNote } from '../components/SilenceNote.tsx';
+import { useAlerts, useDeploys, useRegressions, useSlos } from '../../api/queries.ts';
+import { PagingBadge } from '../../components/Delivery.tsx';
+import { SilenceNote } from '../../components/SilenceNote.tsx';
 import type { Alert, Regression, Slo } from '@onset/contract';
-import { headlineQuantile, rankRegressions, severityLevel } from '../lib/severity.ts';
-import { useSloWatching } from './slos/membership.ts';
-import { edgeLabel, formatChange, formatPercent } from '../lib/format.ts';
+import { headlineQuantile, rankRegressions, severityLevel } from '../../lib/severity.ts';
+import { useSloWatching } from '../slos/membership.ts';
+import { edgeLabel, formatChange, formatPercent } from '../../lib/format.ts';
 import {
   describeRange,
   formatAgo,
   formatInstant,
   resolveRange,
   zoomRange,
-} from '../state/timeRange.ts';
+} from '../../state/timeRange.ts';
 import { useMemo } from 'react';
-import { ArrivingPanel } from './overview/ArrivingPanel.tsx';
-import { linkWithGlobals, useRange, useUrlState } from '../state/url.ts';
-import { Empty, ErrorState, Loading } from '../components/States.tsx';
-import { KindBadge, Panel } from '../components/Controls.tsx';
-import { CardinalityNotice } from '../components/CardinalityNotice.tsx';
-import { DeployFeed } from '../components/DeployList.tsx';
-import { SeverityDot, SeverityLegend } from '../components/Severity.tsx';
-import { ShapeTag } from '../components/ShapeTag.tsx';
-import { versionText } from '../components/graphs/markerData.ts';
-import { SloNameCell, SloStatusCells, sortSlosByBudget } from './slos/sloParts.tsx';
+import { ArrivingPanel } from './ArrivingPanel.tsx';
+import { linkWithGlobals, useRange, useUrlState } from '../../state/url.ts';
+import { Empty, ErrorState, Loading } from '../../components/States.tsx';
+import { KindBadge, Panel } from '../../components/Controls.tsx';
+import { CardinalityNotice } from './CardinalityNotice.tsx';
+import { DeployFeed } from '../../components/DeployList.tsx';
+import { SeverityDot, SeverityLegend } from '../../components/Severity.tsx';
+import { ShapeTag } from '../../components/ShapeTag.tsx';
+import { versionText } from '../../components/graphs/markerData.ts';
+import { SloNameCell, SloStatusCells, sortSlosByBudget } from '../../components/SloParts.tsx';
 
 /** Burn windows the Overview's SLO table shows: the two that page. */
 const OVERVIEW_BURN_WINDOWS = ['1h', '6h'] as const;

@@ -9,9 +9,9 @@ import {
   useTestWebhook,
   useWebhookChange,
   useWebhooks,
-} from '../api/queries.ts';
-import { SILENCE_DURATIONS } from '../components/OnCallActions.tsx';
-import { ApiError, apiFetch, getToken, setToken } from '../api/client.ts';
+} from '../../api/queries.ts';
+import { SILENCE_DURATIONS } from '../../components/OnCallActions.tsx';
+import { ApiError, apiFetch, getToken, setToken } from '../../api/client.ts';
 import {
   isOneOf,
   SEVERITIES,
@@ -21,10 +21,10 @@ import {
   type Webhook,
   type WebhookFormat,
 } from '@onset/contract';
-import { useUrlState } from '../state/url.ts';
-import { formatAgo, formatInstant } from '../state/timeRange.ts';
-import { Empty, ErrorState, Loading } from '../components/States.tsx';
-import { Panel } from '../components/Controls.tsx';
+import { useUrlState } from '../../state/url.ts';
+import { formatAgo, formatInstant } from '../../state/timeRange.ts';
+import { Empty, ErrorState, Loading } from '../../components/States.tsx';
+import { Panel } from '../../components/Controls.tsx';
 
 export default function SettingsPage() {
   return (

@@ -7,18 +7,18 @@ import {
   useSeriesPage,
   useSloSuggestion,
   useSlos,
-} from '../api/queries.ts';
+} from '../../api/queries.ts';
 
 /** Series the create form's picker lists at once (the server counts the rest). */
 const PICKER_LIMIT = 200;
 import type { Series } from '@onset/contract';
-import { ApiError } from '../api/client.ts';
-import { linkWithGlobals, useUrlState } from '../state/url.ts';
-import { Empty, QueryView } from '../components/States.tsx';
-import { Panel } from '../components/Controls.tsx';
-import { SloNameCell, SloStatusCells, sortSlosByBudget } from './slos/sloParts.tsx';
-import { edgeLabel, formatLatencyMs, formatPercent } from '../lib/format.ts';
-import { formatInstant } from '../lib/time.ts';
+import { ApiError } from '../../api/client.ts';
+import { linkWithGlobals, useUrlState } from '../../state/url.ts';
+import { Empty, QueryView } from '../../components/States.tsx';
+import { Panel } from '../../components/Controls.tsx';
+import { SloNameCell, SloStatusCells, sortSlosByBudget } from '../../components/SloParts.tsx';
+import { edgeLabel, formatLatencyMs, formatPercent } from '../../lib/format.ts';
+import { formatInstant } from '../../lib/time.ts';
 
 /**
  * `?create=new` opens the form before a series is chosen (an empty value would

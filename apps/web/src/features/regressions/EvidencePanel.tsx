@@ -5,8 +5,8 @@
  * Nothing here is computed in the browser beyond formatting.
  */
 import type { AttributeLift, Evidence, Hint, Span } from '@onset/contract';
-import { safeHttpUrl } from '../lib/format.ts';
-import { formatInstant } from '../lib/time.ts';
+import { safeHttpUrl } from '../../lib/format.ts';
+import { formatInstant } from '../../lib/time.ts';
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const ms = (x: number) =>

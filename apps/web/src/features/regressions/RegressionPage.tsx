@@ -16,19 +16,19 @@ import {
   useSeriesOne,
   useSilenceAction,
   useSlos,
-} from '../api/queries.ts';
+} from '../../api/queries.ts';
 import type { EdgeResponse, Regression, Series } from '@onset/contract';
-import { ApiError } from '../api/client.ts';
-import { linkWithGlobals, useRange, useScale, useUrlState } from '../state/url.ts';
+import { ApiError } from '../../api/client.ts';
+import { linkWithGlobals, useRange, useScale, useUrlState } from '../../state/url.ts';
 import {
   formatAgo,
   formatInstant,
   regressionWindow,
   resolveRange,
   zoomRange,
-} from '../state/timeRange.ts';
-import { slosWatching } from '../lib/severity.ts';
-import { useSloWatching } from './slos/membership.ts';
+} from '../../state/timeRange.ts';
+import { slosWatching } from '../../lib/severity.ts';
+import { useSloWatching } from '../slos/membership.ts';
 import {
   edgeLabel,
   formatChange,
@@ -36,27 +36,27 @@ import {
   formatDelta,
   formatLatencyMs,
   formatPercent,
-} from '../lib/format.ts';
-import { ErrorState, Loading } from '../components/States.tsx';
-import { KindBadge, Panel, ScaleToggle } from '../components/Controls.tsx';
-import { QuantilesChart } from '../components/QuantilesChart.tsx';
-import type { LevelBand } from '../components/graphs/ChartOverlay.tsx';
-import type { PageChartContext } from '../components/graphs/BreakdownChart.tsx';
-import { ShapeTag } from '../components/ShapeTag.tsx';
-import { shapeQuantiles } from '../components/graphs/quantileData.ts';
-import { hostsText, toMarkers } from '../components/graphs/markerData.ts';
-import { EdgePanel, useEdge } from '../components/EdgePanel.tsx';
-import { reportedViews } from '../components/graphs/edgeData.ts';
-import { CohortPanel } from '../components/CohortPanel.tsx';
-import { AttributeTable, ExemplarTable, HintList } from '../components/EvidencePanel.tsx';
-import { DeployList } from '../components/DeployList.tsx';
-import { MemberList } from '../components/MemberList.tsx';
-import { relativeToOnset, SuspectList, suspectText } from '../components/Suspects.tsx';
-import { OnCallActions } from '../components/OnCallActions.tsx';
-import { SilenceConfirmation, SilenceNote } from '../components/SilenceNote.tsx';
-import { PagingLines } from '../components/Delivery.tsx';
-import { Timeline } from '../components/Timeline.tsx';
-import { BudgetBar, SloAlertPill, SloBurn } from './slos/sloParts.tsx';
+} from '../../lib/format.ts';
+import { ErrorState, Loading } from '../../components/States.tsx';
+import { KindBadge, Panel, ScaleToggle } from '../../components/Controls.tsx';
+import { QuantilesChart } from '../../components/QuantilesChart.tsx';
+import type { LevelBand } from '../../components/graphs/ChartOverlay.tsx';
+import type { PageChartContext } from '../../components/graphs/BreakdownChart.tsx';
+import { ShapeTag } from '../../components/ShapeTag.tsx';
+import { shapeQuantiles } from '../../components/graphs/quantileData.ts';
+import { hostsText, toMarkers } from '../../components/graphs/markerData.ts';
+import { EdgePanel, useEdge } from '../../components/EdgePanel.tsx';
+import { reportedViews } from '../../components/graphs/edgeData.ts';
+import { CohortPanel } from './CohortPanel.tsx';
+import { AttributeTable, ExemplarTable, HintList } from './EvidencePanel.tsx';
+import { DeployList } from '../../components/DeployList.tsx';
+import { MemberList } from './MemberList.tsx';
+import { relativeToOnset, SuspectList, suspectText } from '../../components/Suspects.tsx';
+import { OnCallActions } from '../../components/OnCallActions.tsx';
+import { SilenceConfirmation, SilenceNote } from '../../components/SilenceNote.tsx';
+import { PagingLines } from '../../components/Delivery.tsx';
+import { Timeline } from '../../components/Timeline.tsx';
+import { BudgetBar, SloAlertPill, SloBurn } from '../../components/SloParts.tsx';
 
 const MAIN_HEIGHT = 340;
 

@@ -7,12 +7,12 @@
  */
 import { Link } from 'react-router-dom';
 import type { Alert } from '@onset/contract';
-import { useAlerts } from '../api/queries.ts';
-import { formatInstant } from '../lib/time.ts';
-import { formatAgo } from '../state/timeRange.ts';
-import { linkWithGlobals, useUrlState } from '../state/url.ts';
-import { ErrorState, Loading } from '../components/States.tsx';
-import { SilenceNote } from '../components/SilenceNote.tsx';
+import { useAlerts } from '../../api/queries.ts';
+import { formatInstant } from '../../lib/time.ts';
+import { formatAgo } from '../../state/timeRange.ts';
+import { linkWithGlobals, useUrlState } from '../../state/url.ts';
+import { ErrorState, Loading } from '../../components/States.tsx';
+import { SilenceNote } from '../../components/SilenceNote.tsx';
 
 const bySeverityThenAge = (a: Alert, b: Alert) =>
   Number(a.severity !== 'page') - Number(b.severity !== 'page') ||

@@ -1,15 +1,15 @@
 /** Small SLO widgets shared by the Overview and the SLO pages. */
-import { PagingBadge } from '../../components/Delivery.tsx';
+import { PagingBadge } from './Delivery.tsx';
 import type { ReactNode } from 'react';
 import { Link } from 'react-router-dom';
 import type { Slo } from '@onset/contract';
 import { formatBurn } from '@onset/core';
-import { formatPercent } from '../../lib/format.ts';
-import { linkWithGlobals } from '../../state/url.ts';
+import { formatPercent } from '../lib/format.ts';
+import { linkWithGlobals } from '../state/url.ts';
 
-import { tierFactor } from '../../lib/slos.ts';
+import { tierFactor } from '../lib/slos.ts';
 
-export { sortSlosByBudget } from '../../lib/slos.ts';
+export { sortSlosByBudget } from '../lib/slos.ts';
 
 /** Error budget left as a bar: green while healthy, amber under 50%, red when spent. */
 export function BudgetBar({ value }: { value: number | null }) {
