@@ -59,6 +59,8 @@ export interface Config {
   detectShards: number;
   /** A server's shard leases lapse this long after its last renewal (ONSET_DETECT_LEASE_TTL). */
   detectLeaseTtlMs: number;
+  /** How often each server runs its scheduled detection pass, whole minutes (ONSET_DETECT_INTERVAL; regressions/tasks.ts). */
+  detectIntervalMs: number;
   /** Per-service deploy verdict settings (ONSET_VERDICT_SERVICES; docs/verdicts.md). */
   verdictServices: Record<string, VerdictServiceSettings>;
 }
@@ -185,6 +187,7 @@ export const ServerEnv = z.object({
   ONSET_EXEMPLAR_RATE_INTERVAL: envDuration('30s'),
   ONSET_DETECT_SHARDS: envInt(DEFAULT_DETECT_SHARDS),
   ONSET_DETECT_LEASE_TTL: envDuration('30s'),
+  ONSET_DETECT_INTERVAL: envDuration('1m'),
   ONSET_VERDICT_SERVICES: optionalString,
 });
 
@@ -311,6 +314,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exemplarRateIntervalMs: e.ONSET_EXEMPLAR_RATE_INTERVAL,
     detectShards: Math.max(1, e.ONSET_DETECT_SHARDS),
     detectLeaseTtlMs: Math.max(1000, e.ONSET_DETECT_LEASE_TTL),
+    // Passes start at minute boundaries (tasks.ts): whole minutes, at least one.
+    detectIntervalMs: Math.max(1, Math.round(e.ONSET_DETECT_INTERVAL / 60_000)) * 60_000,
     verdictServices: parseVerdictServices(e.ONSET_VERDICT_SERVICES),
   };
   if (!isLoopback(cfg.host) && cfg.tokens.size === 0) {

@@ -16,11 +16,12 @@ import { floorMinute, MINUTE_MS } from './work.ts';
  * pass.ts), so the pass sees this minute's edge series and attributes with
  * the markers they imply (the only place either runs periodically).
  *
- * Runs start MINUTE_LATENESS_MS past each minute boundary, when the minute
+ * Runs start MINUTE_LATENESS_MS past a minute boundary, when the minute
  * that just ended has its spans in (docs/detection.md "Time to open": a
- * minute is fed 20 s after its end). A run still going at the next start
- * delays it instead of queueing another. The job `detect_regressions` runs
- * one now on the server that takes it.
+ * minute is fed 20 s after its end), every `intervalMs` (ONSET_DETECT_INTERVAL,
+ * default each minute; a longer interval counts from the server's start). A
+ * run still going at the next start delays it instead of queueing another.
+ * The job `detect_regressions` runs one now on the server that takes it.
  */
 export function regressionTasks(deps: {
   pool: Pool;
@@ -28,8 +29,11 @@ export function regressionTasks(deps: {
   partitions: Partitions;
   log: FastifyBaseLogger;
   leases: ShardLeases;
+  /** Whole minutes between scheduled runs (default one). */
+  intervalMs?: number;
 }): FeatureJobs {
   const { leases, log } = deps;
+  const intervalMs = deps.intervalMs ?? MINUTE_MS;
   leases.log ??= log;
   const run = async () => {
     // Renewed first: a run must not feed shards whose leases lapsed while this server was away.
@@ -56,12 +60,22 @@ export function regressionTasks(deps: {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | null = null;
   let stopped = false;
+  let lastStart: number | undefined;
   const next = (report: (err: unknown, what: string) => boolean) => {
     if (stopped) return;
     const now = Date.now();
-    let at = floorMinute(now) + MINUTE_LATENESS_MS;
-    if (at <= now) at += MINUTE_MS;
+    // The first run comes at the first start one interval less a minute after the server's (with the
+    // default interval: the next one); later runs one interval after the last one started.
+    const earliest = Math.max(
+      now,
+      lastStart === undefined ? now + intervalMs - MINUTE_MS : lastStart + intervalMs,
+    );
+    let at = floorMinute(earliest) + MINUTE_LATENESS_MS;
+    if (at < earliest || at <= now) at += MINUTE_MS;
+    const startAt = at;
     timer = setTimeout(() => {
+      // The planned start, not the timer's (late by a few ms): the next interval counts from it.
+      lastStart = startAt;
       running = run()
         .catch((err: Error) => {
           if (!report(err, 'detection run'))

@@ -72,7 +72,14 @@ export function backgroundFeatures(deps: SchedulerDeps): FeatureJobs[] {
     maintenanceTasks({ config, pool, partitions, log }),
     sloTasks({ pool, log, afterPass: webhooks.deliver }),
     webhooks,
-    regressionTasks({ pool, registry, partitions, log, leases }),
+    regressionTasks({
+      pool,
+      registry,
+      partitions,
+      log,
+      leases,
+      intervalMs: config.detectIntervalMs,
+    }),
     grafanaAnnotationTasks({ config, pool, log }),
     verdictTasks({ config, pool, log, afterPass: webhooks.deliver }),
   ];
