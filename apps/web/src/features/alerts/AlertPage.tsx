@@ -34,7 +34,7 @@ import { SilenceConfirmation, SilenceNote } from '../../components/SilenceNote.t
 import { OnCallActions } from '../../components/OnCallActions.tsx';
 import { SuspectList } from '../../components/Suspects.tsx';
 import { BudgetBar, formatBurn, SloBurn } from '../../components/SloParts.tsx';
-import { findSeries } from '../regressions/RegressionPage.tsx';
+import { findSeries } from '../regressions/regressionSeries.ts';
 
 const CHART_HEIGHT = 300;
 
