@@ -31,7 +31,8 @@ import {
   startServerProcess,
   writeResult,
 } from '../lib/harness.ts';
-import { detectBudget, memoryBudgetMb } from '../../apps/server/src/regressions/budget.ts';
+import { detectBudget } from '../../apps/server/src/config.ts';
+import { memoryBudgetMb } from '../../apps/server/src/regressions/budget.ts';
 
 const { values: args } = parseArgs({
   options: {

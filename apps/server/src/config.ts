@@ -325,3 +325,57 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return cfg;
 }
+
+/**
+ * Base URL for links in alerts (webhooks, the API's alert URLs): ONSET_PUBLIC_URL, else the
+ * address the request came to, else the address the server listens on (jobs have no request).
+ */
+export function baseUrlOf(config: Config, req?: { protocol: string; host: string }): string {
+  if (config.publicUrl) return config.publicUrl;
+  if (req) return `${req.protocol}://${req.host}`;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}`;
+}
+
+/**
+ * Memory per cached detector, heap and typed-array backing stores together:
+ * measured 6.3 KiB of heap plus 16.2 KiB of ArrayBuffers (its rings are
+ * preallocated) with 400 minutes fed, 4 KiB + 16.2 KiB with 5 (node
+ * --expose-gc, 20,000 detectors; process.memoryUsage heapUsed + arrayBuffers).
+ * An earlier count of heap alone (8 KiB) let the default cache take ~700 MiB.
+ */
+export const DETECTOR_BYTES = 24 * 1024;
+
+export interface DetectBudget {
+  batchSize: number;
+  /** Edge pairing: calls read, folded and written at a time (ONSET_PAIR_BATCH). */
+  pairBatch: number;
+  /** SLO pass: SLOs evaluated at a time (ONSET_SLO_BATCH). */
+  sloBatch: number;
+  cacheMaxSeries: number;
+  cacheMb: number;
+}
+
+function positive(raw: string | undefined, dflt: number, name: string, integer: boolean): number {
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+    throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, got "${raw}"`);
+  return n;
+}
+
+/**
+ * The detection pass's memory budget (regressions/budget.ts explains it). Read
+ * at each pass, not once at startup: a test or an operator's restart of the pass
+ * sees a changed variable without a new Config.
+ */
+export function detectBudget(env: NodeJS.ProcessEnv = process.env): DetectBudget {
+  const cacheMb = positive(env.ONSET_DETECT_CACHE_MB, 256, 'ONSET_DETECT_CACHE_MB', false);
+  return {
+    batchSize: positive(env.ONSET_DETECT_BATCH, 1000, 'ONSET_DETECT_BATCH', true),
+    pairBatch: positive(env.ONSET_PAIR_BATCH, 5000, 'ONSET_PAIR_BATCH', true),
+    sloBatch: positive(env.ONSET_SLO_BATCH, 500, 'ONSET_SLO_BATCH', true),
+    cacheMb,
+    cacheMaxSeries: Math.max(1, Math.floor((cacheMb * 1024 * 1024) / DETECTOR_BYTES)),
+  };
+}

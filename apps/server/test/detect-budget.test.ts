@@ -10,7 +10,8 @@ import { Registry } from '../src/otlp/registry.ts';
 import { Partitions } from '../src/db/partitions.ts';
 import { runDetect } from '../src/regressions/pass.ts';
 import { cachedDetectors, runDetectionPass } from '../src/regressions/engine.ts';
-import { DETECTOR_BYTES, progressOf, type PassProgress } from '../src/regressions/budget.ts';
+import { DETECTOR_BYTES } from '../src/config.ts';
+import { progressOf, type PassProgress } from '../src/regressions/budget.ts';
 import {
   incidentTimes,
   replayIncidents,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cleanText, cutAt, isUnstorable, textDigest } from '../src/otlp/sanitize.ts';
+import { cleanText, cutAt, isUnstorable, textDigest } from '../src/text/sanitize.ts';
 import { findUnstorableText } from '../src/http/text-guard.ts';
 import { int64ToNumber } from '../src/otlp/values.ts';
 

@@ -4,13 +4,13 @@
  * attempt log. An alert counts as paged only when a receiver answered 2xx;
  * "queued" or "sent" is never reported as notified.
  */
+import type { Queryable } from '../db/pool.ts';
 import type {
   AlertNotification,
   AlertPaging,
   DeliveryStatus,
   WebhookFormat,
 } from '@onset/contract';
-import type { Queryable } from '../slos/store.ts';
 
 interface NotificationRow {
   alert_id: string;

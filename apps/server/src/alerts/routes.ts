@@ -5,8 +5,7 @@ import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
 import type { AlertNotification } from '@onset/contract';
-import type { Queryable } from '../slos/store.ts';
-import { withTransaction } from '../db/pool.ts';
+import { withTransaction, type Queryable } from '../db/pool.ts';
 import { HttpError } from '../http/errors.ts';
 import {
   acknowledgeAlert,
@@ -23,7 +22,7 @@ import {
   markResolved as markRegressionResolved,
 } from '../regressions/store.ts';
 import { alertBody, snapshotOf } from './snapshot.ts';
-import { baseUrlOf } from '../webhooks/routes.ts';
+import { baseUrlOf } from '../config.ts';
 import {
   SILENCE_COLUMNS,
   silenceJson,

@@ -3,8 +3,8 @@
  * (a silence holds an alert when every matcher it gives equals the alert's)
  * and how a silence is shown wherever its alert or regression appears.
  */
+import type { Queryable } from '../db/pool.ts';
 import type { Silence, SilenceRef } from '@onset/contract';
-import type { Queryable } from '../slos/store.ts';
 
 export interface SilenceRow {
   id: string;

@@ -15,8 +15,7 @@
  * (slos/alerting.ts, regressions/alerting.ts); the SQL lives in store.ts.
  */
 import type { AlertStatus } from '@onset/contract';
-import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
-import type { Queryable } from '../slos/store.ts';
+import { withTransaction, type Pool, type Queryable } from '../db/pool.ts';
 import { enqueueDeliveries } from '../webhooks/outbox.ts';
 import { snapshotOf } from './snapshot.ts';
 import { alertText } from './text.ts';
@@ -35,12 +34,6 @@ import {
   type AlertRow,
   type FireInput,
 } from './store.ts';
-
-/** Run in the caller's transaction when given a client, else in a new one. */
-async function inTx<T>(db: Queryable, fn: (c: PoolClient) => Promise<T>): Promise<T> {
-  if ('release' in db && typeof db.release === 'function') return fn(db as PoolClient);
-  return withTransaction(db as Pool, fn);
-}
 
 const enqueue = (c: Queryable, a: AlertRow, event: AlertStatus, now: number) =>
   enqueueDeliveries(c, snapshotOf(a), a.dedup_key, event, now);
@@ -80,7 +73,7 @@ export async function fireAlert(
   reopened?: Reopened,
 ): Promise<{ alert: AlertRow; created: boolean }> {
   const input: FireInput = { ...fire, title: titleOf(fire) };
-  return inTx(db, async (c) => {
+  return withTransaction(db, async (c) => {
     const inserted = await insertFiring(c, input, now);
     if (!inserted) {
       const alert = (await refreshFiring(c, input, now))!;
@@ -128,7 +121,7 @@ export async function resolveAlert(
   detail: Record<string, unknown> = {},
   actor: string | null = null,
 ): Promise<AlertRow | null> {
-  return inTx(db, async (c) => {
+  return withTransaction(db, async (c) => {
     const alert = await markResolved(c, alertKey, now);
     if (!alert) return null;
     await addEvent(c, alert.id, 'resolved', now, detail, actor);
@@ -160,7 +153,7 @@ export async function acknowledgeAlert(
   now = Date.now(),
 ): Promise<AlertRow | null> {
   if (!/^\d{1,18}$/.test(id)) return null;
-  return inTx(db, async (c) => {
+  return withTransaction(db, async (c) => {
     const alert = await markAcknowledged(c, id, by, comment, now);
     if (!alert) return null;
     await addEvent(c, id, 'acknowledged', now, comment ? { comment } : {}, by);
@@ -190,7 +183,7 @@ export async function silenceFiringAlerts(
   now = Date.now(),
 ): Promise<string[]> {
   if (silence.starts_at.getTime() > now) return [];
-  return inTx(db, async (c) => {
+  return withTransaction(db, async (c) => {
     const ids = await markSilenced(c, silence);
     for (const id of ids)
       await addEvent(

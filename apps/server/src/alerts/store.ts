@@ -4,8 +4,8 @@
  * server names these tables: the state machine (state.ts), the SLO and
  * regression alerting policies and the routes all come through here.
  */
+import type { Queryable } from '../db/pool.ts';
 import type { AlertStatus, AlertType, Severity } from '@onset/contract';
-import type { Queryable } from '../slos/store.ts';
 import { activeSilences, silenceFor } from './silences.ts';
 
 export interface AlertRow {

@@ -14,6 +14,8 @@ pg.types.setTypeParser(1016 as never, parseIntArray);
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
+/** Either the pool (each query on its own) or a client inside a transaction: what store functions take. */
+export type Queryable = Pool | PoolClient;
 
 export function createPool(url: string, max = 20): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5000 });
@@ -52,20 +54,45 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   );
 }
 
+/**
+ * `fn` in one transaction: the caller's when `db` is a client (a PoolClient is
+ * taken to be inside the caller's transaction: `fn` joins it, and the caller
+ * commits or rolls back), else a new one on a client from the pool, committed
+ * when `fn` returns and rolled back when it throws.
+ */
 export async function withTransaction<T>(
-  pool: pg.Pool,
+  db: Queryable,
   fn: (c: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
-  const client = await pool.connect();
+  if (isClient(db)) return fn(db);
+  const client = await db.connect();
   try {
-    await client.query('BEGIN');
+    return await transactionOn(client, fn);
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * BEGIN, `fn`, COMMIT on a client the caller holds outside any transaction (and
+ * keeps: it is not released), ROLLBACK when `fn` throws. For work that holds one
+ * connection across transactions (a detection pass, its session-level lock).
+ */
+export async function transactionOn<T>(
+  client: pg.PoolClient,
+  fn: (c: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  await client.query('BEGIN');
+  try {
     const out = await fn(client);
     await client.query('COMMIT');
     return out;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
     throw err;
-  } finally {
-    client.release();
   }
+}
+
+function isClient(db: Queryable): db is pg.PoolClient {
+  return 'release' in db && typeof db.release === 'function';
 }

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '../db/pool.ts';
+import type { Pool, Queryable } from '../db/pool.ts';
 import { HttpError } from '../http/errors.ts';
 import type { DeployKind, DeploySource } from '@onset/contract';
 import { sameMarker, type MarkerChange, type NewMarker } from './validate.ts';
@@ -34,8 +34,6 @@ function toMarker(r: DbRow): MarkerRow {
     updated_at: r.updated_at?.toISOString() ?? null,
   };
 }
-
-type Queryable = Pool | PoolClient;
 
 /**
  * Store a marker. With an external_id, a repeat (a CI retry, even 20 at once)

@@ -3,7 +3,7 @@ import type { View } from '@onset/contract';
 import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
 import { seriesKey, type Registry } from '../otlp/registry.ts';
-import { detectBudget } from '../regressions/budget.ts';
+import { detectBudget } from '../config.ts';
 
 /**
  * Edge pairing (api.md "call on an edge"): a CLIENT/PRODUCER span and the

@@ -1,6 +1,6 @@
+import type { Queryable } from '../db/pool.ts';
 import { attributeLifts, detectHints, type EvidenceSample, type ScalarAttr } from '@onset/core';
 import type { Evidence, Hint, Span } from '@onset/contract';
-import type { Queryable } from '../slos/store.ts';
 import type { RegressionRow } from '../regressions/store.ts';
 import { edgeCalls, ownCalls, type CallRow, type Window } from './query.ts';
 

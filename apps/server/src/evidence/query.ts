@@ -1,4 +1,4 @@
-import type { Queryable } from '../slos/store.ts';
+import type { Queryable } from '../db/pool.ts';
 
 /** One raw call read for evidence: the span (and, on an edge, its paired half) with resource facts. */
 export interface CallRow {

@@ -38,7 +38,7 @@ const FASTIFY_CODES: Record<string, [number, string]> = {
  * 22021 invalid byte sequence, 22P02 invalid text, 22P05 untranslatable
  * character, 22003 out of range, 22008 datetime out of range) or 54000 (a
  * value too large for an index row). Input is validated and cleaned before it
- * gets there (text-guard.ts, otlp/sanitize.ts); this is the safety net that
+ * gets there (text-guard.ts, text/sanitize.ts); this is the safety net that
  * keeps a case the checks missed a 400 rather than a 500.
  */
 function isRefusedValue(err: unknown): boolean {

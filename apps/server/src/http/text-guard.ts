@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { isUnstorable } from '../otlp/sanitize.ts';
+import { isUnstorable } from '../text/sanitize.ts';
 import { badRequest } from './errors.ts';
 
 /** Deepest JSON nesting scanned; the API's bodies are a few levels deep, deeper ones are refused. */

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Pool } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
-import type { FeatureJobs } from '../scheduler/jobs.ts';
+import type { FeatureJobs } from '../context.ts';
 import { runMaintenance } from './retention.ts';
 
 /** Housekeeping job: `maintenance` every minute (partitions, retention, compaction). */

@@ -13,9 +13,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { JobHelpers } from 'graphile-worker';
 import type { Config } from '../config.ts';
-import type { Pool } from '../db/pool.ts';
+import { withTransaction, type Pool } from '../db/pool.ts';
 import { isOutage } from '../db/availability.ts';
-import type { FeatureJobs } from '../scheduler/jobs.ts';
+import type { FeatureJobs } from '../context.ts';
 import { grafanaAnnotations } from './metrics.ts';
 
 interface GrafanaTarget {
@@ -86,43 +86,36 @@ async function pushGrafanaAnnotations(pool: Pool, target: GrafanaTarget): Promis
       src.view,
     ]);
     if (!exists.rows[0]?.v) continue;
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+    const failed = await withTransaction(pool, async (client) => {
       const cur = await client.query<{ last_id: number }>(
         `SELECT last_id FROM grafana_annotation_cursor WHERE kind = $1 FOR UPDATE SKIP LOCKED`,
         [kind],
       );
-      if (!cur.rows[0]) {
-        await client.query('ROLLBACK');
-        continue; // another server holds this kind right now
-      }
+      if (!cur.rows[0]) return null; // another server holds this kind right now (nothing written)
       let last = Number(cur.rows[0].last_id);
       const { rows } = await client.query<Row>(
         `SELECT id, time, ${src.timeEnd ? `${src.timeEnd} AS timeend,` : ''} text, tags
            FROM ${src.view} WHERE id > $1 ORDER BY id LIMIT ${BATCH}`,
         [last],
       );
+      let error: { err: unknown } | null = null;
       try {
         for (const row of rows) {
           await post(target, kind, row);
           last = Number(row.id);
           posted++;
         }
-      } finally {
-        // Keep the progress of a batch that failed part-way.
-        await client.query(
-          `UPDATE grafana_annotation_cursor SET last_id = $2, pushed_at = now() WHERE kind = $1`,
-          [kind, last],
-        );
-        await client.query('COMMIT');
+      } catch (err) {
+        error = { err };
       }
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+      // Keep the progress of a batch that failed part-way: committed, then the failure thrown.
+      await client.query(
+        `UPDATE grafana_annotation_cursor SET last_id = $2, pushed_at = now() WHERE kind = $1`,
+        [kind, last],
+      );
+      return error;
+    });
+    if (failed) throw failed.err;
   }
   return posted;
 }

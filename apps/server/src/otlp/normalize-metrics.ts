@@ -13,7 +13,7 @@ import {
   type KeyValueLike,
 } from './values.ts';
 import { ZERO_BUCKET, type NativeHistogram } from './native-histogram.ts';
-import { cleanText, MAX_KEY_CHARS, textDigest } from './sanitize.ts';
+import { cleanText, MAX_KEY_CHARS, textDigest } from '../text/sanitize.ts';
 
 /**
  * Most observations one data point may carry: far above any real export

@@ -14,7 +14,7 @@ import {
   type Int64Like,
   type KeyValueLike,
 } from './values.ts';
-import { cleanText, cutAt, MAX_KEY_CHARS } from './sanitize.ts';
+import { cleanText, cutAt, MAX_KEY_CHARS } from '../text/sanitize.ts';
 
 /**
  * How far in the future a span may start (sender clock skew). Also why a span

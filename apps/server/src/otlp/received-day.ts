@@ -17,7 +17,9 @@
  *   for each other).
  *
  * One clock (the database's) decides for every server on it. The cost is one
- * statement sent with BEGIN: no extra round trip.
+ * statement sent with BEGIN: no extra round trip (which is why this BEGIN is
+ * written here and not taken from db/pool.ts's withTransaction, whose BEGIN is
+ * a statement of its own; write-spans.ts commits or rolls back).
  */
 import type { QueryResult } from 'pg';
 import type { PoolClient } from '../db/pool.ts';

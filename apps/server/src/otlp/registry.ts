@@ -1,6 +1,6 @@
 import type { ResourceLabels, SeriesLabels } from '@onset/core';
 import type { Pool } from '../db/pool.ts';
-import { textDigest } from './sanitize.ts';
+import { textDigest } from '../text/sanitize.ts';
 import type { CardinalityGuard, LimitReason } from '../cardinality/guard.ts';
 
 const REFRESH_MS = 60_000;

@@ -1,5 +1,5 @@
 import type { AttrValue, Attributes } from '@onset/core';
-import { cleanText, MAX_KEY_CHARS, MAX_VALUE_CHARS } from './sanitize.ts';
+import { cleanText, MAX_KEY_CHARS, MAX_VALUE_CHARS } from '../text/sanitize.ts';
 
 /**
  * Protobuf int64 arrives as a Long-like {low, high, unsigned} (fixed64/uint64

@@ -125,7 +125,10 @@ export async function writeSpans(
   // ones need no look at yesterday's partition (an index probe per span).
   const checkYesterday = minStartMs < Date.parse(`${day}T00:00:00Z`) + FUTURE_SLACK_MS;
   // Every transaction below begins here (received-day.ts): the day's lock, the day confirmed,
-  // and before a look at yesterday, yesterday's writers waited for.
+  // and before a look at yesterday, yesterday's writers waited for. Hand-rolled, not
+  // db/pool.ts's withTransaction: BEGIN goes out in one round trip with those locks, and a
+  // fast path that meets a span already stored rolls back and returns null (no throw) so the
+  // caller writes the batch again through the deduplicating statement.
   const begin = () =>
     beginReceived(client, day, {
       confirmDay: opts.confirmDay ?? false,

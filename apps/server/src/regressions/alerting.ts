@@ -6,11 +6,12 @@
  * or someone marks it resolved. Severity comes from core's
  * regressionSeverity; the transitions themselves are alerts/state.ts.
  */
+import type { Queryable } from '../db/pool.ts';
 import { regressionAlertKey, type Regression } from '@onset/contract';
 import { regressionSeverity, type MinutePoint, type StepChange } from '@onset/core';
 import { acknowledgeAlert, fireAlert, resolveAlert, type Reopened } from '../alerts/state.ts';
 import { firingAlertId, type AlertRow } from '../alerts/store.ts';
-import { slosCoveringSeries, type Queryable } from '../slos/store.ts';
+import { slosCoveringSeries } from '../slos/store.ts';
 
 /**
  * The regression an alert is raised for: the contract's Regression (what regressionJson

@@ -12,45 +12,8 @@
  *
  * And its progress (series done / total) for the log and GET /api/v1/detect.
  */
+import type { DetectBudget } from '../config.ts';
 import type { Pool } from '../db/pool.ts';
-
-/**
- * Memory per cached detector, heap and typed-array backing stores together:
- * measured 6.3 KiB of heap plus 16.2 KiB of ArrayBuffers (its rings are
- * preallocated) with 400 minutes fed, 4 KiB + 16.2 KiB with 5 (node
- * --expose-gc, 20,000 detectors; process.memoryUsage heapUsed + arrayBuffers).
- * An earlier count of heap alone (8 KiB) let the default cache take ~700 MiB.
- */
-export const DETECTOR_BYTES = 24 * 1024;
-
-export interface DetectBudget {
-  batchSize: number;
-  /** Edge pairing: calls read, folded and written at a time (ONSET_PAIR_BATCH). */
-  pairBatch: number;
-  /** SLO pass: SLOs evaluated at a time (ONSET_SLO_BATCH). */
-  sloBatch: number;
-  cacheMaxSeries: number;
-  cacheMb: number;
-}
-
-function positive(raw: string | undefined, dflt: number, name: string, integer: boolean): number {
-  if (raw === undefined || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
-    throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, got "${raw}"`);
-  return n;
-}
-
-export function detectBudget(env: NodeJS.ProcessEnv = process.env): DetectBudget {
-  const cacheMb = positive(env.ONSET_DETECT_CACHE_MB, 256, 'ONSET_DETECT_CACHE_MB', false);
-  return {
-    batchSize: positive(env.ONSET_DETECT_BATCH, 1000, 'ONSET_DETECT_BATCH', true),
-    pairBatch: positive(env.ONSET_PAIR_BATCH, 5000, 'ONSET_PAIR_BATCH', true),
-    sloBatch: positive(env.ONSET_SLO_BATCH, 500, 'ONSET_SLO_BATCH', true),
-    cacheMb,
-    cacheMaxSeries: Math.max(1, Math.floor((cacheMb * 1024 * 1024) / DETECTOR_BYTES)),
-  };
-}
 
 export interface PassProgress {
   started_at: string;

@@ -19,7 +19,7 @@ import {
   stepStrength,
   type MinutePoint,
 } from '@onset/core';
-import type { PoolClient } from '../db/pool.ts';
+import { transactionOn, type PoolClient } from '../db/pool.ts';
 import { happeningAt } from '../alerts/state.ts';
 import { regressionsDetected, regressionsHeld } from '../observability/metrics.ts';
 import {
@@ -86,8 +86,7 @@ export async function commit(
   dbThrough: Map<number, number>,
   result: PassResult,
 ): Promise<void> {
-  await c.query('BEGIN');
-  try {
+  await transactionOn(c, async (c) => {
     const touched = new Set<number>([...work.fed.keys()]);
     // New regressions get their alert after the update below, which may find them already over.
     const pendingAlerts = new Set<string>();
@@ -121,13 +120,9 @@ export async function commit(
     // crash, the states are replayed from older checkpoints to the same steps, and a later
     // commit that writes regressions flushes these with it (the WAL is in order).
     if (!work.events.length && !updated) await c.query('SET LOCAL synchronous_commit TO off');
-    await c.query('COMMIT');
-    for (const id of work.checkpoint) dbThrough.set(id, H);
-    for (const id of work.advance) dbThrough.set(id, H);
-  } catch (err) {
-    await c.query('ROLLBACK').catch(() => {});
-    throw err;
-  }
+  });
+  for (const id of work.checkpoint) dbThrough.set(id, H);
+  for (const id of work.advance) dbThrough.set(id, H);
 }
 
 /**
@@ -439,14 +434,9 @@ export async function reattribute(
 ): Promise<void> {
   const young = { detectedAfterMs: now - REATTRIBUTE_FOR_MS, onsetAfterMs: H - REATTRIBUTE_FOR_MS };
   for (const r of await dueForReattribution(c, young, now, shards)) {
-    await c.query('BEGIN');
-    try {
+    await transactionOn(c, async (c) => {
       await lockRegressionCommit(c);
       await attribute(c, r, H, now, { alert: true });
-      await c.query('COMMIT');
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => {});
-      throw err;
-    }
+    });
   }
 }

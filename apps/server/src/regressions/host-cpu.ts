@@ -3,8 +3,8 @@
  * `host` series the agents report (op 'host', name 'cpu-steal': ms of the CPU
  * time the host wanted that the hypervisor gave to others, per second).
  */
+import type { Queryable } from '../db/pool.ts';
 import { HOST_CPU_BEFORE_MS, hostCpuRise, type HostCpuMinute, type HostCpuRise } from '@onset/core';
-import type { Queryable } from '../slos/store.ts';
 
 /** The series name the agent gives a host's stolen CPU share (apps/agent, docs/agent.md). */
 export const HOST_CPU_STEAL_SERIES = 'cpu-steal';

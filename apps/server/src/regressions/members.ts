@@ -3,9 +3,9 @@
  * one regression (one incident) was found, each with its own evidence. The
  * regression row mirrors its headline member; store.ts reads members with it.
  */
+import type { Queryable } from '../db/pool.ts';
 import type { Level, Op, View } from '@onset/contract';
 import { rolloutOf, type RolloutRef, type StepChange, type Suspect } from '@onset/core';
-import type { Queryable } from '../slos/store.ts';
 
 /** A member as the regression row's `members` column carries it (times as epoch ms). */
 export interface MemberRow {

@@ -7,11 +7,10 @@ import {
   type RegressionStatus,
 } from '@onset/contract';
 import type { AppContext } from '../context.ts';
-import { withTransaction } from '../db/pool.ts';
+import { withTransaction, type Queryable } from '../db/pool.ts';
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
 import { activeSilences, silenceFor, silenceRef } from '../alerts/silences.ts';
-import type { Queryable } from '../slos/store.ts';
 import {
   acknowledgeRegressionAlert,
   reopenRegressionAlert,

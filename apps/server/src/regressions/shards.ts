@@ -28,7 +28,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { DEFAULT_DETECT_SHARDS } from '../config.ts';
-import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
+import { transactionOn, withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
 import { detectionSeriesOwned, detectionShardsOwned } from '../observability/metrics.ts';
 
 /** Serialises renewals across servers (the same key space as lock.ts). */
@@ -49,15 +49,10 @@ export async function clusterShardCount(
     (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM detect_leases`)).rows[0]!.n;
   const n = await count();
   if (n > 0) return n;
-  await c.query('BEGIN');
-  try {
+  await transactionOn(c, async (c) => {
     await c.query(`SELECT pg_advisory_xact_lock($1)`, [LEASE_LOCK_KEY]);
     await createShards(c, configured);
-    await c.query('COMMIT');
-  } catch (err) {
-    await c.query('ROLLBACK').catch(() => {});
-    throw err;
-  }
+  });
   return count();
 }
 

@@ -4,8 +4,7 @@
  * with the minute it has seen everything before) and regress_pass (the last
  * pass). Every query on them is here.
  */
-import type { PoolClient } from '../db/pool.ts';
-import type { Queryable } from '../slos/store.ts';
+import type { PoolClient, Queryable } from '../db/pool.ts';
 import { copyTuples } from './points.ts';
 
 /** Rows per read of the pass's series index: the driver's row objects stay a fixed few MB. */

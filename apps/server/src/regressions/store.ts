@@ -14,9 +14,8 @@ import type {
   RegressionStatus,
   View,
 } from '@onset/contract';
-import type { Pool } from '../db/pool.ts';
+import type { Pool, Queryable } from '../db/pool.ts';
 import { headlineLevels, roundMs } from './levels.ts';
-import type { Queryable } from '../slos/store.ts';
 import type { Cohort, StepChange, Suspect } from '@onset/core';
 import { MEMBERS_COLUMN, type MemberRow, type StepFacts } from './members.ts';
 

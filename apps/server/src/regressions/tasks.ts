@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Pool } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
 import type { Registry } from '../otlp/registry.ts';
-import type { FeatureJobs } from '../scheduler/jobs.ts';
+import type { FeatureJobs } from '../context.ts';
 import { MINUTE_LATENESS_MS } from './detect-options.ts';
 import { scheduledRun } from './pass.ts';
 import type { ShardLeases } from './shards.ts';

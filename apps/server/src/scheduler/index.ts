@@ -12,7 +12,7 @@ import { regressionTasks } from '../regressions/tasks.ts';
 import { ShardLeases } from '../regressions/shards.ts';
 import { webhookTasks } from '../webhooks/tasks.ts';
 import { verdictTasks } from '../verdicts/tasks.ts';
-import type { FeatureJobs } from './jobs.ts';
+import type { FeatureJobs } from '../context.ts';
 import { DatabaseAvailability } from '../db/availability.ts';
 
 /** How the job runner's own log lines read when the trouble is the database being away. */

@@ -8,10 +8,9 @@
  */
 import { sloAlertResolves, type TierResult } from '@onset/core';
 import { sloAlertKey, type Severity } from '@onset/contract';
-import type { Pool } from '../db/pool.ts';
+import type { Pool, Queryable } from '../db/pool.ts';
 import { fireAlert, resolveAlert, titleOf } from '../alerts/state.ts';
 import { firingAlerts, refreshFiringMany, type AlertRow } from '../alerts/store.ts';
-import type { Queryable } from './store.ts';
 
 /** Alert transitions run concurrently up to this many (a mass incident fires hundreds at once). */
 const TRANSITION_CONCURRENCY = 6;

@@ -15,21 +15,14 @@ import {
   type TierResult,
 } from '@onset/core';
 import type { AlertNotification, AlertPaging, Severity } from '@onset/contract';
-import type { Pool } from '../db/pool.ts';
-import {
-  MINUTE_TRUST_MS,
-  countNewObservations,
-  listSlos,
-  windowOf,
-  type Queryable,
-  type SloRow,
-} from './store.ts';
+import type { Pool, Queryable } from '../db/pool.ts';
+import { MINUTE_TRUST_MS, countNewObservations, listSlos, windowOf, type SloRow } from './store.ts';
 import { tiersFrom } from './spec.ts';
 import { releaseUnsilenced } from '../alerts/state.ts';
 import type { AlertRow } from '../alerts/store.ts';
 import { notificationsFor, pagingOf } from '../alerts/notifications.ts';
 import { firingSloAlerts, reconcileSloAlerts } from './alerting.ts';
-import { detectBudget } from '../regressions/budget.ts';
+import { detectBudget } from '../config.ts';
 
 export interface SloStatus {
   evaluated_at: string;

@@ -5,6 +5,7 @@
  * (PostgreSQL's regex, the same MATCH_SQL that counts its events), with the
  * tiers exactly as the SLO pass evaluates them. The maths is core's.
  */
+import type { Queryable } from '../db/pool.ts';
 import {
   BURN_WINDOWS,
   budgetExhaustionMs,
@@ -20,7 +21,7 @@ import {
   type StepCounts,
 } from '@onset/core';
 import type { SloBurnLine, SloHistory } from '@onset/contract';
-import type { Queryable, SloRow } from './store.ts';
+import type { SloRow } from './store.ts';
 import { MATCH_SQL, windowOf } from './store.ts';
 import { evaluateSlos } from './evaluate.ts';
 

@@ -1,4 +1,4 @@
-import type { Queryable } from './store.ts';
+import type { Queryable } from '../db/pool.ts';
 import { MATCH_SQL } from './store.ts';
 
 /**

@@ -27,7 +27,7 @@ import { seriesLabels, slosWatching, suggestFromBaseline, unwatchedSeries } from
 import { resolveAlert } from '../alerts/state.ts';
 import { runDeliveryPass } from '../webhooks/deliver.ts';
 import { deliverySettings } from '../webhooks/settings.ts';
-import { baseUrlOf } from '../webhooks/routes.ts';
+import { baseUrlOf } from '../config.ts';
 
 export async function sloRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const { pool, config } = ctx;

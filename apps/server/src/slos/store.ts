@@ -1,9 +1,7 @@
 import { GAMMA, ZERO_BUCKET, type SloWindow } from '@onset/core';
-import type { Pool, PoolClient } from '../db/pool.ts';
+import { withTransaction, type Pool, type PoolClient, type Queryable } from '../db/pool.ts';
 import { HttpError, badRequest } from '../http/errors.ts';
 import { thresholdUs, tiersFrom, type SloCommon, type SloSpec } from './spec.ts';
-
-export type Queryable = Pool | PoolClient;
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -293,9 +291,7 @@ export async function createSlo(
   opts: { settleMs?: number; now?: number } = {},
 ): Promise<SloRow> {
   await checkRegex(pool, spec.name_match);
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
+  return withTransaction(pool, async (c) => {
     // Count what arrived since the last pass first, so the new SLO's backfill is current.
     const cursor = await countWithin(c, opts.settleMs ?? SETTLE_MS, opts.now ?? Date.now());
     const { rows } = await c.query<SloRow>(
@@ -308,14 +304,8 @@ export async function createSlo(
     );
     const slo = fixRow(rows[0]!);
     slo.exact_since = await backfill(c, slo, cursor, opts.now ?? Date.now());
-    await c.query('COMMIT');
     return slo;
-  } catch (e) {
-    await c.query('ROLLBACK').catch(() => {});
-    throw e;
-  } finally {
-    c.release();
-  }
+  });
 }
 
 /** Replace a spec; counters are recounted when what counts as good (selector, threshold) changed. */
@@ -326,50 +316,54 @@ export async function updateSlo(
   opts: { settleMs?: number; now?: number } = {},
 ): Promise<SloRow | null> {
   await checkRegex(pool, spec.name_match);
-  const c = await pool.connect();
   try {
-    await c.query('BEGIN');
-    const cursor = await countWithin(c, opts.settleMs ?? SETTLE_MS, opts.now ?? Date.now());
-    const before = await c.query<SloRow>(`SELECT ${COLUMNS} FROM slos WHERE id = $1 FOR UPDATE`, [
-      id,
-    ]);
-    if (!before.rows[0]) {
-      await c.query('ROLLBACK');
-      return null;
-    }
-    const old = fixRow(before.rows[0]);
-    const { rows } = await c.query<SloRow>(
-      `UPDATE slos SET name=$1, description=$2, service=$3, op=$4, view=$5, name_match=$6, peer=$7, series_id=$8,
-              threshold_us=$9, objective=$10, window_text=$11, window_kind=$12, window_ms=$13, calendar_unit=$14,
-              time_zone=$15, tiers=$16, min_events=$17, min_bad_events=$18, labels=$19, source=$20, openslo=$21,
-              updated_at = now()
-        WHERE id = $22 RETURNING ${COLUMNS}`,
-      [...specParams(spec), id],
-    );
-    const slo = fixRow(rows[0]!);
-    const recount =
-      old.service !== slo.service ||
-      old.op !== slo.op ||
-      old.view !== slo.view ||
-      old.name_match !== slo.name_match ||
-      old.peer !== slo.peer ||
-      old.series_id !== slo.series_id ||
-      old.threshold_us !== slo.threshold_us ||
-      hourKeepMs(slo) > hourKeepMs(old);
-    if (recount) {
-      await c.query(`DELETE FROM slo_minutes WHERE slo_id = $1`, [id]);
-      await c.query(`DELETE FROM slo_hours WHERE slo_id = $1`, [id]);
-      await c.query(`DELETE FROM slo_days WHERE slo_id = $1`, [id]);
-      slo.exact_since = await backfill(c, slo, cursor, opts.now ?? Date.now());
-    }
-    await c.query('COMMIT');
-    return slo;
+    return await withTransaction(pool, (c) => replaceSlo(c, id, spec, opts));
   } catch (e) {
-    await c.query('ROLLBACK').catch(() => {});
+    // No such SLO: rolled back, the counting done on the way too (the next pass counts it).
+    if (e instanceof NoSuchSlo) return null;
     throw e;
-  } finally {
-    c.release();
   }
+}
+
+class NoSuchSlo extends Error {}
+
+async function replaceSlo(
+  c: PoolClient,
+  id: string,
+  spec: SloSpec,
+  opts: { settleMs?: number; now?: number },
+): Promise<SloRow> {
+  const cursor = await countWithin(c, opts.settleMs ?? SETTLE_MS, opts.now ?? Date.now());
+  const before = await c.query<SloRow>(`SELECT ${COLUMNS} FROM slos WHERE id = $1 FOR UPDATE`, [
+    id,
+  ]);
+  if (!before.rows[0]) throw new NoSuchSlo();
+  const old = fixRow(before.rows[0]);
+  const { rows } = await c.query<SloRow>(
+    `UPDATE slos SET name=$1, description=$2, service=$3, op=$4, view=$5, name_match=$6, peer=$7, series_id=$8,
+            threshold_us=$9, objective=$10, window_text=$11, window_kind=$12, window_ms=$13, calendar_unit=$14,
+            time_zone=$15, tiers=$16, min_events=$17, min_bad_events=$18, labels=$19, source=$20, openslo=$21,
+            updated_at = now()
+      WHERE id = $22 RETURNING ${COLUMNS}`,
+    [...specParams(spec), id],
+  );
+  const slo = fixRow(rows[0]!);
+  const recount =
+    old.service !== slo.service ||
+    old.op !== slo.op ||
+    old.view !== slo.view ||
+    old.name_match !== slo.name_match ||
+    old.peer !== slo.peer ||
+    old.series_id !== slo.series_id ||
+    old.threshold_us !== slo.threshold_us ||
+    hourKeepMs(slo) > hourKeepMs(old);
+  if (recount) {
+    await c.query(`DELETE FROM slo_minutes WHERE slo_id = $1`, [id]);
+    await c.query(`DELETE FROM slo_hours WHERE slo_id = $1`, [id]);
+    await c.query(`DELETE FROM slo_days WHERE slo_id = $1`, [id]);
+    slo.exact_since = await backfill(c, slo, cursor, opts.now ?? Date.now());
+  }
+  return slo;
 }
 
 export async function deleteSlo(db: Queryable, id: string): Promise<boolean> {
@@ -399,19 +393,10 @@ export async function countNewObservations(
   pool: Pool,
   opts: { settleMs?: number; now?: number } = {},
 ): Promise<CountResult | null> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
+  return withTransaction(pool, async (c) => {
     const before = await lockCursor(c, opts.settleMs ?? SETTLE_MS);
-    const counted = await countFrom(c, before, opts.settleMs ?? SETTLE_MS, opts.now ?? Date.now());
-    await c.query('COMMIT');
-    return counted;
-  } catch (e) {
-    await c.query('ROLLBACK').catch(() => {});
-    throw e;
-  } finally {
-    c.release();
-  }
+    return countFrom(c, before, opts.settleMs ?? SETTLE_MS, opts.now ?? Date.now());
+  });
 }
 
 /** Inside a transaction: take the lock, count up to the safe upper bound, return the new cursor. */

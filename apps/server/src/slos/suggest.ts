@@ -1,5 +1,5 @@
+import type { Queryable } from '../db/pool.ts';
 import { estimateGoodFromHistogram, suggestThreshold, type ThresholdSuggestion } from '@onset/core';
-import type { Queryable } from './store.ts';
 import { MATCH_SQL } from './store.ts';
 
 export interface SeriesLabels {

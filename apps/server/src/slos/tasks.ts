@@ -1,7 +1,7 @@
 import type { JobHelpers } from 'graphile-worker';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Pool } from '../db/pool.ts';
-import type { FeatureJobs } from '../scheduler/jobs.ts';
+import type { FeatureJobs } from '../context.ts';
 import { runSloPass, sloProgressOf } from './evaluate.ts';
 import { pruneCounters } from './store.ts';
 import { sloEvaluationSeconds } from '../observability/metrics.ts';

@@ -7,10 +7,10 @@
  * when the verdict no longer fails (the regression that failed it was resolved,
  * the marker was deleted) or by hand. The transitions are alerts/state.ts.
  */
+import type { Queryable } from '../db/pool.ts';
 import { verdictAlertKey, type Verdict } from '@onset/contract';
 import { fireAlert, resolveAlert } from '../alerts/state.ts';
 import { alertEverRaised, firingAlerts } from '../alerts/store.ts';
-import type { Queryable } from '../slos/store.ts';
 import type { MarkerRow } from '../deploys/queries.ts';
 
 const x = (r: number | null) => (r === null ? '?' : `×${Number(r.toPrecision(3))}`);

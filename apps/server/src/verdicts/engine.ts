@@ -13,12 +13,11 @@ import {
 } from '@onset/core';
 import type { Verdict, VerdictRole, VerdictSeries } from '@onset/contract';
 import type { VerdictServiceSettings } from '../config.ts';
-import type { Queryable } from '../slos/store.ts';
 import { getMarker, type MarkerRow } from '../deploys/queries.ts';
 import { pairingCursorMs } from '../edges/pairing.ts';
 import { detectOptionsFor, MINUTE_LATENESS_MS } from '../regressions/detect-options.ts';
 import { regressionsNamingDeploy } from '../regressions/store.ts';
-import type { Pool } from '../db/pool.ts';
+import type { Pool, Queryable } from '../db/pool.ts';
 import { minuteHistograms, seriesTouchedBy, type JudgedSeries } from './read.ts';
 
 const MIN = 60_000;

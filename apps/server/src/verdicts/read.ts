@@ -3,9 +3,9 @@
  * each), their histograms per host and minute over the verdict's windows, and
  * how far edge pairing has got. Queries only; the rule is core's verdict/.
  */
+import type { Queryable } from '../db/pool.ts';
 import { markerTouchesSeries, type SparseHistogram } from '@onset/core';
 import type { Op, View } from '@onset/contract';
-import type { Queryable } from '../slos/store.ts';
 
 export interface JudgedSeries {
   id: string;

@@ -3,7 +3,7 @@ import type { JobHelpers } from 'graphile-worker';
 import type { Config } from '../config.ts';
 import type { Pool } from '../db/pool.ts';
 import { getMarker, listMarkers } from '../deploys/queries.ts';
-import type { FeatureJobs } from '../scheduler/jobs.ts';
+import type { FeatureJobs } from '../context.ts';
 import { raiseVerdictAlert, resolveStaleVerdictAlerts } from './alerting.ts';
 import { computeVerdict, verdictSettings } from './engine.ts';
 

@@ -4,8 +4,8 @@
  * its last success; `ok` when its latest attempt succeeded; `unused` when
  * nothing was ever attempted. Settings flags failing receivers with this.
  */
+import type { Queryable } from '../db/pool.ts';
 import type { WebhookHealth } from '@onset/contract';
-import type { Queryable } from '../slos/store.ts';
 
 interface HealthRow {
   webhook_id: string;

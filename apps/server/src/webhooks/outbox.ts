@@ -1,5 +1,5 @@
+import type { Queryable } from '../db/pool.ts';
 import type { AlertStatus } from '@onset/contract';
-import type { Queryable } from '../slos/store.ts';
 import type { AlertSnapshot } from '../alerts/snapshot.ts';
 
 /**

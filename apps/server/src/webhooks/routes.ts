@@ -1,9 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Delivery, operations, type Severity, type WebhookFormat } from '@onset/contract';
 import type { AppContext } from '../context.ts';
 import { redactWebhookUrl } from './redact.ts';
-import type { Config } from '../config.ts';
+import { baseUrlOf } from '../config.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { sendTestEvent } from './deliver.ts';
 import { deliverySettings } from './settings.ts';
@@ -60,14 +60,6 @@ function checkInput(w: {
 }): void {
   if (w.format === 'pagerduty' && !w.routing_key)
     throw badRequest('routing_key is required for the pagerduty format');
-}
-
-/** Base URL for links in alerts: ONSET_PUBLIC_URL, else the address the server listens on. */
-export function baseUrlOf(config: Config, req?: FastifyRequest): string {
-  if (config.publicUrl) return config.publicUrl;
-  if (req) return `${req.protocol}://${req.host}`;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  return `http://${host}:${config.port}`;
 }
 
 export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {

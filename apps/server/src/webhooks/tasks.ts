@@ -1,11 +1,10 @@
 import type { JobHelpers } from 'graphile-worker';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from '../config.ts';
+import { baseUrlOf, type Config } from '../config.ts';
 import type { Pool } from '../db/pool.ts';
-import type { FeatureJobs } from '../scheduler/jobs.ts';
+import type { FeatureJobs } from '../context.ts';
 import { runDeliveryPass } from './deliver.ts';
 import { deliverySettings } from './settings.ts';
-import { baseUrlOf } from './routes.ts';
 import { ALERTMANAGER_REFRESH_CRON, refreshAlertmanagerAlerts } from './alertmanager-refresh.ts';
 
 /**
