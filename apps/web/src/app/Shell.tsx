@@ -1,4 +1,4 @@
-import { Suspense, type ReactNode } from 'react';
+import { Suspense, useEffect, useRef, type ReactNode } from 'react';
 import { NavLink, useLocation, useSearchParams } from 'react-router-dom';
 import { useTheme } from './theme.tsx';
 import { RefreshControl, TimeRangePicker, TimeZoneToggle } from './TimeRangePicker.tsx';
@@ -23,6 +23,15 @@ export function Shell({ children }: { children: ReactNode }) {
   const timeless = pathname.startsWith('/settings');
   // Every time on the page follows the zone toggle: re-mount the page when it flips.
   const zone = useTimeZoneMode();
+  // A link that took us here is gone with the old page, and focus would fall to <body> (a keyboard
+  // user starts again from the top): each new page takes focus on its main region instead.
+  const mainRef = useRef<HTMLElement>(null);
+  const shownPath = useRef(pathname);
+  useEffect(() => {
+    if (shownPath.current === pathname) return;
+    shownPath.current = pathname;
+    mainRef.current?.focus();
+  }, [pathname]);
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
@@ -66,7 +75,7 @@ export function Shell({ children }: { children: ReactNode }) {
           </button>
         </div>
       </header>
-      <main id="main" tabIndex={-1} key={zone}>
+      <main id="main" tabIndex={-1} key={zone} ref={mainRef}>
         <Suspense fallback={<Loading label="Loading page…" height={400} />}>{children}</Suspense>
       </main>
       <TokenPrompt />

@@ -141,3 +141,32 @@ export function instantTitle(ms: number): string {
   const other: TimeZoneMode = mode === 'utc' ? 'local' : 'utc';
   return `${formatInstant(ms, { seconds: true, mode: other })} · ${new Date(ms).toISOString()}`;
 }
+
+/**
+ * Labels for a time axis's ticks (epoch ms; null where the chart hides one):
+ * 24-hour "07:30" (with seconds when ticks are under a minute apart), the
+ * date under the first tick and under each tick that starts a new day, and
+ * the zone under the first, so no axis is read in a guessed zone or a
+ * 12-hour clock. Ticks a day or more apart are dates.
+ */
+export function timeAxisLabels(
+  ticksMs: ReadonlyArray<number | null | undefined>,
+  incrMs: number,
+  m: TimeZoneMode = mode,
+): string[] {
+  let prevDay = '';
+  let first = true;
+  return ticksMs.map((t) => {
+    if (t === null || t === undefined || !Number.isFinite(t)) return '';
+    const p = partsOf(t, m);
+    const day = `${MONTHS[p.month]} ${p.day}`;
+    const newDay = day !== prevDay;
+    prevDay = day;
+    const zone = first ? ` ${p.zone}` : '';
+    const wasFirst = first;
+    first = false;
+    if (incrMs >= 24 * 3600_000) return `${day}${zone}`;
+    const time = `${pad(p.hours)}:${pad(p.minutes)}${incrMs < 60_000 ? ':' + pad(p.seconds) : ''}`;
+    return wasFirst || newDay ? `${time}\n${day}${zone}` : time;
+  });
+}

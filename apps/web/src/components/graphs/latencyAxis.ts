@@ -69,9 +69,15 @@ export function linearRange(maxMs: number): [number, number] {
   return [0, 15 * mag];
 }
 
-/** Tick labels: round values with no trailing zeros ("1 ms", "100 µs", "2.5 s", "100 s"). */
-export function latencyTickLabels(values: readonly number[]): string[] {
-  return values.map(formatTick);
+/**
+ * Tick labels: round values with no trailing zeros ("1 ms", "100 µs", "2.5 s", "100 s").
+ * uPlot passes null for the ticks a short log axis leaves unlabelled: those stay blank
+ * (they once read "0 µs").
+ */
+export function latencyTickLabels(values: ReadonlyArray<number | null | undefined>): string[] {
+  return values.map((v) =>
+    v === null || v === undefined || !Number.isFinite(v) ? '' : formatTick(v),
+  );
 }
 
 function formatTick(ms: number): string {

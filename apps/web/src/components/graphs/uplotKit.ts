@@ -1,6 +1,7 @@
 /** Shared uPlot pieces: theme colours, latency axes, drag-to-zoom, deploy marker lines. */
 import uPlot from 'uplot';
 import { latencyTickLabels, logTicks } from './latencyAxis.ts';
+import { timeAxisLabels } from '../../lib/time.ts';
 import type { ChartMarker } from './markerData.ts';
 import { DEPLOY_KINDS } from '@onset/contract';
 
@@ -49,8 +50,14 @@ export function readColors(): ChartColors {
 
 export const axisFont = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
 
+/** Time x axis (seconds): 24-hour labels with the date and the zone (lib/time.ts), never uPlot's 12-hour default. */
 export function timeAxis(c: ChartColors): uPlot.Axis {
   return {
+    values: (_u, splits, _axis, _space, incr) =>
+      timeAxisLabels(
+        splits.map((s) => (s === null || s === undefined ? null : s * 1000)),
+        incr * 1000,
+      ),
     stroke: c.muted,
     font: axisFont,
     grid: { stroke: c.grid, width: 1 },
