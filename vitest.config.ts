@@ -2,8 +2,6 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'e2e/**/*.test.ts'],
-    globalSetup: ['packages/testkit/src/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
@@ -11,5 +9,28 @@ export default defineConfig({
     maxWorkers: 2,
     // The default reporter, then one plain closing line of counts (summary-reporter.ts).
     reporters: ['default', './packages/testkit/src/summary-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'onset',
+          include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'e2e/**/*.test.ts'],
+          exclude: ['apps/server/test/citus/**', '**/node_modules/**'],
+          globalSetup: ['packages/testkit/src/global-setup.ts'],
+        },
+      },
+      {
+        // The same server on a real Citus cluster (docs/citus.md): a coordinator and two
+        // workers for the project's run; skipped, naming what is missing, where Citus is not
+        // installed.
+        extends: true,
+        test: {
+          name: 'citus',
+          include: ['apps/server/test/citus/**/*.test.ts'],
+          globalSetup: ['packages/testkit/src/citus-setup.ts'],
+          env: { ONSET_TEST_DATABASE: 'citus' },
+        },
+      },
+    ],
   },
 });

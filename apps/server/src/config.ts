@@ -35,6 +35,8 @@ export interface Config {
   grafanaToken: string | undefined;
   /** While PostgreSQL is away, background work probes it with backoff up to this interval (ONSET_DB_RETRY_MAX). */
   dbRetryMaxMs: number;
+  /** Citus: `auto` distributes when the database has the extension, `citus` creates it, `off` never (ONSET_DISTRIBUTED; db/citus.ts). */
+  distributed: 'auto' | 'citus' | 'off';
   /** Link for evidence spans, e.g. http://jaeger:16686/trace/{trace_id} (ONSET_TRACE_URL_TEMPLATE). */
   traceUrlTemplate: string | undefined;
   /** Port of the embedded PostgreSQL (unset: a free one); the supervisor keeps it across restarts. */
@@ -170,6 +172,9 @@ export const ServerEnv = z.object({
   GRAFANA_URL: optionalString,
   GRAFANA_TOKEN: optionalString,
   ONSET_DB_RETRY_MAX: envDuration('10s'),
+  ONSET_DISTRIBUTED: z
+    .enum(['auto', 'citus', 'off'], { error: 'must be auto, citus or off' })
+    .default('auto'),
   ONSET_TRACE_URL_TEMPLATE: optionalString,
   ONSET_EMBEDDED_PG_PORT: envInt(0),
   ONSET_AGENT: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
@@ -294,6 +299,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     grafanaUrl: e.GRAFANA_URL,
     grafanaToken: e.GRAFANA_TOKEN,
     dbRetryMaxMs: e.ONSET_DB_RETRY_MAX,
+    distributed: e.ONSET_DISTRIBUTED,
     traceUrlTemplate: e.ONSET_TRACE_URL_TEMPLATE,
     embeddedPgPort: e.ONSET_EMBEDDED_PG_PORT || undefined,
     withAgent: e.ONSET_AGENT === 'on',

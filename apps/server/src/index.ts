@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { createPool, type Pool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
+import { distributeTables, prepareCitus } from './db/citus.ts';
 import { Partitions } from './db/partitions.ts';
 import { Registry } from './otlp/registry.ts';
 import { startIngestPipeline } from './otlp/pipeline.ts';
@@ -38,7 +39,9 @@ export async function startOnset(
 ): Promise<RunningOnset> {
   if (!config.databaseUrl)
     throw new Error('startOnset needs config.databaseUrl (main.ts starts the embedded PostgreSQL)');
+  const citus = await prepareCitus(config.databaseUrl, config.distributed);
   await migrate(config.databaseUrl);
+  if (citus) await distributeTables(config.databaseUrl);
   const pool = createPool(config.databaseUrl);
   const partitions = new Partitions(pool);
   const guard = new CardinalityGuard(config.cardinality, pool);

@@ -1,5 +1,6 @@
 import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
 import type { DeployKind } from '@onset/contract';
+import { isCitusConnection } from '../db/citus.ts';
 
 /**
  * Inferred deploy markers (api.md "Deploy markers"): when a host starts
@@ -74,6 +75,17 @@ interface Change {
   at: Date;
 }
 
+const CANDIDATES_CITUS_SQL = `WITH r AS MATERIALIZED (
+     SELECT id, service, host, attrs, first_seen FROM resources WHERE id > $1 ORDER BY id LIMIT $3
+   ), h AS (
+     SELECT resource_id, min(minute) AS m FROM histograms
+      WHERE resource_id = ANY (ARRAY(SELECT id FROM r)) GROUP BY 1
+   )
+   SELECT r.id, r.service, r.host, r.attrs,
+          r.first_seen < now() - $2 * interval '1 millisecond' AS settled,
+          COALESCE(h.m, CASE WHEN r.first_seen < now() - $2 * interval '1 millisecond' THEN r.first_seen END) AS t
+     FROM r LEFT JOIN h ON h.resource_id = r.id ORDER BY r.id`;
+
 export async function inferMarkers(pool: Pool, opts: InferOptions = {}): Promise<InferResult> {
   const windowMs = opts.windowMs ?? 30 * 60_000;
   const graceMs = opts.graceMs ?? 120_000;
@@ -84,8 +96,12 @@ export async function inferMarkers(pool: Pool, opts: InferOptions = {}): Promise
       `SELECT last_resource_id AS last FROM deploy_inference_cursor FOR UPDATE`,
     );
     const last = cur.rows[0]?.last ?? 0;
+    // On Citus (db/citus.ts) no correlated subquery reaches the distributed histograms: their
+    // first minutes are read per resource in one grouped statement instead.
     const { rows } = await c.query<Candidate>(
-      `SELECT r.id, r.service, r.host, r.attrs,
+      (await isCitusConnection(c))
+        ? CANDIDATES_CITUS_SQL
+        : `SELECT r.id, r.service, r.host, r.attrs,
               r.first_seen < now() - $2 * interval '1 millisecond' AS settled,
               COALESCE((SELECT min(h.minute) FROM histograms h WHERE h.resource_id = r.id),
                        -- no spans stored for it (ingest failed after registering): arrival is the best we have

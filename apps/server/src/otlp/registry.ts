@@ -162,7 +162,7 @@ export class Registry {
     const res = await this.pool.query<SeriesRow & { created: boolean; xid: string }>(
       `INSERT INTO series (service, op, view, name, peer)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
-       ON CONFLICT (service, op, view, name, peer) DO UPDATE SET last_seen = now()
+       ON CONFLICT (service, op, view, name, peer) DO UPDATE SET last_seen = EXCLUDED.last_seen
        RETURNING id, service, op, view, name, peer, (xmax = 0) AS created, pg_current_xact_id()::text AS xid`,
       seriesColumns(rows),
     );
@@ -289,7 +289,7 @@ export class Registry {
     const res = await this.pool.query<ResourceRow & { created: boolean; xid: string }>(
       `INSERT INTO resources (service, host, attrs, attrs_key)
        SELECT s, h, a::jsonb, k FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(s, h, a, k)
-       ON CONFLICT (service, host, attrs_key) DO UPDATE SET last_seen = now()
+       ON CONFLICT (service, host, attrs_key) DO UPDATE SET last_seen = EXCLUDED.last_seen
        RETURNING id, service, host, attrs_key, (xmax = 0) AS created, pg_current_xact_id()::text AS xid`,
       resourceColumns(rows),
     );
@@ -332,7 +332,7 @@ export class Registry {
     await this.pool.query(
       `INSERT INTO series_resources (series_id, resource_id)
        SELECT * FROM unnest($1::bigint[], $2::bigint[])
-       ON CONFLICT (series_id, resource_id) DO UPDATE SET last_seen = now()`,
+       ON CONFLICT (series_id, resource_id) DO UPDATE SET last_seen = EXCLUDED.last_seen`,
       [todo.map((p) => p[0]), todo.map((p) => p[1])],
     );
     for (const [s, r] of todo) this.links.set(`${s}:${r}`, now);

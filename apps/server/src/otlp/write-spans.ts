@@ -5,6 +5,7 @@ import { partitionName } from '../db/partitions.ts';
 import { FUTURE_SLACK_MS } from './normalize-traces.ts';
 import { durationRows, histogramRows, type SpanFold } from './span-folds.ts';
 import { beginReceived } from './received-day.ts';
+import { isCitusConnection, sqlState } from '../db/citus.ts';
 
 /** Connections whose session already has the staging table. */
 const staged = new WeakSet<PoolClient>();
@@ -43,6 +44,24 @@ const FOLD_SQL = `WITH ins AS (
         array_agg(i ORDER BY i), array_agg(c ORDER BY i)
    FROM b GROUP BY 1, 2, 3
  RETURNING count`;
+
+/**
+ * FOLD_SQL on a Citus coordinator (db/citus.ts), which plans no correlated subquery between the
+ * session's staging table and the distributed `observations`: the spans stored the day before
+ * are first taken out of the staging table (RETRIED_YESTERDAY_SQL, then a delete by key), and
+ * the rest moved with `ON CONFLICT DO NOTHING` as on one PostgreSQL.
+ */
+const FOLD_CITUS_SQL = FOLD_SQL.replace(
+  /\n\s*WHERE NOT EXISTS \(SELECT 1 FROM observations o\n[^\n]*\)/,
+  '',
+);
+if (FOLD_CITUS_SQL === FOLD_SQL)
+  throw new Error('FOLD_CITUS_SQL: the yesterday check was not found');
+
+/** The staged spans already stored the day before (joined, not correlated: Citus plans it). */
+const RETRIED_YESTERDAY_SQL = `SELECT i.trace_id, i.span_id FROM ingest_stage i
+   JOIN observations o ON o.trace_id = i.trace_id AND o.span_id = i.span_id
+  WHERE o.received_day = $1::date - 1`;
 
 /**
  * The fast path's fold: every staged row was new (the direct COPY stored them
@@ -154,7 +173,7 @@ async function copyNewSpans(client: PoolClient, chunks: Buffer[], day: string): 
     return true;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
-    if (FALLBACK_CODES.has((err as { code?: string }).code ?? '')) return false;
+    if (FALLBACK_CODES.has(sqlState(err))) return false;
     throw err;
   }
 }
@@ -239,9 +258,21 @@ async function writeDeduplicated(
   await begin();
   try {
     await copyInto(client, 'ingest_stage', chunks);
+    const citus = await isCitusConnection(client);
+    if (citus) {
+      const seen = await client.query<{ trace_id: Buffer; span_id: Buffer }>(
+        RETRIED_YESTERDAY_SQL,
+        [day],
+      );
+      if (seen.rows.length)
+        await client.query(
+          `DELETE FROM ingest_stage WHERE (trace_id, span_id) IN (SELECT * FROM unnest($1::bytea[], $2::bytea[]))`,
+          [seen.rows.map((r) => r.trace_id), seen.rows.map((r) => r.span_id)],
+        );
+    }
     const res = await client.query<{ count: number }>({
-      name: 'onset-ingest-fold',
-      text: FOLD_SQL,
+      name: citus ? 'onset-ingest-fold-citus' : 'onset-ingest-fold',
+      text: citus ? FOLD_CITUS_SQL : FOLD_SQL,
       values: [day],
     });
     await client.query('COMMIT');

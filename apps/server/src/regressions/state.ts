@@ -78,7 +78,7 @@ export async function writeStates(
     });
     await client.query(
       `INSERT INTO regress_state (series_id, through, state, updated_at) VALUES ${values.join(', ')}
-       ON CONFLICT (series_id) DO UPDATE SET through = EXCLUDED.through, state = EXCLUDED.state, updated_at = now()
+       ON CONFLICT (series_id) DO UPDATE SET through = EXCLUDED.through, state = EXCLUDED.state, updated_at = EXCLUDED.updated_at
         WHERE regress_state.through <= EXCLUDED.through`,
       args,
     );
