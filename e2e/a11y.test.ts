@@ -183,6 +183,43 @@ describe('accessibility and layout of every page', () => {
     );
   }
 
+  it('at 390 px: axe-core finds no serious or critical violation and no table column is cut off', async () => {
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      hasTouch: true,
+    });
+    const page = await context.newPage();
+    const report: string[] = [];
+    for (const p of pages) {
+      await open(page, p.path);
+      const found = (await axe(page)).filter(
+        (f) => f.impact === 'serious' || f.impact === 'critical',
+      );
+      for (const f of found) report.push(`${p.name}: ${f.impact} ${f.id} ×${f.nodes}: ${f.sample}`);
+      // A cell past the right edge of a box that clips instead of scrolling cannot be reached.
+      const clipped = await page.evaluate(() =>
+        [...document.querySelectorAll('th, td')]
+          .filter((cell) => {
+            const right = cell.getBoundingClientRect().right;
+            for (let e = cell.parentElement; e && e !== document.body; e = e.parentElement) {
+              const o = getComputedStyle(e).overflowX;
+              if (o === 'auto' || o === 'scroll') return false;
+              if (o === 'hidden' || o === 'clip')
+                return right > e.getBoundingClientRect().right + 1;
+            }
+            return right > document.documentElement.clientWidth + 1;
+          })
+          .slice(0, 3)
+          .map((c) => (c.textContent ?? '').trim().slice(0, 40)),
+      );
+      if (clipped.length) report.push(`${p.name}: cells cut off: ${JSON.stringify(clipped)}`);
+    }
+    await context.close();
+    expect(report).toEqual([]);
+  }, 240_000);
+
   it('no page scrolls sideways at 390 px', async () => {
     const context = await browser.newContext({
       viewport: { width: 390, height: 844 },

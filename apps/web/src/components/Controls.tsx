@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { useEffect, useRef, type ReactNode, type RefObject } from 'react';
 import type { Scale } from '../state/url.ts';
 
 /** A row of buttons of which one is pressed: picks one of a few values. */
@@ -103,6 +103,34 @@ export function Select({
   );
 }
 
+/**
+ * A box that scrolls sideways (a panel on a phone, a wide table) must be reachable from the
+ * keyboard to be scrolled: it joins the tab order while its content is wider than it is
+ * (axe's scrollable-region-focusable), and leaves it when it fits again.
+ */
+export function useKeyboardScrollable<T extends HTMLElement>(): RefObject<T | null> {
+  const ref = useRef<T>(null);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const check = () => {
+      if (el.scrollWidth > el.clientWidth + 1) el.tabIndex = 0;
+      else el.removeAttribute('tabindex');
+    };
+    check();
+    const ro = new ResizeObserver(check);
+    ro.observe(el);
+    // Content that grows (data arriving) changes scrollWidth without resizing the box.
+    const mo = new MutationObserver(check);
+    mo.observe(el, { childList: true, subtree: true });
+    return () => {
+      ro.disconnect();
+      mo.disconnect();
+    };
+  }, []);
+  return ref;
+}
+
 export function Panel({
   title,
   actions,
@@ -114,8 +142,9 @@ export function Panel({
   children: ReactNode;
   id?: string;
 }) {
+  const ref = useKeyboardScrollable<HTMLElement>();
   return (
-    <section className="panel" aria-labelledby={id}>
+    <section className="panel" aria-labelledby={id} ref={ref}>
       <div className="panel-head">
         <h2 id={id}>{title}</h2>
         {actions ? <div className="panel-actions">{actions}</div> : null}
