@@ -5,3 +5,4 @@ export * from './hint-attrs.ts';
 export * from './vocab-schemas.ts';
 export * from './api/index.ts';
 export * from './openapi30.ts';
+export * from './client/request.ts';

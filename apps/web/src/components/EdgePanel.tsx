@@ -1,9 +1,6 @@
 /** The client, server and gap views of one edge overlaid on one chart, with the server's verdict in words. */
 import { useMemo, useState } from 'react';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import type { EdgeResponse } from '@onset/contract';
-import { apiFetch, apiPath } from '../api/client.ts';
-import { useRefetchInterval } from '../api/queries.ts';
 import { edgeFrame } from './graphs/edgeData.ts';
 import {
   BREAKDOWN_CHART_HEIGHT,
@@ -14,32 +11,6 @@ import { QuantileToggle, type MedianOrTail } from './Controls.tsx';
 import { formatDelta, formatLatencyMs } from '../lib/format.ts';
 import type { LevelBand } from './graphs/ChartOverlay.tsx';
 import { Loading } from './States.tsx';
-
-/** The edge a series belongs to, as the server finds and summarises it (around `onsetMs` when given). */
-export function useEdge(
-  seriesId: string | undefined,
-  o: { range: { from: string; to: string }; onsetMs?: number },
-  enabled = true,
-) {
-  const interval = useRefetchInterval();
-  const onset = o.onsetMs === undefined ? undefined : new Date(o.onsetMs).toISOString();
-  return useQuery({
-    queryKey: ['edge', seriesId, o.range.from, o.range.to, onset ?? ''],
-    queryFn: ({ signal }) =>
-      apiFetch<EdgeResponse>(
-        apiPath(`/api/v1/series/${encodeURIComponent(seriesId!)}/edge`, {
-          from: o.range.from,
-          to: o.range.to,
-          q: '0.5,0.99',
-          onset,
-        }),
-        { signal },
-      ),
-    enabled: enabled && seriesId !== undefined,
-    refetchInterval: interval,
-    placeholderData: keepPreviousData,
-  });
-}
 
 export function EdgePanel({
   edge,

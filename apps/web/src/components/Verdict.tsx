@@ -4,7 +4,7 @@
  * Nothing here judges; it draws the server's answer.
  */
 import type { Verdict, VerdictOutcome, VerdictRatio, VerdictSide } from '@onset/contract';
-import { useVerdict } from '../api/queries.ts';
+import { useVerdict } from '../features/deploys/api.ts';
 import { formatLatencyMs } from '../lib/format.ts';
 import { formatInstant } from '../state/timeRange.ts';
 

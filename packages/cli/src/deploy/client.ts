@@ -1,17 +1,16 @@
+import {
+  ApiError,
+  createClient,
+  operationPath,
+  type Answer,
+  type Deploy,
+  type DeployInput,
+  type OperationKey,
+  type OpArgs,
+  type OpResponse,
+} from '@onset/contract';
 import { UsageError } from './markers.ts';
 import type { Io } from '../io.ts';
-
-/** A marker as the server stores it (the fields the CLI reports). */
-export interface StoredMarker {
-  id: string;
-  kind: string;
-  service: string | null;
-  hosts: string[];
-  component: string | null;
-  from_version: string | null;
-  to_version: string | null;
-  at: string;
-}
 
 /** The server said no (a 4xx other than 429): retrying the same request will not help. */
 export class RefusedError extends Error {
@@ -49,10 +48,6 @@ function retryAfterMs(header: string | null): number | undefined {
 }
 
 export interface RequestSpec {
-  method: 'GET' | 'POST';
-  /** Path and query, e.g. `/api/v1/deploys/42/verdict?wait=60s`. */
-  path: string;
-  body?: object;
   /** What the request is about, for RefusedError's message ("the marker"). */
   what: string;
   /** Added to the per-request timeout: a request the server holds on purpose (`?wait=`). */
@@ -60,52 +55,49 @@ export interface RequestSpec {
 }
 
 /**
- * One API request with retries: 429 and 5xx (and no answer at all) are
- * retried with backoff (Retry-After honoured); any other 4xx is a
- * RefusedError at once. Returns the parsed JSON body and the headers.
+ * One API operation (the contract's typed request) with retries: 429 and 5xx (and no answer
+ * at all) are retried with backoff (Retry-After honoured); any other 4xx is a RefusedError at
+ * once. Returns the answer's body, typed from the operation's schema, and its headers.
  */
-export async function requestJson<T>(
+export async function requestOp<K extends OperationKey>(
+  key: K,
+  args: OpArgs<K>,
   spec: RequestSpec,
   opts: ClientOptions,
-): Promise<{ body: T; headers: Headers }> {
-  const endpoint = new URL(spec.path, opts.server).toString();
-  const headers: Record<string, string> = { 'user-agent': 'onset-cli', accept: 'application/json' };
-  if (spec.body) headers['content-type'] = 'application/json';
-  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+): Promise<Answer<OpResponse<K>>> {
+  // The API's paths are absolute: a server URL's own path is not a prefix.
+  const origin = new URL(opts.server).origin;
+  const endpoint = new URL(operationPath(key, args), origin).toString();
+  const client = createClient({
+    baseUrl: origin,
+    token: () => opts.token,
+    headers: { 'user-agent': 'onset-cli' },
+  });
   const timeoutMs = opts.timeoutMs + (spec.holdMs ?? 0);
   const base = opts.baseDelayMs ?? 500;
   let lastProblem = '';
   for (let attempt = 0; attempt <= opts.retries; attempt++) {
     let delay = Math.min(base * 2 ** attempt, 10_000);
     try {
-      const res = await fetch(endpoint, {
-        method: spec.method,
-        headers,
-        body: spec.body ? JSON.stringify(spec.body) : undefined,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const text = await res.text();
-      if (res.ok) return { body: JSON.parse(text) as T, headers: res.headers };
-      let code = 'error';
-      let message = text.slice(0, 500);
-      try {
-        const j = JSON.parse(text) as { error?: string; message?: string };
-        code = j.error ?? code;
-        message = j.message ?? message;
-      } catch {
-        // not JSON (a proxy's error page): keep the start of the text
-      }
-      if (res.status !== 429 && res.status < 500)
-        throw new RefusedError(res.status, code, message, spec.what);
-      lastProblem = `${res.status} ${code}: ${message}`;
-      delay = retryAfterMs(res.headers.get('retry-after')) ?? delay;
+      return await client.call(key, args, { signal: AbortSignal.timeout(timeoutMs) });
     } catch (err) {
-      if (err instanceof RefusedError) throw err;
-      const e = err as Error & { cause?: { code?: string; message?: string } };
-      lastProblem =
-        e.name === 'TimeoutError'
-          ? `no answer within ${timeoutMs} ms`
-          : `${e.cause?.code ?? e.cause?.message ?? e.message}`;
+      if (err instanceof ApiError && err.status > 0) {
+        // Not the server's error body (a proxy's error page): keep the start of the text.
+        const code = err.body?.error ?? 'error';
+        const message = err.body?.message ?? err.text.slice(0, 500);
+        if (err.status !== 429 && err.status < 500)
+          throw new RefusedError(err.status, code, message, spec.what);
+        lastProblem = `${err.status} ${code}: ${message}`;
+        delay = retryAfterMs(err.headers.get('retry-after')) ?? delay;
+      } else {
+        const e = (err instanceof ApiError ? err.cause : err) as Error & {
+          cause?: { code?: string; message?: string };
+        };
+        lastProblem =
+          e.name === 'TimeoutError'
+            ? `no answer within ${timeoutMs} ms`
+            : `${e.cause?.code ?? e.cause?.message ?? e.message}`;
+      }
     }
     if (attempt < opts.retries) {
       opts.log(
@@ -124,13 +116,10 @@ export async function requestJson<T>(
  * answer cannot record the marker twice.
  */
 export async function postMarker(
-  body: object,
+  body: DeployInput,
   opts: ClientOptions,
-): Promise<{ marker: StoredMarker; replayed: boolean }> {
-  const res = await requestJson<StoredMarker>(
-    { method: 'POST', path: '/api/v1/deploys', body, what: 'the marker' },
-    opts,
-  );
+): Promise<{ marker: Deploy; replayed: boolean }> {
+  const res = await requestOp('POST /api/v1/deploys', { body }, { what: 'the marker' }, opts);
   return { marker: res.body, replayed: res.headers.get('idempotent-replayed') === 'true' };
 }
 

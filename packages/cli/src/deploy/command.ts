@@ -2,7 +2,8 @@ import os from 'node:os';
 import { Command, Option } from 'commander';
 import { DEPLOY_KINDS } from '@onset/contract';
 import { buildMarkers, type DeployFlags, type MarkerBody } from './markers.ts';
-import { clientOptions, postMarker, type StoredMarker } from './client.ts';
+import type { Deploy } from '@onset/contract';
+import { clientOptions, postMarker } from './client.ts';
 import { LOCKFILE_FORMATS } from '../lockfiles/index.ts';
 import type { Io } from '../io.ts';
 import {
@@ -28,7 +29,7 @@ interface CommandFlags extends DeployFlags, VerdictFlags {
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 function summary(
-  m: Pick<StoredMarker, 'kind' | 'service' | 'hosts' | 'component' | 'from_version' | 'to_version'>,
+  m: Pick<Deploy, 'kind' | 'service' | 'hosts' | 'component' | 'from_version' | 'to_version'>,
 ): string {
   const what = [m.kind, m.component && m.component !== 'kernel' ? m.component : null]
     .filter(Boolean)
@@ -69,7 +70,7 @@ async function runDeploy(flags: CommandFlags, io: Io): Promise<void> {
     return;
   }
 
-  const stored: StoredMarker[] = [];
+  const stored: Deploy[] = [];
   const failures: string[] = [];
   for (const body of markers) {
     try {

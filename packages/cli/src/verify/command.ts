@@ -5,7 +5,13 @@
  * marker, the server refused or stayed unreachable, bad flags).
  */
 import { Command, Option } from 'commander';
-import { DEPLOY_KINDS, parseDuration, type Verdict, type VerdictOutcome } from '@onset/contract';
+import {
+  DEPLOY_KINDS,
+  isOneOf,
+  parseDuration,
+  type Verdict,
+  type VerdictOutcome,
+} from '@onset/contract';
 import { clientOptions, type ClientOptions } from '../deploy/client.ts';
 import { UsageError } from '../deploy/markers.ts';
 import type { Io } from '../io.ts';
@@ -140,6 +146,9 @@ async function runVerify(flags: VerifyFlags, io: Io): Promise<void> {
   if (id !== undefined && !/^[0-9]{1,18}$/.test(id))
     throw new UsageError(`--deploy must be a marker id (digits), got "${id}"`);
   if (id === undefined) {
+    // --kind's choices are the contract's kinds (commander refuses any other).
+    if (flags.kind !== undefined && !isOneOf(DEPLOY_KINDS, flags.kind))
+      throw new UsageError(`--kind must be one of ${DEPLOY_KINDS.join(', ')}, got "${flags.kind}"`);
     const match: MarkerMatch = {
       service: flags.service,
       environment: flags.environment,

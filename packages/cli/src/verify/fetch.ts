@@ -6,17 +6,17 @@
 import {
   VERDICT_MAX_WAIT_MS,
   type Deploy,
-  type DeployList,
+  type DeployKind,
   type Verdict,
   type VerdictQuery,
 } from '@onset/contract';
-import { requestJson, type ClientOptions } from '../deploy/client.ts';
+import { requestOp, type ClientOptions } from '../deploy/client.ts';
 
 /** The marker fields a deploy can be found by when its id is not at hand. */
 export interface MarkerMatch {
   service?: string;
   environment?: string;
-  kind?: string;
+  kind?: DeployKind;
   toVersion?: string;
   commit?: string;
   externalId?: string;
@@ -29,11 +29,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The newest marker matching every given field (the list API filters service and kind; the rest here). */
 export async function findMarker(match: MarkerMatch, opts: ClientOptions): Promise<Deploy> {
-  const q = new URLSearchParams({ limit: '5000', from: 'now-30d' });
-  if (match.service) q.set('service', match.service);
-  if (match.kind) q.set('kind', match.kind);
-  const { body } = await requestJson<DeployList>(
-    { method: 'GET', path: `/api/v1/deploys?${q}`, what: 'the marker lookup' },
+  const { body } = await requestOp(
+    'GET /api/v1/deploys',
+    {
+      query: {
+        limit: 5000,
+        from: 'now-30d',
+        ...(match.service ? { service: match.service } : {}),
+        ...(match.kind ? { kind: match.kind } : {}),
+      },
+    },
+    { what: 'the marker lookup' },
     opts,
   );
   const found = body.deploys
@@ -75,16 +81,13 @@ export async function awaitVerdict(
 ): Promise<Verdict> {
   const deadline = Date.now() + waitMs;
   const ask = async (holdMs: number) => {
-    const q = new URLSearchParams();
-    if (holdMs > 0) q.set('wait', seconds(holdMs));
-    for (const [k, v] of Object.entries(thresholds)) if (v !== undefined) q.set(k, String(v));
-    const { body } = await requestJson<Verdict>(
+    const { body } = await requestOp(
+      'GET /api/v1/deploys/:id/verdict',
       {
-        method: 'GET',
-        path: `/api/v1/deploys/${encodeURIComponent(id)}/verdict${q.size ? `?${q}` : ''}`,
-        what: 'the verdict request',
-        holdMs,
+        params: { id },
+        query: { ...(holdMs > 0 ? { wait: seconds(holdMs) } : {}), ...thresholds },
       },
+      { what: 'the verdict request', holdMs },
       opts,
     );
     return body;

@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
-import { ApiError, apiFetch } from '../../api/client.ts';
+import { createClient, type OpArgs } from '@onset/contract';
+import { ApiError, request } from '../../api/client.ts';
 
 export type Access = {
   open: boolean;
@@ -8,14 +9,19 @@ export type Access = {
   reason?: string;
 };
 
+/** A request without the saved token (and no token prompt on its 401): does the server run open? */
+const anonymous = createClient();
+
+const PROBE: OpArgs<'GET /api/v1/series'> = { query: { service: '__onset_probe__' } };
+
 /** What the current token may do, by asking the API (tokens are configured on the server by ONSET_TOKENS). */
 export function useAccess(tokenVersion: number) {
   return useQuery<Access>({
     queryKey: ['access', tokenVersion],
     queryFn: async () => {
-      const probe = async (path: string) => {
+      const probe = async (ask: () => Promise<unknown>) => {
         try {
-          await apiFetch(path);
+          await ask();
           return { ok: true as const };
         } catch (e) {
           if (e instanceof ApiError && (e.status === 401 || e.status === 403))
@@ -25,12 +31,16 @@ export function useAccess(tokenVersion: number) {
         }
       };
       // Without any token: does the server run open?
-      const anon = await fetch('/api/v1/series?service=__onset_probe__', {
-        headers: { Accept: 'application/json' },
-      });
-      if (anon.ok) return { open: true, read: true, admin: true };
-      const read = await probe('/api/v1/series?service=__onset_probe__');
-      const admin = await probe('/api/v1/webhooks');
+      const anon = await anonymous.request('GET /api/v1/series', PROBE).then(
+        () => true,
+        (e: unknown) => {
+          if (e instanceof ApiError && e.status !== 0) return false;
+          throw e;
+        },
+      );
+      if (anon) return { open: true, read: true, admin: true };
+      const read = await probe(() => request('GET /api/v1/series', PROBE));
+      const admin = await probe(() => request('GET /api/v1/webhooks', {}));
       return {
         open: false,
         read: read.ok,

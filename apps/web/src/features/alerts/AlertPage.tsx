@@ -8,17 +8,12 @@
 import { useMemo } from 'react';
 import { Link, useParams } from 'react-router-dom';
 import type { AlertWithEvents, Regression, Series, SilenceInput, Slo } from '@onset/contract';
-import {
-  useAlert,
-  useAlertAction,
-  useDeploys,
-  useQuantiles,
-  useRegression,
-  useSeriesList,
-  useSeriesOne,
-  useSilenceAction,
-  useSlo,
-} from '../../api/queries.ts';
+import { useAlert, useAlertAction } from './api.ts';
+import { useDeploys } from '../deploys/api.ts';
+import { useQuantiles, useSeriesList, useSeriesOne } from '../explorer/api.ts';
+import { useRegression } from '../regressions/api.ts';
+import { useSilenceAction } from '../silences/api.ts';
+import { useSlo } from '../slos/api.ts';
 import { linkWithGlobals, useUrlState } from '../../state/url.ts';
 import { formatAgo, regressionWindow, resolveRange } from '../../state/timeRange.ts';
 import { formatInstant } from '../../lib/time.ts';

@@ -7,7 +7,7 @@
  */
 import { Link } from 'react-router-dom';
 import type { Alert } from '@onset/contract';
-import { useAlerts } from '../../api/queries.ts';
+import { useAlerts } from './api.ts';
 import { formatInstant } from '../../lib/time.ts';
 import { formatAgo } from '../../state/timeRange.ts';
 import { linkWithGlobals, useUrlState } from '../../state/url.ts';

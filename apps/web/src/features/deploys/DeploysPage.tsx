@@ -1,7 +1,8 @@
 /** Deploys: a timeline of markers (one lane per service) with filters, and the full list. */
 import { useMemo, useState } from 'react';
 import { Link } from 'react-router-dom';
-import { useDeploys, useRegressions } from '../../api/queries.ts';
+import { useDeploys } from './api.ts';
+import { useRegressions } from '../regressions/api.ts';
 import type { Deploy, Regression } from '@onset/contract';
 import { linkWithGlobals, useRange, useUrlState } from '../../state/url.ts';
 import { formatChange } from '../../lib/format.ts';

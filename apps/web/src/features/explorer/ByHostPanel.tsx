@@ -1,6 +1,6 @@
 /** "Group by host": one row per host of the shown series, slowest first, to spot the outlier. */
 import type { SeriesHosts } from '@onset/contract';
-import { useSeriesHosts } from '../../api/queries.ts';
+import { useSeriesHosts } from './api.ts';
 import { formatLatencyMs } from '../../lib/format.ts';
 import type { RangeText } from '../../state/timeRange.ts';
 import { ErrorState, Loading } from '../../components/States.tsx';

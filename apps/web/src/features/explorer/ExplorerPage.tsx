@@ -1,14 +1,9 @@
 /** Explorer: pick a series; log-scale quantiles and a latency heatmap with deploy markers; drag to zoom. */
 import { useCallback, useMemo } from 'react';
 import { Link } from 'react-router-dom';
-import {
-  useDeploys,
-  useHeatmap,
-  useQuantiles,
-  useRegressions,
-  useSeriesOne,
-  useSeriesPage,
-} from '../../api/queries.ts';
+import { useDeploys } from '../deploys/api.ts';
+import { useEdge, useHeatmap, useQuantiles, useSeriesOne, useSeriesPage } from './api.ts';
+import { useRegressions } from '../regressions/api.ts';
 import { SeriesResults, SeriesSearchBox, useFindText } from './SeriesFinder.tsx';
 import { ByHostPanel } from './ByHostPanel.tsx';
 import { formatInstant } from '../../lib/time.ts';
@@ -24,7 +19,8 @@ import { shapeQuantiles } from '../../components/graphs/quantileData.ts';
 import { shapeHeatmap } from '../../components/graphs/heatmapData.ts';
 import { toMarkers } from '../../components/graphs/markerData.ts';
 import { DeployList } from '../../components/DeployList.tsx';
-import { EdgePanel, useEdge } from '../../components/EdgePanel.tsx';
+import { EdgePanel } from '../../components/EdgePanel.tsx';
+
 import { reportedViews } from '../../components/graphs/edgeData.ts';
 import { parseDuration } from '@onset/contract';
 import { edgeLabel, formatRatio } from '../../lib/format.ts';

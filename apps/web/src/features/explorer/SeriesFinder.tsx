@@ -7,7 +7,7 @@
 import { useDeferredValue, useEffect, useState } from 'react';
 import { Link } from 'react-router-dom';
 import type { SeriesSummary } from '@onset/contract';
-import { useSeriesSearch } from '../../api/queries.ts';
+import { useSeriesSearch } from './api.ts';
 import { edgeLabel, formatLatencyMs, formatRatio } from '../../lib/format.ts';
 import { formatInstant } from '../../lib/time.ts';
 import { linkWithGlobals, useUrlState } from '../../state/url.ts';

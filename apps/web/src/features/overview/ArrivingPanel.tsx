@@ -5,7 +5,7 @@
  */
 import { Link } from 'react-router-dom';
 import type { Arriving } from '@onset/contract';
-import { useArriving } from '../../api/queries.ts';
+import { useArriving } from './api.ts';
 import { formatCount, formatLatencyMs } from '../../lib/format.ts';
 import { formatInstant } from '../../lib/time.ts';
 import { linkWithGlobals } from '../../state/url.ts';

@@ -5,7 +5,7 @@
  * Nothing is drawn while no limit is reached and nothing was dropped.
  */
 import type { CardinalityStatus } from '@onset/contract';
-import { useCardinality } from '../../api/queries.ts';
+import { useCardinality } from './api.ts';
 import { formatAgo } from '../../state/timeRange.ts';
 
 const SERVICES_SHOWN = 3;

@@ -1,11 +1,14 @@
 /** Overview: open regressions ranked by severity, SLOs burning, the latest deploy markers. */
 import { Link } from 'react-router-dom';
-import { useAlerts, useDeploys, useRegressions, useSlos } from '../../api/queries.ts';
+import { useAlerts } from '../alerts/api.ts';
+import { useDeploys } from '../deploys/api.ts';
+import { useRegressions } from '../regressions/api.ts';
+import { useSlos } from '../slos/api.ts';
 import { PagingBadge } from '../../components/Delivery.tsx';
 import { SilenceNote } from '../../components/SilenceNote.tsx';
 import type { Alert, Regression, Slo } from '@onset/contract';
 import { headlineQuantile, rankRegressions, severityLevel } from '../../lib/severity.ts';
-import { useSloWatching } from '../slos/membership.ts';
+import { useSloWatching } from '../slos/api.ts';
 import { edgeLabel, formatChange, formatPercent } from '../../lib/format.ts';
 import {
   describeRange,

@@ -1,9 +1,6 @@
 /** The cohort split: one line per value of a host attribute, via the quantiles endpoint's attribute filter. */
 import { useMemo } from 'react';
-import { useQueries } from '@tanstack/react-query';
-import { useRefetchInterval } from '../../api/queries.ts';
-import { apiFetch, apiPath } from '../../api/client.ts';
-import type { CohortsResponse, QuantilesColumns } from '@onset/contract';
+import { useCohorts, useQuantilesOf } from '../explorer/api.ts';
 import { useUrlState } from '../../state/url.ts';
 import {
   MAX_COHORT_LINES,
@@ -33,14 +30,7 @@ export function CohortPanel({
 }) {
   const { range, scale, onsetMs } = page;
   const { get, set } = useUrlState();
-  const interval = useRefetchInterval();
-  const cohortQueries = useQueries({
-    queries: sources.map((src) => ({
-      queryKey: ['cohorts', src.id],
-      queryFn: () =>
-        apiFetch<CohortsResponse>(`/api/v1/series/${encodeURIComponent(src.id)}/cohorts`),
-    })),
-  });
+  const cohortQueries = useCohorts(sources.map((src) => src.id));
   // Default: the first source that has something to split (the callee's hosts for a caller-only change).
   const firstSplittable = sources.findIndex(
     (_, i) => splitCandidates(cohortQueries[i]?.data).length > 0,
@@ -67,23 +57,10 @@ export function CohortPanel({
     );
   }, [activeHint, key, cohorts.data]);
 
-  const results = useQueries({
-    queries: values.map((v) => ({
-      queryKey: ['quantiles', seriesId, range.from, range.to, '', '', `${key}=${v}`, '0.5,0.99'],
-      queryFn: ({ signal }: { signal: AbortSignal }) =>
-        apiFetch<QuantilesColumns>(
-          apiPath(`/api/v1/series/${encodeURIComponent(seriesId)}/quantiles`, {
-            from: range.from,
-            to: range.to,
-            attribute: `${key}=${v}`,
-            q: '0.5,0.99',
-            layout: 'columns',
-          }),
-          { signal },
-        ),
-      refetchInterval: interval,
-    })),
-  });
+  const results = useQuantilesOf(
+    seriesId,
+    values.map((v) => ({ range, attribute: `${key}=${v}`, q: '0.5,0.99' })),
+  );
   const dataKey = results.map((r) => r.dataUpdatedAt).join(',');
   const pending = results.some((r) => r.data === undefined && !r.error);
   const error = results.find((r) => r.error)?.error;

@@ -1,4 +1,4 @@
-import { useRegressionEvidence } from '../../api/queries.ts';
+import { useRegressionEvidence } from './api.ts';
 import { ErrorState, Loading } from '../../components/States.tsx';
 import { Panel } from '../../components/Controls.tsx';
 import { AttributeTable, ExemplarTable, HintList } from './EvidencePanel.tsx';

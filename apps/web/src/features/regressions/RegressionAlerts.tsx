@@ -1,5 +1,5 @@
 import { Link } from 'react-router-dom';
-import { useRegressionTimeline } from '../../api/queries.ts';
+import { useRegressionTimeline } from './api.ts';
 import { linkWithGlobals, useUrlState } from '../../state/url.ts';
 import { ErrorState, Loading } from '../../components/States.tsx';
 import { Panel } from '../../components/Controls.tsx';

@@ -1,6 +1,7 @@
 import { Link } from 'react-router-dom';
 import type { Regression } from '@onset/contract';
-import { useRegressionAction, useSilenceAction } from '../../api/queries.ts';
+import { useRegressionAction } from './api.ts';
+import { useSilenceAction } from '../silences/api.ts';
 import { linkWithGlobals, useUrlState } from '../../state/url.ts';
 import { formatAgo } from '../../state/timeRange.ts';
 import { Panel } from '../../components/Controls.tsx';

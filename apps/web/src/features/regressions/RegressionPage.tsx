@@ -5,26 +5,23 @@
  */
 import { useCallback, useEffect, useMemo } from 'react';
 import { useParams } from 'react-router-dom';
-import {
-  useDeploys,
-  useQuantiles,
-  useRegression,
-  useSeriesList,
-  useSeriesOne,
-  useSlos,
-} from '../../api/queries.ts';
+import { useDeploys } from '../deploys/api.ts';
+import { useQuantiles, useSeriesList, useSeriesOne } from '../explorer/api.ts';
+import { useRegression } from './api.ts';
+import { useSlos } from '../slos/api.ts';
 import type { Regression } from '@onset/contract';
 import { ApiError } from '../../api/client.ts';
 import { useRange, useScale, useUrlState } from '../../state/url.ts';
 import { regressionWindow, resolveRange, zoomRange } from '../../state/timeRange.ts';
 import { slosWatching } from '../../lib/severity.ts';
-import { useSloWatching } from '../slos/membership.ts';
+import { useSloWatching } from '../slos/api.ts';
 import { edgeLabel } from '../../lib/format.ts';
 import { ErrorState, Loading } from '../../components/States.tsx';
 import { Panel } from '../../components/Controls.tsx';
 import type { PageChartContext } from '../../components/graphs/BreakdownChart.tsx';
 import { toMarkers } from '../../components/graphs/markerData.ts';
-import { EdgePanel, useEdge } from '../../components/EdgePanel.tsx';
+import { EdgePanel } from '../../components/EdgePanel.tsx';
+import { useEdge } from '../explorer/api.ts';
 import { reportedViews } from '../../components/graphs/edgeData.ts';
 import { CohortPanel } from './CohortPanel.tsx';
 import { DeployList } from '../../components/DeployList.tsx';

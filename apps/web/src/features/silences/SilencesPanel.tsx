@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { useSilenceAction, useSilences } from '../../api/queries.ts';
+import { useSilenceAction, useSilences } from './api.ts';
 import { SILENCE_DURATIONS } from '../../components/OnCallActions.tsx';
 import { formatInstant } from '../../state/timeRange.ts';
 import { ErrorState, Loading } from '../../components/States.tsx';

@@ -1,10 +1,11 @@
 /** One SLO: SLI, budget left and its burndown, burn rate per window against the alert thresholds, alert history. */
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router-dom';
-import { useAlerts, useRegressions, useSlo, useSloChange } from '../../api/queries.ts';
+import { useAlerts } from '../alerts/api.ts';
+import { useRegressions } from '../regressions/api.ts';
+import { useSlo, useSloChange } from './api.ts';
 import type { Slo, SloInput } from '@onset/contract';
 import { PagingBadge, PagingLines } from '../../components/Delivery.tsx';
-import { useSloWatching } from './membership.ts';
 import { formatChange } from '../../lib/format.ts';
 import { linkWithGlobals, useRange, useUrlState } from '../../state/url.ts';
 import { formatAgo, formatInstant } from '../../state/timeRange.ts';
@@ -17,7 +18,8 @@ import {
   formatBurn,
   formatFactor,
 } from '../../components/SloParts.tsx';
-import { useSloHistory, type SloHistory } from './history.ts';
+import { useSloHistory, useSloWatching } from './api.ts';
+import type { SloHistory } from '@onset/contract';
 import { TimeSeriesChart } from '../../components/graphs/TimeSeriesChart.tsx';
 import { formatLatencyMs, formatPercent } from '../../lib/format.ts';
 import { tierFactor } from '../../lib/slos.ts';

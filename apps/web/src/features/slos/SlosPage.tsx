@@ -1,13 +1,8 @@
 /** SLOs: all of them sorted by error budget left; create one from a series. */
 import { useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router-dom';
-import {
-  useCreateSlo,
-  useSeriesOne,
-  useSeriesPage,
-  useSloSuggestion,
-  useSlos,
-} from '../../api/queries.ts';
+import { useCreateSlo, useSloSuggestion, useSlos } from './api.ts';
+import { useSeriesOne, useSeriesPage } from '../explorer/api.ts';
 
 /** Series the create form's picker lists at once (the server counts the rest). */
 const PICKER_LIMIT = 200;

@@ -1,4 +1,4 @@
-import { useDeliveries } from '../../api/queries.ts';
+import { useDeliveries } from './api.ts';
 import { formatAgo, formatInstant } from '../../state/timeRange.ts';
 import { ErrorState, Loading } from '../../components/States.tsx';
 

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { useCreateWebhook } from '../../api/queries.ts';
+import { useCreateWebhook } from './api.ts';
 import {
   isOneOf,
   SEVERITIES,

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { useWebhookChange } from '../../api/queries.ts';
+import { useWebhookChange } from './api.ts';
 import { isOneOf, SEVERITIES, type Severity, type Webhook } from '@onset/contract';
 
 /** Change a webhook's name, URL, what it is sent and whether it is on. */

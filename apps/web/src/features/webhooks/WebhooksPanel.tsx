@@ -1,6 +1,6 @@
 /** Alert webhooks: create, edit, delete, test send, receiver health and the delivery log. */
 import { useState } from 'react';
-import { useTestWebhook, useWebhookChange, useWebhooks } from '../../api/queries.ts';
+import { useTestWebhook, useWebhookChange, useWebhooks } from './api.ts';
 import type { Delivery, Webhook } from '@onset/contract';
 import { useUrlState } from '../../state/url.ts';
 import { formatInstant } from '../../state/timeRange.ts';
