@@ -149,7 +149,7 @@ describe('bpftrace source', () => {
     expect(slow).toBeGreaterThan(fast * 3);
 
     await ta.agent.flush();
-    const q = { service: SERVICE, op: 'spawn' };
+    const q = { service: SERVICE, op: 'spawn' } as const;
     const manySeries = await waitForSeries(server.url, q, (s) => s.name === 'onset-fd-many', 5);
     const fewSeries = await waitForSeries(server.url, q, (s) => s.name === 'onset-fd-few', 5);
     expect(manySeries.p50).toBeGreaterThan(fewSeries.p50 * 3);

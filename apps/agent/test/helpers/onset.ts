@@ -1,30 +1,17 @@
 import { expect } from 'vitest';
+import { ApiError, createClient, type Series, type SeriesListQuery } from '@onset/contract';
 import { normalizePath } from '../../src/telemetry/normalize.ts';
 
-/** Read what a user would see in Onset: series and their quantiles, over the public API. */
-export interface Series {
-  id: string;
-  service: string;
-  op: string;
-  view: string;
-  name: string;
-  peer: string | null;
-  hosts: string[];
-}
+/** Read what a user would see in Onset: series and their quantiles, over the public API (the contract's typed request). */
+export type { Series };
 
-interface QuantilePoint {
-  t: string;
-  count: number;
-  q: Record<string, number>;
-}
-
-export async function listSeries(
-  baseUrl: string,
-  query: Record<string, string>,
-): Promise<Series[]> {
-  const res = await fetch(`${baseUrl}/api/v1/series?${new URLSearchParams(query)}`);
-  if (!res.ok) throw new Error(`GET /api/v1/series: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { series: Series[] }).series;
+export async function listSeries(baseUrl: string, query: SeriesListQuery): Promise<Series[]> {
+  const { series } = await createClient({ baseUrl })
+    .request('GET /api/v1/series', { query })
+    .catch((e) => {
+      throw e instanceof ApiError ? new Error(`GET /api/v1/series: ${e.status} ${e.text}`) : e;
+    });
+  return series;
 }
 
 /** Total count and the p50 over the last hour, in milliseconds. */
@@ -32,11 +19,16 @@ async function summary(
   baseUrl: string,
   seriesId: string,
 ): Promise<{ count: number; p50: number; p99: number }> {
-  const res = await fetch(
-    `${baseUrl}/api/v1/series/${seriesId}/quantiles?from=now-1h&step=1h&q=0.5,0.99`,
-  );
-  if (!res.ok) throw new Error(`quantiles: ${res.status} ${await res.text()}`);
-  const { points } = (await res.json()) as { points: QuantilePoint[] };
+  const answer = await createClient({ baseUrl })
+    .request('GET /api/v1/series/:id/quantiles', {
+      params: { id: seriesId },
+      query: { from: 'now-1h', step: '1h', q: '0.5,0.99' },
+    })
+    .catch((e) => {
+      throw e instanceof ApiError ? new Error(`quantiles: ${e.status} ${e.text}`) : e;
+    });
+  // The points layout (the default, asked for here).
+  const points = 'points' in answer ? answer.points : [];
   const withData = points.filter((p) => p.count > 0);
   const count = withData.reduce((n, p) => n + p.count, 0);
   // One 1h step may straddle two buckets; take the busiest for the quantiles.
@@ -47,7 +39,7 @@ async function summary(
 /** Poll until the series matching `match` exists and has at least `minCount` observations. */
 export async function waitForSeries(
   baseUrl: string,
-  query: Record<string, string>,
+  query: SeriesListQuery,
   match: (s: Series) => boolean,
   minCount: number,
   timeoutMs = 15_000,

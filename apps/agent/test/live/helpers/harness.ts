@@ -12,7 +12,15 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import type { HeldStep } from '@onset/contract';
+import {
+  ApiError,
+  createClient,
+  type DeployInput,
+  type HeldStep,
+  type OpResponse,
+  type Series,
+  type SeriesListQuery,
+} from '@onset/contract';
 import { MINUTE_LATENESS_MS } from '@onset/server/internals';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { AgentConfig } from '../../../src/config/schema.ts';
@@ -40,33 +48,11 @@ export function liveSkipReason(): string | null {
     : 'the live tests need gcc on PATH (their C workloads are compiled at test time)';
 }
 
-export interface Regression {
-  id: string;
-  series_id: string;
-  service: string;
-  op: string;
-  view: string;
-  name: string;
-  peer: string | null;
-  onset: string;
-  onset_uncertainty_ms: number;
-  detected_at: string;
-  metric: string;
-  ratio_p50: number;
-  ratio_p99: number;
-  before: { p50_ms: number; p99_ms: number; count: number };
-  after: { p50_ms: number; p99_ms: number; count: number };
-  suspects: { deploy_id: string; service: string | null; score: number; reason: string }[];
-  status: string;
-}
+/** A regression as the API answers it (the contract's type). */
+export type Regression = OpResponse<'GET /api/v1/regressions'>['regressions'][number];
 
 /** One series' minutes with data, as the quantiles API gives them (ms). */
-export interface SeriesPoints {
-  id: string;
-  service: string;
-  op: string;
-  view: string;
-  name: string;
+export interface SeriesPoints extends Pick<Series, 'id' | 'service' | 'op' | 'view' | 'name'> {
   points: { t: number; count: number; p50: number; p99: number }[];
 }
 
@@ -116,11 +102,11 @@ export interface LiveRun {
   /** Wait (test time) until `pred` holds after a pass, or `maxMinutes` pass; returns the pass. */
   waitForPass(pred: (p: Pass) => boolean, maxMinutes: number): Promise<Pass | null>;
   /** Post a deploy marker (api.md "Deploy markers") at test time `at`; returns its id. */
-  deploy(marker: Record<string, unknown>, at: number): Promise<string>;
+  deploy(marker: Omit<DeployInput, 'at'>, at: number): Promise<string>;
   /** Per-minute counts and p50/p99 (ms) of the series matching `query` (api.md "Series"). */
-  seriesPoints(query: Record<string, string>): Promise<SeriesPoints[]>;
+  seriesPoints(query: SeriesListQuery): Promise<SeriesPoints[]>;
   /** The same as text (failure messages). */
-  describeSeries(query: Record<string, string>): Promise<string>;
+  describeSeries(query: SeriesListQuery): Promise<string>;
   /** Break down how long a regression took, from the change (test time). */
   detection(r: Regression, changeAt: number): Promise<Detection>;
   close(): Promise<void>;
@@ -159,6 +145,7 @@ export async function startLiveRun(opts: {
       }),
     ),
   );
+  const api = createClient({ baseUrl: server.url });
   const passes: Pass[] = [];
   let running: Promise<void> | null = null;
   let stop = false;
@@ -169,24 +156,25 @@ export async function startLiveRun(opts: {
     const upto = at - MINUTE_LATENESS_MS;
     const ranAt = clock.now();
     const t0 = Date.now();
-    let res: Response;
+    let body: OpResponse<'POST /api/v1/detect'>;
     for (let attempt = 1; ; attempt++) {
-      res = await fetch(`${server.url}/api/v1/detect`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ upto: new Date(upto).toISOString() }),
-      });
-      // 503 (api.md: retry later): the loaded machine's database did not answer in time; the
-      // scheduler would run again a minute later with this horizon's minutes still unfed.
-      if (res.status !== 503 || attempt === 5) break;
-      unavailable.push(`${new Date(at).toISOString()}: ${await res.text()}`);
-      await new Promise((r) => setTimeout(r, 500));
+      try {
+        body = await api.request('POST /api/v1/detect', {
+          body: { upto: new Date(upto).toISOString() },
+        });
+        break;
+      } catch (e) {
+        // 503 (api.md: retry later): the loaded machine's database did not answer in time; the
+        // scheduler would run again a minute later with this horizon's minutes still unfed.
+        if (!(e instanceof ApiError) || e.status !== 503 || attempt === 5)
+          throw e instanceof ApiError ? new Error(`POST /api/v1/detect: ${e.status} ${e.text}`) : e;
+        unavailable.push(`${new Date(at).toISOString()}: ${e.text}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
     }
-    if (!res.ok) throw new Error(`POST /api/v1/detect: ${res.status} ${await res.text()}`);
-    const body = (await res.json()) as { detection: { duration_ms: number; held?: HeldStep[] } };
-    const list = await fetch(`${server.url}/api/v1/regressions`);
-    if (!list.ok) throw new Error(`GET /api/v1/regressions: ${list.status}`);
-    const { regressions } = (await list.json()) as { regressions: Regression[] };
+    const { regressions } = await api.request('GET /api/v1/regressions', {}).catch((e) => {
+      throw e instanceof ApiError ? new Error(`GET /api/v1/regressions: ${e.status}`) : e;
+    });
     passes.push({
       at,
       upto,
@@ -265,30 +253,28 @@ export async function startLiveRun(opts: {
     },
     async deploy(marker, at) {
       // The API rather than the CLI: starting the CLI takes seconds on a loaded machine, minutes of test time.
-      const res = await fetch(`${server.url}/api/v1/deploys`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ ...marker, at: new Date(at).toISOString() }),
-      });
-      if (res.status !== 201)
-        throw new Error(`POST /api/v1/deploys: ${res.status} ${await res.text()}`);
-      return ((await res.json()) as { id: string }).id;
+      const stored = await api
+        .request('POST /api/v1/deploys', {
+          body: { ...marker, at: new Date(at).toISOString() },
+        })
+        .catch((e) => {
+          throw e instanceof ApiError
+            ? new Error(`POST /api/v1/deploys: ${e.status} ${e.text}`)
+            : e;
+        });
+      return stored.id;
     },
     async seriesPoints(query) {
-      const res = await fetch(`${server.url}/api/v1/series?${new URLSearchParams(query)}`);
-      const { series } = (await res.json()) as {
-        series: { id: string; service: string; name: string; op: string; view: string }[];
-      };
+      const { series } = await api.request('GET /api/v1/series', { query });
       const from = new Date(clock.testStart).toISOString();
       const to = new Date(clock.now()).toISOString();
       const out: SeriesPoints[] = [];
       for (const s of series) {
-        const q = await fetch(
-          `${server.url}/api/v1/series/${s.id}/quantiles?from=${from}&to=${to}&step=1m&q=0.5,0.99`,
-        );
-        const { points } = (await q.json()) as {
-          points: { t: string; count: number; q: Record<string, number> }[];
-        };
+        const answer = await api.request('GET /api/v1/series/:id/quantiles', {
+          params: { id: s.id },
+          query: { from, to, step: '1m', q: '0.5,0.99' },
+        });
+        const points = 'points' in answer ? answer.points : [];
         out.push({
           ...s,
           points: points
@@ -430,7 +416,7 @@ export interface LiveCase {
   /** The line the workload takes as "change now"; it answers `switched <epoch ms>`. */
   switchCommand: string;
   /** The deploy marker's fields (api.md "Deploy markers"), without `at`. */
-  marker: Record<string, unknown>;
+  marker: Omit<DeployInput, 'at'>;
   /** Whether a regression belongs to this case (its service). */
   owns: (r: Regression) => boolean;
   /** What to show when nothing opens. */
