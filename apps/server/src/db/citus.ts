@@ -173,6 +173,12 @@ const RELAYED: ReadonlyArray<readonly [RegExp, string]> = [
   [/^duplicate key value violates unique constraint/, '23505'],
   [/^deadlock detected/, '40P01'],
   [/^null value in column .* violates not-null constraint/, '23502'],
+  // A worker going away mid-statement: the database is (partly) unavailable, not the request wrong.
+  [/terminating connection due to administrator command/, '57P01'],
+  [/the database system is (shutting down|starting up|in recovery)/, '57P03'],
+  [/^failure on connection marked as essential/, '08006'],
+  [/^connection to the remote node .* failed/, '08006'],
+  [/^could not (connect|establish connection|get a connection)/, '08006'],
 ];
 
 /**

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { sqlState } from './citus.ts';
 
 // int8 -> number: counts and ids here stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -30,7 +31,8 @@ export function createPool(url: string, max = 20): pg.Pool {
 export function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
   if (!e) return false;
-  const code = e.code ?? '';
+  // On Citus a worker's connection failure comes relayed as XX000 (db/citus.ts).
+  const code = sqlState(err);
   return (
     [
       'ECONNREFUSED',
