@@ -83,6 +83,14 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** A 390 px phone, as the layout and the mobile axe runs see the pages. */
+const PHONE = {
+  viewport: { width: 390, height: 844 },
+  deviceScaleFactor: 2,
+  isMobile: true,
+  hasTouch: true,
+};
+
 /** Open a page and wait until its data has arrived and nothing is loading. */
 async function open(page: Page, path: string): Promise<void> {
   await page.goto(`${server.url}${path}`);
@@ -184,12 +192,7 @@ describe('accessibility and layout of every page', () => {
   }
 
   it('at 390 px: axe-core finds no serious or critical violation and no table column is cut off', async () => {
-    const context = await browser.newContext({
-      viewport: { width: 390, height: 844 },
-      deviceScaleFactor: 2,
-      isMobile: true,
-      hasTouch: true,
-    });
+    const context = await browser.newContext(PHONE);
     const page = await context.newPage();
     const report: string[] = [];
     for (const p of pages) {
@@ -221,12 +224,7 @@ describe('accessibility and layout of every page', () => {
   }, 240_000);
 
   it('no page scrolls sideways at 390 px', async () => {
-    const context = await browser.newContext({
-      viewport: { width: 390, height: 844 },
-      deviceScaleFactor: 2,
-      isMobile: true,
-      hasTouch: true,
-    });
+    const context = await browser.newContext(PHONE);
     const page = await context.newPage();
     const wide: string[] = [];
     for (const p of pages) {
