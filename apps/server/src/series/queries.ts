@@ -10,6 +10,7 @@ export interface SeriesFilter {
   view?: string;
   host?: string;
   name?: string;
+  peer?: string;
   q?: string;
   limit?: number;
   offset?: number;
@@ -33,6 +34,7 @@ export async function listSeries(
   if (f.op) add('s.op = ?', f.op);
   if (f.view) add('s.view = ?', f.view);
   if (f.name) add('s.name = ?', f.name);
+  if (f.peer !== undefined) add('s.peer = ?', f.peer);
   if (f.host)
     add(
       'EXISTS (SELECT 1 FROM series_resources sr JOIN resources r ON r.id = sr.resource_id WHERE sr.series_id = s.id AND r.host = ?)',

@@ -6,6 +6,7 @@ import { badRequest, notFound } from '../http/errors.ts';
 import { getSeries, listSeries, quantileColumns, quantiles } from './queries.ts';
 import { parseAttribute, parseStepRange } from './range.ts';
 import { searchSeries } from './search.ts';
+import { seriesOptions } from './options.ts';
 import { arriving } from './arriving.ts';
 import { sparkHistograms, sparkWindow, summarize } from './spark.ts';
 import { parseTime } from '../http/time.ts';
@@ -26,6 +27,20 @@ export async function seriesRoutes(app: FastifyInstance, deps: { pool: Pool }): 
       },
     },
     async (req) => listSeries(pool, req.query),
+  );
+
+  api.get(
+    '/series/options',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags: ['series'],
+        summary:
+          "The Explorer's pickers over every series: each label's values under the choices before it, and the choice that exists",
+        ...operations['GET /api/v1/series/options'],
+      },
+    },
+    async (req) => seriesOptions(pool, req.query),
   );
 
   api.get(

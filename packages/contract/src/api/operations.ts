@@ -25,6 +25,8 @@ import {
   SeriesIdParams,
   SeriesList,
   SeriesListQuery,
+  SeriesOptions,
+  SeriesOptionsQuery,
   SeriesSearchQuery,
   SeriesSearchResult,
   Arriving,
@@ -94,6 +96,10 @@ const OpenSloYaml = {
 /** The request and success schemas of every operation; `operations` adds the error answers. */
 const declared = {
   'GET /api/v1/series': { querystring: SeriesListQuery, response: { 200: SeriesList } },
+  'GET /api/v1/series/options': {
+    querystring: SeriesOptionsQuery,
+    response: { 200: SeriesOptions },
+  },
   'GET /api/v1/series/search': {
     querystring: SeriesSearchQuery,
     response: { 200: SeriesSearchResult },

@@ -23,6 +23,9 @@ export const SeriesListQuery = Type.Object({
   view: Type.Optional(ViewSchema),
   host: Type.Optional(Type.String({ maxLength: 256 })),
   name: Type.Optional(Type.String({ maxLength: 256 })),
+  peer: Type.Optional(
+    Type.String({ maxLength: 256, description: 'the callee of an edge series; empty: no peer' }),
+  ),
   q: Type.Optional(
     Type.String({
       maxLength: 256,
@@ -48,6 +51,46 @@ export const SeriesList = Type.Object({
   }),
 });
 export type SeriesList = Static<typeof SeriesList>;
+
+/** The Explorer's pickers: a partial choice of labels, each narrowing the ones after it. */
+export const SeriesOptionsQuery = Type.Object({
+  service: Type.Optional(Type.String({ maxLength: 256 })),
+  op: Type.Optional(Type.String({ maxLength: 256 })),
+  view: Type.Optional(Type.String({ maxLength: 256 })),
+  name: Type.Optional(Type.String({ maxLength: 256 })),
+  peer: Type.Optional(Type.String({ maxLength: 256, description: 'empty: any peer' })),
+});
+export type SeriesOptionsQuery = Static<typeof SeriesOptionsQuery>;
+
+/** The distinct values of one label under the choices before it: the first 1,000 and how many. */
+export const SeriesFacet = Type.Object({
+  values: Type.Array(Type.String(), { description: 'sorted; at most 1,000' }),
+  total: Type.Integer({ description: 'distinct values there are (more than values: truncated)' }),
+});
+export type SeriesFacet = Static<typeof SeriesFacet>;
+
+export const SeriesOptions = Type.Object({
+  selection: Type.Object(
+    {
+      service: Type.Optional(Type.String()),
+      op: Type.Optional(Type.String()),
+      view: Type.Optional(Type.String()),
+      name: Type.Optional(Type.String()),
+      peer: Type.Optional(Type.String()),
+    },
+    {
+      description:
+        'the choices asked for that some series has, each under the ones before it (an impossible later choice is dropped)',
+    },
+  ),
+  services: SeriesFacet,
+  ops: SeriesFacet,
+  views: SeriesFacet,
+  names: SeriesFacet,
+  peers: SeriesFacet,
+  matches: Type.Integer({ description: 'series matching every choice of selection' }),
+});
+export type SeriesOptions = Static<typeof SeriesOptions>;
 
 export const SeriesIdParams = Type.Object({ id: Type.String() });
 export type SeriesIdParams = Static<typeof SeriesIdParams>;
