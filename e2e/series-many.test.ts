@@ -2,14 +2,15 @@
  * Series at any count: 5,000 series (10 services × 500 names), Chromium
  * against a real server on embedded PostgreSQL, the series sent as OTLP.
  * `GET /api/v1/series` pages and reports its total (nothing cut silently);
- * the Explorer says its pickers hold fewer than there are and finds and
- * draws the last series; the create-SLO form finds it by a server search.
+ * the Explorer's pickers offer every service (their options are the server's, over every
+ * series), say where a picker lists fewer than there are, and find and draw the last series,
+ * as its search does; the create-SLO form finds it by a server search.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import type { Series, SeriesList } from '@onset/contract';
 import { startTestServer, type TestServer } from '@onset/testkit';
+import { MANY_SERVICES, sendManySeries } from '@onset/testkit/many-series';
 import { launchChromium } from './fixtures/browser.ts';
 
 let server: TestServer;
@@ -17,54 +18,6 @@ let browser: Browser;
 let page: Page;
 const pageErrors: string[] = [];
 let last: Series;
-
-// Lower-case words (no digits, which route templating would fold): 25 × 20 = 500 names a service.
-const A =
-  'amber basil cedar dune ember fern grove heath iris juniper kelp lotus moss nectar olive pine quartz reed sage thyme umber vale willow yarrow zinnia'.split(
-    ' ',
-  );
-const B =
-  'apple brook cliff dawn elk frost glen hill isle jay knoll lake marsh north oak pond quail ridge stone trail'.split(
-    ' ',
-  );
-const SERVICES = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet'.split(' ');
-
-async function sendSeries(otlpUrl: string): Promise<void> {
-  const now = Date.now();
-  for (const service of SERVICES) {
-    const spans = [];
-    for (const a of A)
-      for (const b of B) {
-        const start: bigint = BigInt(now - 5 * 60_000 + spans.length * 10) * 1_000_000n;
-        spans.push({
-          traceId: randomBytes(16).toString('hex'),
-          spanId: randomBytes(8).toString('hex'),
-          name: `${a} ${b}`,
-          kind: 2,
-          startTimeUnixNano: start.toString(),
-          endTimeUnixNano: (start + 3_000_000n).toString(),
-        });
-      }
-    const res = await fetch(`${otlpUrl}/v1/traces`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        resourceSpans: [
-          {
-            resource: {
-              attributes: [
-                { key: 'service.name', value: { stringValue: service } },
-                { key: 'host.name', value: { stringValue: `${service}-host` } },
-              ],
-            },
-            scopeSpans: [{ spans }],
-          },
-        ],
-      }),
-    });
-    expect(res.status, await res.text()).toBe(200);
-  }
-}
 
 async function list(query: string): Promise<SeriesList> {
   const res = await fetch(`${server.url}/api/v1/series${query}`);
@@ -74,7 +27,11 @@ async function list(query: string): Promise<SeriesList> {
 
 beforeAll(async () => {
   [server, browser] = await Promise.all([startTestServer(), launchChromium()]);
-  await sendSeries(server.otlpUrl);
+  const t0 = performance.now();
+  await sendManySeries(server.otlpUrl);
+  console.log(
+    `series-many: 5000 series sent and stored in ${Math.round(performance.now() - t0)} ms`,
+  );
   const tail = await list('?offset=4999&limit=1');
   expect(tail.total).toBe(5000);
   last = tail.series[0]!;
@@ -115,11 +72,8 @@ describe('GET /api/v1/series past 1,000 series', () => {
 });
 
 describe('in the browser', () => {
-  it('the Explorer says its pickers hold 1,000 of 5,000, and finds and draws the last series', async () => {
+  it('the Explorer finds and draws the last series by typing its name', async () => {
     await page.goto(`${server.url}/explorer?from=now-1h`);
-    const note = page.getByTestId('series-list-truncated');
-    await note.waitFor();
-    expect(await note.textContent()).toContain('first 1,000 of 5,000 series');
     const input = page.getByLabel('Find a series');
     await input.fill(`${last.service} ${last.name}`);
     const row = page.locator('#series-results tbody tr').filter({ hasText: last.name });
@@ -127,6 +81,34 @@ describe('in the browser', () => {
     await row.getByRole('link', { name: last.name }).click();
     await page.waitForURL(new RegExp(`series=${last.id}(&|$)`));
     await page.getByTestId('plot-area').first().waitFor();
+  });
+
+  it("the Explorer's pickers offer every service, say where they list fewer, and pick the last series", async () => {
+    await page.goto(`${server.url}/explorer?from=now-1h`);
+    const pickers = page.getByRole('form', { name: 'Choose a series' });
+    const service = pickers.getByLabel('Service');
+    // The last service's series are all past the list's first 1,000: it is offered all the same.
+    await expect
+      .poll(() => service.locator('option').allTextContents())
+      .toEqual(['Any service', ...MANY_SERVICES]);
+    const note = page.getByTestId('series-picker-truncated');
+    await expect.poll(() => note.textContent()).toContain('first 1,000 of 5,000 names');
+    await service.selectOption(last.service);
+    await page.waitForURL(new RegExp(`service=${last.service}(&|$)`));
+    await expect.poll(() => note.count()).toBe(0);
+    await expect
+      .poll(() => page.getByRole('heading', { name: /matching series: pick one/ }).textContent())
+      .toContain('500 matching series');
+    expect(await page.getByTestId('series-candidates-count').textContent()).toContain(
+      'Showing 200 of 500',
+    );
+    const name = pickers.getByLabel('Name');
+    await expect.poll(() => name.locator('option').count()).toBe(501);
+    await name.selectOption(last.name);
+    const title = page.getByRole('heading', { name: new RegExp(last.name) });
+    await title.waitFor();
+    await page.getByTestId('plot-area').first().waitFor();
+    expect(new URL(page.url()).searchParams.get('name')).toBe(last.name);
   });
 
   it('the create-SLO form finds the last series by a server search and picks it', async () => {

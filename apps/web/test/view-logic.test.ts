@@ -30,7 +30,6 @@ import {
   toLocalInput,
 } from '../src/state/timeRange.ts';
 import { applyPatch, linkWithGlobals } from '../src/state/url.ts';
-import { changeSelection, selectionOptions } from '../src/features/explorer/selection.ts';
 import { formatChange, safeHttpUrl } from '../src/lib/format.ts';
 
 const T0 = Date.parse('2026-11-20T10:00:00Z');
@@ -339,38 +338,8 @@ describe('time ranges in the URL', () => {
   });
 });
 
-describe('explorer pickers', () => {
-  const all = [
-    series('1', 'checkout', 'client', 'GET /lookup', 'urlite'),
-    series('2', 'checkout', 'client', 'GET /lookup', 'pricing'),
-    series('3', 'urlite', 'server', 'GET /lookup'),
-    series('4', 'containerd', 'internal', 'unmount'),
-  ];
-
-  it('narrows options as choices are made and names the series once unambiguous', () => {
-    const o = selectionOptions(all, { service: 'checkout' });
-    expect(o.views).toEqual(['client']);
-    expect(o.peers).toEqual(['pricing', 'urlite']);
-    expect(o.match).toBeNull();
-    expect(selectionOptions(all, { service: 'checkout', peer: 'urlite' }).match?.id).toBe('1');
-    expect(selectionOptions(all, { service: 'containerd' }).match?.id).toBe('4');
-  });
-
-  it('drops later choices that a new earlier choice makes impossible', () => {
-    const next = changeSelection(
-      all,
-      { service: 'checkout', view: 'client', name: 'GET /lookup', peer: 'urlite' },
-      'service',
-      'containerd',
-    );
-    expect(next).toEqual({
-      service: 'containerd',
-      view: undefined,
-      name: undefined,
-      peer: undefined,
-    });
-  });
-});
+// The Explorer pickers' cases (narrowing, the one series, dropped later choices) run on the
+// server over 5,000 series: apps/server/test/series-list.test.ts.
 
 // Edge membership and relevant deploys are the server's: packages/core/test/edges.test.ts and
 // apps/server/test/deploys-relevance.test.ts.

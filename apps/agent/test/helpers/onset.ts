@@ -1,17 +1,31 @@
 import { expect } from 'vitest';
-import { ApiError, createClient, type Series, type SeriesListQuery } from '@onset/contract';
+import {
+  ApiError,
+  createClient,
+  type Series,
+  type SeriesList,
+  type SeriesListQuery,
+} from '@onset/contract';
 import { normalizePath } from '../../src/telemetry/normalize.ts';
 
 /** Read what a user would see in Onset: series and their quantiles, over the public API (the contract's typed request). */
 export type { Series };
 
+/** Every series matching `query`, page after page (the list answers 1,000 at most at once). */
 export async function listSeries(baseUrl: string, query: SeriesListQuery): Promise<Series[]> {
-  const { series } = await createClient({ baseUrl })
-    .request('GET /api/v1/series', { query })
-    .catch((e) => {
-      throw e instanceof ApiError ? new Error(`GET /api/v1/series: ${e.status} ${e.text}`) : e;
-    });
-  return series;
+  const client = createClient({ baseUrl });
+  const all: Series[] = [];
+  let offset: number | null = query.offset ?? 0;
+  while (offset !== null) {
+    const page: SeriesList = await client
+      .request('GET /api/v1/series', { query: { ...query, offset } })
+      .catch((e) => {
+        throw e instanceof ApiError ? new Error(`GET /api/v1/series: ${e.status} ${e.text}`) : e;
+      });
+    all.push(...page.series);
+    offset = page.next_offset;
+  }
+  return all;
 }
 
 /** Total count and the p50 over the last hour, in milliseconds. */

@@ -10,7 +10,7 @@ import { Link, useParams } from 'react-router-dom';
 import type { AlertWithEvents, Regression, Series, SilenceInput, Slo } from '@onset/contract';
 import { useAlert, useAlertAction } from './api.ts';
 import { useDeploys } from '../deploys/api.ts';
-import { useQuantiles, useSeriesList, useSeriesOne } from '../explorer/api.ts';
+import { useQuantiles, useSeriesByLabels, useSeriesOne } from '../explorer/api.ts';
 import { useRegression } from '../regressions/api.ts';
 import { useSilenceAction } from '../silences/api.ts';
 import { useSlo } from '../slos/api.ts';
@@ -268,8 +268,10 @@ function SuspectsOf({ r }: { r: Regression }) {
 
 /** The series the alert is about, around its onset (the regression's, else when the alert fired). */
 function AlertChart({ a, r, slo }: { a: AlertWithEvents; r?: Regression; slo?: Slo }) {
-  const seriesList = useSeriesList({ service: a.service ?? undefined });
-  // By its id where known: a service may have more series than a list page.
+  // By its id where known, else by the labels the regression or the alert names: on the server.
+  const seriesList = useSeriesByLabels(
+    r ?? { service: a.service, op: a.op, view: a.view, name: a.series_name },
+  );
   const one = useSeriesOne(r?.series_id ? String(r.series_id) : (slo?.series_id ?? undefined));
   const series: Series | undefined = useMemo(() => {
     if (one.data) return one.data;

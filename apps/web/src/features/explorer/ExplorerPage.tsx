@@ -1,14 +1,23 @@
 /** Explorer: pick a series; log-scale quantiles and a latency heatmap with deploy markers; drag to zoom. */
 import { useCallback, useMemo } from 'react';
 import { Link } from 'react-router-dom';
+import { useQueryClient } from '@tanstack/react-query';
 import { useDeploys } from '../deploys/api.ts';
-import { useEdge, useHeatmap, useQuantiles, useSeriesOne, useSeriesPage } from './api.ts';
+import {
+  fetchSeriesOptions,
+  useEdge,
+  useHeatmap,
+  useQuantiles,
+  useSeriesCandidates,
+  useSeriesOne,
+  useSeriesOptions,
+} from './api.ts';
 import { useRegressions } from '../regressions/api.ts';
 import { SeriesResults, SeriesSearchBox, useFindText } from './SeriesFinder.tsx';
 import { ByHostPanel } from './ByHostPanel.tsx';
 import { formatInstant } from '../../lib/time.ts';
-import type { Series } from '@onset/contract';
-import { changeSelection, selectionOf, selectionOptions, type Selection } from './selection.ts';
+import type { Series, SeriesFacet, SeriesList } from '@onset/contract';
+import { selectionOf, type Selection } from './selection.ts';
 import { linkWithGlobals, useRange, useScale, useUrlState } from '../../state/url.ts';
 import { resolveRange, zoomRange } from '../../state/timeRange.ts';
 import { ChartOrState, Empty, ErrorState, Loading } from '../../components/States.tsx';
@@ -30,27 +39,33 @@ const STEPS = ['', '1m', '5m', '15m', '1h', '6h', '1d'];
 const QUANTILE_CHART_HEIGHT = 320;
 /** The pickers that narrow the series selection, in order (the peer picker shows only when it can matter). */
 const SELECTION_PICKERS = [
-  { field: 'service', label: 'Service', allLabel: 'Any service', options: 'services' },
-  { field: 'op', label: 'Operation', allLabel: 'Any op', options: 'ops' },
-  { field: 'view', label: 'View', allLabel: 'Any view', options: 'views' },
-  { field: 'name', label: 'Name', allLabel: 'Any name', options: 'names' },
+  {
+    field: 'service',
+    label: 'Service',
+    allLabel: 'Any service',
+    options: 'services',
+    noun: 'services',
+  },
+  { field: 'op', label: 'Operation', allLabel: 'Any op', options: 'ops', noun: 'ops' },
+  { field: 'view', label: 'View', allLabel: 'Any view', options: 'views', noun: 'views' },
+  { field: 'name', label: 'Name', allLabel: 'Any name', options: 'names', noun: 'names' },
 ] as const;
+const NO_FACET: SeriesFacet = { values: [], total: 0 };
+const count = (n: number) => n.toLocaleString('en-US');
 const HEATMAP_HEIGHT = 260;
 
 export default function ExplorerPage() {
   const { get, set, params } = useUrlState();
   const [range, setRange] = useRange();
   const [scale, setScale] = useScale();
-  const seriesList = useSeriesPage();
-  const all = useMemo(() => seriesList.data?.series ?? [], [seriesList.data]);
-  const total = seriesList.data?.total ?? 0;
+  const qc = useQueryClient();
 
-  // The URL names the series either by id or by its labels; labels win for the pickers.
-  // A series past the pickers' page is read by its id.
+  // The URL names the series either by id (read by its id) or by its labels; labels win for the
+  // pickers. The pickers' options and the series a choice designates come from the server, over
+  // every series.
   const wanted = get('series') || undefined;
-  const inList = wanted ? all.find((s) => s.id === wanted) : undefined;
-  const one = useSeriesOne(wanted && seriesList.data && !inList ? wanted : undefined);
-  const byId = inList ?? (one.data && one.data.id === wanted ? one.data : undefined);
+  const one = useSeriesOne(wanted);
+  const byId = one.data && one.data.id === wanted ? one.data : undefined;
   const sel: Selection = byId
     ? selectionOf(byId)
     : {
@@ -60,16 +75,26 @@ export default function ExplorerPage() {
         name: get('name') || undefined,
         peer: params.has('peer') ? get('peer') : undefined,
       };
-  const opts = selectionOptions(all, sel);
-  const series = byId ?? opts.match;
+  const options = useSeriesOptions(sel);
+  const facets = options.data;
+  const picked = SELECTION_PICKERS.some((p) => !!sel[p.field]) || sel.peer !== undefined;
+  const candidates = useSeriesCandidates(!byId && picked ? facets?.selection : undefined);
+  // One candidate left: that is the series, even if not every picker was set.
+  const match =
+    candidates.data?.total === 1 && facets?.matches === 1 ? candidates.data.series[0] : undefined;
+  const series = byId ?? match;
   const host = get('host');
   const qs = (get('q') || '0.5,0.99').split(',').filter((q) => QUANTILES.includes(q));
   const step = get('step');
   const [find, setFind] = useFindText();
-  const picked = SELECTION_PICKERS.some((p) => !!sel[p.field]) || sel.peer !== undefined;
 
-  const pick = (key: keyof Selection, value: string) => {
-    const next = changeSelection(all, sel, key, value);
+  const pick = async (key: keyof Selection, value: string) => {
+    const asked: Selection = { ...sel, [key]: value || undefined };
+    // The server drops later choices that the new one makes impossible (none when it cannot answer).
+    const next: Selection = await fetchSeriesOptions(qc, asked).then(
+      (o) => o.selection,
+      () => asked,
+    );
     set(
       {
         series: null,
@@ -102,18 +127,18 @@ export default function ExplorerPage() {
             key={p.field}
             label={p.label}
             value={sel[p.field] ?? ''}
-            options={opts[p.options]}
+            options={(facets?.[p.options] ?? NO_FACET).values}
             allLabel={p.allLabel}
-            onChange={(v) => pick(p.field, v)}
+            onChange={(v) => void pick(p.field, v)}
           />
         ))}
-        {opts.peers.length > 1 || (sel.peer ?? '') !== '' ? (
+        {(facets?.peers.values.length ?? 0) > 1 || (sel.peer ?? '') !== '' ? (
           <Select
             label="Peer"
             value={sel.peer ?? ''}
-            options={opts.peers}
+            options={facets?.peers.values ?? []}
             allLabel="Any peer"
-            onChange={(v) => pick('peer', v)}
+            onChange={(v) => void pick('peer', v)}
           />
         ) : null}
         <Select
@@ -149,23 +174,33 @@ export default function ExplorerPage() {
         />
       </form>
 
-      {total > all.length ? (
-        <p className="muted small" data-testid="series-list-truncated" role="note">
-          The pickers list the first {all.length.toLocaleString('en-US')} of{' '}
-          {total.toLocaleString('en-US')} series; the search above finds any of them.
-        </p>
-      ) : null}
-      {seriesList.data === undefined ? (
-        seriesList.error ? (
+      {facets
+        ? SELECTION_PICKERS.filter(
+            (p) => facets[p.options].total > facets[p.options].values.length,
+          ).map((p) => (
+            <p
+              key={p.field}
+              className="muted small"
+              data-testid="series-picker-truncated"
+              role="note"
+            >
+              The {p.label} picker lists the first {count(facets[p.options].values.length)} of{' '}
+              {count(facets[p.options].total)} {p.noun}: choose one above it to narrow, or type
+              words of the series in the search above, which finds any of them.
+            </p>
+          ))
+        : null}
+      {facets === undefined || (wanted && one.isPending) ? (
+        options.error ? (
           <ErrorState
-            error={seriesList.error}
-            what="the series list"
-            onRetry={() => seriesList.refetch()}
+            error={options.error}
+            what="the series pickers"
+            onRetry={() => options.refetch()}
           />
         ) : (
           <Loading label="Loading series…" height={QUANTILE_CHART_HEIGHT + HEATMAP_HEIGHT} />
         )
-      ) : all.length === 0 ? (
+      ) : facets.services.total === 0 ? (
         <Empty title="No latency series yet" height={QUANTILE_CHART_HEIGHT}>
           Send OpenTelemetry traces to <code>POST /v1/traces</code> (port 4318 or this port), or
           start the local agent (<code>npm start</code>). Series appear here within seconds.
@@ -181,20 +216,37 @@ export default function ExplorerPage() {
           setRange={setRange}
         />
       ) : picked ? (
-        <Candidates candidates={opts.candidates} params={params} />
+        candidates.data ? (
+          <Candidates page={candidates.data} params={params} />
+        ) : candidates.error ? (
+          <ErrorState
+            error={candidates.error}
+            what="the matching series"
+            onRetry={() => candidates.refetch()}
+          />
+        ) : (
+          <Loading label="Finding the matching series…" height={QUANTILE_CHART_HEIGHT} />
+        )
       ) : null}
     </div>
   );
 }
 
-function Candidates({ candidates, params }: { candidates: Series[]; params: URLSearchParams }) {
+function Candidates({ page, params }: { page: SeriesList; params: URLSearchParams }) {
+  const candidates = page.series;
   return (
-    <Panel title={`${candidates.length} matching series: pick one`}>
+    <Panel title={`${count(page.total)} matching series: pick one`}>
+      {page.total > candidates.length ? (
+        <p className="muted small" data-testid="series-candidates-count" role="note">
+          Showing {count(candidates.length)} of {count(page.total)}: choose more above, or type
+          words of the series in the search, to narrow.
+        </p>
+      ) : null}
       {candidates.length === 0 ? (
         <Empty title="No series matches this choice">Clear a picker above.</Empty>
       ) : (
         <ul className="candidate-list">
-          {candidates.slice(0, 200).map((s) => (
+          {candidates.map((s) => (
             <li key={s.id}>
               <Link to={linkWithGlobals('/explorer', params, { series: s.id })}>
                 <b>{edgeLabel(s)}</b> · {s.op} · {s.view} · <span className="mono">{s.name}</span>

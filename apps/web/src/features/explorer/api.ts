@@ -1,16 +1,89 @@
-/** The Explorer's reads: series (list, page, one), per-host series, search, quantiles, heatmap, edge views, cohorts. */
-import { useQueries } from '@tanstack/react-query';
-import type { OpResponse, QuantilesColumns, SeriesListQuery } from '@onset/contract';
-import { opQuery, useOp, useRefetchInterval } from '../../api/useOp.ts';
+/** The Explorer's reads: series (page, by labels, one), picker options, per-host series, search, quantiles, heatmap, edge views, cohorts. */
+import { useQueries, type QueryClient } from '@tanstack/react-query';
+import {
+  OPS,
+  VIEWS,
+  type Op,
+  type OpArgs,
+  type OpResponse,
+  type QuantilesColumns,
+  type SeriesListQuery,
+  type SeriesOptions,
+  type View,
+} from '@onset/contract';
+import { request } from '../../api/client.ts';
+import { opKey, opQuery, useOp, useRefetchInterval } from '../../api/useOp.ts';
 import type { RangeText } from '../../state/timeRange.ts';
-
-export function useSeriesList(filter: SeriesListQuery = {}) {
-  return useOp('GET /api/v1/series', { query: filter }, { select: (r) => r.series });
-}
+import type { Selection } from './selection.ts';
 
 /** One page of series with the count of every match (`total`): a picker says when it holds fewer. */
-export function useSeriesPage(filter: SeriesListQuery = {}) {
-  return useOp('GET /api/v1/series', { query: filter });
+export function useSeriesPage(filter: SeriesListQuery = {}, enabled = true) {
+  return useOp('GET /api/v1/series', { query: filter }, { enabled });
+}
+
+const asOp = (x: string | null | undefined) => (OPS.includes(x as Op) ? (x as Op) : undefined);
+const asView = (x: string | null | undefined) =>
+  VIEWS.includes(x as View) ? (x as View) : undefined;
+
+/**
+ * The series with these labels (a regression's or an alert's), looked up on the server by
+ * exact labels rather than in a page of the list; a label not given is not filtered on.
+ */
+export function useSeriesByLabels(l: {
+  service?: string | null;
+  op?: string | null;
+  view?: string | null;
+  name?: string | null;
+  peer?: string | null;
+}) {
+  const query: SeriesListQuery = {
+    service: l.service ?? undefined,
+    op: asOp(l.op),
+    view: asView(l.view),
+    name: l.name ?? undefined,
+    peer: l.peer === undefined ? undefined : (l.peer ?? ''),
+    limit: 50,
+  };
+  return useOp('GET /api/v1/series', { query }, { select: (r) => r.series });
+}
+
+const optionsArgs = (sel: Selection): OpArgs<'GET /api/v1/series/options'> => ({
+  query: {
+    service: sel.service || undefined,
+    op: sel.op || undefined,
+    view: sel.view || undefined,
+    name: sel.name || undefined,
+    peer: sel.peer || undefined,
+  },
+});
+
+/** What the Explorer's pickers offer for a choice, over every series (the server's facets). */
+export function useSeriesOptions(sel: Selection) {
+  return useOp('GET /api/v1/series/options', optionsArgs(sel));
+}
+
+/** The same answer, fetched (or taken from the cache) when a picker changes. */
+export function fetchSeriesOptions(qc: QueryClient, sel: Selection): Promise<SeriesOptions> {
+  const args = optionsArgs(sel);
+  return qc.fetchQuery({
+    queryKey: opKey('GET /api/v1/series/options', args),
+    queryFn: () => request('GET /api/v1/series/options', args),
+  });
+}
+
+/** The series a (server-checked) choice designates: the first 200 and how many. */
+export function useSeriesCandidates(selection: SeriesOptions['selection'] | undefined) {
+  return useSeriesPage(
+    {
+      service: selection?.service,
+      op: asOp(selection?.op),
+      view: asView(selection?.view),
+      name: selection?.name,
+      peer: selection?.peer,
+      limit: 200,
+    },
+    !!selection,
+  );
 }
 
 /** One series by id (a series past the first page of the list is still found). */

@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useMemo } from 'react';
 import { useParams } from 'react-router-dom';
 import { useDeploys } from '../deploys/api.ts';
-import { useQuantiles, useSeriesList, useSeriesOne } from '../explorer/api.ts';
+import { useQuantiles, useSeriesByLabels, useSeriesOne } from '../explorer/api.ts';
 import { useRegression } from './api.ts';
 import { useSlos } from '../slos/api.ts';
 import type { Regression } from '@onset/contract';
@@ -72,8 +72,8 @@ function RegressionView({ r }: { r: Regression }) {
   }, [hasRange, dflt, set]);
   const range = hasRange ? urlRange : dflt;
   const [scale, setScale] = useScale();
-  const seriesList = useSeriesList({ service: r.service });
-  // By its id where the regression has one: a service may have more series than a list page.
+  // By its id where the regression has one, else by its labels: both looked up on the server.
+  const seriesList = useSeriesByLabels(r);
   const one = useSeriesOne(r.series_id ? String(r.series_id) : undefined);
   const series = one.data ?? findSeries(r, seriesList.data ?? []);
   const quantiles = useQuantiles(series?.id, { range, q: '0.5,0.99' });
