@@ -12,7 +12,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { startServerProcess, type ServerProcess } from '@onset/testkit';
+import { exportUntilAcked, startServerProcess, type ServerProcess } from '@onset/testkit';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.ts';
 
 let dir: string;
@@ -58,23 +58,14 @@ function exportBody(n: number): string {
 }
 
 /** Send until answered 200 (whichever server is up by then); resolves with the tries it took. */
-async function deliver(n: number, stopAt: number): Promise<number> {
-  const body = exportBody(n);
-  for (let tries = 1; ; tries++) {
-    const status = await fetch(`${server!.otlpUrl}/v1/traces`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body,
-      signal: AbortSignal.timeout(10_000),
-    }).then(
-      (r) => r.arrayBuffer().then(() => r.status),
-      () => 0,
-    );
-    if (status === 200) return tries;
-    if (Date.now() > stopAt) throw new Error(`export ${n} still refused (${status})`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const deliver = (n: number, stopAt: number): Promise<number> =>
+  exportUntilAcked(() => server!.otlpUrl, exportBody(n), {
+    giveUpAt: stopAt,
+    timeoutMs: 10_000,
+    maxWaitMs: 200,
+  }).catch((err: Error) => {
+    throw new Error(`export ${n}: ${err.message}`);
+  });
 
 describe('ingest through a PostgreSQL crash-restart and a server SIGKILL', () => {
   it('stores every exported span exactly once', async () => {

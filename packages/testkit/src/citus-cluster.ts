@@ -251,6 +251,25 @@ export async function createCitusDatabase(
   return withDatabase(nodes.coordinator, name);
 }
 
+/**
+ * Add a worker to a database of a running cluster (docs/citus.md "Adding a worker"): the
+ * database and the extension on the new node (Citus does not propagate CREATE DATABASE), then
+ * `citus_add_node` on the coordinator, which copies the metadata and the reference tables there.
+ * Shards move only when rebalanced. `worker` is the new node's `postgres` database URL.
+ */
+export async function joinCitusWorker(databaseUrl: string, worker: string): Promise<void> {
+  const name = new URL(databaseUrl).pathname.slice(1);
+  await exec(worker, `CREATE DATABASE ${name}`);
+  await exec(withDatabase(worker, name), 'CREATE EXTENSION citus');
+  const c = new pg.Client(databaseUrl);
+  await c.connect();
+  try {
+    await c.query(`SELECT citus_add_node('127.0.0.1', $1)`, [Number(new URL(worker).port)]);
+  } finally {
+    await c.end();
+  }
+}
+
 /** A fresh database on the `citus` test project's cluster (citus-setup.ts). */
 export function createCitusTestDatabase(prefix = 'onset_test'): Promise<string> {
   const nodes = process.env.ONSET_TEST_CITUS_NODES;

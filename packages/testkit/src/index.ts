@@ -6,3 +6,4 @@ export {
   type ServerProcessOptions,
 } from './server-process.ts';
 export { allowLoopbackWebhooks, LOOPBACK_WEBHOOK_ALLOW } from './egress.ts';
+export { exportUntilAcked, type ExportRefusal, type ExportUntilAckedOptions } from './exporter.ts';

@@ -9,7 +9,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { startServerProcess, type ServerProcess } from '@onset/testkit';
+import { exportUntilAcked, startServerProcess, type ServerProcess } from '@onset/testkit';
 import { citusMissing, startCitusCluster, type CitusCluster } from '@onset/testkit/citus';
 
 const missing = citusMissing();
@@ -68,29 +68,15 @@ describe.skipIf(missing)(
       const note = (s: string) => statuses.set(s, (statuses.get(s) ?? 0) + 1);
 
       const giveUp = Date.now() + 150_000;
-      /** Send until answered 200; resolves with the tries it took. */
-      const deliver = async (n: number): Promise<number> => {
-        const body = exportBody(n);
-        for (let tries = 1; ; tries++) {
-          const r = await fetch(`${server!.otlpUrl}/v1/traces`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body,
-            signal: AbortSignal.timeout(20_000),
-          }).then(
-            async (res) => {
-              await res.arrayBuffer();
-              return { status: res.status, retryAfter: res.headers.get('retry-after') };
-            },
-            () => ({ status: 0, retryAfter: null }),
-          );
-          if (r.status === 200) return tries;
-          note(`${down ? 'down' : 'up'} ${r.status}${r.retryAfter ? ' retry-after' : ''}`);
-          if (Date.now() > giveUp) throw new Error(`export ${n} still refused (${r.status})`);
-          const wait = Math.min(1000, Number(r.retryAfter ?? 0.2) * 1000);
-          await new Promise((res) => setTimeout(res, wait));
-        }
-      };
+      /** Send until answered 200 (testkit's exporter); resolves with the tries it took. */
+      const deliver = (n: number): Promise<number> =>
+        exportUntilAcked(server!.otlpUrl, exportBody(n), {
+          giveUpAt: giveUp,
+          onRefused: (r) =>
+            note(`${down ? 'down' : 'up'} ${r.status}${r.retryAfter ? ' retry-after' : ''}`),
+        }).catch((err: Error) => {
+          throw new Error(`export ${n}: ${err.message}`);
+        });
 
       let next = 1;
       let sending = true;
