@@ -156,8 +156,12 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(compose.services).sort()).toEqual([
       'agent',
       'agent-synthetic',
+      'citus-coordinator',
+      'citus-worker-1',
+      'citus-worker-2',
       'grafana',
       'onset',
+      'onset-citus',
       'otel-collector',
       'postgres',
     ]);
@@ -220,6 +224,47 @@ describe('docker-compose.yml', () => {
     }
     const init = path.join(ROOT, 'deploy/postgres/initdb/10-onset-grafana-role.sh');
     expect(statSync(init).mode & 0o111, 'the init script is executable').toBeTruthy();
+  });
+
+  it('runs a second Onset on a Citus coordinator and two workers as the citus profile', () => {
+    const names = ['citus-coordinator', 'citus-worker-1', 'citus-worker-2', 'onset-citus'];
+    for (const n of names) expect(compose.services[n]!.profiles, n).toEqual(['citus']);
+    // Only the citus profile's services reach the cluster; the default stack is unchanged.
+    for (const [n, svc] of Object.entries(compose.services))
+      if (!names.includes(n)) expect(svc.profiles ?? [], n).not.toContain('citus');
+    const coord = compose.services['citus-coordinator']!;
+    expect(coord.depends_on).toEqual({
+      'citus-worker-1': { condition: 'service_healthy' },
+      'citus-worker-2': { condition: 'service_healthy' },
+    });
+    for (const n of names.slice(0, 3)) {
+      const svc = compose.services[n]!;
+      expect(svc.image, n).toMatch(/^citusdata\/citus:/);
+      const data = svc.volumes!.find((v) => v.endsWith(':/var/lib/postgresql/data'))!;
+      expect(Object.keys(compose.volumes ?? {}), n).toContain(data.split(':')[0]);
+      expect(svc.environment, n).toEqual(coord.environment);
+    }
+    // The coordinator registers itself and both workers by their service names, once, at init.
+    const init = coord.volumes!.find((v) => v.includes(':/docker-entrypoint-initdb.d/'))!;
+    const script = read(init.split(':')[0]!.slice(2));
+    expect(script).toContain(`citus_set_coordinator_host('citus-coordinator', 5432)`);
+    for (const w of ['citus-worker-1', 'citus-worker-2'])
+      expect(script).toContain(`citus_add_node('${w}', 5432)`);
+    expect(statSync(path.join(ROOT, init.split(':')[0]!)).mode & 0o111).toBeTruthy();
+    const onset = compose.services['onset-citus']!;
+    expect(onset.depends_on).toEqual({ 'citus-coordinator': { condition: 'service_healthy' } });
+    expect(onset.image).toBe(compose.services.onset!.image);
+    expect(onset.environment!.ONSET_DISTRIBUTED).toBe('citus');
+    const db = new URL(onset.environment!.DATABASE_URL!);
+    expect(db.hostname).toBe('citus-coordinator');
+    expect(db.username).toBe(coord.environment!.POSTGRES_USER);
+    expect(decodeURIComponent(db.password)).toBe(coord.environment!.POSTGRES_PASSWORD);
+    expect(db.pathname).toBe(`/${coord.environment!.POSTGRES_DB}`);
+    expect(onset.environment!.ONSET_TOKENS).toBe(compose.services.onset!.environment!.ONSET_TOKENS);
+    const hostPorts = Object.values(compose.services).flatMap((s) =>
+      (s.ports ?? []).map((p) => p.split(':')[0]),
+    );
+    expect(new Set(hostPorts).size, 'no host port taken twice').toBe(hostPorts.length);
   });
 
   it('runs the agent privileged with the host pid namespace, or unprivileged as the synthetic profile', () => {
