@@ -6,7 +6,9 @@
  * set (shared/data/tcpd-dev, 13 series). Beside it, on the same data, "no
  * change at all" and ruptures' PELT and BinSeg with TCPDBench's default
  * settings (ruptures_runner.py), and PELT held to the server's smallest
- * reported step (minRatio; its smaller changes merged away). Scores are TCPDBench's F1 (margin 5) and
+ * reported step (minRatio; its smaller changes merged away), and a
+ * trend-aware reference: PELT with a line per segment on the log values
+ * (pelt_trend). Scores are TCPDBench's F1 (margin 5) and
  * cover (metrics.ts). Prints the per-series table and the means and writes
  * bench/results/eval-realdata.json. The rest of TCPD and other public sets
  * are held back: fitting these 13 one by one will show there.
@@ -38,7 +40,7 @@ const opts: DetectOptions = {
   ...(JSON.parse(args.detect!) as DetectOptions),
 };
 
-type Method = 'onset' | 'none' | 'pelt' | 'binseg' | 'pelt_min_ratio';
+type Method = 'onset' | 'none' | 'pelt' | 'binseg' | 'pelt_min_ratio' | 'pelt_trend';
 interface Score {
   f1: number;
   cover: number;
@@ -80,6 +82,7 @@ for (const s of series) {
     scores.pelt = score(s, r.pelt);
     scores.binseg = score(s, r.binseg);
     scores.pelt_min_ratio = score(s, r.pelt_min_ratio);
+    scores.pelt_trend = score(s, r.pelt_trend);
   }
   rows.push({ name: s.name, n: s.values.length, scores });
 }
@@ -87,14 +90,15 @@ for (const s of series) {
 const methods: Method[] = [
   'onset',
   'none',
-  ...(!('error' in rupt) ? (['pelt', 'binseg', 'pelt_min_ratio'] as const) : []),
+  ...(!('error' in rupt) ? (['pelt', 'binseg', 'pelt_min_ratio', 'pelt_trend'] as const) : []),
 ];
 const mean = (m: Method, k: 'f1' | 'cover') =>
   rows.reduce((a, r) => a + r.scores[m]![k], 0) / rows.length;
 const f = (x: number) => x.toFixed(3);
 const pad = (s: string, w: number) => s.padEnd(w);
 
-const label = (m: Method) => (m === 'pelt_min_ratio' ? `pelt≥×${opts.minRatio}` : m);
+const label = (m: Method) =>
+  m === 'pelt_min_ratio' ? `pelt≥×${opts.minRatio}` : m === 'pelt_trend' ? 'pelt-line' : m;
 const head = `${pad('series', 20)}${pad('n', 5)}${methods.map((m) => pad(`${label(m)} F1/cover`, 19)).join('')}onset's change points`;
 const lines = [`TCPD development set (${dir}): ${series.length} series`, head];
 for (const r of rows)

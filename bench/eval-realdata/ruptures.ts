@@ -23,6 +23,8 @@ export interface RupturesAnswer {
   binseg: number[];
   /** PELT with every change under `minRatio` merged away (ruptures_runner.py). */
   pelt_min_ratio: number[];
+  /** PELT with a line (level and slope) per segment on the noise-scaled logs (ruptures_runner.py). */
+  pelt_trend: number[];
 }
 
 async function venvPython(): Promise<string | { error: string }> {
