@@ -155,10 +155,11 @@ describe('onset deploy verify (the CI gate)', () => {
 
   it('--wait holds until the verdict is decided; a wait that runs out while pending exits 3', async () => {
     // A 1-minute window, decided once its minute is over and settled (20 s): placed so that
-    // happens 15-75 s from now, long enough to be pending at first and short enough to wait for.
+    // happens 25-85 s from now, long enough to be pending at first and short enough to wait for.
+    // At least 25 s: on a loaded machine the post, the first verdict and two CLI start-ups can
+    // take over 15 s, and the 2 s wait must still see it pending.
     const now = Date.now();
-    let atMs = Math.ceil((now - 50_000) / MIN) * MIN;
-    if (atMs + MIN + 20_000 - now >= 75_000) atMs -= MIN;
+    const atMs = Math.ceil((now - 55_000) / MIN) * MIN;
     const post = await fetch(`${server.url}/api/v1/deploys`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
