@@ -8,7 +8,7 @@
  * settings (ruptures_runner.py), and PELT held to the server's smallest
  * reported step (minRatio; its smaller changes merged away), and a
  * trend-aware reference: PELT with a line per segment on the log values
- * (pelt_trend). Scores are TCPDBench's F1 (margin 5) and
+ * (pelt_trend), also held to jumps of minRatio. Scores are TCPDBench's F1 (margin 5) and
  * cover (metrics.ts). Prints the per-series table and the means and writes
  * bench/results/eval-realdata.json. The rest of TCPD and other public sets
  * are held back: fitting these 13 one by one will show there.
@@ -40,7 +40,8 @@ const opts: DetectOptions = {
   ...(JSON.parse(args.detect!) as DetectOptions),
 };
 
-type Method = 'onset' | 'none' | 'pelt' | 'binseg' | 'pelt_min_ratio' | 'pelt_trend';
+type Method =
+  'onset' | 'none' | 'pelt' | 'binseg' | 'pelt_min_ratio' | 'pelt_trend' | 'pelt_trend_min_ratio';
 interface Score {
   f1: number;
   cover: number;
@@ -83,6 +84,7 @@ for (const s of series) {
     scores.binseg = score(s, r.binseg);
     scores.pelt_min_ratio = score(s, r.pelt_min_ratio);
     scores.pelt_trend = score(s, r.pelt_trend);
+    scores.pelt_trend_min_ratio = score(s, r.pelt_trend_min_ratio);
   }
   rows.push({ name: s.name, n: s.values.length, scores });
 }
@@ -90,7 +92,9 @@ for (const s of series) {
 const methods: Method[] = [
   'onset',
   'none',
-  ...(!('error' in rupt) ? (['pelt', 'binseg', 'pelt_min_ratio', 'pelt_trend'] as const) : []),
+  ...(!('error' in rupt)
+    ? (['pelt', 'binseg', 'pelt_min_ratio', 'pelt_trend', 'pelt_trend_min_ratio'] as const)
+    : []),
 ];
 const mean = (m: Method, k: 'f1' | 'cover') =>
   rows.reduce((a, r) => a + r.scores[m]![k], 0) / rows.length;
@@ -98,7 +102,13 @@ const f = (x: number) => x.toFixed(3);
 const pad = (s: string, w: number) => s.padEnd(w);
 
 const label = (m: Method) =>
-  m === 'pelt_min_ratio' ? `pelt≥×${opts.minRatio}` : m === 'pelt_trend' ? 'pelt-line' : m;
+  m === 'pelt_min_ratio'
+    ? `pelt≥×${opts.minRatio}`
+    : m === 'pelt_trend'
+      ? 'pelt-line'
+      : m === 'pelt_trend_min_ratio'
+        ? `line≥×${opts.minRatio}`
+        : m;
 const head = `${pad('series', 20)}${pad('n', 5)}${methods.map((m) => pad(`${label(m)} F1/cover`, 19)).join('')}onset's change points`;
 const lines = [`TCPD development set (${dir}): ${series.length} series`, head];
 for (const r of rows)

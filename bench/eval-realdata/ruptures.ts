@@ -25,6 +25,8 @@ export interface RupturesAnswer {
   pelt_min_ratio: number[];
   /** PELT with a line (level and slope) per segment on the noise-scaled logs (ruptures_runner.py). */
   pelt_trend: number[];
+  /** pelt_trend's change points where the lines either side jump by at least `minRatio`. */
+  pelt_trend_min_ratio: number[];
 }
 
 async function venvPython(): Promise<string | { error: string }> {

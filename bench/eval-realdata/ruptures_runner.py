@@ -25,8 +25,13 @@ TREND_PEN = 12 was read off a sweep on the development set itself (8, 12,
 20, 30, 50 gave mean F1 0.757, 0.758, 0.739, 0.742, 0.735 and cover 0.591,
 0.614, 0.625, 0.619, 0.625 there): an optimistic bound, not a held-out score.
 
+"pelt_trend_min_ratio" keeps, of pelt_trend's change points, those where the
+lines fitted (least squares, log values) to the segments either side are
+apart by at least argv[3] (the server's minRatio) at the change point.
+
 Reads one JSON object per line ({name, values}) from argv[1] and writes
-{name, pelt, binseg, pelt_min_ratio, pelt_trend} lines to argv[2].
+{name, pelt, binseg, pelt_min_ratio, pelt_trend, pelt_trend_min_ratio}
+lines to argv[2].
 """
 import json
 import math
@@ -86,6 +91,21 @@ def merge_below(values, cps, min_ratio):
     return cps
 
 
+def hold_jumps(values, cps, min_ratio):
+    """The change points where the lines fitted either side jump by at least min_ratio."""
+    x = prepare_raw(values)
+    y = np.log(x) if (x > 0).all() else x
+    b = [0] + list(cps) + [len(y)]
+    keep = []
+    for i, c in enumerate(cps):
+        t0, t1 = np.arange(b[i], c), np.arange(c, b[i + 2])
+        left = np.polyfit(t0, y[b[i] : c], 1)
+        right = np.polyfit(t1, y[c : b[i + 2]], 1)
+        if abs(np.polyval(right, c) - np.polyval(left, c)) >= math.log(min_ratio):
+            keep.append(c)
+    return keep
+
+
 def prepare_raw(values):
     out, last = [], None
     for v in values:
@@ -120,6 +140,7 @@ def main():
                         "binseg": binseg,
                         "pelt_min_ratio": held,
                         "pelt_trend": trend,
+                        "pelt_trend_min_ratio": hold_jumps(s["values"], trend, min_ratio),
                     }
                 )
                 + "\n"
