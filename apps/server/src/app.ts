@@ -28,6 +28,7 @@ import { sloRoutes } from './slos/routes.ts';
 import { sloHistoryRoutes } from './slos/history-routes.ts';
 import { sloMembershipRoutes } from './slos/membership-routes.ts';
 import { alertRoutes } from './alerts/routes.ts';
+import { regressionAlertHooks } from './regressions/alerting.ts';
 import { limitsRoutes } from './cardinality/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { selfObservationPlugin } from './observability/plugin.ts';
@@ -159,7 +160,8 @@ async function apiRoutes(api: FastifyInstance, ctx: AppContext): Promise<void> {
   await api.register(sloRoutes, ctx);
   await api.register(sloHistoryRoutes, ctx);
   await api.register(sloMembershipRoutes, ctx);
-  await api.register(alertRoutes, ctx);
+  // Each alert kind's acknowledge/resolve hook comes from the feature that owns what it is about.
+  await api.register(alertRoutes, { ...ctx, alertKinds: { regression: regressionAlertHooks } });
   await api.register(webhookRoutes, ctx);
   await api.register(limitsRoutes, ctx);
 }

@@ -4,8 +4,7 @@ import { operations, parseDuration } from '@onset/contract';
 import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
-import type { AlertNotification } from '@onset/contract';
-import { withTransaction, type Queryable } from '../db/pool.ts';
+import { withTransaction } from '../db/pool.ts';
 import { HttpError } from '../http/errors.ts';
 import {
   acknowledgeAlert,
@@ -13,72 +12,20 @@ import {
   resolveAlert,
   silenceFiringAlerts,
 } from './state.ts';
-import { alertEvents, getAlert, listAlerts, type AlertRow } from './store.ts';
-import { notificationsFor, pagingOf } from './notifications.ts';
-import { alertTimeline, regressionTimeline } from './timeline.ts';
-import {
-  getRegression,
-  markAcknowledged as markRegressionAcknowledged,
-  markResolved as markRegressionResolved,
-} from '../regressions/store.ts';
-import { alertBody, snapshotOf } from './snapshot.ts';
+import { alertEvents, getAlert, listAlerts } from './store.ts';
+import { notificationsFor } from './notifications.ts';
+import { alertTimeline } from './timeline.ts';
+import { alertJson, alertsJson } from './json.ts';
+import type { AlertKinds } from './kinds.ts';
 import { baseUrlOf } from '../config.ts';
-import {
-  SILENCE_COLUMNS,
-  silenceJson,
-  silenceRef,
-  silencesByIds,
-  type SilenceRow,
-} from './silences.ts';
+import { endSilence, insertSilence, listSilences, silenceJson, silencesByIds } from './silences.ts';
 
-function alertJson(
-  a: AlertRow,
-  baseUrl: string,
-  notifications: AlertNotification[] = [],
-  silence: SilenceRow | null = null,
-) {
-  const { details, ...fields } = alertBody(snapshotOf(a), baseUrl);
-  return {
-    ...fields,
-    type: a.type, // a stored alert is never a test
-    status: a.status,
-    dedup_key: a.dedup_key,
-    notified: a.notified,
-    silenced_by: a.silenced_by,
-    silence: silence ? silenceRef(silence) : null,
-    acknowledged: a.acknowledged_at
-      ? { at: a.acknowledged_at.toISOString(), by: a.acknowledged_by, comment: a.ack_comment }
-      : null,
-    notifications,
-    paging: pagingOf(a, notifications),
-    details,
-  };
-}
-
-/** Alerts as the API shows them, each with its notifications and silence (one query each for all). */
-export async function alertsJson(db: Queryable, rows: AlertRow[], baseUrl: string) {
-  const [notes, silences] = await Promise.all([
-    notificationsFor(
-      db,
-      rows.map((a) => a.id),
-    ),
-    silencesByIds(
-      db,
-      rows.map((a) => a.silenced_by),
-    ),
-  ]);
-  return rows.map((a) =>
-    alertJson(
-      a,
-      baseUrl,
-      notes.get(a.id) ?? [],
-      a.silenced_by ? (silences.get(a.silenced_by) ?? null) : null,
-    ),
-  );
-}
-
-export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  const { pool, config } = ctx;
+/** The alert routes, given each kind's acknowledge/resolve hooks by app.ts (kinds.ts). */
+export async function alertRoutes(
+  app: FastifyInstance,
+  opts: AppContext & { alertKinds: AlertKinds },
+): Promise<void> {
+  const { pool, config, alertKinds: kinds } = opts;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   api.get(
@@ -145,11 +92,8 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       const comment = req.body?.comment || null;
       const a = await withTransaction(pool, async (c) => {
         const a = await acknowledgeAlert(c, req.params.id, by, comment);
-        // A regression's alert and the regression are acknowledged together, from either page.
-        if (a?.regression_id && a.status === 'firing') {
-          const r = await getRegression(c, a.regression_id, true);
-          if (r?.status === 'open') await markRegressionAcknowledged(c, r.id, by);
-        }
+        // What it is about is acknowledged with it (a regression, from either page): its owner's hook.
+        if (a?.status === 'firing') await kinds[a.type]?.acknowledged?.(c, a, by);
         return a;
       });
       if (!a) throw notFound(`alert ${req.params.id} does not exist`);
@@ -183,53 +127,10 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
           { reason: 'resolved by hand', ...(comment ? { comment } : {}) },
           by,
         );
-        if (cur.regression_id) {
-          const r = await getRegression(c, cur.regression_id, true);
-          if (r && r.status !== 'resolved')
-            await markRegressionResolved(
-              c,
-              r.id,
-              by ?? 'user',
-              comment ?? 'resolved from its alert',
-            );
-        }
+        await kinds[cur.type]?.resolvedByHand?.(c, cur, by, comment);
         return done ?? cur;
       });
       return (await alertsJson(pool, [a], baseUrlOf(config, req)))[0]!;
-    },
-  );
-
-  api.get(
-    '/regressions/:id/timeline',
-    {
-      config: { scope: 'read' },
-      schema: {
-        tags: ['alerts'],
-        summary:
-          "A regression's lifecycle: detected, alerted, notified (to whom, result), acknowledged, resolved",
-        ...operations['GET /api/v1/regressions/:id/timeline'],
-      },
-    },
-    async (req) => {
-      const id = req.params.id;
-      const r = /^\d{1,18}$/.test(id) ? await getRegression(pool, id) : null;
-      if (!r) throw notFound(`regression ${id} does not exist`);
-      const rows = (await listAlerts(pool, { regression_id: r.id, limit: 50 })).reverse();
-      const notes = await notificationsFor(
-        pool,
-        rows.map((a) => a.id),
-      );
-      const withEvents = await Promise.all(
-        rows.map(async (alert) => ({
-          alert,
-          events: await alertEvents(pool, alert.id),
-          notifications: notes.get(alert.id) ?? [],
-        })),
-      );
-      return {
-        timeline: regressionTimeline(r, withEvents),
-        alerts: await alertsJson(pool, rows, baseUrlOf(config, req)),
-      };
     },
   );
 
@@ -266,21 +167,17 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       }
       // The silence and its effect on what fires now commit together.
       const silence = await withTransaction(pool, async (c) => {
-        const { rows } = await c.query<SilenceRow>(
-          `INSERT INTO silences (service, slo_id, op, starts_at, ends_at, comment, created_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${SILENCE_COLUMNS}`,
-          [
-            b.service ?? null,
-            b.slo_id ?? null,
-            b.op ?? null,
-            new Date(starts),
-            new Date(ends),
-            b.comment,
-            b.created_by ?? null,
-          ],
-        );
-        await silenceFiringAlerts(c, rows[0]!, now);
-        return rows[0]!;
+        const silence = await insertSilence(c, {
+          service: b.service ?? null,
+          slo_id: b.slo_id ?? null,
+          op: b.op ?? null,
+          starts_at: new Date(starts),
+          ends_at: new Date(ends),
+          comment: b.comment,
+          created_by: b.created_by ?? null,
+        });
+        await silenceFiringAlerts(c, silence, now);
+        return silence;
       });
       return reply.status(201).send(silenceJson(silence, now));
     },
@@ -297,9 +194,7 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       },
     },
     async (req) => {
-      const { rows } = await pool.query<SilenceRow>(
-        `SELECT ${SILENCE_COLUMNS} FROM silences ${req.query.active ? 'WHERE starts_at <= now() AND ends_at > now()' : ''} ORDER BY id DESC LIMIT 1000`,
-      );
+      const rows = await listSilences(pool, !!req.query.active);
       return { silences: rows.map((s) => silenceJson(s)) };
     },
   );
@@ -315,14 +210,10 @@ export async function alertRoutes(app: FastifyInstance, ctx: AppContext): Promis
       },
     },
     async (req) => {
-      const { rows } = await pool.query<SilenceRow>(
-        `UPDATE silences SET ends_at = GREATEST(starts_at + interval '1 millisecond', LEAST(ends_at, now()))
-          WHERE id = $1 RETURNING ${SILENCE_COLUMNS}`,
-        [req.params.id],
-      );
-      if (!rows[0]) throw notFound(`silence ${req.params.id} does not exist`);
-      await recordSilenceEnded(pool, rows[0].id);
-      return silenceJson(rows[0]);
+      const ended = await endSilence(pool, req.params.id);
+      if (!ended) throw notFound(`silence ${req.params.id} does not exist`);
+      await recordSilenceEnded(pool, ended.id);
+      return silenceJson(ended);
     },
   );
 }

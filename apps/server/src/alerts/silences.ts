@@ -66,6 +66,43 @@ export async function silencesByIds(
   return new Map(rows.map((s) => [s.id, s]));
 }
 
+export interface SilenceInput {
+  service: string | null;
+  slo_id: string | null;
+  op: string | null;
+  starts_at: Date;
+  ends_at: Date;
+  comment: string;
+  created_by: string | null;
+}
+
+export async function insertSilence(db: Queryable, s: SilenceInput): Promise<SilenceRow> {
+  const { rows } = await db.query<SilenceRow>(
+    `INSERT INTO silences (service, slo_id, op, starts_at, ends_at, comment, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${SILENCE_COLUMNS}`,
+    [s.service, s.slo_id, s.op, s.starts_at, s.ends_at, s.comment, s.created_by],
+  );
+  return rows[0]!;
+}
+
+/** Silences newest first (only those in force now with `active`), at most 1000. */
+export async function listSilences(db: Queryable, active: boolean): Promise<SilenceRow[]> {
+  const { rows } = await db.query<SilenceRow>(
+    `SELECT ${SILENCE_COLUMNS} FROM silences ${active ? 'WHERE starts_at <= now() AND ends_at > now()' : ''} ORDER BY id DESC LIMIT 1000`,
+  );
+  return rows;
+}
+
+/** Ends a silence now (kept in history); null when there is none with that id. */
+export async function endSilence(db: Queryable, id: string): Promise<SilenceRow | null> {
+  const { rows } = await db.query<SilenceRow>(
+    `UPDATE silences SET ends_at = GREATEST(starts_at + interval '1 millisecond', LEAST(ends_at, now()))
+      WHERE id = $1 RETURNING ${SILENCE_COLUMNS}`,
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
 /** A silence where its alert or regression is shown: until, by, why, still holding or not. */
 export function silenceRef(s: SilenceRow, now = Date.now()): SilenceRef {
   return {

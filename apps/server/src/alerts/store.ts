@@ -227,6 +227,14 @@ export async function unsentFiringAlerts(db: Queryable): Promise<AlertRow[]> {
 }
 
 /** The id of the episode firing for a key, if any (optionally only when not yet acknowledged). */
+/** The ids of every alert firing now. */
+export async function firingAlertIds(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id::text FROM alerts WHERE status = 'firing' ORDER BY id`,
+  );
+  return rows.map((r) => r.id);
+}
+
 export async function firingAlertId(
   db: Queryable,
   alertKey: string,

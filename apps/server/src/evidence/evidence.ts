@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/pool.ts';
 import { attributeLifts, detectHints, type EvidenceSample, type ScalarAttr } from '@onset/core';
 import type { Evidence, Hint, Span } from '@onset/contract';
-import type { RegressionRow } from '../regressions/store.ts';
+import { saveHints, type RegressionRow } from '../regressions/store.ts';
 import { edgeCalls, ownCalls, type CallRow, type Window } from './query.ts';
 
 /** How far either side of the onset evidence looks (raw spans are kept 48 h by default). */
@@ -161,13 +161,6 @@ export async function storeRegressionHints(
   await saveHints(db, r.id, hints);
   r.hints = hints;
   return hints;
-}
-
-export async function saveHints(db: Queryable, id: string, hints: Hint[]): Promise<void> {
-  await db.query(`UPDATE regressions SET hints = $2::jsonb WHERE id = $1::bigint`, [
-    id,
-    JSON.stringify(hints),
-  ]);
 }
 
 /** GET /api/v1/regressions/{id}/evidence: exemplars, attribute lifts and hints from the raw spans around the onset. */

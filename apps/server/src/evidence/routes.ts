@@ -3,8 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { operations } from '@onset/contract';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../http/errors.ts';
-import { getRegression } from '../regressions/store.ts';
-import { regressionEvidence, saveHints } from './evidence.ts';
+import { getRegression, saveHints } from '../regressions/store.ts';
+import { regressionEvidence } from './evidence.ts';
 
 /** api.md "Evidence": the spans, attributes and known mechanisms behind a regression. */
 export async function evidenceRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {

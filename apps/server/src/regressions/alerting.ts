@@ -10,8 +10,10 @@ import type { Queryable } from '../db/pool.ts';
 import { regressionAlertKey, type Regression } from '@onset/contract';
 import { regressionSeverity, type MinutePoint, type StepChange } from '@onset/core';
 import { acknowledgeAlert, fireAlert, resolveAlert, type Reopened } from '../alerts/state.ts';
-import { firingAlertId, type AlertRow } from '../alerts/store.ts';
+import { alertEverRaised, firingAlertId, type AlertRow } from '../alerts/store.ts';
+import type { AlertKindHooks } from '../alerts/kinds.ts';
 import { slosCoveringSeries } from '../slos/store.ts';
+import { getRegression, markAcknowledged, markResolved } from './store.ts';
 
 /**
  * The regression an alert is raised for: the contract's Regression (what regressionJson
@@ -69,10 +71,7 @@ export async function regressionAlerted(
   db: Queryable,
   regressionId: string | number,
 ): Promise<boolean> {
-  const { rows } = await db.query(`SELECT 1 FROM alerts WHERE alert_key = $1 LIMIT 1`, [
-    regressionAlertKey(regressionId),
-  ]);
-  return rows.length > 0;
+  return alertEverRaised(db, regressionAlertKey(regressionId));
 }
 
 /**
@@ -190,3 +189,22 @@ export async function resolveRegressionAlert(
     opts.by ?? null,
   );
 }
+
+/**
+ * A regression's alert and the regression are acknowledged and resolved
+ * together, from either page: what the alert routes do to the regression
+ * (alerts/kinds.ts), in the transaction that changed the alert.
+ */
+export const regressionAlertHooks: AlertKindHooks = {
+  async acknowledged(c, alert, by) {
+    if (!alert.regression_id) return;
+    const r = await getRegression(c, alert.regression_id, true);
+    if (r?.status === 'open') await markAcknowledged(c, r.id, by);
+  },
+  async resolvedByHand(c, alert, by, comment) {
+    if (!alert.regression_id) return;
+    const r = await getRegression(c, alert.regression_id, true);
+    if (r && r.status !== 'resolved')
+      await markResolved(c, r.id, by ?? 'user', comment ?? 'resolved from its alert');
+  },
+};

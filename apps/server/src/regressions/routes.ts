@@ -11,6 +11,11 @@ import { withTransaction, type Queryable } from '../db/pool.ts';
 import { HttpError, badRequest, notFound } from '../http/errors.ts';
 import { parseTime } from '../http/time.ts';
 import { activeSilences, silenceFor, silenceRef } from '../alerts/silences.ts';
+import { alertEvents, listAlerts } from '../alerts/store.ts';
+import { notificationsFor } from '../alerts/notifications.ts';
+import { regressionTimeline } from '../alerts/timeline.ts';
+import { alertsJson } from '../alerts/json.ts';
+import { baseUrlOf } from '../config.ts';
 import {
   acknowledgeRegressionAlert,
   reopenRegressionAlert,
@@ -69,7 +74,7 @@ async function shownWithSilences(db: Queryable, rows: RegressionRow[]) {
 
 /** Regressions (api.md "Regressions"): the list, one item, ack/resolve/reopen, and POST /api/v1/detect. */
 export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  const { pool, registry, partitions } = ctx;
+  const { pool, registry, partitions, config } = ctx;
   const tags = ['regressions'];
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -258,6 +263,40 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
               servers: ctx.detectLeases.members,
             }
           : null,
+      };
+    },
+  );
+
+  api.get(
+    '/regressions/:id/timeline',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags: ['alerts'],
+        summary:
+          "A regression's lifecycle: detected, alerted, notified (to whom, result), acknowledged, resolved",
+        ...operations['GET /api/v1/regressions/:id/timeline'],
+      },
+    },
+    async (req) => {
+      const id = req.params.id;
+      const r = /^\d{1,18}$/.test(id) ? await getRegression(pool, id) : null;
+      if (!r) throw notFound(`regression ${id} does not exist`);
+      const rows = (await listAlerts(pool, { regression_id: r.id, limit: 50 })).reverse();
+      const notes = await notificationsFor(
+        pool,
+        rows.map((a) => a.id),
+      );
+      const withEvents = await Promise.all(
+        rows.map(async (alert) => ({
+          alert,
+          events: await alertEvents(pool, alert.id),
+          notifications: notes.get(alert.id) ?? [],
+        })),
+      );
+      return {
+        timeline: regressionTimeline(r, withEvents),
+        alerts: await alertsJson(pool, rows, baseUrlOf(config, req)),
       };
     },
   );

@@ -248,6 +248,14 @@ export async function updateHeadlineLevels(
 }
 
 /** A regression Onset closed as a burst (core's burstVerdict): labelled transient. */
+/** The hints shown with a regression (evidence/ computes them from the raw spans). */
+export async function saveHints(db: Queryable, id: string, hints: Hint[]): Promise<void> {
+  await db.query(`UPDATE regressions SET hints = $2::jsonb WHERE id = $1::bigint`, [
+    id,
+    JSON.stringify(hints),
+  ]);
+}
+
 export async function markTransient(db: Queryable, id: string): Promise<void> {
   await db.query(`UPDATE regressions SET shape = 'transient' WHERE id = $1`, [id]);
 }

@@ -8,6 +8,7 @@
  */
 import type { Pool } from '../db/pool.ts';
 import type { AlertSnapshot } from '../alerts/snapshot.ts';
+import { firingAlertIds } from '../alerts/store.ts';
 import { render } from './formats.ts';
 import { post } from './deliver.ts';
 
@@ -29,15 +30,18 @@ export async function refreshAlertmanagerAlerts(
   opts: { baseUrl: string; timeoutMs: number; now?: number },
 ): Promise<{ resent: number; failed: number }> {
   const now = new Date(opts.now ?? Date.now());
+  // Which alerts fire is alerts/'s to answer (alerts/store.ts); the deliveries are ours.
+  const firing = await firingAlertIds(pool);
+  if (!firing.length) return { resent: 0, failed: 0 };
   const { rows } = await pool.query<FiringRow>(
     `SELECT d.id::text, d.webhook_id::text, d.dedup_key, d.payload, w.url, w.secret, w.routing_key, w.name
        FROM webhook_deliveries d
        JOIN webhooks w ON w.id = d.webhook_id AND w.enabled AND w.format = 'alertmanager'
-       JOIN alerts a ON a.id = d.alert_id AND a.status = 'firing'
-      WHERE d.event = 'firing' AND d.status = 'delivered'
+      WHERE d.alert_id = ANY($1::bigint[]) AND d.event = 'firing' AND d.status = 'delivered'
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r
                          WHERE r.webhook_id = d.webhook_id AND r.alert_id = d.alert_id AND r.event = 'resolved')
       ORDER BY d.id`,
+    [firing],
   );
   let resent = 0;
   let failed = 0;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Delivery, operations, type Severity, type WebhookFormat } from '@onset/contract';
+import { operations } from '@onset/contract';
 import type { AppContext } from '../context.ts';
 import { redactWebhookUrl } from './redact.ts';
 import { baseUrlOf } from '../config.ts';
@@ -9,20 +9,15 @@ import { sendTestEvent } from './deliver.ts';
 import { deliverySettings } from './settings.ts';
 import { webhookHealth } from './health.ts';
 import { EgressRefused, checkWebhookTarget, currentEgressPolicy } from './egress.ts';
-
-interface WebhookRow {
-  id: string;
-  name: string | null;
-  url: string;
-  format: WebhookFormat;
-  secret: string | null;
-  routing_key: string | null;
-  min_severity: Severity;
-  enabled: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-const COLS = `id::text, name, url, format, secret, routing_key, min_severity, enabled, created_at, updated_at`;
+import {
+  deleteWebhook,
+  deliveries,
+  getWebhook,
+  insertWebhook,
+  listWebhooks,
+  updateWebhook,
+  type WebhookRow,
+} from './store.ts';
 
 function webhookJson(r: WebhookRow) {
   return {
@@ -82,20 +77,16 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       const url = checkWebhookUrl(b.url);
       const format = b.format ?? 'json';
       checkInput({ format, routing_key: b.routing_key });
-      const { rows } = await pool.query<WebhookRow>(
-        `INSERT INTO webhooks (name, url, format, secret, routing_key, min_severity, enabled)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLS}`,
-        [
-          b.name ?? null,
-          url,
-          format,
-          b.secret ?? null,
-          b.routing_key ?? null,
-          b.min_severity ?? 'ticket',
-          b.enabled ?? true,
-        ],
-      );
-      return reply.status(201).send(webhookJson(rows[0]!));
+      const row = await insertWebhook(pool, {
+        name: b.name ?? null,
+        url,
+        format,
+        secret: b.secret ?? null,
+        routing_key: b.routing_key ?? null,
+        min_severity: b.min_severity ?? 'ticket',
+        enabled: b.enabled ?? true,
+      });
+      return reply.status(201).send(webhookJson(row));
     },
   );
 
@@ -110,7 +101,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       },
     },
     async () => {
-      const { rows } = await pool.query<WebhookRow>(`SELECT ${COLS} FROM webhooks ORDER BY id`);
+      const rows = await listWebhooks(pool);
       const health = await webhookHealth(
         pool,
         rows.map((r) => r.id),
@@ -120,11 +111,9 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   );
 
   const load = async (id: string) => {
-    const { rows } = await pool.query<WebhookRow>(`SELECT ${COLS} FROM webhooks WHERE id = $1`, [
-      id,
-    ]);
-    if (!rows[0]) throw notFound(`webhook ${id} does not exist`);
-    return rows[0];
+    const row = await getWebhook(pool, id);
+    if (!row) throw notFound(`webhook ${id} does not exist`);
+    return row;
   };
 
   api.get(
@@ -163,21 +152,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
         enabled: b.enabled ?? cur.enabled,
       };
       checkInput(next);
-      const { rows } = await pool.query<WebhookRow>(
-        `UPDATE webhooks SET name=$2, url=$3, format=$4, secret=$5, routing_key=$6, min_severity=$7, enabled=$8, updated_at=now()
-          WHERE id = $1 RETURNING ${COLS}`,
-        [
-          cur.id,
-          next.name,
-          next.url,
-          next.format,
-          next.secret,
-          next.routing_key,
-          next.min_severity,
-          next.enabled,
-        ],
-      );
-      return webhookJson(rows[0]!);
+      return webhookJson(await updateWebhook(pool, cur.id, next));
     },
   );
 
@@ -192,8 +167,8 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       },
     },
     async (req, reply) => {
-      const r = await pool.query(`DELETE FROM webhooks WHERE id = $1`, [req.params.id]);
-      if (!r.rowCount) throw notFound(`webhook ${req.params.id} does not exist`);
+      if (!(await deleteWebhook(pool, req.params.id)))
+        throw notFound(`webhook ${req.params.id} does not exist`);
       return reply.status(204).send(null);
     },
   );
@@ -242,48 +217,4 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       };
     },
   );
-}
-
-async function deliveries(
-  pool: AppContext['pool'],
-  webhookId: string,
-  f: { id?: string; limit?: number; status?: string },
-) {
-  const args: unknown[] = [webhookId];
-  let where = 'd.webhook_id = $1';
-  if (f.id) {
-    args.push(f.id);
-    where += ` AND d.id = $${args.length}`;
-  }
-  if (f.status) {
-    args.push(f.status);
-    where += ` AND d.status = $${args.length}`;
-  }
-  args.push(f.limit ?? 100);
-  const { rows } = await pool.query<
-    Omit<Delivery, 'created_at' | 'next_attempt_at' | 'delivered_at' | 'log'> & {
-      created_at: Date;
-      next_attempt_at: Date;
-      delivered_at: Date | null;
-      log: Delivery['log'];
-    }
-  >(
-    `SELECT d.id::text, d.event, d.alert_id::text, d.dedup_key, d.status, d.attempts, d.created_at, d.next_attempt_at,
-            d.delivered_at, d.last_status_code, d.last_error,
-            COALESCE((SELECT json_agg(json_build_object('at', a.at, 'status_code', a.status_code, 'error', a.error,
-                                                        'duration_ms', a.duration_ms) ORDER BY a.id)
-                        FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS log
-       FROM webhook_deliveries d WHERE ${where} ORDER BY d.id DESC LIMIT $${args.length}`,
-    args,
-  );
-  return rows.map((r) => ({
-    ...r,
-    created_at: r.created_at.toISOString(),
-    next_attempt_at: r.status === 'pending' ? r.next_attempt_at.toISOString() : null,
-    delivered_at: r.delivered_at ? r.delivered_at.toISOString() : null,
-    log: r.log.map((a) => ({
-      ...a,
-      at: new Date(a.at).toISOString(),
-    })),
-  }));
 }
