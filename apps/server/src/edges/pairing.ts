@@ -3,6 +3,7 @@ import type { View } from '@onset/contract';
 import { withTransaction, type Pool, type PoolClient } from '../db/pool.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
 import { seriesKey, type Registry } from '../otlp/registry.ts';
+import { insertMinuteHistograms } from '../otlp/histograms.ts';
 import { detectBudget } from '../config.ts';
 
 /**
@@ -246,22 +247,14 @@ async function foldAndWrite(
     }
     await registry.link([...links.values()]);
     await partitions.ensure('histograms', new Set(list.map((g) => utcDay(g.minute))));
-    await c.query(
-      `INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
-         SELECT s, r, to_timestamp(m / 1000.0), n, su, mn, mx, i::int[], k::int[]
-           FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::bigint[], $5::float8[], $6::float8[], $7::float8[],
-                       $8::text[], $9::text[]) AS u(s, r, m, n, su, mn, mx, i, k)`,
-      [
-        list.map((g) => ids.get(seriesKey(g.labels))),
-        list.map((g) => g.resource),
-        list.map((g) => g.minute),
-        list.map((g) => g.h.count),
-        list.map((g) => g.h.sum),
-        list.map((g) => g.h.min),
-        list.map((g) => g.h.max),
-        list.map((g) => `{${g.h.toSparse().idx.join(',')}}`),
-        list.map((g) => `{${g.h.toSparse().cnt.join(',')}}`),
-      ],
+    await insertMinuteHistograms(
+      c,
+      list.map((g) => ({
+        seriesId: ids.get(seriesKey(g.labels))!,
+        resourceId: g.resource,
+        minuteMs: g.minute,
+        h: g.h,
+      })),
     );
   }
 }
