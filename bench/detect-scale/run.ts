@@ -7,7 +7,7 @@
  * GET /api/v1/series with that many series. The server's peak RSS (VmHWM)
  * is compared with the documented budget (docs/deploy.md "Memory on large
  * passes"): resident baseline + ONSET_DETECT_CACHE_MB + the per-pass working
- * set (memoryBudgetMb in apps/server/src/regressions/budget.ts).
+ * set (memoryBudgetMb in apps/server/src/detection/budget.ts).
  *
  *   npm run bench:detect-scale [-- --series 100000,400000 --points 5 --calls 0.25 --slos 50]
  *
@@ -32,7 +32,7 @@ import {
   writeResult,
 } from '../lib/harness.ts';
 import { detectBudget } from '../../apps/server/src/config.ts';
-import { memoryBudgetMb } from '../../apps/server/src/regressions/budget.ts';
+import { memoryBudgetMb } from '../../apps/server/src/detection/budget.ts';
 
 const { values: args } = parseArgs({
   options: {

@@ -71,7 +71,7 @@ const N_SERIES = Number(args.series);
 const COUNTS = args.servers.split(',').map(Number);
 const ROUNDS = Number(args.rounds);
 const MIN = 60_000;
-/** Scheduled runs start this long past each minute (regressions/detect-options.ts MINUTE_LATENESS_MS). */
+/** Scheduled runs start this long past each minute (detection/detect-options.ts MINUTE_LATENESS_MS). */
 const TICK_MS = 20_000;
 const NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const PG_STATS = process.env.BENCH_PG_STATS === '1';

@@ -14,13 +14,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { detectSteps, type DetectOptions } from '@onset/core';
+import { detectOptionsFor, detectSteps, type DetectOptions } from '@onset/core';
 import { writeResult } from '../lib/harness.ts';
 import { scoreMethod, type Detection, type MethodRun, type Row, MARGIN, ASSOC } from './score.ts';
 import { generateCorpus, type SynthSeries } from './synth.ts';
 import { generateShapes } from './shapes.ts';
 import { printShapes, scoreShapes, type ShapeRow } from './shapes-score.ts';
-import { detectOptionsFor, MINUTE_LATENESS_MS, sealDelayMs } from '@onset/server/internals';
+import { MINUTE_LATENESS_MS, sealDelayMs } from '@onset/server/internals';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 

@@ -5,7 +5,7 @@
  * transient) is placed on it; a ramp should give one drift, not steps; time
  * to open is wall-clock minutes from the moment a large step began (inside
  * its minute) to the pass that opens it, under a pass schedule (see
- * apps/server/src/regressions/detect-options.ts).
+ * apps/server/src/detection/detect-options.ts).
  */
 import { burstVerdict, type StepChange, type MinutePoint } from '@onset/core';
 import { stepHeld } from '@onset/server/internals';
@@ -86,7 +86,7 @@ export function scoreShapes(
   }
 
   // Bursts of 2-8 minutes: what the server does with each step opened on one
-  // (regressions/commit.ts): alerted once it has held (stepHeld), closed as
+  // (detection/commit.ts): alerted once it has held (stepHeld), closed as
   // transient, unpaged, once it is over first (core's burstVerdict).
   {
     const ss = of('burst');

@@ -14,8 +14,7 @@
  * are held back: fitting these 13 one by one will show there.
  */
 import { parseArgs } from 'node:util';
-import { detectSteps, type DetectOptions } from '@onset/core';
-import { detectOptionsFor } from '@onset/server/internals';
+import { detectOptionsFor, detectSteps, type DetectOptions } from '@onset/core';
 import { ROOT, writeResult } from '../lib/harness.ts';
 import { cleanPredictions, coverScore, f1Score } from './metrics.ts';
 import { runRuptures, type RupturesAnswer } from './ruptures.ts';

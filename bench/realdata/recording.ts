@@ -3,12 +3,11 @@
  * anyone made (docs/detection.md "Real recordings"), stored compactly as
  * gzipped JSON. Each series keeps its labels and its points as the
  * detection pass reads them (count, p50, p99 in µs per minute, from the
- * merged per-minute histograms: regressions/points.ts readPoints).
+ * merged per-minute histograms: detection/points.ts readPoints).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { detectSteps, type MinutePoint } from '@onset/core';
-import { detectOptionsFor } from '@onset/server/internals';
+import { detectOptionsFor, detectSteps, type MinutePoint } from '@onset/core';
 
 export interface RecordedSeries {
   service: string;
@@ -53,7 +52,7 @@ export interface ReplayResult {
   minutes: number;
   /** Σ over series of the span from its first to its last minute, in days. */
   seriesDays: number;
-  /** What the pass would open: direction regression, not a transient burst (regressions/commit.ts). */
+  /** What the pass would open: direction regression, not a transient burst (detection/commit.ts). */
   regressions: Array<{ series: string; onset: string; metric: string; ratio: number }>;
   improvements: number;
 }

@@ -20,6 +20,7 @@ import { heatmapRoutes } from './series/heatmap-routes.ts';
 import { edgeRoutes } from './series/edge-routes.ts';
 import { deployRoutes } from './deploys/routes.ts';
 import { regressionRoutes } from './regressions/routes.ts';
+import { detectionRoutes } from './detection/routes.ts';
 import { verdictRoutes } from './verdicts/routes.ts';
 import { flaggerGateRoutes } from './verdicts/flagger.ts';
 import { evidenceRoutes } from './evidence/routes.ts';
@@ -156,6 +157,7 @@ async function apiRoutes(api: FastifyInstance, ctx: AppContext): Promise<void> {
   await api.register(verdictRoutes, ctx);
   await api.register(flaggerGateRoutes, ctx);
   await api.register(regressionRoutes, ctx);
+  await api.register(detectionRoutes, ctx);
   await api.register(evidenceRoutes, ctx);
   await api.register(sloRoutes, ctx);
   await api.register(sloHistoryRoutes, ctx);

@@ -57,11 +57,11 @@ export interface Config {
   ingestWriters: number;
   /** How often exemplar keep rates are re-read from the cluster's histograms; 0 = never (ONSET_EXEMPLAR_RATE_INTERVAL; otlp/exemplar-rates.ts). */
   exemplarRateIntervalMs: number;
-  /** Detection shards a new cluster is split into (ONSET_DETECT_SHARDS; regressions/shards.ts). */
+  /** Detection shards a new cluster is split into (ONSET_DETECT_SHARDS; detection/shards.ts). */
   detectShards: number;
   /** A server's shard leases lapse this long after its last renewal (ONSET_DETECT_LEASE_TTL). */
   detectLeaseTtlMs: number;
-  /** How often each server runs its scheduled detection pass, whole minutes (ONSET_DETECT_INTERVAL; regressions/tasks.ts). */
+  /** How often each server runs its scheduled detection pass, whole minutes (ONSET_DETECT_INTERVAL; detection/tasks.ts). */
   detectIntervalMs: number;
   /** Per-service deploy verdict settings (ONSET_VERDICT_SERVICES; docs/verdicts.md). */
   verdictServices: Record<string, VerdictServiceSettings>;
@@ -75,7 +75,7 @@ export interface VerdictServiceSettings {
   windowMs?: number;
 }
 
-/** Detection shards of a new cluster (ONSET_DETECT_SHARDS; regressions/shards.ts). */
+/** Detection shards of a new cluster (ONSET_DETECT_SHARDS; detection/shards.ts). */
 export const DEFAULT_DETECT_SHARDS = 64;
 
 export interface CardinalityLimits {
@@ -371,7 +371,7 @@ function positive(raw: string | undefined, dflt: number, name: string, integer: 
 }
 
 /**
- * The detection pass's memory budget (regressions/budget.ts explains it). Read
+ * The detection pass's memory budget (detection/budget.ts explains it). Read
  * at each pass, not once at startup: a test or an operator's restart of the pass
  * sees a changed variable without a new Config.
  */

@@ -5,7 +5,7 @@ import type { Partitions } from './db/partitions.ts';
 import type { Registry } from './otlp/registry.ts';
 import type { IngestStats } from './otlp/stats.ts';
 import type { IngestPipeline } from './otlp/pipeline.ts';
-import type { ShardLeases } from './regressions/shards.ts';
+import type { ShardLeases } from './detection/shards.ts';
 
 /**
  * Everything a feature plugin may need; each plugin takes what it uses. Its

@@ -13,7 +13,7 @@ import { buildApp, buildOtlpApp } from './app.ts';
 import { startScheduler, type Scheduler } from './scheduler/index.ts';
 import { runMaintenance } from './maintenance/retention.ts';
 import { startSelfTracing } from './observability/tracing.ts';
-import { ShardLeases } from './regressions/shards.ts';
+import { ShardLeases } from './detection/shards.ts';
 
 export interface RunningOnset {
   url: string;
@@ -54,7 +54,7 @@ export async function startOnset(
     config.exemplarRateIntervalMs,
     config.ingestWriters,
   );
-  // Detection shards are leased by servers that run the scheduler (regressions/shards.ts).
+  // Detection shards are leased by servers that run the scheduler (detection/shards.ts).
   const detectLeases =
     opts.scheduler !== false
       ? new ShardLeases(pool, { shards: config.detectShards, ttlMs: config.detectLeaseTtlMs })

@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import { Registry } from '../src/otlp/registry.ts';
 import { Partitions } from '../src/db/partitions.ts';
-import { runDetect } from '../src/regressions/pass.ts';
-import { cachedDetectors, runDetectionPass } from '../src/regressions/engine.ts';
+import { runDetect } from '../src/detection/pass.ts';
+import { cachedDetectors, runDetectionPass } from '../src/detection/engine.ts';
 import { DETECTOR_BYTES } from '../src/config.ts';
-import { progressOf, type PassProgress } from '../src/regressions/budget.ts';
+import { progressOf, type PassProgress } from '../src/detection/budget.ts';
 import {
   incidentTimes,
   replayIncidents,

@@ -4,7 +4,7 @@
  * two pools, as two servers would): the checkout edge's client and gap views
  * are put in shards of different passes, and the two passes together still
  * open each replayed incident once, with the edge's two views as members of
- * one regression (regressions/lock.ts: grouping commits one at a time across
+ * one regression (detection/lock.ts: grouping commits one at a time across
  * the cluster; without that lock this test opens a second checkout
  * regression). Then every shard is fed again by other engines: nothing new.
  */
@@ -20,8 +20,8 @@ import type { Regression } from '@onset/contract';
 import { createPool, type Pool } from '../src/db/pool.ts';
 import { Partitions } from '../src/db/partitions.ts';
 import { Registry } from '../src/otlp/registry.ts';
-import { runDetect } from '../src/regressions/pass.ts';
-import { runDetectionPass } from '../src/regressions/engine.ts';
+import { runDetect } from '../src/detection/pass.ts';
+import { runDetectionPass } from '../src/detection/engine.ts';
 
 let server: TestServer;
 const pools: Pool[] = [];

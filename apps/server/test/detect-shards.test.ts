@@ -22,7 +22,7 @@ import {
 } from '@onset/testkit/incidents';
 import type { Regression } from '@onset/contract';
 import { createPool, type Pool, type PoolClient } from '../src/db/pool.ts';
-import { SHARD_LOCK_CLASS } from '../src/regressions/lock.ts';
+import { SHARD_LOCK_CLASS } from '../src/detection/lock.ts';
 
 const SHARDS = 8;
 const TTL_S = 3;

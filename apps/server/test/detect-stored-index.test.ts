@@ -1,6 +1,6 @@
 /**
  * What a server keeps of its shards' checkpoints between passes
- * (regressions/stored-index.ts): a pass over shards this server fed last
+ * (detection/stored-index.ts): a pass over shards this server fed last
  * reads no checkpoint times from regress_state (only series newer than it
  * saw), and a pass over shards another server fed in between reads them
  * again, so it misses none of the series whose states that server wrote.
@@ -10,7 +10,7 @@ import { createTestDatabase } from '@onset/testkit';
 import { migrate } from '../src/db/migrate.ts';
 import { Partitions, utcDay } from '../src/db/partitions.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
-import { runDetectionPass } from '../src/regressions/engine.ts';
+import { runDetectionPass } from '../src/detection/engine.ts';
 
 const MIN = 60_000;
 const SERIES = 40;

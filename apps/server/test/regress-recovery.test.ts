@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import { Registry } from '../src/otlp/registry.ts';
 import { Partitions } from '../src/db/partitions.ts';
-import { runDetect } from '../src/regressions/pass.ts';
-import { runDetectionPass } from '../src/regressions/engine.ts';
+import { runDetect } from '../src/detection/pass.ts';
+import { runDetectionPass } from '../src/detection/engine.ts';
 import {
   incidentTimes,
   replayIncidents,

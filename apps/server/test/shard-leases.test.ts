@@ -1,5 +1,5 @@
 /**
- * Detection shard leases (regressions/shards.ts) on a real PostgreSQL:
+ * Detection shard leases (detection/shards.ts) on a real PostgreSQL:
  * servers split the shards evenly, a server that stops renewing (as after
  * SIGKILL) loses its leases within the TTL and another takes them, a server
  * that joins gets its share, and one that stops cleanly gives its shards
@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '@onset/testkit';
 import { migrate } from '../src/db/migrate.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
-import { ShardLeases, clusterShardCount } from '../src/regressions/shards.ts';
+import { ShardLeases, clusterShardCount } from '../src/detection/shards.ts';
 
 const TTL = 1500;
 const SERIES = 1000;

@@ -4,7 +4,7 @@
  *
  * Other features import the named metric they feed, e.g.
  *
- *   import { detectionPassSeconds, webhookDeliveries } from '../observability/metrics.ts';
+ *   import { detectionPassSeconds, webhookDeliveries } from './metrics.ts';
  *   const end = detectionPassSeconds.startTimer();  ...  end({ result: 'ok' });
  *   webhookDeliveries.inc({ format: 'slack', result: 'success' });
  *
@@ -39,7 +39,7 @@ export const detectionSeriesScanned = new Counter({
 
 /**
  * Series whose detection this server runs: those of the shards it leases
- * (regressions/shards.ts). Across the servers of one cluster they sum to the
+ * (detection/shards.ts). Across the servers of one cluster they sum to the
  * series count; 0 on a server without the scheduler.
  */
 export const detectionSeriesOwned = new Gauge({
@@ -48,7 +48,7 @@ export const detectionSeriesOwned = new Gauge({
   registers: [metricsRegistry],
 });
 
-/** Detection shards this server leases (regressions/shards.ts). */
+/** Detection shards this server leases (detection/shards.ts). */
 export const detectionShardsOwned = new Gauge({
   name: 'onset_detection_shards_owned',
   help: 'Detection shards this server leases',

@@ -13,12 +13,12 @@ import {
   type CohortRow,
   type Marker,
   type Suspect,
+  detectOptionsFor,
 } from '@onset/core';
 import type { PoolClient } from '../db/pool.ts';
 import { touchesSeriesSql } from '../deploys/queries.ts';
 import { happeningAt } from '../alerts/state.ts';
 import { refreshRegressionAlertIfFiring } from './alerting.ts';
-import { detectOptionsFor } from './detect-options.ts';
 import { regressionJson, writeAttribution, type RegressionRow } from './store.ts';
 
 const MIN = 60_000;

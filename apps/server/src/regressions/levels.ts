@@ -1,6 +1,6 @@
 /** Levels and ratios as a regression row stores them (ms, rounded), from the detector's µs. */
 import type { Cohort, Level } from '@onset/contract';
-import { detectOptionsFor } from './detect-options.ts';
+import { detectOptionsFor } from '@onset/core';
 
 export function level(l: { p50: number; p99: number; count: number }): Level {
   return { p50_ms: roundMs(l.p50 / 1000), p99_ms: roundMs(l.p99 / 1000), count: l.count };

@@ -8,8 +8,8 @@ import { grafanaAnnotationTasks } from '../observability/grafana-annotations.ts'
 import { Registry } from '../otlp/registry.ts';
 import { maintenanceTasks } from '../maintenance/tasks.ts';
 import { sloTasks } from '../slos/tasks.ts';
-import { regressionTasks } from '../regressions/tasks.ts';
-import { ShardLeases } from '../regressions/shards.ts';
+import { regressionTasks } from '../detection/tasks.ts';
+import { ShardLeases } from '../detection/shards.ts';
 import { webhookTasks } from '../webhooks/tasks.ts';
 import { verdictTasks } from '../verdicts/tasks.ts';
 import type { FeatureJobs } from '../context.ts';

@@ -10,12 +10,13 @@ import {
   VERDICT_DEFAULTS,
   type VerdictSeriesInput,
   type VerdictSettings,
+  detectOptionsFor,
 } from '@onset/core';
 import type { Verdict, VerdictRole, VerdictSeries } from '@onset/contract';
 import type { VerdictServiceSettings } from '../config.ts';
 import { getMarker, type MarkerRow } from '../deploys/queries.ts';
 import { pairingCursorMs } from '../edges/pairing.ts';
-import { detectOptionsFor, MINUTE_LATENESS_MS } from '../regressions/detect-options.ts';
+import { MINUTE_LATENESS_MS } from '../detection/detect-options.ts';
 import { regressionsNamingDeploy } from '../regressions/store.ts';
 import type { Pool, Queryable } from '../db/pool.ts';
 import { minuteHistograms, seriesTouchedBy, type JudgedSeries } from './read.ts';

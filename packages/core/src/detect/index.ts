@@ -9,3 +9,4 @@ export {
   type RecoveryOptions,
 } from './api.ts';
 export { burstVerdict, BURST_BACK_POINTS, BURST_MAX_POINTS, type BurstVerdict } from './burst.ts';
+export { detectOptionsFor, MIN_RATIO } from './view-options.ts';

@@ -3,7 +3,7 @@
  * agent tracing with bpftrace, a workload, and detection passes driven as the
  * production scheduler runs them, on test time (test-time.ts): a pass
  * MINUTE_LATENESS_MS past every test minute boundary m examines the minutes
- * before m (regressions/tasks.ts), through POST /api/v1/detect with `upto`.
+ * before m (detection/tasks.ts), through POST /api/v1/detect with `upto`.
  * Deploy markers go through POST /api/v1/deploys with `at`, as `onset deploy --at` sends them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

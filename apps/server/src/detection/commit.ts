@@ -18,6 +18,7 @@ import {
   stepRecovery,
   stepStrength,
   type MinutePoint,
+  detectOptionsFor,
 } from '@onset/core';
 import { transactionOn, type PoolClient } from '../db/pool.ts';
 import { happeningAt } from '../alerts/state.ts';
@@ -29,11 +30,10 @@ import {
   stepHeld,
   refreshRegressionAlertIfFiring,
   resolveRegressionAlert,
-} from './alerting.ts';
-import { attribute, attributionOf, type AttributionTarget } from './attribute.ts';
-import { detectOptionsFor } from './detect-options.ts';
+} from '../regressions/alerting.ts';
+import { attribute, attributionOf, type AttributionTarget } from '../regressions/attribute.ts';
 import { hostCpuRiseAt } from './host-cpu.ts';
-import { fmtMs, level, median, ratio, round, roundMs } from './levels.ts';
+import { fmtMs, level, median, ratio, round, roundMs } from '../regressions/levels.ts';
 import { lockRegressionCommit } from './lock.ts';
 import { countEvents } from './points.ts';
 import { readLabels, type StateCache } from './state-cache.ts';
@@ -49,7 +49,7 @@ import {
   unresolvedMembersOf,
   updateMember,
   type NearMember,
-} from './members.ts';
+} from '../regressions/members.ts';
 import {
   dueForReattribution,
   insertRegression,
@@ -58,7 +58,7 @@ import {
   regressionJson,
   updateHeadlineLevels,
   type Level,
-} from './store.ts';
+} from '../regressions/store.ts';
 import {
   HOUR_MS as HOUR,
   MINUTE_MS as MIN,

@@ -1,10 +1,8 @@
 /** How the server runs the core detector on its series. */
 import type { DetectOptions } from '@onset/core';
 
-/** Smallest step (after / before) reported as a regression. */
-export const MIN_RATIO = 1.2;
-/** Gap views (client minus server) sit near zero: compare them above a 1 ms floor (µs). */
-const GAP_FLOOR_US = 1000;
+// The per-view options (floor, MIN_RATIO) are core's detectOptionsFor: the regressions
+// lifecycle reads them too, and it does not import the pass.
 
 /**
  * Hourly screening of old history: shorter windows than the minute detector,
@@ -32,8 +30,4 @@ export const MINUTE_LATENESS_MS = 20_000;
 /** Milliseconds from a minute's end until a pass that runs `offsetMs` past each minute boundary and waits `latenessMs` has fed it. */
 export function sealDelayMs(offsetMs: number, latenessMs: number): number {
   return Math.ceil((latenessMs - offsetMs) / 60_000) * 60_000 + offsetMs;
-}
-
-export function detectOptionsFor(view: string): DetectOptions {
-  return { floor: view === 'gap' ? GAP_FLOOR_US : 0, minRatio: MIN_RATIO };
 }

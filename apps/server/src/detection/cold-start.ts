@@ -3,9 +3,15 @@
  * of minutes, and the older history screened on hourly rollups, where an
  * hourly step is re-examined on the minutes around it (zoom).
  */
-import { StepDetector, type DetectOptions, type MinutePoint } from '@onset/core';
+import {
+  detectOptionsFor,
+  MIN_RATIO,
+  StepDetector,
+  type DetectOptions,
+  type MinutePoint,
+} from '@onset/core';
 import type { PoolClient } from '../db/pool.ts';
-import { detectOptionsFor, MIN_RATIO, SCREEN_OPTIONS } from './detect-options.ts';
+import { SCREEN_OPTIONS } from './detect-options.ts';
 import { readPointWindows, readPoints } from './points.ts';
 import { readLabels, type Labels, type StateCache } from './state-cache.ts';
 import { HOUR_MS as HOUR, type BatchWork, type PassResult } from './work.ts';
