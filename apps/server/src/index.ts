@@ -21,6 +21,8 @@ export interface RunningOnset {
   config: Config;
   pool: Pool;
   app: FastifyInstance;
+  /** The series registry the app and the scheduler share (with the cardinality guard). */
+  registry: Registry;
   /** Run housekeeping now (partitions, retention, compaction). */
   maintain: () => Promise<unknown>;
   close: () => Promise<void>;
@@ -85,7 +87,14 @@ export async function startOnset(
   }
   let scheduler: Scheduler | null = null;
   if (opts.scheduler !== false)
-    scheduler = await startScheduler({ config, pool, partitions, log: app.log, detectLeases });
+    scheduler = await startScheduler({
+      config,
+      pool,
+      partitions,
+      log: app.log,
+      registry,
+      detectLeases,
+    });
 
   let closed = false;
   return {
@@ -94,6 +103,7 @@ export async function startOnset(
     config,
     pool,
     app,
+    registry,
     maintain,
     close: async () => {
       if (closed) return;

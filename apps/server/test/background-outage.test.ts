@@ -17,6 +17,7 @@ import { Partitions } from '../src/db/partitions.ts';
 import { freePort } from '../src/db/embedded.ts';
 import { isOutage } from '../src/db/availability.ts';
 import { backgroundFeatures } from '../src/scheduler/index.ts';
+import { Registry } from '../src/otlp/registry.ts';
 
 const grafana = http.createServer((_req, res) => res.end('{}'));
 afterAll(() => new Promise<void>((r) => grafana.close(() => r())));
@@ -51,7 +52,13 @@ describe('background jobs during a database outage', () => {
     const helpers = {
       addJob: () => pool.query('SELECT 1'), // queueing a follow-up needs the database too
     } as unknown as JobHelpers;
-    const features = backgroundFeatures({ config, pool, partitions: new Partitions(pool), log });
+    const features = backgroundFeatures({
+      config,
+      pool,
+      partitions: new Partitions(pool),
+      log,
+      registry: new Registry(pool),
+    });
     const tasks = features.flatMap((f) => Object.entries(f.tasks));
     const names = tasks.map(([name]) => name);
     for (const expected of [

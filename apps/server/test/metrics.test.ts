@@ -189,7 +189,7 @@ describe('GET /metrics', () => {
   });
 
   it('reports the depth of the real job queue and counts the jobs the worker runs', async () => {
-    const { pool, config, app } = server.onset;
+    const { pool, config, app, registry } = server.onset;
     let scheduler: Scheduler | undefined;
     try {
       scheduler = await startScheduler({
@@ -197,6 +197,7 @@ describe('GET /metrics', () => {
         pool,
         partitions: new Partitions(pool),
         log: app.log,
+        registry,
       });
       const before = await scrape();
       expect(valueOf(before, 'onset_queue_depth_up')).toBe(1);

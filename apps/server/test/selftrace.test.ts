@@ -103,12 +103,13 @@ describe('self-tracing with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   });
 
   it('exports a span for each background job the worker runs', async () => {
-    const { pool, config, app } = traced.onset;
+    const { pool, config, app, registry } = traced.onset;
     const scheduler = await startScheduler({
       config,
       pool,
       partitions: new Partitions(pool),
       log: app.log,
+      registry,
     });
     try {
       await pool.query(`SELECT graphile_worker.add_job('maintenance', '{}'::json)`);

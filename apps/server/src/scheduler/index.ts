@@ -5,7 +5,7 @@ import type { Pool } from '../db/pool.ts';
 import type { Partitions } from '../db/partitions.ts';
 import { observeJobs } from '../observability/jobs.ts';
 import { grafanaAnnotationTasks } from '../observability/grafana-annotations.ts';
-import { Registry } from '../otlp/registry.ts';
+import type { Registry } from '../otlp/registry.ts';
 import { maintenanceTasks } from '../maintenance/tasks.ts';
 import { sloTasks } from '../slos/tasks.ts';
 import { regressionTasks } from '../detection/tasks.ts';
@@ -28,6 +28,11 @@ export interface SchedulerDeps {
   pool: Pool;
   partitions: Partitions;
   log: FastifyBaseLogger;
+  /**
+   * The server's series registry (AppContext's, with the cardinality guard): edge pairing in the
+   * detection pass registers series through it, under the same limits as ingest.
+   */
+  registry: Registry;
   /** This server's detection shards (made here when absent). */
   detectLeases?: ShardLeases;
 }
@@ -62,8 +67,7 @@ function everyMinuteJobs(crontab: string): Array<{ task: string; jobKey: string 
  */
 /** Every periodic job of every feature, composed here and nowhere else. */
 export function backgroundFeatures(deps: SchedulerDeps): FeatureJobs[] {
-  const { config, pool, partitions, log } = deps;
-  const registry = new Registry(pool);
+  const { config, pool, partitions, log, registry } = deps;
   const leases =
     deps.detectLeases ??
     new ShardLeases(pool, { shards: config.detectShards, ttlMs: config.detectLeaseTtlMs });
