@@ -3,7 +3,7 @@
  * apps/server/src is read, and a write (INSERT / UPDATE / DELETE / COPY ...
  * FROM / TRUNCATE / MERGE / ALTER / DROP / PARTITION OF) of a table from a
  * file outside the table's owning folder (apps/server/src/db/owners.ts) fails,
- * naming the file, the table and its owner. No database: it reads sources.
+ * naming the file, the table and its owner (.ts and .mjs sources). No database: it reads sources.
  */
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -20,7 +20,7 @@ function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
     const p = path.join(dir, n);
     if (statSync(p).isDirectory()) return tsFiles(p);
-    return /\.(ts|mts)$/.test(n) && !n.endsWith('.d.ts') ? [p] : [];
+    return /\.(ts|mts|js|mjs)$/.test(n) && !n.endsWith('.d.ts') ? [p] : [];
   });
 }
 
