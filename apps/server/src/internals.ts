@@ -6,7 +6,7 @@
 export { createPool, type Pool } from './db/pool.ts';
 export { migrate } from './db/migrate.ts';
 export { Partitions, utcDay } from './db/partitions.ts';
-export { compactHistograms } from './maintenance/retention.ts';
+export { compactHistograms } from './otlp/compact.ts';
 export { MINUTE_LATENESS_MS, sealDelayMs } from './detection/detect-options.ts';
 export { readPoints } from './detection/points.ts';
 export { stepHeld } from './regressions/alerting.ts';

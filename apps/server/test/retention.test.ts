@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import { Partitions, utcDay } from '../src/db/partitions.ts';
-import { compactHistograms } from '../src/maintenance/retention.ts';
+import { compactHistograms } from '../src/otlp/compact.ts';
 
 let server: TestServer;
 beforeAll(async () => {

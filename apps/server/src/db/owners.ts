@@ -32,15 +32,8 @@ export const TABLE_OWNERS = {
   metric_streams: { owner: 'otlp' },
   observations: { owner: 'otlp', alsoWrittenBy: { db: PARTITIONS } },
   span_durations: { owner: 'otlp', alsoWrittenBy: { db: PARTITIONS } },
-  histograms: {
-    owner: 'otlp',
-    alsoWrittenBy: {
-      db: PARTITIONS,
-      maintenance:
-        'compaction rewrites a minute of histogram rows as one row (the same counts) and drops old days: retention, a maintenance job',
-    },
-  },
-  histograms_hourly: { owner: 'maintenance', alsoWrittenBy: { db: PARTITIONS } },
+  histograms: { owner: 'otlp', alsoWrittenBy: { db: PARTITIONS } },
+  histograms_hourly: { owner: 'otlp', alsoWrittenBy: { db: PARTITIONS } },
   pairing_state: { owner: 'edges' },
   deploys: { owner: 'deploys' },
   deploy_inference_values: { owner: 'deploys' },
