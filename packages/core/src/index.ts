@@ -8,5 +8,6 @@ export * from './attribution/index.ts';
 export * from './hints/index.ts';
 export * from './edges.ts';
 export * from './incidents.ts';
+export * from './decide-step.ts';
 export * from './host-contention.ts';
 export * from './verdict/index.ts';

@@ -8,16 +8,15 @@
 import { storeRegressionHints } from '../evidence/evidence.ts';
 import {
   burstVerdict,
-  growsIncident,
+  decideStep,
   INCIDENT_GROWTH_MS,
   INCIDENT_ROLLOUT_GROWTH_MS,
   INCIDENT_WINDOW_MAX_MS,
-  mayGrowByRollout,
   rolloutOf,
-  sameIncident,
   stepRecovery,
   stepStrength,
   type MinutePoint,
+  type StepFacts,
   detectOptionsFor,
 } from '@onset/core';
 import { transactionOn, type PoolClient } from '../db/pool.ts';
@@ -88,24 +87,14 @@ export async function commit(
 ): Promise<void> {
   await transactionOn(c, async (c) => {
     const touched = new Set<number>([...work.fed.keys()]);
+    const steps = await openRegressions(c, work.events, H, now, result);
+    for (const id of steps.series) touched.add(id);
     // New regressions get their alert after the update below, which may find them already over.
-    const pendingAlerts = new Set<string>();
-    // Regressions whose headline a joining member took: their firing alert is refreshed (not re-paged).
-    const newHeadlines = new Set<string>();
-    const opened = await openRegressions(
-      c,
-      work.events,
-      H,
-      now,
-      result,
-      pendingAlerts,
-      newHeadlines,
-    );
-    for (const id of opened) touched.add(id);
     const updated = touched.size
-      ? await updateOpen(cache, c, [...touched], work.fed, H, now, result, pendingAlerts)
+      ? await updateOpen(cache, c, [...touched], work.fed, H, now, result, steps.opened)
       : false;
-    for (const id of newHeadlines) {
+    // Regressions whose headline a joining member took: their firing alert is refreshed (not re-paged).
+    for (const id of steps.newHeadlines) {
       const row = await regressionById(c, id, { unresolved: true });
       if (row)
         await refreshRegressionAlertIfFiring(c, regressionJson(row), { now: happeningAt(now) });
@@ -142,14 +131,13 @@ async function openRegressions(
   H: number,
   now: number,
   result: PassResult,
-  pendingAlerts: Set<string>,
-  newHeadlines: Set<string>,
-): Promise<number[]> {
+): Promise<OpenedSteps> {
+  const out: OpenedSteps = { series: [], opened: [], newHeadlines: [] };
   // A burst confirmed after it had ended (shape 'transient') is not a regression to open.
   const ups = events.filter(
     (e) => e.change.direction === 'regression' && (e.change.shape ?? 'step') !== 'transient',
   );
-  if (!ups.length) return [];
+  if (!ups.length) return out;
   // Grouping must see the steps other servers' shards committed: their writes and ours go one at a time.
   await lockRegressionCommit(c);
   const ids = [...new Set(ups.map((e) => e.seriesId))];
@@ -162,23 +150,47 @@ async function openRegressions(
       Math.max(INCIDENT_WINDOW_MAX_MS, INCIDENT_GROWTH_MS, INCIDENT_ROLLOUT_GROWTH_MS),
     Math.max(...onsets) + INCIDENT_WINDOW_MAX_MS,
   );
-  const seriesOpened: number[] = [];
   for (const e of ups) {
     const ch = e.change;
     const unc = ch.onsetUncertaintyPoints * MIN;
-    const dup = existing.find(
-      (r) =>
-        r.series_id === e.seriesId &&
-        Math.abs(r.onset.getTime() - ch.t) <= Math.max(10 * MIN, 3 * Math.max(unc, r.unc)),
-    );
-    if (dup) continue;
     const labels = labelsOf.get(e.seriesId);
     if (!labels) continue; // the series was deleted meanwhile
-    // A host's own resources (stolen CPU, …) are context for other series' steps, never a regression.
-    if (labels.op === 'host') continue;
     const floor = detectOptionsFor(labels.view).floor ?? 0;
     const before = level(ch.before);
     const after = level(ch.after);
+    const ratioP50 = ratio(before.p50_ms, after.p50_ms, floor / 1000);
+    const ratioP99 = ratio(before.p99_ms, after.p99_ms, floor / 1000);
+    const member: NearMember = {
+      regression_id: '',
+      open: true,
+      seriesId: String(e.seriesId),
+      headline: false,
+      ...labels,
+      onsetMs: ch.t,
+      uncertaintyMs: unc,
+      ratio_p50: ratioP50,
+      ratio_p99: ratioP99,
+      rollout: null,
+    };
+    const target = stepTarget(e.seriesId, labels, ch, unc);
+    let hosts: string[] | undefined;
+    const hostsOf = async () =>
+      (hosts ??= await hostsReporting(c, e.seriesId, ch.t, Math.min(H, ch.t + MEMBER_HOSTS_MS)));
+    // Core's decideStep decides; the facts that cost a query are looked up when it asks for them.
+    const facts: StepFacts<NearMember> = { step: member, known: existing, near };
+    let decision = decideStep(facts);
+    for (; decision.kind === 'need'; decision = decideStep(facts)) {
+      if (decision.fact === 'rollout') {
+        const { suspects } = await attributionOf(c, target, H);
+        facts.rollout = rolloutOf(suspects[0]);
+      } else facts.hostContention = await heldForHostCpu(c, target, await hostsOf(), H, result);
+    }
+    if (decision.kind === 'duplicate' || decision.kind === 'host-resource') continue;
+    if (decision.kind === 'hold') {
+      result.regressions.held++;
+      continue;
+    }
+    if (facts.rollout !== undefined) member.rollout = facts.rollout;
     after.count = await countEvents(c, e.seriesId, ch.t, H);
     const step = {
       seriesId: e.seriesId,
@@ -189,44 +201,16 @@ async function openRegressions(
       confidence: round(ch.confidence, 6),
       before,
       after,
-      ratioP50: ratio(before.p50_ms, after.p50_ms, floor / 1000),
-      ratioP99: ratio(before.p99_ms, after.p99_ms, floor / 1000),
+      ratioP50,
+      ratioP99,
       afterThroughMs: H,
     };
-    const member: NearMember = {
-      regression_id: '',
-      open: true,
-      seriesId: String(e.seriesId),
-      headline: false,
-      ...labels,
-      onsetMs: ch.t,
-      uncertaintyMs: unc,
-      ratio_p50: step.ratioP50,
-      ratio_p99: step.ratioP99,
-      rollout: null,
-    };
-    const hosts = await hostsReporting(c, e.seriesId, ch.t, Math.min(H, ch.t + MEMBER_HOSTS_MS));
-    const nearest = (ms: NearMember[]) =>
-      ms.sort((x, y) => Math.abs(x.onsetMs - ch.t) - Math.abs(y.onsetMs - ch.t))[0];
-    let incident = nearest(
-      near.filter((m) => sameIncident(m, member) || (m.open && growsIncident(m, member))),
-    );
-    if (!incident && near.some((m) => m.open && mayGrowByRollout(m, member))) {
-      // Hours after a canary: its later wave is known by its suspect, the same rollout.
-      const { suspects } = await attributionOf(c, stepTarget(e.seriesId, labels, ch, unc), H);
-      member.rollout = rolloutOf(suspects[0]);
-      incident = nearest(near.filter((m) => m.open && growsIncident(m, member)));
-    }
-    const target = stepTarget(e.seriesId, labels, ch, unc);
-    if (!incident && (await heldForHostCpu(c, target, hosts, H, result))) {
-      result.regressions.held++;
-      continue;
-    }
+    const stepHosts = await hostsOf();
     existing.push({ series_id: e.seriesId, onset: new Date(ch.t), unc });
-    seriesOpened.push(e.seriesId);
-    if (incident) {
-      const id = incident.regression_id;
-      await insertMember(c, { ...step, regressionId: id, hosts, headline: false });
+    out.series.push(e.seriesId);
+    if (decision.kind === 'join') {
+      const id = decision.incident.regression_id;
+      await insertMember(c, { ...step, regressionId: id, hosts: stepHosts, headline: false });
       near.push({ ...member, regression_id: id });
       const headline = await headlineRatios(c, id);
       if (!headline || stepStrength(member) > stepStrength(headline)) {
@@ -238,14 +222,14 @@ async function openRegressions(
           for (const m of near) if (m.regression_id === id) m.rollout = rolloutOf(suspects[0]);
           await storeRegressionHints(c, row, H);
           // A changed headline refreshes a firing alert once the batch's levels are in; it never pages again.
-          if (!pendingAlerts.has(id)) newHeadlines.add(id);
+          if (!out.opened.includes(id) && !out.newHeadlines.includes(id)) out.newHeadlines.push(id);
         }
       }
       result.regressions.grouped++;
       continue;
     }
     const row = await insertRegression(c, step);
-    await insertMember(c, { ...step, regressionId: row.id, hosts, headline: true });
+    await insertMember(c, { ...step, regressionId: row.id, hosts: stepHosts, headline: true });
     const { suspects } = await attribute(c, row, H, now, { alert: false });
     near.push({
       ...member,
@@ -257,9 +241,19 @@ async function openRegressions(
     await storeRegressionHints(c, row, H);
     result.regressions.opened++;
     regressionsDetected.inc({ op: labels.op, view: labels.view });
-    pendingAlerts.add(row.id);
+    out.opened.push(row.id);
   }
-  return seriesOpened;
+  return out;
+}
+
+/** What a batch's new steps did: the series they were on, and what is left to alert. */
+interface OpenedSteps {
+  /** Series whose step opened or joined a regression (their members are updated next). */
+  series: number[];
+  /** Regressions opened: each is paged once the update finds its step held (or at once). */
+  opened: string[];
+  /** Regressions (not opened in this batch) whose headline a joining member took. */
+  newHeadlines: string[];
 }
 
 /** What attribution needs of a step not opened yet (a regression row has the same fields). */
@@ -324,8 +318,10 @@ async function updateOpen(
   H: number,
   now: number,
   result: PassResult,
-  pendingAlerts: Set<string>,
+  opened: readonly string[],
 ): Promise<boolean> {
+  // Opened in this batch and not alerted yet.
+  const pendingAlerts = new Set(opened);
   const incidents = new Set<string>();
   // Incidents with a member closed as a burst in this pass (labelled transient if they resolve unpaged).
   const bursts = new Set<string>();

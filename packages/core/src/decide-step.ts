@@ -1,0 +1,94 @@
+/**
+ * What a newly detected step does to the regressions (the server's commit step
+ * applies it): a duplicate of a step already known on its series is left
+ * alone; a step on a host's own resources is context, never a regression; a
+ * step of an incident already found (sameIncident, or growing an open one:
+ * growsIncident) joins its regression; else it opens one, unless its hosts
+ * lost CPU to the hypervisor and no deploy explains it (held).
+ *
+ * Pure, and asked again as facts arrive: two facts cost a query, so the
+ * decision names the one it needs (`need`) and the caller looks it up and
+ * asks again with it.
+ */
+import {
+  growsIncident,
+  mayGrowByRollout,
+  sameIncident,
+  type IncidentMember,
+  type RolloutRef,
+} from './incidents.ts';
+
+const MIN = 60_000;
+
+/** A step already known on a series (any status). */
+export interface KnownOnset {
+  series_id: number;
+  onset: Date;
+  /** Its onset uncertainty, ms. */
+  unc: number;
+}
+
+/** A member of a regression near the step's onset, as grouping sees it. */
+export interface NearIncidentMember extends IncidentMember {
+  regression_id: string;
+  /** Open or acknowledged (else resolved by a person). */
+  open: boolean;
+}
+
+export interface StepFacts<M extends NearIncidentMember> {
+  /** The step, as a member would be (seriesId, labels, onset, uncertainty, ratios). */
+  step: IncidentMember & { seriesId: string };
+  /** Steps known on the step's series and its batch's others. */
+  known: readonly KnownOnset[];
+  /** Members of regressions around the onset. */
+  near: readonly M[];
+  /** The step's own top suspect's rollout, once looked up (undefined: not yet). */
+  rollout?: RolloutRef | null;
+  /** Whether its hosts lost CPU at the onset with no suspect to explain it, once looked up. */
+  hostContention?: boolean;
+}
+
+export type StepDecision<M extends NearIncidentMember> =
+  | { kind: 'duplicate' }
+  | { kind: 'host-resource' }
+  | { kind: 'need'; fact: 'rollout' | 'hostContention' }
+  | { kind: 'join'; incident: M }
+  | { kind: 'hold' }
+  | { kind: 'open' };
+
+/** The same step again: same series, onsets within 10 min or 3 × the larger uncertainty. */
+export function isDuplicateStep(
+  known: readonly KnownOnset[],
+  seriesId: number,
+  onsetMs: number,
+  uncertaintyMs: number,
+): boolean {
+  return known.some(
+    (r) =>
+      r.series_id === seriesId &&
+      Math.abs(r.onset.getTime() - onsetMs) <=
+        Math.max(10 * MIN, 3 * Math.max(uncertaintyMs, r.unc)),
+  );
+}
+
+export function decideStep<M extends NearIncidentMember>(f: StepFacts<M>): StepDecision<M> {
+  const { step } = f;
+  if (isDuplicateStep(f.known, Number(step.seriesId), step.onsetMs, step.uncertaintyMs))
+    return { kind: 'duplicate' };
+  // A host's own resources (stolen CPU, …) are context for other series' steps, never a regression.
+  if (step.op === 'host') return { kind: 'host-resource' };
+  const nearest = (ms: M[]) =>
+    ms.sort((x, y) => Math.abs(x.onsetMs - step.onsetMs) - Math.abs(y.onsetMs - step.onsetMs))[0];
+  let incident = nearest(
+    f.near.filter((m) => sameIncident(m, step) || (m.open && growsIncident(m, step))),
+  );
+  if (!incident && f.near.some((m) => m.open && mayGrowByRollout(m, step))) {
+    // Hours after a canary: its later wave is known by its suspect, the same rollout.
+    if (f.rollout === undefined) return { kind: 'need', fact: 'rollout' };
+    const later = { ...step, rollout: f.rollout };
+    incident = nearest(f.near.filter((m) => m.open && growsIncident(m, later)));
+  }
+  if (incident) return { kind: 'join', incident };
+  if (f.hostContention === undefined) return { kind: 'need', fact: 'hostContention' };
+  return f.hostContention ? { kind: 'hold' } : { kind: 'open' };
+}
