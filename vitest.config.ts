@@ -14,7 +14,13 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'onset',
-          include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'e2e/**/*.test.ts'],
+          include: [
+            'packages/*/test/**/*.test.ts',
+            'apps/*/test/**/*.test.ts',
+            // The web's data modules keep their tests beside them.
+            'apps/web/src/**/*.test.ts',
+            'e2e/**/*.test.ts',
+          ],
           exclude: ['apps/server/test/citus/**', '**/node_modules/**'],
           globalSetup: ['packages/testkit/src/global-setup.ts'],
         },
