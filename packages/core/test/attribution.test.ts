@@ -85,6 +85,13 @@ describe('timeFit', () => {
 });
 
 describe('rankSuspects', () => {
+  it("counts the rollout's hosts that feed this series apart from other services' hosts", () => {
+    const wide = marker({ ...kernel, hosts: ['b', 'z', 'y'] });
+    const [s] = rankSuspects([wide], input());
+    expect(s!.hosts).toEqual(['b', 'y', 'z']);
+    expect(s!.series_hosts).toBe(1);
+  });
+
   it('ranks by time, scope and specificity, drops markers out of scope, and explains each', () => {
     // The neighbour (another service's config change on a shared host) is no suspect
     // without evidence: sharing a host says nothing (it used to score 0.3).
@@ -99,6 +106,7 @@ describe('rankSuspects', () => {
     );
     expect(s[0]!.coverage).toEqual({ covered: 1, regressed: 2 });
     expect(s[0]!.deploy_ids).toEqual(['1']);
+    expect(s[0]!.series_hosts).toBe(1);
     expect(s[0]!.at).toBe(new Date(ONSET - 2 * MIN).toISOString());
   });
 

@@ -74,7 +74,9 @@ export function SuspectList({
  */
 export function SuspectHosts({ suspect: s, max = 3 }: { suspect: Suspect; max?: number }) {
   const [open, setOpen] = useState(false);
-  const hosts = s.hosts;
+  // Only the hosts feeding this series are named; other services' hosts are a count.
+  const hosts = s.hosts.slice(0, s.series_hosts ?? s.hosts.length);
+  const others = s.hosts.length - hosts.length;
   const shown = open ? hosts : hosts.slice(0, max);
   const covered = s.coverage?.covered ?? 0;
   return (
@@ -86,7 +88,7 @@ export function SuspectHosts({ suspect: s, max = 3 }: { suspect: Suspect; max?: 
         </span>
       ) : null}
       {s.coverage ? ' · ' : ''}
-      {hosts.length === 1 ? 'host ' : 'hosts '}
+      {hosts.length ? (hosts.length === 1 ? 'host ' : 'hosts ') : ''}
       {shown.map((h, i) => (
         <span key={h}>
           {i ? ', ' : ''}
@@ -106,6 +108,13 @@ export function SuspectHosts({ suspect: s, max = 3 }: { suspect: Suspect; max?: 
           </button>
         </>
       ) : null}
+      {others > 0 ? (
+        <span className="muted">
+          {hosts.length ? ' and ' : ''}
+          {others} {hosts.length ? 'other ' : ''}
+          {others === 1 ? 'host' : 'hosts'} of other services
+        </span>
+      ) : null}
     </div>
   );
 }
@@ -118,7 +127,9 @@ export function suspectText(s: Suspect, d?: Deploy): string {
     commit: d?.commit ?? null,
   });
   // A long host list is the expandable line below the reason, not the title.
-  const hosts = s.hosts?.length ? s.hosts : (d?.hosts ?? []);
+  const hosts = s.hosts?.length
+    ? s.hosts.slice(0, s.series_hosts ?? s.hosts.length)
+    : (d?.hosts ?? []);
   const where =
     s.service ?? d?.service ?? (hosts.length > 3 ? `${hosts.length} hosts` : hostsText(hosts));
   return [where, v].filter(Boolean).join(' ');

@@ -48,6 +48,13 @@ export const Suspect = Type.Object({
       Type.Null(),
     ]),
   ),
+  series_hosts: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        "how many of hosts (the first ones) feed this series; the rest are other services' hosts",
+    }),
+  ),
   at: Type.String({ description: 'when the rollout reached the regressed hosts (best fit)' }),
   source: Type.String({ description: 'api | inferred' }),
   commit: NStr,

@@ -86,6 +86,8 @@ export type Suspect = {
   hosts: string[];
   /** Regressed hosts the rollout touched (the first `covered` of `hosts`); null for a marker without hosts. */
   coverage: Coverage | null;
+  /** How many of `hosts` (the first ones) feed this series; the rest are other services' hosts. */
+  series_hosts: number;
   at: string;
   source: string;
   commit: string | null;
@@ -197,13 +199,15 @@ function orderHosts(
   r: Rollout,
   regressed: readonly string[],
   seriesHosts: ReadonlySet<string>,
-): { hosts: string[]; coverage: Coverage | null } {
+): { hosts: string[]; coverage: Coverage | null; inSeries: number } {
   const reg = new Set(regressed);
   const rank = (h: string) => (reg.has(h) ? 0 : seriesHosts.has(h) ? 1 : 2);
   const hosts = [...r.hosts].sort((x, y) => rank(x) - rank(y) || x.localeCompare(y));
-  if (!hosts.length || !reg.size) return { hosts, coverage: null };
+  const inSeries = hosts.filter((h) => rank(h) < 2).length;
+  if (!hosts.length || !reg.size) return { hosts, coverage: null, inSeries };
   return {
     hosts,
+    inSeries,
     coverage: { covered: hosts.filter((h) => reg.has(h)).length, regressed: reg.size },
   };
 }
@@ -415,7 +419,7 @@ export function rankSuspects(markers: readonly Marker[], a: AttributionInput): S
   const seriesHosts = new Set(a.hosts);
   const out: Array<{ suspect: Suspect; raw: number }> = [];
   for (const r of rollouts(markers)) {
-    const { hosts, coverage } = orderHosts(r, regressed, seriesHosts);
+    const { hosts, coverage, inSeries } = orderHosts(r, regressed, seriesHosts);
     const scope = scopeOf(r, hosts, a, regressed);
     if (!scope) continue;
     const atMs = bestTime(r, a, regressed);
@@ -453,6 +457,7 @@ export function rankSuspects(markers: readonly Marker[], a: AttributionInput): S
       to_version: m.to_version,
       hosts,
       coverage,
+      series_hosts: inSeries,
       at: new Date(atMs).toISOString(),
       source: m.source,
       commit: m.commit,

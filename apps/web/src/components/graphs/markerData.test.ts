@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stackChips, toMarkers, versionText, deployTitle } from './markerData.ts';
+import { stackChips, toMarkers, versionText, deployTitle, suspectHostsText } from './markerData.ts';
 import type { Deploy } from '@onset/contract';
 import { deployOf } from '../../../test/fixtures.ts';
 
@@ -34,6 +34,33 @@ describe('deploy markers', () => {
     expect(top.reason).toMatch(/callee/);
     expect(top.label).toBe('dependency hyper 0.12.35 → 0.13.1');
     expect(ms.find((m) => m.id === '3')!.suspectRank).toBe(2);
+  });
+
+  it("draws one suspect's rollout as one chip listing only the hosts of this series", () => {
+    const k = { kind: 'kernel', to_version: '4.15' } as const;
+    const ms = toMarkers(
+      [
+        d('5', T0 + 10, { ...k, hosts: ['node-3', 'node-4'] }),
+        d('6', T0 + 20, { ...k, hosts: ['node-3', 'node-4', 'db-1', 'db-2'], source: 'inferred' }),
+        d('7', T0 + 30, { hosts: ['db-1'] }),
+      ],
+      { fromMs: T0, toMs: T0 + 100 },
+      [
+        {
+          deploy_id: '5',
+          deploy_ids: ['5', '6'],
+          hosts: ['node-3', 'node-4', 'db-1', 'db-2'],
+          series_hosts: 2,
+        },
+      ],
+    );
+    expect(ms.map((m) => m.id)).toEqual(['7', '5']);
+    expect(ms[1]!.title).toBe('kernel 4.15 (node-3, node-4 and 2 other hosts of other services)');
+    expect(ms[0]!.title).toBe('code (db-1)');
+    expect(suspectHostsText({ hosts: ['x', 'y'], series_hosts: 0 })).toBe(
+      '2 hosts of other services',
+    );
+    expect(suspectHostsText({ hosts: ['a', 'x'] })).toBe('a, x');
   });
 
   it('describes versions and where a change happened', () => {

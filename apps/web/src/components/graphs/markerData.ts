@@ -3,7 +3,7 @@
  * each says in one short line, and which is the top suspect. Pure.
  * Descriptions come from CI and are only ever rendered as text.
  */
-import type { Deploy } from '@onset/contract';
+import type { Deploy, Suspect } from '@onset/contract';
 
 export interface ChartMarker {
   id: string;
@@ -41,8 +41,9 @@ export function versionText(
   return parts.join(' ');
 }
 
-export function deployTitle(d: Deploy): string {
-  const where = [d.service, d.hosts && d.hosts.length ? hostsText(d.hosts) : null]
+/** `hosts` text given once computed (a suspect's hosts of this series), else the marker's own hosts. */
+export function deployTitle(d: Deploy, hosts?: string): string {
+  const where = [d.service, hosts ?? (d.hosts && d.hosts.length ? hostsText(d.hosts) : null)]
     .filter(Boolean)
     .join(' on ');
   const what = versionText(d);
@@ -54,31 +55,68 @@ export function hostsText(hosts: readonly string[], max = 3): string {
   return `${hosts.slice(0, max).join(', ')} +${hosts.length - max} more`;
 }
 
+/**
+ * A suspect's hosts as the server counted them for this series: the ones feeding it (the
+ * first `series_hosts`), then how many belong to other services. "node-3, node-4 and 2 other
+ * hosts of other services".
+ */
+export function suspectHostsText(
+  s: Pick<Suspect, 'hosts'> & Partial<Pick<Suspect, 'series_hosts'>>,
+  max = 3,
+): string {
+  const n = s.series_hosts ?? s.hosts.length;
+  const own = hostsText(s.hosts.slice(0, n), max);
+  const other = s.hosts.length - n;
+  if (other <= 0) return own;
+  const noun = other === 1 ? 'host' : 'hosts';
+  return own
+    ? `${own} and ${other} other ${noun} of other services`
+    : `${other} ${noun} of other services`;
+}
+
+type SuspectRef = Pick<Suspect, 'deploy_id'> &
+  Partial<Pick<Suspect, 'reason' | 'deploy_ids' | 'hosts' | 'series_hosts'>>;
+
+/**
+ * One chip per deploy marker, except that the markers of one suspect's rollout (the server's
+ * `deploy_ids`: posted per host, inferred) are one chip, named after the suspect's marker and
+ * listing the suspect's hosts of this series.
+ */
 export function toMarkers(
   deploys: readonly Deploy[],
   range: { fromMs: number; toMs: number },
-  suspects: ReadonlyArray<{ deploy_id: string; reason?: string }> = [],
+  suspects: readonly SuspectRef[] = [],
 ): ChartMarker[] {
-  const rank = new Map<string, { rank: number; reason?: string }>();
+  const rank = new Map<string, { rank: number; suspect: SuspectRef }>();
   suspects.forEach((s, i) => {
-    if (!rank.has(String(s.deploy_id)))
-      rank.set(String(s.deploy_id), { rank: i + 1, reason: s.reason });
+    for (const id of [s.deploy_id, ...(s.deploy_ids ?? [])])
+      if (!rank.has(String(id))) rank.set(String(id), { rank: i + 1, suspect: s });
   });
+  // The marker each suspect's chip is drawn at: its named marker, else any of its rollout's.
+  const drawnAt = new Map<number, string>();
+  for (const d of deploys) {
+    const r = rank.get(String(d.id));
+    if (!r) continue;
+    const named = String(d.id) === String(r.suspect.deploy_id);
+    if (named || !drawnAt.has(r.rank)) drawnAt.set(r.rank, String(d.id));
+  }
   const out: ChartMarker[] = [];
   for (const d of deploys) {
     const t = Date.parse(d.at);
     if (!(t >= range.fromMs && t <= range.toMs)) continue;
     const r = rank.get(String(d.id));
+    if (r && drawnAt.get(r.rank) !== String(d.id)) continue;
     const v = versionText(d);
+    const hosts = r?.suspect.hosts?.length ? suspectHostsText(r.suspect as Suspect) : undefined;
     out.push({
       id: String(d.id),
       t: t / 1000,
       kind: d.kind,
       label: v ? `${d.kind} ${v}` : d.kind,
-      title: deployTitle(d),
+      title: deployTitle(d, hosts),
       description: d.description ?? null,
       suspectRank: r?.rank ?? 0,
-      reason: r?.reason,
+      reason: r?.suspect.reason,
     });
   }
   // Suspects last so they draw on top.
