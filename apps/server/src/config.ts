@@ -37,6 +37,8 @@ export interface Config {
   dbRetryMaxMs: number;
   /** Citus: `auto` distributes when the database has the extension, `citus` creates it, `off` never (ONSET_DISTRIBUTED; db/citus.ts). */
   distributed: 'auto' | 'citus' | 'off';
+  /** Citus: the pool's sessions set citus.max_cached_conns_per_worker to this; 0 leaves the database's (ONSET_CITUS_CACHED_CONNS; db/pool.ts). */
+  citusCachedConns: number;
   /** Link for evidence spans, e.g. http://jaeger:16686/trace/{trace_id} (ONSET_TRACE_URL_TEMPLATE). */
   traceUrlTemplate: string | undefined;
   /** Port of the embedded PostgreSQL (unset: a free one); the supervisor keeps it across restarts. */
@@ -175,6 +177,7 @@ export const ServerEnv = z.object({
   ONSET_DISTRIBUTED: z
     .enum(['auto', 'citus', 'off'], { error: 'must be auto, citus or off' })
     .default('auto'),
+  ONSET_CITUS_CACHED_CONNS: envInt(8),
   ONSET_TRACE_URL_TEMPLATE: optionalString,
   ONSET_EMBEDDED_PG_PORT: envInt(0),
   ONSET_AGENT: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
@@ -300,6 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     grafanaToken: e.GRAFANA_TOKEN,
     dbRetryMaxMs: e.ONSET_DB_RETRY_MAX,
     distributed: e.ONSET_DISTRIBUTED,
+    citusCachedConns: e.ONSET_CITUS_CACHED_CONNS,
     traceUrlTemplate: e.ONSET_TRACE_URL_TEMPLATE,
     embeddedPgPort: e.ONSET_EMBEDDED_PG_PORT || undefined,
     withAgent: e.ONSET_AGENT === 'on',

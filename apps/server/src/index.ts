@@ -44,7 +44,9 @@ export async function startOnset(
   const citus = await prepareCitus(config.databaseUrl, config.distributed);
   await migrate(config.databaseUrl);
   if (citus) await distributeTables(config.databaseUrl);
-  const pool = createPool(config.databaseUrl);
+  const pool = createPool(config.databaseUrl, 20, {
+    citusCachedConns: citus ? config.citusCachedConns : 0,
+  });
   const partitions = new Partitions(pool);
   const guard = new CardinalityGuard(config.cardinality, pool);
   await guard.reload();

@@ -18,8 +18,27 @@ export type PoolClient = pg.PoolClient;
 /** Either the pool (each query on its own) or a client inside a transaction: what store functions take. */
 export type Queryable = Pool | PoolClient;
 
-export function createPool(url: string, max = 20): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5000 });
+/**
+ * `citusCachedConns` (on a Citus coordinator only): each session of the pool sets
+ * `citus.max_cached_conns_per_worker` to it, so the coordinator keeps that many connections to
+ * each worker between transactions instead of opening new ones for nearly every ingest
+ * transaction (docs/citus.md). The setting is user-settable; a session's value wins over
+ * `ALTER DATABASE … SET`.
+ */
+export function createPool(
+  url: string,
+  max = 20,
+  opts: { citusCachedConns?: number } = {},
+): pg.Pool {
+  const options = opts.citusCachedConns
+    ? `-c citus.max_cached_conns_per_worker=${Math.trunc(opts.citusCachedConns)}`
+    : undefined;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 5000,
+    ...(options ? { options } : {}),
+  });
   // A client erroring (e.g. the database restarting) must not crash the process: idle ones
   // emit on the pool, checked-out ones on themselves (the query in flight gets the error).
   pool.on('error', () => {});

@@ -60,6 +60,18 @@ describe.skipIf(missing)(
       expect(jobs).toEqual([]);
     });
 
+    it("keeps 8 connections per worker cached in the pool's sessions (ONSET_CITUS_CACHED_CONNS)", async () => {
+      const { rows } = await server.onset.pool.query<{ v: string }>(
+        `SELECT current_setting('citus.max_cached_conns_per_worker') AS v`,
+      );
+      expect(rows[0]!.v).toBe('8');
+      // A session outside the pool has Citus's default.
+      const { rows: own } = await c.query<{ v: string }>(
+        `SELECT current_setting('citus.max_cached_conns_per_worker') AS v`,
+      );
+      expect(own[0]!.v).toBe('1');
+    });
+
     it('converts nothing on the next start', async () => {
       expect(await distributeTables(server.databaseUrl)).toEqual([]);
     });
