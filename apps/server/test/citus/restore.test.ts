@@ -6,6 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -65,7 +66,13 @@ describe.skipIf(missing)(
       const dump = path.join(os.tmpdir(), `onset-restore-${process.pid}.dump`);
       execFileSync(path.join(CITUS_PG_BIN, 'pg_dump'), ['-Fc', '-f', dump, source.databaseUrl]);
       const target = await createCitusTestDatabase('onset_restore');
-      execFileSync(path.join(CITUS_PG_BIN, 'pg_restore'), ['-d', target, dump], { stdio: 'pipe' });
+      try {
+        execFileSync(path.join(CITUS_PG_BIN, 'pg_restore'), ['-d', target, dump], {
+          stdio: 'pipe',
+        });
+      } finally {
+        rmSync(dump, { force: true });
+      }
       // Restored as plain tables on the coordinator, every row there.
       const restored = await counts(target);
       expect(restored).toEqual({ ...before, d: 0 });
