@@ -11,8 +11,9 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { Regression } from '@onset/contract';
-import { XSS_DESCRIPTION, sendIncidents } from '@onset/testkit/incidents';
+import { XSS_DESCRIPTION } from '@onset/testkit/incidents';
 import { launchChromium } from './fixtures/browser.ts';
+import { detectIncidents } from './fixtures/incidents.ts';
 
 const SHOTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');
 
@@ -32,20 +33,9 @@ async function shot(p: Page, name: string) {
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   [server, browser] = await Promise.all([startTestServer(), launchChromium()]);
-  await sendIncidents({ apiUrl: server.url, otlpUrl: server.otlpUrl });
-  // Everything sent has been answered 200 (committed): POST /api/v1/detect pairs every arrival up to
-  // now, infers markers and detects, rather than waiting for the scheduler.
-  const detect = await fetch(`${server.url}/api/v1/detect`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: '{}',
-  });
-  expect(detect.status, `POST /api/v1/detect: ${await detect.text()}`).toBe(200);
-  const list = (await (await fetch(`${server.url}/api/v1/regressions?status=open`)).json()) as {
-    regressions: Regression[];
-  };
-  kernel = list.regressions.find((r) => r.op === 'unmount')!;
-  edge = list.regressions
+  const open = await detectIncidents(server);
+  kernel = open.find((r) => r.op === 'unmount')!;
+  edge = open
     .filter((r) => r.name === 'GET /lookup' && r.service === 'checkout')
     .sort((a, b) => b.ratio_p50 - a.ratio_p50)[0]!;
   expect(kernel, 'a regression on the overlay unmounts').toBeTruthy();

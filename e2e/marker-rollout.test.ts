@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { Regression } from '@onset/contract';
-import { sendIncidents } from '@onset/testkit/incidents';
 import { launchChromium } from './fixtures/browser.ts';
+import { detectIncidents } from './fixtures/incidents.ts';
 
 const SERIES_HOSTS = ['node-1', 'node-2', 'node-3', 'node-4'];
 
@@ -20,17 +20,8 @@ let kernel: Regression;
 
 beforeAll(async () => {
   [server, browser] = await Promise.all([startTestServer(), launchChromium()]);
-  await sendIncidents({ apiUrl: server.url, otlpUrl: server.otlpUrl });
-  const detect = await fetch(`${server.url}/api/v1/detect`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: '{}',
-  });
-  expect(detect.status, `POST /api/v1/detect: ${await detect.text()}`).toBe(200);
-  const list = (await (await fetch(`${server.url}/api/v1/regressions?status=open`)).json()) as {
-    regressions: Regression[];
-  };
-  kernel = list.regressions.find((r) => r.op === 'unmount')!;
+  const open = await detectIncidents(server);
+  kernel = open.find((r) => r.op === 'unmount')!;
   expect(kernel, 'a regression on the overlay unmounts').toBeTruthy();
   page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
 }, 120_000);

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { Regression, SloSuggestion } from '@onset/contract';
-import { sendIncidents } from '@onset/testkit/incidents';
 import { launchChromium } from './fixtures/browser.ts';
+import { detectIncidents } from './fixtures/incidents.ts';
 
 let server: TestServer;
 let browser: Browser;
@@ -20,18 +20,9 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   [server, browser] = await Promise.all([startTestServer(), launchChromium()]);
-  await sendIncidents({ apiUrl: server.url, otlpUrl: server.otlpUrl });
-  const detect = await fetch(`${server.url}/api/v1/detect`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: '{}',
-  });
-  expect(detect.status, await detect.text()).toBe(200);
-  const list = (await (await fetch(`${server.url}/api/v1/regressions?status=open`)).json()) as {
-    regressions: Regression[];
-  };
+  const open = await detectIncidents(server);
   // The kernel incident: unmount p99 goes from tens of ms to seconds.
-  regressed = list.regressions.find((r) => r.op === 'unmount')!;
+  regressed = open.find((r) => r.op === 'unmount')!;
   expect(regressed, 'a regression on the overlay unmounts').toBeTruthy();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();

@@ -26,24 +26,18 @@
  *
  * Other work on the machine adds noise: read the ratios between the two sides of one run.
  */
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import http from 'node:http';
 import path from 'node:path';
 import pg from 'pg';
 import { startCitusCluster, type CitusCluster, type CitusNode } from '@onset/testkit/citus';
 import { migrate } from '@onset/server/internals';
 import { distributeTables } from '../../apps/server/src/db/citus.ts';
-import {
-  ROOT,
-  percentile,
-  startServerProcess,
-  writeResult,
-  type ServerProcess,
-} from '../lib/harness.ts';
+import { percentile, startServerProcess, writeResult, type ServerProcess } from '../lib/harness.ts';
+import { startLoadgen } from '../ingest/loadgen-process.ts';
 import { postgresCpuSeconds, processCpuSeconds } from '../ingest/cpu.ts';
 import { loadServices, MARK_TAIL } from '../ingest/loads.ts';
 import { buildFixture } from '../detect-scale/fixture.ts';
+import { callJson as call } from '../lib/call.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
@@ -156,46 +150,23 @@ async function ingestLoad(t: Target, server: ServerProcess): Promise<Record<stri
   const kind = t.kind;
   const serverPid = server.proc.pid!;
   log(`ingest on ${kind}: ${WARMUP}s warm-up + ${SECONDS}s, ${CONCURRENCY} in flight`);
-  const gen = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(ROOT, 'bench/ingest/loadgen.ts'),
-      server.otlpUrl,
-      String(SECONDS),
-      String(CONCURRENCY),
-      String(BATCH),
-      LOAD,
-      String(WARMUP),
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  let onWarm = () => {};
-  const warm = new Promise<void>((r) => (onWarm = r));
-  gen.stdout.on('data', (d) => {
-    out += d;
-    if (out.startsWith('warm\n')) onWarm();
+  const gen = startLoadgen(server.otlpUrl, {
+    seconds: SECONDS,
+    concurrency: CONCURRENCY,
+    batch: BATCH,
+    load: LOAD,
+    warmup: WARMUP,
   });
-  const exited = new Promise((r) => gen.once('exit', r));
-  await Promise.race([warm, exited]);
+  await gen.warm;
   const counters0 = await countersNow(t);
   const cpu0 = await cpuNow(t, serverPid);
-  await exited;
+  const r = await gen.done;
   const cpu1 = await cpuNow(t, serverPid);
   const counters = (await countersNow(t)).map((x, i) => ({
     commits: x.commits - counters0[i]!.commits,
     sessions: x.sessions - counters0[i]!.sessions,
   }));
   const commits = counters.map((x) => x.commits);
-  const r = JSON.parse(out.trim().split('\n').at(-1)!) as {
-    spans: number;
-    acknowledged: number;
-    failedRequests: number;
-    seconds: number;
-    latencies: number[];
-  };
   await new Promise((res) => setTimeout(res, 1000)); // group commits in flight land
   const c = new pg.Client(t.url);
   await c.connect();
@@ -240,30 +211,6 @@ async function ingestLoad(t: Target, server: ServerProcess): Promise<Record<stri
   };
   log(`ingest on ${kind}: ${JSON.stringify(res)}`);
   return res;
-}
-
-/** JSON over node:http, without fetch's 300 s header timeout. */
-function call<T>(method: string, url: string, body?: unknown): Promise<T> {
-  const data = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method, headers: data ? { 'content-type': 'application/json' } : {} },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => {
-          if ((res.statusCode ?? 0) >= 400)
-            reject(new Error(`${method} ${url}: ${res.statusCode} ${text.slice(0, 300)}`));
-          else resolve(JSON.parse(text) as T);
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
 }
 
 interface DetectAnswer {

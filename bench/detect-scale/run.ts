@@ -19,7 +19,6 @@
  * API, then one server span per 10 series arrives for the SLO pass to count.
  * Not part of npm test.
  */
-import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { readFile } from 'node:fs/promises';
 import { createPool, migrate } from '@onset/server/internals';
@@ -33,6 +32,7 @@ import {
 } from '../lib/harness.ts';
 import { detectBudget } from '../../apps/server/src/config.ts';
 import { memoryBudgetMb } from '../../apps/server/src/detection/budget.ts';
+import { callJson as call } from '../lib/call.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -60,30 +60,6 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }>
   const t = performance.now();
   const value = await fn();
   return { value, ms: performance.now() - t };
-}
-
-/** JSON over node:http, without fetch's 300 s header timeout (a cold pass over 400k series may take longer). */
-function call<T>(method: string, url: string, body?: unknown): Promise<T> {
-  const data = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method, headers: data ? { 'content-type': 'application/json' } : {} },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => {
-          if ((res.statusCode ?? 0) >= 400)
-            reject(new Error(`${method} ${url}: ${res.statusCode} ${text.slice(0, 300)}`));
-          else resolve(JSON.parse(text) as T);
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
 }
 
 interface DetectAnswer {

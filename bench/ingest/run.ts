@@ -20,7 +20,6 @@
  * add server settings to this build's / the compared build's runs (the same
  * checkout with two settings: BENCH_COMPARE=. BENCH_ENV=ONSET_INGEST_WORKERS=1).
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +33,7 @@ import {
   startServerProcess,
   writeResult,
 } from '../lib/harness.ts';
+import { startLoadgen } from './loadgen-process.ts';
 import { postgresCpuSeconds, processCpuSeconds } from './cpu.ts';
 import { loadServices, loadShape, MARK_TAIL } from './loads.ts';
 
@@ -227,49 +227,26 @@ async function runOnce(root: string, env: Record<string, string> = {}): Promise<
     );
   }, 250);
 
-  const gen = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(ROOT, 'bench/ingest/loadgen.ts'),
-      server.otlpUrl,
-      String(SECONDS),
-      String(CONCURRENCY),
-      String(BATCH),
-      LOAD,
-      String(WARMUP),
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  let onWarm = () => {};
-  const warm = new Promise<void>((r) => (onWarm = r));
-  gen.stdout.on('data', (d) => {
-    out += d;
-    if (out.startsWith('warm\n')) onWarm();
+  const gen = startLoadgen(server.otlpUrl, {
+    seconds: SECONDS,
+    concurrency: CONCURRENCY,
+    batch: BATCH,
+    load: LOAD,
+    warmup: WARMUP,
   });
-  const exited = new Promise((r) => gen.once('exit', r));
-  await Promise.race([warm, exited]);
+  await gen.warm;
   if (PG_STATS) await resetStatements(url);
   // CPU from just before the load to just after it (the generator's own start-up is idle time here).
   const wal0 = await walLsn(url);
   const serverCpu0 = processCpuSeconds(serverPid);
   const pgCpu0 = postgresCpuSeconds(pgPid);
   const gc0 = await gcMs(gcPrefix);
-  await exited;
+  const r = await gen.done;
   const serverCpu = processCpuSeconds(serverPid) - serverCpu0;
   const pgCpu = postgresCpuSeconds(pgPid) - pgCpu0;
   await new Promise((r) => setTimeout(r, 600)); // one more probe flush
   const gc = (await gcMs(gcPrefix)) - gc0;
   clearInterval(sampler);
-  const r = JSON.parse(out.trim().split('\n').at(-1)!) as {
-    spans: number;
-    acknowledged: number;
-    failedRequests: number;
-    seconds: number;
-    latencies: number[];
-  };
   if (PG_STATS) await printStatements(url);
   const stored = await storedCounts(url, wal0);
   await server.stop();
