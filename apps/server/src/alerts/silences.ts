@@ -66,15 +66,8 @@ export async function silencesByIds(
   return new Map(rows.map((s) => [s.id, s]));
 }
 
-export interface SilenceInput {
-  service: string | null;
-  slo_id: string | null;
-  op: string | null;
-  starts_at: Date;
-  ends_at: Date;
-  comment: string;
-  created_by: string | null;
-}
+/** A silence as it is made: the row without what the database assigns. */
+export type SilenceInput = Omit<SilenceRow, 'id' | 'created_at'>;
 
 export async function insertSilence(db: Queryable, s: SilenceInput): Promise<SilenceRow> {
   const { rows } = await db.query<SilenceRow>(

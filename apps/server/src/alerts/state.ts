@@ -19,6 +19,7 @@ import { withTransaction, type Pool, type Queryable } from '../db/pool.ts';
 import { enqueueDeliveries } from '../webhooks/outbox.ts';
 import { snapshotOf } from './snapshot.ts';
 import { alertText } from './text.ts';
+import type { SilenceRow } from './silences.ts';
 import {
   addEvent,
   claimNotification,
@@ -166,16 +167,7 @@ export async function acknowledgeAlert(
  * silenced (who and why in their history). Anything they would still send
  * is held: a new episode of the same key is not sent while the silence lasts.
  */
-export interface SilenceRecord {
-  id: string;
-  service: string | null;
-  slo_id: string | null;
-  op: string | null;
-  starts_at: Date;
-  ends_at: Date;
-  comment: string;
-  created_by: string | null;
-}
+export type SilenceRecord = Omit<SilenceRow, 'created_at'>;
 
 export async function silenceFiringAlerts(
   db: Queryable,

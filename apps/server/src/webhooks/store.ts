@@ -20,15 +20,8 @@ export interface WebhookRow {
 }
 const COLS = `id::text, name, url, format, secret, routing_key, min_severity, enabled, created_at, updated_at`;
 
-export interface WebhookInput {
-  name: string | null;
-  url: string;
-  format: WebhookFormat;
-  secret: string | null;
-  routing_key: string | null;
-  min_severity: Severity;
-  enabled: boolean;
-}
+/** A webhook as it is created or replaced: the row without what the database assigns. */
+export type WebhookInput = Omit<WebhookRow, 'id' | 'created_at' | 'updated_at'>;
 
 export async function insertWebhook(db: Queryable, w: WebhookInput): Promise<WebhookRow> {
   const { rows } = await db.query<WebhookRow>(
