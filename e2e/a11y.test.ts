@@ -72,6 +72,7 @@ beforeAll(async () => {
     { name: 'slo detail', path: `/slos/${String(paging.id)}` },
     { name: 'deploys', path: '/deploys?from=now-7d' },
     { name: 'settings', path: '/settings' },
+    { name: 'alerts inbox', path: '/alerts' },
     ...(alerts[0] ? [{ name: 'alert', path: `/alerts/${alerts[0].id}` }] : []),
     { name: 'not found', path: '/no-such-page' },
   ];

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { Arriving, SeriesSearchResult } from '@onset/contract';
-import { launchChromium } from './fixtures/browser.ts';
+import { launchChromium, layoutShift } from './fixtures/browser.ts';
 
 let server: TestServer;
 let browser: Browser;
@@ -179,6 +179,35 @@ describe('Explorer search', () => {
     await byHost.first().getByRole('button').click();
     await page.waitForURL(/host=cat-/);
     expect(pageErrors).toEqual([]);
+  });
+});
+
+describe('Explorer layout', () => {
+  it('nothing jumps while a series page loads its charts and panels', async () => {
+    const found = (await (
+      await fetch(`${server.url}/api/v1/series/search?q=quokka`)
+    ).json()) as SeriesSearchResult;
+    const id = found.series[0]!.id;
+    // Fresh loads, as from a link in a page-out (by id) or a shared Explorer URL (by labels): no
+    // earlier page keeps the layout in place.
+    const urls = [
+      `/explorer?series=${id}&from=now-1h`,
+      `/explorer?service=catalog&name=${encodeURIComponent(TARGET)}&from=now-1h`,
+    ];
+    for (const url of urls) {
+      const fresh = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      try {
+        await fresh.goto(`${server.url}${url}`);
+        await fresh.getByTestId('plot-area').first().waitFor();
+        await expect.poll(() => fresh.locator('.by-host-table tbody tr').count()).toBe(3);
+        await fresh.waitForLoadState('networkidle');
+        await fresh.waitForTimeout(500);
+        // Chrome's "good" cumulative layout shift is under 0.1; the issue measured 0.51-0.60.
+        expect(await layoutShift(fresh), url).toBeLessThan(0.1);
+      } finally {
+        await fresh.close();
+      }
+    }
   });
 });
 

@@ -12,7 +12,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '@onset/testkit';
 import type { Regression } from '@onset/contract';
 import { XSS_DESCRIPTION } from '@onset/testkit/incidents';
-import { launchChromium } from './fixtures/browser.ts';
+import { launchChromium, layoutShift } from './fixtures/browser.ts';
 import { detectIncidents } from './fixtures/incidents.ts';
 
 const SHOTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');
@@ -286,22 +286,5 @@ async function markerColumnColour(
       return null;
     },
     { x, top: plot.y },
-  );
-}
-
-/** Cumulative layout shift of the page so far (shifts right after user input excluded). */
-function layoutShift(p: Page): Promise<number> {
-  return p.evaluate(
-    () =>
-      new Promise<number>((resolve) => {
-        let total = 0;
-        new PerformanceObserver((list) => {
-          for (const e of list.getEntries() as Array<
-            PerformanceEntry & { value: number; hadRecentInput: boolean }
-          >)
-            if (!e.hadRecentInput) total += e.value;
-        }).observe({ type: 'layout-shift', buffered: true });
-        setTimeout(() => resolve(total), 50);
-      }),
   );
 }

@@ -7,7 +7,17 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { detectOptionsFor, detectSteps, type MinutePoint } from '@onset/core';
+import {
+  confirmStep,
+  decideStep,
+  detectOptionsFor,
+  detectSteps,
+  isLoadRateSeries,
+  segmentChanges,
+  type MinutePoint,
+  type NearIncidentMember,
+  type StepChange,
+} from '@onset/core';
 
 export interface RecordedSeries {
   service: string;
@@ -53,14 +63,31 @@ export interface ReplayResult {
   /** Σ over series of the span from its first to its last minute, in days. */
   seriesDays: number;
   /** What the pass would open: direction regression, not a transient burst (detection/commit.ts). */
-  regressions: Array<{ series: string; onset: string; metric: string; ratio: number }>;
+  regressions: Array<{
+    series: string;
+    onset: string;
+    metric: string;
+    ratio: number;
+    /** Whether the retrospective segmentation of the series holds its jump (confirmStep). */
+    confirmed: boolean;
+  }>;
   improvements: number;
+  /** Steps up on load-rate series that opened nothing (decideStep: 'load-rate'; never paged). */
+  loadRate: number;
+  /** Steps up that joined a regression another series opened (one incident, paged once). */
+  joined: number;
+  /** The retrospective verdict's own changes (segmentChanges; never paged): rises of at least minRatio, the rest. */
+  verdict: { rises: number; other: number };
 }
 
 /**
  * Every series of a recording through the detector in the server's
  * configuration for its view. Feeding a series at once gives exactly what a
  * pass feeding it minute by minute gives (property-tested in packages/core).
+ * Its steps up (not transient bursts) are decided as the pass's commit does
+ * (core's decideStep, in onset order, load-rate series last as commit.ts
+ * orders them; no deploy markers, no host contention): what opens is a false
+ * regression.
  */
 export function replayRecording(rec: Recording): ReplayResult {
   const out: ReplayResult = {
@@ -69,21 +96,64 @@ export function replayRecording(rec: Recording): ReplayResult {
     seriesDays: 0,
     regressions: [],
     improvements: 0,
+    loadRate: 0,
+    joined: 0,
+    verdict: { rises: 0, other: 0 },
   };
-  for (const s of rec.series) {
+  const ups: Array<{ s: RecordedSeries; id: number; c: StepChange; points: MinutePoint[] }> = [];
+  for (const [id, s] of rec.series.entries()) {
     const points = minutePoints(s);
     out.minutes += points.length;
     out.seriesDays += (s.points.at(-1)![0] + 1) / 1440;
-    for (const c of detectSteps(points, detectOptionsFor(s.view))) {
+    const opts = detectOptionsFor(s.view);
+    for (const c of detectSteps(points, opts)) {
       if (c.direction === 'improvement') out.improvements++;
-      else if ((c.shape ?? 'step') !== 'transient')
-        out.regressions.push({
-          series: `${s.service} ${s.op} ${s.view} ${s.name}`,
-          onset: new Date(c.t).toISOString(),
-          metric: c.metric,
-          ratio: c.ratio,
-        });
+      else if ((c.shape ?? 'step') !== 'transient') ups.push({ s, id, c, points });
     }
+    for (const c of segmentChanges(points, opts))
+      if (c.kind === 'step' && c.direction === 'regression') out.verdict.rises++;
+      else out.verdict.other++;
+  }
+  ups.sort(
+    (a, b) =>
+      Number(isLoadRateSeries(a.s)) - Number(isLoadRateSeries(b.s)) ||
+      a.c.detectedT - b.c.detectedT,
+  );
+  const near: NearIncidentMember[] = [];
+  const known: Array<{ series_id: number; onset: Date; unc: number }> = [];
+  for (const { s, id, c, points } of ups) {
+    const member: NearIncidentMember & { seriesId: string } = {
+      regression_id: '',
+      open: true,
+      seriesId: String(id),
+      service: s.service,
+      op: s.op,
+      view: s.view,
+      name: s.name,
+      peer: '',
+      onsetMs: c.t,
+      uncertaintyMs: c.onsetUncertaintyPoints * 60_000,
+      ratio_p50: c.ratios.p50,
+      ratio_p99: c.ratios.p99,
+      rollout: null,
+    };
+    const d = decideStep({ step: member, known, near, rollout: null, hostContention: false });
+    if (d.kind === 'load-rate') out.loadRate++;
+    if (d.kind !== 'open' && d.kind !== 'join') continue;
+    known.push({ series_id: id, onset: new Date(c.t), unc: member.uncertaintyMs });
+    if (d.kind === 'join') {
+      out.joined++;
+      near.push({ ...member, regression_id: d.incident.regression_id });
+      continue;
+    }
+    near.push({ ...member, regression_id: String(out.regressions.length) });
+    out.regressions.push({
+      series: `${s.service} ${s.op} ${s.view} ${s.name}`,
+      onset: new Date(c.t).toISOString(),
+      metric: c.metric,
+      ratio: c.ratio,
+      confirmed: confirmStep(c, points, detectOptionsFor(s.view)).confirmed,
+    });
   }
   return out;
 }

@@ -29,20 +29,32 @@ if (!files.length) {
   process.exit(2);
 }
 
-const totals = { series: 0, minutes: 0, seriesDays: 0, regressions: 0, improvements: 0 };
+const totals = {
+  series: 0,
+  minutes: 0,
+  seriesDays: 0,
+  regressions: 0,
+  confirmed: 0,
+  improvements: 0,
+  loadRate: 0,
+  joined: 0,
+  verdictRises: 0,
+  verdictOther: 0,
+};
 const opened: Array<{
   file: string;
   series: string;
   onset: string;
   metric: string;
   ratio: number;
+  confirmed: boolean;
 }> = [];
 for (const file of files) {
   const rec = await readRecording(file);
   const r = replayRecording(rec);
   const hours = (Date.parse(rec.to) - Date.parse(rec.from)) / 3_600_000;
   console.log(
-    `${path.basename(file)}: ${rec.from} .. ${rec.to} (${hours.toFixed(2)} h), ${r.series} series, ${r.minutes} minutes with data, ${r.seriesDays.toFixed(2)} series-days: ${r.regressions.length} regressions opened (${(r.regressions.length / r.seriesDays).toFixed(4)} per series-day), ${r.improvements} improvements`,
+    `${path.basename(file)}: ${rec.from} .. ${rec.to} (${hours.toFixed(2)} h), ${r.series} series, ${r.minutes} minutes with data, ${r.seriesDays.toFixed(2)} series-days: ${r.regressions.length} regressions opened (${(r.regressions.length / r.seriesDays).toFixed(4)} per series-day), ${r.improvements} improvements, ${r.loadRate} steps up on load-rate series (never opened), ${r.joined} joined a regression`,
   );
   const replayed = new Set(r.regressions.map((o) => `${o.series} ${o.onset}`));
   const live = rec.live ?? [];
@@ -55,13 +67,23 @@ for (const file of files) {
   totals.seriesDays += r.seriesDays;
   totals.regressions += r.regressions.length;
   totals.improvements += r.improvements;
+  totals.loadRate += r.loadRate;
+  totals.joined += r.joined;
+  totals.confirmed += r.regressions.filter((o) => o.confirmed).length;
+  totals.verdictRises += r.verdict.rises;
+  totals.verdictOther += r.verdict.other;
   opened.push(...r.regressions.map((o) => ({ file: path.basename(file), ...o })));
 }
 for (const o of opened)
-  console.log(`  false regression: ${o.series} at ${o.onset}, ${o.metric} ×${o.ratio.toFixed(2)}`);
+  console.log(
+    `  false regression: ${o.series} at ${o.onset}, ${o.metric} ×${o.ratio.toFixed(2)} (${o.confirmed ? 'confirmed' : 'not confirmed'} by the segmentation)`,
+  );
 const rate = totals.regressions / totals.seriesDays;
 console.log(
-  `all: ${totals.regressions} false regressions in ${totals.seriesDays.toFixed(2)} series-days = ${rate.toFixed(4)} per series-day (bar < ${BAR_PER_SERIES_DAY}: ${rate < BAR_PER_SERIES_DAY ? 'met' : 'NOT met'}); ${totals.improvements} improvements (never paged)`,
+  `all: ${totals.regressions} false regressions in ${totals.seriesDays.toFixed(2)} series-days = ${rate.toFixed(4)} per series-day (bar < ${BAR_PER_SERIES_DAY}: ${rate < BAR_PER_SERIES_DAY ? 'met' : 'NOT met'}); ${totals.improvements} improvements (never paged), ${totals.loadRate} steps up on load-rate series (context, never opened alone), ${totals.joined} joined`,
+);
+console.log(
+  `retrospective verdict (never paged): ${totals.confirmed} of the ${totals.regressions} confirmed by the segmentation; its own changes ${totals.verdictRises} rises of at least minRatio and ${totals.verdictOther} others (${((totals.verdictRises + totals.verdictOther) / totals.seriesDays).toFixed(2)} per series-day)`,
 );
 const out = await writeResult('eval-recording', { files, ...totals, rate, opened });
 console.log(`wrote ${out}`);

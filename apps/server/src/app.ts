@@ -17,9 +17,11 @@ import { healthRoutes } from './health/routes.ts';
 import { otlpRoutes } from './otlp/routes.ts';
 import { seriesRoutes } from './series/routes.ts';
 import { heatmapRoutes } from './series/heatmap-routes.ts';
+import { seriesGroupRoutes } from './series/group-routes.ts';
 import { edgeRoutes } from './series/edge-routes.ts';
 import { deployRoutes } from './deploys/routes.ts';
 import { regressionRoutes } from './regressions/routes.ts';
+import { regressionCohortRoutes } from './regressions/cohort-routes.ts';
 import { detectionRoutes } from './detection/routes.ts';
 import { verdictRoutes } from './verdicts/routes.ts';
 import { flaggerGateRoutes } from './verdicts/flagger.ts';
@@ -32,6 +34,7 @@ import { alertRoutes } from './alerts/routes.ts';
 import { regressionAlertHooks } from './regressions/alerting.ts';
 import { limitsRoutes } from './cardinality/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
+import { alertmanagerSilenceHook } from './webhooks/alertmanager-silences.ts';
 import { selfObservationPlugin } from './observability/plugin.ts';
 import { currentEgressPolicy } from './webhooks/egress.ts';
 
@@ -152,18 +155,24 @@ export async function buildOtlpApp(ctx: AppContext): Promise<FastifyInstance> {
 async function apiRoutes(api: FastifyInstance, ctx: AppContext): Promise<void> {
   await api.register(seriesRoutes, ctx);
   await api.register(heatmapRoutes, ctx);
+  await api.register(seriesGroupRoutes, ctx);
   await api.register(edgeRoutes, ctx);
   await api.register(deployRoutes, ctx);
   await api.register(verdictRoutes, ctx);
   await api.register(flaggerGateRoutes, ctx);
   await api.register(regressionRoutes, ctx);
+  await api.register(regressionCohortRoutes, ctx);
   await api.register(detectionRoutes, ctx);
   await api.register(evidenceRoutes, ctx);
   await api.register(sloRoutes, ctx);
   await api.register(sloHistoryRoutes, ctx);
   await api.register(sloMembershipRoutes, ctx);
   // Each alert kind's acknowledge/resolve hook comes from the feature that owns what it is about.
-  await api.register(alertRoutes, { ...ctx, alertKinds: { regression: regressionAlertHooks } });
+  await api.register(alertRoutes, {
+    ...ctx,
+    alertKinds: { regression: regressionAlertHooks },
+    onSilencesChanged: alertmanagerSilenceHook(ctx.pool, api.log),
+  });
   await api.register(webhookRoutes, ctx);
   await api.register(limitsRoutes, ctx);
 }

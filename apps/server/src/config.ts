@@ -375,6 +375,20 @@ function positive(raw: string | undefined, dflt: number, name: string, integer: 
 }
 
 /**
+ * Directories of Onset's own database (docs/regressions.md "Onset's own
+ * noise"): the embedded PostgreSQL's data directory (`<ONSET_DATA_DIR>/pg`,
+ * where the supervisor starts it), plus ONSET_OWN_PATHS (comma-separated: an
+ * external PostgreSQL of Onset's on a host an agent traces). Steps on series
+ * under them never join another incident and never page. Read at each pass.
+ */
+export function onsetOwnDirs(env: NodeJS.ProcessEnv = process.env): string[] {
+  const dirs = [path.join(path.resolve(env.ONSET_DATA_DIR ?? '.onset'), 'pg')];
+  for (const p of (env.ONSET_OWN_PATHS ?? '').split(','))
+    if (p.trim()) dirs.push(path.resolve(p.trim()));
+  return dirs;
+}
+
+/**
  * The detection pass's memory budget (detection/budget.ts explains it). Read
  * at each pass, not once at startup: a test or an operator's restart of the pass
  * sees a changed variable without a new Config.

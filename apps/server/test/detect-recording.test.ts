@@ -30,5 +30,7 @@ describe('detector on real recordings without changes', () => {
       const extra = r.regressions.filter((o) => !live.has(`${o.series} ${o.onset}`));
       expect(extra, `new false regressions: ${JSON.stringify(extra)}`).toEqual([]);
       expect(r.regressions.length).toBeLessThanOrEqual(rec.live.length);
+      // Issue 30's bar: at most one false regression a day per 50 series.
+      expect(r.regressions.length / r.seriesDays).toBeLessThanOrEqual(0.02);
     });
 });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '@onset/testkit';
-import type { Evidence, Regression } from '@onset/contract';
+import type { Evidence, Regression, Trace } from '@onset/contract';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { evidenceTimes, replayEvidenceIncidents } from './fixtures/evidence-incidents.ts';
@@ -193,6 +193,7 @@ describe('MCP at /mcp (the SDK’s own client)', () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual([
         'get_regression',
+        'get_trace',
         'list_alerts',
         'list_deploys',
         'list_regressions',
@@ -222,6 +223,19 @@ describe('MCP at /mcp (the SDK’s own client)', () => {
       // The text an assistant reads is the same JSON.
       const text = (got.content as Array<{ type: string; text: string }>)[0]!.text;
       expect(JSON.parse(text)).toEqual(body);
+
+      // An exemplar's trace opens as the API answers it, with that span in it.
+      const ex = body.evidence.exemplars.after[0]!;
+      const trace = await client.callTool({
+        name: 'get_trace',
+        arguments: { trace_id: ex.trace_id },
+      });
+      expect(trace.isError).toBeFalsy();
+      const api = await (
+        await fetch(`${s.url}/api/v1/traces/${ex.trace_id}`, { headers: auth() })
+      ).json();
+      expect(trace.structuredContent).toEqual(api);
+      expect((api as Trace).spans.map((x) => x.span_id)).toContain(ex.span_id);
 
       const q = await client.callTool({
         name: 'query_series_quantiles',

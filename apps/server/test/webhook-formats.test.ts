@@ -126,16 +126,27 @@ describe('test events resolve themselves where they open incidents', () => {
     ).toEqual(['resolved:delivered', 'test:delivered']);
   });
 
-  it('Alertmanager: the test alert is posted, then posted again with endsAt', async () => {
+  it('Alertmanager: the test alert is posted, held past group_wait, then posted again with endsAt', async () => {
     const rx = await receiver();
     const id = await onlyWebhook(A, { url: rx.url, format: 'alertmanager' });
+    const t0 = Date.now();
     expect((await A.post(`/api/v1/webhooks/${id}/test`, {})).status).toBe(200);
-    expect(rx.requests).toHaveLength(2);
+    expect(rx.requests).toHaveLength(1);
     expect(rx.requests[0]!.json[0].endsAt).toBeUndefined();
+    // Still firing while Alertmanager's group_wait (30 s by default) runs: the resolve waits 45 s.
+    const pass = (at: number) =>
+      runDeliveryPass(srv.onset.pool, { baseUrl: srv.url, now: at, random: () => 0 });
+    expect((await pass(t0 + 30_000)).attempted).toBe(0);
+    expect(rx.requests).toHaveLength(1);
+    expect((await pass(Date.now() + 46_000)).delivered).toBe(1);
+    expect(rx.requests).toHaveLength(2);
     expect(rx.requests[1]!.json[0]).toMatchObject({
       labels: rx.requests[0]!.json[0].labels,
       endsAt: expect.any(String),
     });
+    const held =
+      Date.parse(rx.requests[1]!.json[0].endsAt) - Date.parse(rx.requests[0]!.json[0].startsAt);
+    expect(held).toBe(45_000);
   });
 
   it('Slack gets one test message and nothing to resolve', async () => {

@@ -16,6 +16,7 @@ const DeploysPage = lazy(() => import('./features/deploys/DeploysPage.tsx'));
 const SettingsPage = lazy(() => import('./features/settings/SettingsPage.tsx'));
 const AlertPage = lazy(() => import('./features/alerts/AlertPage.tsx'));
 const AlertsPage = lazy(() => import('./features/alerts/AlertsPage.tsx'));
+const TracePage = lazy(() => import('./features/traces/TracePage.tsx'));
 const NotFoundPage = lazy(() => import('./app/NotFoundPage.tsx'));
 
 // Hand fresh data to React in a microtask, not a setTimeout(0) that a busy main thread can
@@ -44,6 +45,7 @@ createRoot(document.getElementById('root')!).render(
               <Route path="/settings" element={<SettingsPage />} />
               <Route path="/alerts" element={<AlertsPage />} />
               <Route path="/alerts/:id" element={<AlertPage />} />
+              <Route path="/traces/:traceId" element={<TracePage />} />
               <Route path="*" element={<NotFoundPage />} />
             </Routes>
           </Shell>

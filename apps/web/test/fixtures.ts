@@ -17,6 +17,8 @@ export const seriesOf = (over: Partial<Series> = {}): Series => ({
   hosts: [],
   first_seen: EPOCH,
   last_seen: EPOCH,
+  calls_from: 'spans',
+  metrics_not_counted: false,
   ...over,
 });
 

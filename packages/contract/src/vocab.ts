@@ -103,6 +103,14 @@ export const HINT_IDS = [
 ] as const;
 export type HintId = (typeof HINT_IDS)[number];
 
+/**
+ * What a series counts its calls from (api.md "Series"): `spans` its own spans (OTLP metrics of
+ * the same calls are not added), `metrics` OTLP histogram metrics (no spans), `paired_spans`
+ * calls paired from client and server spans (an edge's views).
+ */
+export const SERIES_CALLS_FROM = ['spans', 'metrics', 'paired_spans'] as const;
+export type SeriesCallsFrom = (typeof SERIES_CALLS_FROM)[number];
+
 /** A deploy verdict (api.md "Deploy verdicts"): `pending` until its judged window is over. */
 export const VERDICT_OUTCOMES = ['pending', 'pass', 'fail', 'inconclusive'] as const;
 export type VerdictOutcome = (typeof VERDICT_OUTCOMES)[number];

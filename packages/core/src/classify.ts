@@ -70,36 +70,94 @@ const isDb = (a: Attributes) => (str(a['db.system.name']) ?? str(a['db.system'])
 
 /** A span name that says no more than its method: `GET` (Python's requests), `HTTP GET` (Go's otelhttp). */
 function onlyMethod(spanName: string, method: string): boolean {
-  const n = spanName.trim().toUpperCase();
+  if (spanName === method || spanName === 'HTTP' || spanName === '') return true;
+  if (spanName.length !== method.length && spanName.length !== method.length + 5) return false;
+  const n = spanName.toUpperCase();
   const m = method.toUpperCase();
-  return n === m || n === `HTTP ${m}` || n === '' || n === 'HTTP';
+  return n === m || n === `HTTP ${m}`;
 }
+
+/** Where a path ends: its query or fragment, else the end. */
+function pathEnd(s: string, from: number): number {
+  for (let i = from; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x3f /* ? */ || c === 0x23 /* # */) return i;
+  }
+  return s.length;
+}
+
+/**
+ * Host and path of an absolute URL (`url.full` / `http.url`), read by hand: every client span of
+ * the old conventions carries one with a concrete id, and WHATWG URL parsing cost more than the
+ * rest of its classification. Null when it is not `scheme://authority...`.
+ */
+function splitUrl(full: string): { host: string; path: string } | null {
+  // A client span asks twice (its name's path, then its peer): the last answer is kept.
+  if (full === lastUrl) return lastParts;
+  lastUrl = full;
+  return (lastParts = readUrl(full));
+}
+let lastUrl = '';
+let lastParts: { host: string; path: string } | null = null;
+
+function readUrl(full: string): { host: string; path: string } | null {
+  const scheme = full.indexOf('://');
+  if (scheme <= 0) return null;
+  const from = scheme + 3;
+  let end = from;
+  while (end < full.length) {
+    const c = full.charCodeAt(end);
+    if (c === 0x2f /* / */ || c === 0x3f || c === 0x23) break;
+    end++;
+  }
+  const at = full.lastIndexOf('@', end - 1); // user:password@host
+  let host = full.slice(at >= from ? at + 1 : from, end);
+  if (host.startsWith('[')) host = host.slice(0, host.indexOf(']') + 1);
+  else {
+    const colon = host.lastIndexOf(':');
+    if (colon >= 0) host = host.slice(0, colon);
+  }
+  const stop = pathEnd(full, end);
+  return { host: host.toLowerCase(), path: full.slice(end, stop) || '/' };
+}
+
+const fullUrl = (a: Attributes) => str(a['url.full']) ?? str(a['http.url']);
 
 /** The path of a request's URL without its query: `url.path`, `http.target`, else from `url.full` / `http.url`. */
 function urlPath(a: Attributes): string | undefined {
   const direct = str(a['url.path']) ?? str(a['http.target']);
-  if (direct) return direct.split(/[?#]/)[0] || '/';
-  const full = str(a['url.full']) ?? str(a['http.url']);
-  if (!full) return undefined;
-  try {
-    return new URL(full).pathname;
-  } catch {
-    return undefined;
-  }
+  if (direct) return direct.slice(0, pathEnd(direct, 0)) || '/';
+  const full = fullUrl(a);
+  return full ? splitUrl(full)?.path : undefined;
 }
 
 /** The host a request's URL names (`url.full` / `http.url`), for a client span without `server.address`. */
 function urlHost(a: Attributes): string | undefined {
-  const full = str(a['url.full']) ?? str(a['http.url']);
-  if (!full) return undefined;
-  try {
-    return new URL(full).hostname || undefined;
-  } catch {
-    return undefined;
-  }
+  const full = fullUrl(a);
+  return (full && splitUrl(full)?.host) || undefined;
 }
 
-function requestName(spanName: string, a: Attributes): string {
+/** What names a request that says only its method and where it went nothing at all. */
+export const NO_ROUTE = '(no route)';
+
+/** A client span's callee: `peer.service`, `server.address` / `net.peer.name`, the URL's host. */
+function clientPeer(a: Attributes): string {
+  return (
+    str(a['peer.service']) ??
+    str(a['server.address']) ??
+    str(a['net.peer.name']) ??
+    urlHost(a) ??
+    ''
+  );
+}
+
+/** A server span's own address, without its port (`server.address`, `net.host.name`, `http.host`). */
+function serverHost(a: Attributes): string {
+  const h = str(a['server.address']) ?? str(a['net.host.name']) ?? str(a['http.host']) ?? '';
+  return h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : h.replace(/:\d+$/, '');
+}
+
+function requestName(spanName: string, a: Attributes, view?: View): string {
   const method = httpMethod(a);
   // http.route on servers; url.template is the client side's (newer conventions).
   const route = str(a['http.route']) ?? str(a['url.template']);
@@ -108,7 +166,10 @@ function requestName(spanName: string, a: Attributes): string {
     // A bare method names nothing: the URL's path, templated, says which call it was.
     const path = urlPath(a);
     if (path) return templateName(`${method.toUpperCase()} ${path}`);
-    return method.toUpperCase();
+    // No URL either: the host it was for names it (a client's peer, a server's own address),
+    // never the bare method. Once it pairs, a client's calls take the callee's route.
+    const host = view === 'server' ? serverHost(a) : view === 'client' ? clientPeer(a) : '';
+    return `${method.toUpperCase()} ${host || NO_ROUTE}`;
   }
   if (isRpc(a)) {
     const service = str(a['rpc.service']);
@@ -150,10 +211,10 @@ export function classifyView(kind: number): View {
  * unmount) are kept: the agent folds its own paths, and a chosen path such as
  * `/var/lib/postgresql/16/main` names one real directory.
  */
-export function observationName(op: Op, spanName: string, attrs: Attributes): string {
+export function observationName(op: Op, spanName: string, attrs: Attributes, view?: View): string {
   switch (op) {
     case 'request':
-      return clip(requestName(spanName, attrs));
+      return clip(requestName(spanName, attrs, view));
     case 'spawn':
       return clip(str(attrs['process.executable.name']) ?? spanName);
     case 'fsync':
@@ -171,21 +232,12 @@ export function classifySpan(
   const op = classifyOp(span.name, span.attributes);
   const view = classifyView(span.kind);
   const a = span.attributes;
-  const peer =
-    view === 'client'
-      ? clip(
-          str(a['peer.service']) ??
-            str(a['server.address']) ??
-            str(a['net.peer.name']) ??
-            urlHost(a) ??
-            '',
-        )
-      : '';
+  const peer = view === 'client' ? clip(clientPeer(a)) : '';
   return {
     service: resource.service,
     op,
     view,
-    name: observationName(op, span.name, span.attributes),
+    name: observationName(op, span.name, span.attributes, view),
     peer,
   };
 }

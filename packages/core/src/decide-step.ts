@@ -3,8 +3,11 @@
  * applies it): a duplicate of a step already known on its series is left
  * alone; a step on a host's own resources is context, never a regression; a
  * step of an incident already found (sameIncident, or growing an open one:
- * growsIncident) joins its regression; else it opens one, unless its hosts
- * lost CPU to the hypervisor and no deploy explains it (held).
+ * growsIncident) joins its regression; a step on a load-rate series (time
+ * in calls per second: `fsync-rate <process>`) only joins, never opens (load
+ * moves a rate; a latency change shows on the operation's own series, which
+ * opens); else it opens one, unless its hosts lost CPU to the hypervisor and
+ * no deploy explains it (held).
  *
  * Pure, and asked again as facts arrive: two facts cost a query, so the
  * decision names the one it needs (`need`) and the caller looks it up and
@@ -13,6 +16,7 @@
 import {
   growsIncident,
   mayGrowByRollout,
+  mayMerge,
   sameIncident,
   type IncidentMember,
   type RolloutRef,
@@ -33,6 +37,8 @@ export interface NearIncidentMember extends IncidentMember {
   regression_id: string;
   /** Open or acknowledged (else resolved by a person). */
   open: boolean;
+  /** The member its regression's numbers (and attribution) are of. */
+  headline?: boolean;
 }
 
 export interface StepFacts<M extends NearIncidentMember> {
@@ -51,8 +57,17 @@ export interface StepFacts<M extends NearIncidentMember> {
 export type StepDecision<M extends NearIncidentMember> =
   | { kind: 'duplicate' }
   | { kind: 'host-resource' }
+  | { kind: 'load-rate' }
   | { kind: 'need'; fact: 'rollout' | 'hostContention' }
-  | { kind: 'join'; incident: M }
+  | {
+      kind: 'join';
+      incident: M;
+      /**
+       * Other open regressions the step also belongs to: with it, they turn out
+       * to be one incident, and are merged (see mergeInto).
+       */
+      merge: string[];
+    }
   | { kind: 'hold' }
   | { kind: 'open' };
 
@@ -69,6 +84,16 @@ export function isDuplicateStep(
       Math.abs(r.onset.getTime() - onsetMs) <=
         Math.max(10 * MIN, 3 * Math.max(uncertaintyMs, r.unc)),
   );
+}
+
+/**
+ * A load-rate series: its value is the time a program spent in some calls per
+ * second of a window (the agent's `fsync-rate <process>`: calls per second ×
+ * time per call), so more work moves it as much as slower calls do. Its name
+ * starts with `<op>-rate ` (the agent's naming; an HTTP route never does).
+ */
+export function isLoadRateSeries(labels: { op: string; name: string }): boolean {
+  return labels.op !== '' && labels.name.startsWith(`${labels.op}-rate `);
 }
 
 export function decideStep<M extends NearIncidentMember>(f: StepFacts<M>): StepDecision<M> {
@@ -88,7 +113,37 @@ export function decideStep<M extends NearIncidentMember>(f: StepFacts<M>): StepD
     const later = { ...step, rollout: f.rollout };
     incident = nearest(f.near.filter((m) => m.open && growsIncident(m, later)));
   }
-  if (incident) return { kind: 'join', incident };
+  if (incident) return { kind: 'join', incident, merge: mergeWith(f.near, step, incident) };
+  // More calls (other programs' test runs started) raise a rate with no call slower: context,
+  // unless an operation's own series opened (joined above).
+  if (isLoadRateSeries(step)) return { kind: 'load-rate' };
   if (f.hostContention === undefined) return { kind: 'need', fact: 'hostContention' };
   return f.hostContention ? { kind: 'hold' } : { kind: 'open' };
+}
+
+/**
+ * The open regressions other than `joined`'s that the step is one incident
+ * with (sameIncident with one of their members), and whose headline is one
+ * incident with `joined`'s headline by onset (mayMerge): the step links them,
+ * so they are one incident. Only open ones: a regression a person resolved is
+ * joined, never merged.
+ */
+function mergeWith<M extends NearIncidentMember>(
+  near: readonly M[],
+  step: IncidentMember,
+  joined: M,
+): string[] {
+  if (!joined.open) return [];
+  const headlineOf = (id: string) =>
+    near.find((m) => m.regression_id === id && m.headline) ??
+    near.find((m) => m.regression_id === id);
+  const head = headlineOf(joined.regression_id) ?? joined;
+  const out = new Set<string>();
+  for (const m of near) {
+    if (m.regression_id === joined.regression_id || out.has(m.regression_id) || !m.open) continue;
+    if (!sameIncident(m, step)) continue;
+    const other = headlineOf(m.regression_id) ?? m;
+    if (mayMerge(head, other)) out.add(m.regression_id);
+  }
+  return [...out].sort((a, b) => Number(a) - Number(b));
 }

@@ -70,6 +70,7 @@ export function placeholder(kind: GeneratedKind): string {
  * Names without generated parts come back unchanged.
  */
 export function templateName(name: string): string {
+  if (unchangedNames.has(name)) return name;
   let path = name;
   const slash = name.indexOf('/');
   if (slash >= 0) {
@@ -79,12 +80,29 @@ export function templateName(name: string): string {
   let changed = path !== name;
   const parts = path.split('/');
   for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
     // `GET ` (method and space) never looks generated: only whole components fold.
-    const g = parts[i] ? generatedPart(parts[i]!) : null;
+    if (!part || keptParts.has(part)) continue;
+    const g = generatedPart(part);
     if (g) {
       parts[i] = g.prefix + placeholder(g.kind);
       changed = true;
-    }
+    } else remember(keptParts, part);
   }
+  if (!changed) remember(unchangedNames, name);
   return changed ? parts.join('/') : name;
+}
+
+/*
+ * Every span named by its span name is templated (classify.ts), so what repeats is remembered:
+ * names with nothing to fold (`GET /items/{id}`, `fsync`) and components a person chose
+ * (`GET `, `items`). Generated parts are unique by nature and never kept. Bounded: a set that
+ * fills up starts again.
+ */
+const MAX_REMEMBERED = 4096;
+const unchangedNames = new Set<string>();
+const keptParts = new Set<string>();
+function remember(set: Set<string>, s: string): void {
+  if (set.size >= MAX_REMEMBERED) set.clear();
+  set.add(s);
 }

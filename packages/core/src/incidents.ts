@@ -32,7 +32,15 @@ export interface IncidentMember {
   ratio_p99: number;
   /** Its top suspect (for a member of a regression: the regression's), when known. */
   rollout?: RolloutRef | null;
+  /**
+   * Onset's own noise (the agent's synthetic probes, Onset's own database):
+   * such a step never joins another incident, nor another joins it.
+   */
+  own?: OnsetOwn | null;
 }
+
+/** What of Onset's own a series measures: the agent's probes, or Onset's own (embedded) database. */
+export type OnsetOwn = 'agent-probe' | 'onset-database';
 
 /** Onsets this close (plus the larger onset uncertainty) are "around the same onset". */
 export const INCIDENT_WINDOW_MS = 5 * 60_000;
@@ -101,11 +109,47 @@ export function sameEdge(a: IncidentMember, b: IncidentMember): boolean {
 /**
  * One incident: onsets within the window, and either views of one edge or
  * series of one service (several routes, several executables, a service and
- * its calls out).
+ * its calls out). A gap view (the time between a caller's call and the
+ * callee's handling: network, the caller's machine) is one incident only with
+ * the views of its own edge: a step in another gap of the same caller (its
+ * machine's load) is not the callee's incident. Onset's own noise (`own`)
+ * never shares an incident with anything else.
  */
 export function sameIncident(a: IncidentMember, b: IncidentMember): boolean {
+  if ((a.own ?? null) !== (b.own ?? null)) return false;
   if (Math.abs(a.onsetMs - b.onsetMs) > incidentWindowMs(a, b)) return false;
+  if (a.view === 'gap' || b.view === 'gap') return sameEdge(a, b);
   return a.service === b.service || sameEdge(a, b);
+}
+
+/**
+ * The order a batch's steps are grouped in, whatever their series ids: the
+ * earliest onset first (a series' earlier step opens, its later one grows
+ * the incident: growsIncident looks forward), then the clearest step (it
+ * opens the regression, the others join it), then by labels. So the steps of
+ * one pass make the same regressions whichever order their series were
+ * created in; the headline is the clearest member whatever joined first.
+ */
+export function compareSteps(a: IncidentMember, b: IncidentMember): number {
+  return (
+    a.onsetMs - b.onsetMs ||
+    stepStrength(b) - stepStrength(a) ||
+    labelKey(a).localeCompare(labelKey(b))
+  );
+}
+
+const labelKey = (m: IncidentMember) =>
+  `${m.service}\u0000${m.op}\u0000${m.view}\u0000${m.name}\u0000${m.peer ?? ''}`;
+
+/**
+ * Whether two regressions that one step belongs to are one incident, to be
+ * merged: their headlines' onsets within the incident window of each other
+ * (a chain of steps minutes apart never merges two incidents an hour apart)
+ * and both Onset's own or neither.
+ */
+export function mayMerge(a: IncidentMember, b: IncidentMember): boolean {
+  if ((a.own ?? null) !== (b.own ?? null)) return false;
+  return Math.abs(a.onsetMs - b.onsetMs) <= incidentWindowMs(a, b);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifySpan, resourceLabels, SpanKind } from '../src/classify.ts';
+import { classifySpan, NO_ROUTE, resourceLabels, SpanKind } from '../src/classify.ts';
 
 const res = resourceLabels({
   'service.name': 'checkout',
@@ -116,6 +116,34 @@ describe('classifySpan', () => {
         ),
       ).toMatchObject({ op: 'request', view: 'server', name: 'GET /items/{id}', peer: '' });
     });
+    it('reads any absolute URL as WHATWG URL would: credentials, IPv6, port, case, fragment, no path', () => {
+      const cases: Array<[string, string, string]> = [
+        [
+          'https://user:pw@Pay.Example.com:8443/v1/charges/7#x',
+          'POST /v1/charges/{id}',
+          'pay.example.com',
+        ],
+        [
+          'http://[::1]:8080/stock/3fa85f64-5717-4562-b3fc-2c963f66afa6',
+          'POST /stock/{uuid}',
+          '[::1]',
+        ],
+        ['http://stock?x=1', 'POST /', 'stock'],
+        ['https://api.example.com', 'POST /', 'api.example.com'],
+      ];
+      for (const [url, name, peer] of cases) {
+        expect(client('POST', { 'http.method': 'POST', 'http.url': url }), url).toMatchObject({
+          name,
+          peer,
+        });
+        expect(new URL(url).hostname).toBe(peer);
+      }
+      // Not an absolute URL: no path or peer is made up from it.
+      expect(client('GET', { 'http.method': 'GET', 'http.url': '/relative/1' })).toMatchObject({
+        name: `GET ${NO_ROUTE}`,
+        peer: '',
+      });
+    });
     it('takes the peer from net.peer.name (old conventions)', () => {
       expect(client('GET', { 'http.method': 'GET', 'net.peer.name': 'stock' }).peer).toBe('stock');
     });
@@ -140,8 +168,8 @@ describe('classifySpan', () => {
         }).name,
       ).toBe('GET /items/{id}');
     });
-    it('a bare method with no URL at all stays the method (nothing better is known)', () => {
-      expect(client('GET', { 'http.request.method': 'GET' }).name).toBe('GET');
+    it('a bare method with no URL or peer at all is never named by the method alone (issue 34)', () => {
+      expect(client('GET', { 'http.request.method': 'GET' }).name).toBe(`GET ${NO_ROUTE}`);
     });
     it('names RPC calls service/method (old rpc.service + rpc.method, or a full rpc.method)', () => {
       expect(
@@ -172,5 +200,44 @@ describe('classifySpan', () => {
         }),
       ).toMatchObject({ op: 'request', name: 'SELECT orders', peer: 'db-1' });
     });
+  });
+});
+
+describe('a span that says only its method and has no URL', () => {
+  const res = { service: 'web', host: 'h', attrs: {} };
+  it('is named after its peer (client) or its own address (server), never the bare method', () => {
+    const c = classifySpan(
+      {
+        name: 'GET',
+        kind: SpanKind.CLIENT,
+        attributes: { 'http.method': 'GET', 'net.peer.name': 'inventory' },
+      },
+      res,
+    );
+    expect(c).toMatchObject({ view: 'client', name: 'GET inventory', peer: 'inventory' });
+    const s = classifySpan(
+      {
+        name: 'HTTP POST',
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': 'POST', 'server.address': 'api.internal:8080' },
+      },
+      res,
+    );
+    expect(s).toMatchObject({ view: 'server', name: 'POST api.internal', peer: '' });
+    const old = classifySpan(
+      {
+        name: 'GET',
+        kind: SpanKind.SERVER,
+        attributes: { 'http.method': 'GET', 'http.host': '127.0.0.1:37315' },
+      },
+      res,
+    );
+    expect(old.name).toBe('GET 127.0.0.1');
+    const nothing = classifySpan(
+      { name: 'GET', kind: SpanKind.CLIENT, attributes: { 'http.method': 'GET' } },
+      res,
+    );
+    expect(nothing.name).toBe(`GET ${NO_ROUTE}`);
+    for (const x of [c, s, old, nothing]) expect(x.name).not.toMatch(/^(HTTP )?[A-Z]+$/);
   });
 });

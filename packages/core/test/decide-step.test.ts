@@ -1,8 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   decideStep,
+  detectOptionsFor,
+  detectSteps,
   INCIDENT_GROWTH_MS,
   isDuplicateStep,
+  isLoadRateSeries,
   type IncidentMember,
   type NearIncidentMember,
 } from '../src/index.ts';
@@ -55,7 +59,8 @@ describe('decideStep', () => {
     const far = near({ regression_id: 'far', seriesId: '1', onsetMs: 996 * MIN });
     const close = near({ regression_id: 'close', seriesId: '2', onsetMs: 999 * MIN });
     const d = decideStep({ step: step(), known: [], near: [far, close] });
-    expect(d).toEqual({ kind: 'join', incident: close });
+    // Both are this step's incident, so they turn out to be one: the other is merged into it.
+    expect(d).toEqual({ kind: 'join', incident: close, merge: ['far'] });
   });
 
   it('joins an open regression a later step on its series grows, not a resolved one', () => {
@@ -81,7 +86,11 @@ describe('decideStep', () => {
     });
     const facts = { step: step(), known: [], near: [canary] };
     expect(decideStep(facts)).toEqual({ kind: 'need', fact: 'rollout' });
-    expect(decideStep({ ...facts, rollout })).toEqual({ kind: 'join', incident: canary });
+    expect(decideStep({ ...facts, rollout })).toEqual({
+      kind: 'join',
+      incident: canary,
+      merge: [],
+    });
     expect(decideStep({ ...facts, rollout: null })).toEqual({
       kind: 'need',
       fact: 'hostContention',
@@ -93,5 +102,138 @@ describe('decideStep', () => {
     expect(decideStep(facts)).toEqual({ kind: 'need', fact: 'hostContention' });
     expect(decideStep({ ...facts, hostContention: false })).toEqual({ kind: 'open' });
     expect(decideStep({ ...facts, hostContention: true })).toEqual({ kind: 'hold' });
+  });
+
+  it('merges the open regressions a step turns out to link, never a far one, a resolved one or Onset’s own', () => {
+    // A store ×3 found apart: on the store's server view (r1), on api's own route (r2), and api's
+    // client view of the edge, now, links them (same edge as r1, same service as r2).
+    const storeServer = near({
+      regression_id: '11',
+      seriesId: '1',
+      service: 'store',
+      name: 'GET /stock/',
+      headline: true,
+    });
+    const apiRoute = near({
+      regression_id: '12',
+      seriesId: '2',
+      service: 'api',
+      name: 'GET /items/{id}',
+      headline: true,
+      onsetMs: 1001 * MIN,
+    });
+    const far = near({
+      regression_id: '13',
+      seriesId: '3',
+      service: 'api',
+      name: 'GET /quote/{id}',
+      headline: true,
+      onsetMs: 960 * MIN,
+    });
+    const clientView = step({
+      seriesId: '4',
+      service: 'api',
+      view: 'client',
+      peer: 'store',
+      name: 'GET /stock/',
+    });
+    const d = decideStep({ step: clientView, known: [], near: [storeServer, apiRoute, far] });
+    expect(d).toMatchObject({ kind: 'join', merge: [expect.any(String)] });
+    const ids = d.kind === 'join' ? [d.incident.regression_id, ...d.merge].sort() : [];
+    expect(ids).toEqual(['11', '12']);
+    // Resolved by a person: joined, never merged; Onset's own: never either.
+    const resolved = { ...apiRoute, open: false };
+    expect(decideStep({ step: clientView, known: [], near: [storeServer, resolved] })).toEqual({
+      kind: 'join',
+      incident: storeServer,
+      merge: [],
+    });
+    const own = { ...apiRoute, own: 'agent-probe' as const };
+    expect(decideStep({ step: clientView, known: [], near: [storeServer, own] })).toEqual({
+      kind: 'join',
+      incident: storeServer,
+      merge: [],
+    });
+  });
+});
+
+/**
+ * The rule's motivating series: the agent's `fsync-rate node` of the real
+ * recording (apps/server/test/fixtures/recordings/2026-12-01-shared-vm):
+ * time in fsync per second of all node processes, ×6 when other developers'
+ * test runs started. The detector rightly finds the step; it is load, not a
+ * latency, and paged as the recording's only false regression.
+ */
+describe('a load-rate series (real recording: fsync-rate node)', () => {
+  const fx = JSON.parse(
+    readFileSync(new URL('./fixtures/recording-fsync-rate-node.json', import.meta.url), 'utf8'),
+  ) as {
+    service: string;
+    op: string;
+    view: string;
+    name: string;
+    t0: number;
+    points: Array<[number, number, number, number]>;
+  };
+  const points = fx.points.map(([dm, count, p50, p99]) => ({
+    t: (fx.t0 + dm) * MIN,
+    count,
+    p50,
+    p99,
+  }));
+  const up = detectSteps(points, detectOptionsFor(fx.view)).find(
+    (c) => c.direction === 'regression',
+  )!;
+  const asStep = (labels: Partial<IncidentMember>) =>
+    step({
+      service: fx.service,
+      op: fx.op,
+      view: fx.view,
+      name: fx.name,
+      peer: '',
+      onsetMs: up.t,
+      uncertaintyMs: up.onsetUncertaintyPoints * MIN,
+      ratio_p50: up.ratios.p50,
+      ratio_p99: up.ratios.p99,
+      ...labels,
+    });
+
+  it('is recognised by its name, and no route or operation is', () => {
+    expect(isLoadRateSeries(fx)).toBe(true);
+    expect(isLoadRateSeries({ op: 'fsync', name: 'fsync-burst /var/lib/pg_wal' })).toBe(false);
+    expect(isLoadRateSeries({ op: 'request', name: 'GET /fsync-rate x' })).toBe(false);
+    expect(isLoadRateSeries({ op: 'request', name: 'exchange-rate lookup' })).toBe(false);
+  });
+
+  it('has a real step up (×4 or more) that the detector reports', () => {
+    expect(up).toBeDefined();
+    expect(up.ratio).toBeGreaterThan(4);
+  });
+
+  it('opens nothing on its own, where a latency series with the same points would', () => {
+    expect(decideStep({ step: asStep({}), known: [], near: [], hostContention: false })).toEqual({
+      kind: 'load-rate',
+    });
+    const latency = asStep({ name: 'fsync /var/lib/app' });
+    expect(decideStep({ step: latency, known: [], near: [], hostContention: false })).toEqual({
+      kind: 'open',
+    });
+  });
+
+  it("joins the regression its program's operation series opened", () => {
+    const burst = near({
+      regression_id: 'burst',
+      seriesId: '3',
+      service: fx.service,
+      op: 'fsync',
+      view: fx.view,
+      name: 'fsync-burst /var/lib/pg_wal',
+      onsetMs: up.t - MIN,
+    });
+    expect(decideStep({ step: asStep({}), known: [], near: [burst] })).toEqual({
+      kind: 'join',
+      incident: burst,
+      merge: [],
+    });
   });
 });

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
+  compareSteps,
   growsIncident,
   headlineIndex,
   mayGrowByRollout,
+  mayMerge,
+  onsetOwnOf,
   sameEdge,
   sameIncident,
   INCIDENT_WINDOW_MAX_MS,
@@ -113,5 +116,89 @@ describe('one incident', () => {
     ).toBe(1);
     expect(headlineIndex([m({ ratio_p50: 3 }), m({ ratio_p50: 3 })])).toBe(0);
     expect(headlineIndex([])).toBe(-1);
+  });
+});
+
+describe('grouping whatever the order (issue 34)', () => {
+  it('a gap view joins only the views of its own edge, not another series of its caller', () => {
+    // api → store: the store's server view, api's client and gap views of that edge.
+    const storeServer = m({ service: 'store', view: 'server', peer: null, name: 'GET /stock/' });
+    const gap = m({ service: 'api', view: 'gap', peer: 'store', name: 'GET /stock/' });
+    const apiRoute = m({ service: 'api', view: 'server', peer: null, name: 'GET /items/{id}' });
+    // A small step in another gap of the same caller (its machine's load).
+    const otherGap = m({ service: 'api', view: 'gap', peer: 'auth', name: 'POST /token' });
+    expect(sameIncident(gap, storeServer)).toBe(true);
+    expect(sameIncident(gap, apiRoute)).toBe(false);
+    expect(sameIncident(gap, otherGap)).toBe(false);
+    expect(sameIncident(otherGap, storeServer)).toBe(false);
+    // The caller's own route and its client view of the edge are still one service's.
+    expect(sameIncident(apiRoute, m({ service: 'api', name: 'GET /stock/', peer: 'store' }))).toBe(
+      true,
+    );
+  });
+
+  it("keeps Onset's own noise out of every other incident", () => {
+    const probe = m({
+      service: 'onset-agent',
+      op: 'unmount',
+      view: 'internal',
+      peer: null,
+      name: '/var/tmp/onset-agent/mnt',
+      own: 'agent-probe',
+    });
+    const exe = m({
+      service: 'onset-agent',
+      op: 'spawn',
+      view: 'internal',
+      peer: null,
+      name: 'cc',
+    });
+    const wal = m({
+      service: 'postgres',
+      op: 'fsync',
+      view: 'internal',
+      peer: null,
+      name: '/home/u/.onset/pg/pg_wal',
+      own: 'onset-database',
+    });
+    expect(sameIncident(probe, exe)).toBe(false);
+    expect(sameIncident(wal, m({ service: 'postgres', op: 'fsync', peer: null }))).toBe(false);
+    expect(sameIncident(probe, wal)).toBe(false);
+    expect(sameIncident(probe, { ...probe, name: '/var/tmp/onset-agent/other' })).toBe(true);
+    expect(mayMerge(probe, exe)).toBe(false);
+  });
+
+  it('orders a batch by onset, then by how clearly each step shows, never by series id', () => {
+    const steps = [
+      m({ seriesId: '1', view: 'gap', ratio_p50: 1.3, ratio_p99: 1.4 }),
+      m({ seriesId: '2', view: 'server', ratio_p50: 3, ratio_p99: 2.9 }),
+      m({ seriesId: '3', view: 'client', ratio_p50: 2.2, ratio_p99: 2 }),
+    ];
+    const order = (xs: IncidentMember[]) => [...xs].sort(compareSteps).map((x) => x.view);
+    expect(order(steps)).toEqual(['server', 'client', 'gap']);
+    expect(order([...steps].reverse())).toEqual(['server', 'client', 'gap']);
+    // A series' earlier step first, however clearer its later one: the later one grows the incident.
+    const canary = m({ seriesId: '9', onsetMs: 90 * MIN, ratio_p50: 1.5, ratio_p99: 1.5 });
+    const rest = m({ seriesId: '9', onsetMs: 110 * MIN, ratio_p50: 9, ratio_p99: 9 });
+    expect([rest, canary].sort(compareSteps)).toEqual([canary, rest]);
+  });
+});
+
+describe("Onset's own noise", () => {
+  const dirs = ['/home/u/.onset/pg'];
+  it('is the agent’s probe when its spans say so, Onset’s database when under its directory', () => {
+    expect(onsetOwnOf({ name: '/mnt/x' }, [{ 'onset.source': 'probe' }], dirs)).toBe('agent-probe');
+    expect(onsetOwnOf({ name: '/home/u/.onset/pg/pg_wal' }, [], dirs)).toBe('onset-database');
+    expect(
+      onsetOwnOf(
+        { name: 'fsync-rate postgres' },
+        [{ 'file.directory': '/home/u/.onset/pg' }],
+        dirs,
+      ),
+    ).toBe('onset-database');
+    expect(onsetOwnOf({ name: '/var/lib/postgresql/15/main/pg_wal' }, [null], dirs)).toBeNull();
+    expect(onsetOwnOf({ name: '/home/u/.onset/pgx' }, [{ 'onset.source': 'bpftrace' }], dirs)).toBe(
+      null,
+    );
   });
 });

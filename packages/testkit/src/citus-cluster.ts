@@ -237,19 +237,31 @@ export async function createCitusDatabase(
   prefix = 'onset_citus',
 ): Promise<string> {
   const name = `${prefix}_${randomBytes(5).toString('hex')}`;
-  for (const n of [nodes.coordinator, ...nodes.workers]) await exec(n, `CREATE DATABASE ${name}`);
-  await Promise.all(
-    nodes.workers.map((w) => exec(withDatabase(w, name), 'CREATE EXTENSION citus')),
-  );
-  const port = (u: string) => Number(new URL(u).port);
-  await exec(
-    withDatabase(nodes.coordinator, name),
-    `CREATE EXTENSION citus;
-     SELECT citus_set_coordinator_host('127.0.0.1', ${port(nodes.coordinator)});
-     ${nodes.workers.map((w) => `SELECT citus_add_node('127.0.0.1', ${port(w)});`).join('\n')}`,
-  );
+  // One database made at a time: two suites starting together (two test workers) made theirs
+  // at once, and one's citus_add_node failed with "failure on connection marked as essential".
+  const lock = new pg.Client(nodes.coordinator);
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [CREATE_DATABASE_LOCK]);
+    for (const n of [nodes.coordinator, ...nodes.workers]) await exec(n, `CREATE DATABASE ${name}`);
+    await Promise.all(
+      nodes.workers.map((w) => exec(withDatabase(w, name), 'CREATE EXTENSION citus')),
+    );
+    const port = (u: string) => Number(new URL(u).port);
+    await exec(
+      withDatabase(nodes.coordinator, name),
+      `CREATE EXTENSION citus;
+       SELECT citus_set_coordinator_host('127.0.0.1', ${port(nodes.coordinator)});
+       ${nodes.workers.map((w) => `SELECT citus_add_node('127.0.0.1', ${port(w)});`).join('\n')}`,
+    );
+  } finally {
+    await lock.end(); // ends the session: its advisory lock goes with it
+  }
   return withDatabase(nodes.coordinator, name);
 }
+
+/** The advisory lock (on the coordinator's `postgres` database) createCitusDatabase holds. */
+const CREATE_DATABASE_LOCK = 7_031_032;
 
 /**
  * Add a worker to a database of a running cluster (docs/citus.md "Adding a worker"): the

@@ -37,7 +37,8 @@ export class SeriesCap {
   static key(span: SpanRecord): string {
     const attrs = span.attributes as Attributes;
     const op = classifyOp(span.name, attrs);
-    const series = `${op} ${classifyView(span.kind)} ${observationName(op, span.name, attrs)}`;
+    const view = classifyView(span.kind);
+    const series = `${op} ${view} ${observationName(op, span.name, attrs, view)}`;
     return span.service ? `${span.service}: ${series}` : series;
   }
 

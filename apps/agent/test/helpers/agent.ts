@@ -40,10 +40,20 @@ export async function startTestAgent(opts: {
       const deadline = Date.now() + timeoutMs;
       while (!pred(events)) {
         if (Date.now() > deadline)
-          throw new Error(`timed out waiting for ${what}; agent log:\n${logs.join('\n')}`);
+          throw new Error(
+            `timed out waiting for ${what} after ${timeoutMs} ms; events seen: ${eventSummary(events)}; agent log:\n${logs.join('\n')}`,
+          );
         await new Promise((r) => setTimeout(r, 100));
       }
     },
     stop: () => agent.stop(),
   };
+}
+
+/** What arrived, to tell "nothing traced" from "some, not all" in a failure: counts by kind, the last few. */
+function eventSummary(events: AgentEvent[]): string {
+  const kinds = new Map<string, number>();
+  for (const e of events) kinds.set(e.kind, (kinds.get(e.kind) ?? 0) + 1);
+  const counts = [...kinds].map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+  return `${counts}; last: ${JSON.stringify(events.slice(-3)).slice(0, 1500)}`;
 }

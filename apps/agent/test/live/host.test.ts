@@ -1,9 +1,10 @@
 /**
- * Live: four real workloads on one host, each changing behaviour at a known
+ * Live: five real workloads on one host, each changing behaviour at a known
  * moment with a deploy marker posted at the change (issue 20's four
- * incidents), one server, one agent per traced service (bpftrace) and two
+ * incidents, and a program with no agent of its own), one server, one agent
+ * per traced service (bpftrace), a host-wide agent for the rest, and two
  * services instrumented with the OpenTelemetry JS SDK, on test time
- * (helpers/test-time.ts). One run serves all four cases (a live run's
+ * (helpers/test-time.ts). One run serves all five cases (a live run's
  * hour of history is most of its time); each case is asserted on its own:
  * one regression, on the right series, with its marker as top suspect,
  * opened within 5 test minutes of its change, and no regression anywhere else.
@@ -19,6 +20,9 @@
  *  - unmount: a service mounts a scratch tmpfs, writes 8 MB, unmounts, ~8
  *    times a test minute, then writes 128 MB (its own log: unmount ×10–15);
  *    the agent times the unmount until the thread is back in user space.
+ *  - unclaimed: a second unmounter (8 → 64 MB) with no agent of its own, which
+ *    the host-wide agent reports under the program's name (issue 34 item 5);
+ *    its marker names the program and this host.
  *  - nagle: a callee starts writing header and body apart with Nagle on; its
  *    caller waits for the delayed ACK (+40 ms), the callee's own spans stay
  *    flat: the caller's side of the edge (client or gap view) must open.
@@ -28,8 +32,9 @@
  * CPU the host wanted (the test's own /proc/stat samples) is run once more
  * (docs/agent.md "Reliability").
  */
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizePath } from '../../src/telemetry/normalize.ts';
@@ -86,6 +91,8 @@ interface Attempt {
   error?: Error;
   workloads: Workload[];
   scratch?: string;
+  /** The unclaimed program's scratch mount point, and the service it is reported under. */
+  unclaimed?: { scratch: string; service: string };
   walFs?: RamExt4;
   startedMs: number;
   endedMs: number;
@@ -93,13 +100,27 @@ interface Attempt {
 
 let attempt: Attempt | undefined;
 
+/** The host agent's host-wide agent: it reports the programs no other agent claims. */
+const HOST_AGENT = 'live-host';
+
+/**
+ * What a host-wide agent names a program (docs/agent.md "Programs as services"): the systemd
+ * service of its cgroup where it runs in one (on a CI runner, the runner's), else its executable.
+ */
+function programService(pid: number, executable: string): string {
+  const cgroup = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('0::'));
+  return /\/([^/]+)\.service$/.exec(cgroup ?? '')?.[1] ?? executable;
+}
+
 const stats = (w: Workload) =>
   w.lines
     .filter((l) => l.startsWith('stat '))
     .slice(-30)
     .join('; ');
 
-/** One run of the four cases: a server, agents, workloads, the changes; never throws after it started. */
+/** One run of the five cases: a server, agents, workloads, the changes; never throws after it started. */
 async function runOnce(): Promise<Attempt> {
   const startedMs = Date.now();
   const r = await startLiveRun({
@@ -130,8 +151,20 @@ async function runOnce(): Promise<Attempt> {
           c.host.cpu = false;
         },
       },
+      {
+        // Host-wide (no --comm): the agents above claim their programs, and it reports the rest
+        // under each program's name. Its scope is the run's `unclaimed` directory: the shared
+        // machine's other programs (the suite's PostgreSQL, other jobs) are not under test here.
+        service: HOST_AGENT,
+        comms: [],
+        tune: (c, _clock, work) => {
+          c.host.cpu = false;
+          c.scope.exclude = ['/**'];
+          c.scope.include = [`${work}/unclaimed{,/**}`];
+        },
+      },
     ],
-    maxMinutes: BASELINE_MINUTES + 4 * STAGGER_MINUTES + WAIT_MINUTES + AFTER_MINUTES + 10,
+    maxMinutes: BASELINE_MINUTES + 5 * STAGGER_MINUTES + WAIT_MINUTES + AFTER_MINUTES + 10,
   });
   const a: Attempt = { run: r, workloads: [], startedMs, endedMs: startedMs };
   const workloads = a.workloads;
@@ -170,7 +203,22 @@ async function runOnce(): Promise<Attempt> {
     start(process.execPath, [httpPair, role, r.relay.url, ...args]);
   const callee = pair('callee');
   const caller = pair('caller', await callee.line('port'), '15');
-  for (const w of [spawner, keeper, unmounter, caller]) await w.line('ready');
+  // The same workload again, with no agent of its own (its change smaller: two of 128 MB load the
+  // host for the cases after it).
+  const unclaimedScratch = path.join(r.work, 'unclaimed');
+  mkdirSync(unclaimedScratch);
+  const scratchd = start(compile('unmounter.c', r.work, 'live-scratchd'), [
+    unclaimedScratch,
+    '8',
+    '64',
+    '250',
+  ]);
+  const unclaimed = {
+    scratch: unclaimedScratch,
+    service: programService(scratchd.child.pid!, 'live-scratchd'),
+  };
+  a.unclaimed = unclaimed;
+  for (const w of [spawner, keeper, unmounter, scratchd, caller]) await w.line('ready');
 
   const ofService =
     (...services: string[]) =>
@@ -255,6 +303,21 @@ async function runOnce(): Promise<Attempt> {
             `${await r.describeSeries({ service: 'live-wal' })}\nworkload: ${stats(keeper)}`,
         },
         {
+          name: 'unclaimed',
+          workload: scratchd,
+          switchCommand: 'switch',
+          marker: {
+            service: unclaimed.service,
+            hosts: [os.hostname()],
+            kind: 'code',
+            description: 'scratch volumes hold 64 MB',
+          },
+          owns: ofService(unclaimed.service, HOST_AGENT),
+          describe: async () =>
+            `${await r.describeSeries({ service: unclaimed.service })}\nunder the host agent: ` +
+            `${await r.describeSeries({ service: HOST_AGENT })}\nworkload: ${stats(scratchd)}`,
+        },
+        {
           name: 'unmount',
           workload: unmounter,
           switchCommand: 'switch',
@@ -285,7 +348,7 @@ async function runOnce(): Promise<Attempt> {
 async function cleanUp(a: Attempt): Promise<void> {
   for (const w of a.workloads) await w.stop();
   // Stopped between its mount and its unmount, the unmounter leaves the scratch mount behind.
-  if (a.scratch) spawnSync('umount', ['-l', a.scratch]);
+  for (const m of [a.scratch, a.unclaimed?.scratch]) if (m) spawnSync('umount', ['-l', m]);
   a.walFs?.close();
   await a.run.close();
 }
@@ -362,7 +425,7 @@ function caseOf(name: string): CaseResult {
 const label = (r: { service: string; op: string; view: string; name: string }) =>
   `${r.service} ${r.op}/${r.view} ${r.name}`;
 
-describe.skipIf(skip !== null)('live: four changes on one host', () => {
+describe.skipIf(skip !== null)('live: five changes on one host', () => {
   it('spawn method: one regression on the helper’s spawn series, marker first, within 5 test minutes', () => {
     const c = caseOf('spawn');
     expect(label(c.regressions[0]!)).toBe('live-spawn spawn/internal live-helper');
@@ -381,6 +444,12 @@ describe.skipIf(skip !== null)('live: four changes on one host', () => {
     expect(label(c.regressions[0]!)).toBe(
       `live-mounts unmount/internal ${normalizePath(attempt!.scratch!)}`,
     );
+  });
+
+  it('unclaimed program: one regression on its unmount series under its own name (not the host agent’s), its marker first, within 5 test minutes', () => {
+    const c = caseOf('unclaimed');
+    const { scratch, service } = attempt!.unclaimed!;
+    expect(label(c.regressions[0]!)).toBe(`${service} unmount/internal ${normalizePath(scratch)}`);
   });
 
   it('Nagle: one regression on the caller’s view of the edge, marker first, within 5 test minutes', () => {

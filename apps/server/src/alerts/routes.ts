@@ -12,20 +12,82 @@ import {
   resolveAlert,
   silenceFiringAlerts,
 } from './state.ts';
-import { alertEvents, getAlert, listAlerts } from './store.ts';
+import { alertEvents, getAlert, listAlerts, type AlertRow } from './store.ts';
+import type { Queryable } from '../db/pool.ts';
 import { notificationsFor } from './notifications.ts';
 import { alertTimeline } from './timeline.ts';
 import { alertJson, alertsJson } from './json.ts';
 import type { AlertKinds } from './kinds.ts';
 import { baseUrlOf } from '../config.ts';
-import { endSilence, insertSilence, listSilences, silenceJson, silencesByIds } from './silences.ts';
+import {
+  endSilence,
+  insertSilence,
+  listSilences,
+  silenceJson,
+  silencesByIds,
+  type SilenceRow,
+} from './silences.ts';
 
-/** The alert routes, given each kind's acknowledge/resolve hooks by app.ts (kinds.ts). */
+const textOf = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
+
+/** A silence's end from `ends_at` or `duration` after `starts` (400 if neither, or not after it). */
+function silenceEnd(
+  b: { ends_at?: string; duration?: string },
+  starts: number,
+  now: number,
+): number {
+  let ends: number;
+  if (b.ends_at) ends = parseTime(b.ends_at, now, 'ends_at');
+  else if (b.duration) {
+    try {
+      ends = starts + parseDuration(b.duration);
+    } catch (e) {
+      throw badRequest(`duration: ${(e as Error).message}`);
+    }
+  } else throw badRequest('ends_at (or duration) is required');
+  if (ends <= starts) throw badRequest('ends_at must be after starts_at');
+  return ends;
+}
+
+/** Insert a silence and mark what it matches that fires now, in the caller's transaction. */
+async function makeSilence(
+  c: Queryable,
+  s: Omit<SilenceRow, 'id' | 'created_at'>,
+  now: number,
+): Promise<SilenceRow> {
+  const silence = await insertSilence(c, s);
+  await silenceFiringAlerts(c, silence, now);
+  return silence;
+}
+
+/** What silencing an alert matches: its SLO, else its service and op (as the alert page does). */
+function matcherOf(a: AlertRow): Pick<SilenceRow, 'service' | 'slo_id' | 'op'> | null {
+  if (a.slo_id) return { service: null, slo_id: a.slo_id, op: null };
+  if (!a.service && !a.op) return null;
+  return { service: a.service ?? null, slo_id: null, op: a.op ?? null };
+}
+
+/** The alerts `ids` name, in their order; 404 naming the first that does not exist. */
+async function alertsByIds(c: Queryable, ids: string[]): Promise<AlertRow[]> {
+  const out: AlertRow[] = [];
+  for (const id of ids) {
+    const a = await getAlert(c, id);
+    if (!a) throw notFound(`alert ${id} does not exist`);
+    out.push(a);
+  }
+  return out;
+}
+
+/**
+ * The alert routes, given each kind's acknowledge/resolve hooks by app.ts (kinds.ts),
+ * and what to tell once a silence was made or ended (Alertmanager targets mirror them).
+ */
 export async function alertRoutes(
   app: FastifyInstance,
-  opts: AppContext & { alertKinds: AlertKinds },
+  opts: AppContext & { alertKinds: AlertKinds; onSilencesChanged?: () => void },
 ): Promise<void> {
   const { pool, config, alertKinds: kinds } = opts;
+  const silencesChanged = () => opts.onSilencesChanged?.();
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   api.get(
@@ -49,6 +111,81 @@ export async function alertRoutes(
     },
   );
 
+  api.post(
+    '/alerts/ack',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['alerts'],
+        summary: 'Acknowledge several alerts at once (all or none)',
+        ...operations['POST /api/v1/alerts/ack'],
+      },
+    },
+    async (req) => {
+      const by = req.body.by || null;
+      const comment = req.body.comment || null;
+      const done = await withTransaction(pool, async (c) => {
+        const out: AlertRow[] = [];
+        for (const cur of await alertsByIds(c, req.body.ids)) {
+          const a = (await acknowledgeAlert(c, cur.id, by, comment))!;
+          if (a.status === 'firing') await kinds[a.type]?.acknowledged?.(c, a, by);
+          out.push(a);
+        }
+        return out;
+      });
+      return { alerts: await alertsJson(pool, done, baseUrlOf(config, req)) };
+    },
+  );
+
+  api.post(
+    '/alerts/silence',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['alerts'],
+        summary:
+          'Silence what each of several alerts is about (its SLO, else its service and op): one silence per distinct matcher, all or none',
+        ...operations['POST /api/v1/alerts/silence'],
+      },
+    },
+    async (req, reply) => {
+      const b = req.body;
+      const now = Date.now();
+      const ends = silenceEnd(b, now, now);
+      const { silences, ids } = await withTransaction(pool, async (c) => {
+        const alerts = await alertsByIds(c, b.ids);
+        const matchers = new Map<string, Pick<SilenceRow, 'service' | 'slo_id' | 'op'>>();
+        for (const a of alerts) {
+          const m = matcherOf(a);
+          if (!m) throw badRequest(`alert ${a.id} names no SLO, service or op to silence by`);
+          matchers.set(JSON.stringify([m.slo_id, m.service, m.op]), m);
+        }
+        const silences: SilenceRow[] = [];
+        for (const m of matchers.values())
+          silences.push(
+            await makeSilence(
+              c,
+              {
+                ...m,
+                starts_at: new Date(now),
+                ends_at: new Date(ends),
+                comment: b.comment,
+                created_by: b.created_by ?? null,
+              },
+              now,
+            ),
+          );
+        return { silences, ids: alerts.map((a) => a.id) };
+      });
+      silencesChanged();
+      const rows = await alertsByIds(pool, ids);
+      return reply.status(201).send({
+        silences: silences.map((s) => silenceJson(s, now)),
+        alerts: await alertsJson(pool, rows, baseUrlOf(config, req)),
+      });
+    },
+  );
+
   api.get(
     '/alerts/:id',
     {
@@ -69,8 +206,12 @@ export async function alertRoutes(
       ]);
       const notifications = notes.get(alert.id) ?? [];
       const silence = alert.silenced_by ? (silences.get(alert.silenced_by) ?? null) : null;
+      const reopen = events.findLast((e) => e.kind === 'reopened');
+      const reopened = reopen
+        ? { at: reopen.at, by: reopen.actor, comment: textOf(reopen.detail?.comment) }
+        : null;
       return {
-        ...alertJson(alert, baseUrlOf(config, req), notifications, silence),
+        ...alertJson(alert, baseUrlOf(config, req), notifications, silence, reopened),
         events: events.map((e) => ({ ...e, at: e.at.toISOString() })),
         timeline: alertTimeline(alert, events, notifications),
       };
@@ -151,34 +292,28 @@ export async function alertRoutes(
         throw badRequest('a silence needs at least one of service, slo_id, op');
       const now = Date.now();
       const starts = b.starts_at ? parseTime(b.starts_at, now, 'starts_at') : now;
-      let ends: number;
-      if (b.ends_at) ends = parseTime(b.ends_at, now, 'ends_at');
-      else if (b.duration) {
-        try {
-          ends = starts + parseDuration(b.duration);
-        } catch (e) {
-          throw badRequest(`duration: ${(e as Error).message}`);
-        }
-      } else throw badRequest('ends_at (or duration) is required');
-      if (ends <= starts) throw badRequest('ends_at must be after starts_at');
+      const ends = silenceEnd(b, starts, now);
       if (b.slo_id) {
         const s = await pool.query(`SELECT 1 FROM slos WHERE id = $1`, [b.slo_id]);
         if (!s.rowCount) throw badRequest(`SLO ${b.slo_id} does not exist`);
       }
       // The silence and its effect on what fires now commit together.
-      const silence = await withTransaction(pool, async (c) => {
-        const silence = await insertSilence(c, {
-          service: b.service ?? null,
-          slo_id: b.slo_id ?? null,
-          op: b.op ?? null,
-          starts_at: new Date(starts),
-          ends_at: new Date(ends),
-          comment: b.comment,
-          created_by: b.created_by ?? null,
-        });
-        await silenceFiringAlerts(c, silence, now);
-        return silence;
-      });
+      const silence = await withTransaction(pool, (c) =>
+        makeSilence(
+          c,
+          {
+            service: b.service ?? null,
+            slo_id: b.slo_id ?? null,
+            op: b.op ?? null,
+            starts_at: new Date(starts),
+            ends_at: new Date(ends),
+            comment: b.comment,
+            created_by: b.created_by ?? null,
+          },
+          now,
+        ),
+      );
+      silencesChanged();
       return reply.status(201).send(silenceJson(silence, now));
     },
   );
@@ -213,6 +348,7 @@ export async function alertRoutes(
       const ended = await endSilence(pool, req.params.id);
       if (!ended) throw notFound(`silence ${req.params.id} does not exist`);
       await recordSilenceEnded(pool, ended.id);
+      silencesChanged();
       return silenceJson(ended);
     },
   );

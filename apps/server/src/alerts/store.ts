@@ -89,14 +89,31 @@ export async function insertFiring(
   return rows[0] ?? null;
 }
 
-/** New numbers for the firing episode of a key. */
+/**
+ * New numbers for the firing episode of a key, and what it is about when that
+ * moved (a regression re-headlined on another series of its incident, or
+ * merged with another: its service, view and series are the new headline's).
+ */
 export async function refreshFiring(
   c: Queryable,
-  input: Pick<FireInput, 'alertKey' | 'title' | 'burnRate' | 'burnWindow' | 'details'>,
+  input: Pick<
+    FireInput,
+    | 'alertKey'
+    | 'title'
+    | 'burnRate'
+    | 'burnWindow'
+    | 'details'
+    | 'service'
+    | 'op'
+    | 'view'
+    | 'seriesName'
+  >,
   now: number,
 ): Promise<AlertRow | null> {
   const { rows } = await c.query<AlertRow>(
-    `UPDATE alerts SET burn_rate = $2, burn_window = $3, details = $4, updated_at = $5, title = $6
+    `UPDATE alerts SET burn_rate = $2, burn_window = $3, details = $4, updated_at = $5, title = $6,
+            service = coalesce($7, service), op = coalesce($8, op), view = coalesce($9, view),
+            series_name = coalesce($10, series_name)
       WHERE alert_key = $1 AND status = 'firing' RETURNING ${ALERT_COLUMNS}`,
     [
       input.alertKey,
@@ -105,6 +122,10 @@ export async function refreshFiring(
       JSON.stringify(input.details ?? {}),
       new Date(now),
       input.title,
+      input.service ?? null,
+      input.op ?? null,
+      input.view ?? null,
+      input.seriesName ?? null,
     ],
   );
   return rows[0] ?? null;
@@ -305,6 +326,28 @@ export async function alertEvents(db: Queryable, id: string): Promise<AlertEvent
     [id],
   );
   return rows;
+}
+
+/** Each alert's last reopen (when, by whom, why), from its history: alerts never reopened are left out. */
+export async function lastReopens(
+  db: Queryable,
+  ids: string[],
+): Promise<Map<string, { at: Date; by: string | null; comment: string | null }>> {
+  const out = new Map<string, { at: Date; by: string | null; comment: string | null }>();
+  if (!ids.length) return out;
+  const { rows } = await db.query<{
+    alert_id: string;
+    at: Date;
+    actor: string | null;
+    comment: string | null;
+  }>(
+    `SELECT DISTINCT ON (alert_id) alert_id::text, at, actor, detail->>'comment' AS comment
+       FROM alert_events WHERE alert_id = ANY($1::bigint[]) AND kind = 'reopened'
+      ORDER BY alert_id, id DESC`,
+    [ids],
+  );
+  for (const r of rows) out.set(r.alert_id, { at: r.at, by: r.actor, comment: r.comment });
+  return out;
 }
 
 /** The active silence matching an alert, if any (the matching rule: silences.ts). */

@@ -69,6 +69,7 @@ export const CITUS_PLAN: readonly CitusPlacement[] = [
   local('webhooks'),
   local('webhook_deliveries'),
   local('webhook_attempts'),
+  local('alertmanager_silences'),
   // Cursors, leases and singletons: on the coordinator with graphile-worker's job tables.
   local('slo_counter_state'),
   local('pairing_state'),

@@ -56,6 +56,7 @@ export const TABLE_OWNERS = {
   webhooks: { owner: 'webhooks' },
   webhook_deliveries: { owner: 'webhooks' },
   webhook_attempts: { owner: 'webhooks' },
+  alertmanager_silences: { owner: 'webhooks' },
   grafana_annotation_cursor: { owner: 'observability' },
 } as const satisfies Record<string, TableOwner>;
 

@@ -8,14 +8,17 @@
 import { storeRegressionHints } from '../evidence/evidence.ts';
 import {
   burstVerdict,
+  compareSteps,
   decideStep,
   INCIDENT_GROWTH_MS,
   INCIDENT_ROLLOUT_GROWTH_MS,
   INCIDENT_WINDOW_MAX_MS,
+  isLoadRateSeries,
+  onsetOwnOf,
   rolloutOf,
   stepRecovery,
-  stepStrength,
   type MinutePoint,
+  type OnsetOwn,
   type StepFacts,
   detectOptionsFor,
 } from '@onset/core';
@@ -24,7 +27,7 @@ import { happeningAt } from '../alerts/state.ts';
 import { regressionsDetected, regressionsHeld } from '../observability/metrics.ts';
 import {
   HOLD_DECIDED_POINTS,
-  raiseRegressionAlert,
+  alertRegression,
   regressionAlerted,
   stepHeld,
   refreshRegressionAlertIfFiring,
@@ -34,17 +37,19 @@ import { attribute, attributionOf, type AttributionTarget } from '../regressions
 import { hostCpuRiseAt } from './host-cpu.ts';
 import { fmtMs, level, median, ratio, round, roundMs } from '../regressions/levels.ts';
 import { lockRegressionCommit } from './lock.ts';
+import { onsetOwnDirs } from '../config.ts';
 import { countEvents } from './points.ts';
 import { readLabels, type StateCache } from './state-cache.ts';
 import { advanceThroughs, writeStates } from './state.ts';
 import {
-  headlineRatios,
   hostsReporting,
   insertMember,
   knownOnsets,
   makeHeadline,
   membersNear,
+  moveMembers,
   resolveIfAllRecovered,
+  strongestMember,
   unresolvedMembersOf,
   updateMember,
   type NearMember,
@@ -52,6 +57,7 @@ import {
 import {
   dueForReattribution,
   insertRegression,
+  markMerged,
   markTransient,
   regressionById,
   regressionJson,
@@ -115,7 +121,7 @@ export async function commit(
 }
 
 /**
- * One regression per incident: a new step joins the regression of a step
+ * One incident, one regression: a new step joins the regression of a step
  * already found around the same onset on a related series (core's
  * sameIncident: views of one edge, series of one service), or of an open
  * regression it grows (core's growsIncident: a further step on one of its
@@ -124,6 +130,13 @@ export async function commit(
  * that joins never raises an alert (the incident has paged once, or will at
  * the end of this batch); when it shows the step better than the headline, it
  * becomes the headline and the regression is re-attributed to its series.
+ *
+ * Whatever the order: a batch's steps are grouped earliest onset first, then
+ * clearest (core's compareSteps), not in series-id order; the clearest member
+ * heads the regression whatever joined first; and a step that belongs to two open
+ * regressions (found apart, in other batches or passes) merges them into the
+ * older one (mergeInto). Onset's own noise (the agent's probes, Onset's own
+ * database: core's onsetOwnOf) groups only with its own kind and never pages.
  */
 async function openRegressions(
   c: PoolClient,
@@ -132,7 +145,7 @@ async function openRegressions(
   now: number,
   result: PassResult,
 ): Promise<OpenedSteps> {
-  const out: OpenedSteps = { series: [], opened: [], newHeadlines: [] };
+  const out: OpenedSteps = { series: [], opened: [], newHeadlines: [], merged: new Set() };
   // A burst confirmed after it had ended (shape 'transient') is not a regression to open.
   const ups = events.filter(
     (e) => e.change.direction === 'regression' && (e.change.shape ?? 'step') !== 'transient',
@@ -143,6 +156,11 @@ async function openRegressions(
   const ids = [...new Set(ups.map((e) => e.seriesId))];
   const existing = await knownOnsets(c, ids);
   const labelsOf = await readLabels(c, ids);
+  // Load-rate steps only join (decideStep): decided after the batch's others, so they can.
+  const rate = (e: StepEvent) => {
+    const l = labelsOf.get(e.seriesId);
+    return l && isLoadRateSeries(l) ? 1 : 0;
+  };
   const onsets = ups.map((e) => e.change.t);
   const near = await membersNear(
     c,
@@ -150,16 +168,15 @@ async function openRegressions(
       Math.max(INCIDENT_WINDOW_MAX_MS, INCIDENT_GROWTH_MS, INCIDENT_ROLLOUT_GROWTH_MS),
     Math.max(...onsets) + INCIDENT_WINDOW_MAX_MS,
   );
+  const ownDirs = onsetOwnDirs();
+  const steps: Array<{ e: StepEvent; member: NearMember; labels: StepLabels }> = [];
   for (const e of ups) {
     const ch = e.change;
-    const unc = ch.onsetUncertaintyPoints * MIN;
     const labels = labelsOf.get(e.seriesId);
     if (!labels) continue; // the series was deleted meanwhile
     const floor = detectOptionsFor(labels.view).floor ?? 0;
     const before = level(ch.before);
     const after = level(ch.after);
-    const ratioP50 = ratio(before.p50_ms, after.p50_ms, floor / 1000);
-    const ratioP99 = ratio(before.p99_ms, after.p99_ms, floor / 1000);
     const member: NearMember = {
       regression_id: '',
       open: true,
@@ -167,11 +184,20 @@ async function openRegressions(
       headline: false,
       ...labels,
       onsetMs: ch.t,
-      uncertaintyMs: unc,
-      ratio_p50: ratioP50,
-      ratio_p99: ratioP99,
+      uncertaintyMs: ch.onsetUncertaintyPoints * MIN,
+      ratio_p50: ratio(before.p50_ms, after.p50_ms, floor / 1000),
+      ratio_p99: ratio(before.p99_ms, after.p99_ms, floor / 1000),
       rollout: null,
+      own: null,
     };
+    steps.push({ e, member, labels });
+  }
+  steps.sort((a, b) => rate(a.e) - rate(b.e) || compareSteps(a.member, b.member));
+  for (const { e, member, labels } of steps) {
+    const ch = e.change;
+    const unc = member.uncertaintyMs;
+    const before = level(ch.before);
+    const after = level(ch.after);
     const target = stepTarget(e.seriesId, labels, ch, unc);
     let hosts: string[] | undefined;
     const hostsOf = async () =>
@@ -179,13 +205,23 @@ async function openRegressions(
     // Core's decideStep decides; the facts that cost a query are looked up when it asks for them.
     const facts: StepFacts<NearMember> = { step: member, known: existing, near };
     let decision = decideStep(facts);
+    if (!['duplicate', 'host-resource', 'load-rate'].includes(decision.kind)) {
+      // Onset's own noise is known by its spans: with it, the decision is asked again.
+      member.own = await ownNoiseOf(c, e.seriesId, labels.name, ch.t, H, ownDirs);
+      if (member.own) decision = decideStep(facts);
+    }
     for (; decision.kind === 'need'; decision = decideStep(facts)) {
       if (decision.fact === 'rollout') {
         const { suspects } = await attributionOf(c, target, H);
         facts.rollout = rolloutOf(suspects[0]);
       } else facts.hostContention = await heldForHostCpu(c, target, await hostsOf(), H, result);
     }
-    if (decision.kind === 'duplicate' || decision.kind === 'host-resource') continue;
+    if (
+      decision.kind === 'duplicate' ||
+      decision.kind === 'host-resource' ||
+      decision.kind === 'load-rate'
+    )
+      continue;
     if (decision.kind === 'hold') {
       result.regressions.held++;
       continue;
@@ -201,34 +237,26 @@ async function openRegressions(
       confidence: round(ch.confidence, 6),
       before,
       after,
-      ratioP50,
-      ratioP99,
+      ratioP50: member.ratio_p50,
+      ratioP99: member.ratio_p99,
       afterThroughMs: H,
     };
     const stepHosts = await hostsOf();
     existing.push({ series_id: e.seriesId, onset: new Date(ch.t), unc });
     out.series.push(e.seriesId);
     if (decision.kind === 'join') {
-      const id = decision.incident.regression_id;
+      // The step links these regressions: they are one incident, kept as the oldest.
+      const all = [decision.incident.regression_id, ...decision.merge];
+      const id = all.reduce((a, b) => (BigInt(b) < BigInt(a) ? b : a));
       await insertMember(c, { ...step, regressionId: id, hosts: stepHosts, headline: false });
       near.push({ ...member, regression_id: id });
-      const headline = await headlineRatios(c, id);
-      if (!headline || stepStrength(member) > stepStrength(headline)) {
-        await makeHeadline(c, id, e.seriesId, new Date(ch.t), now);
-        for (const m of near) if (m.regression_id === id) m.headline = m === near[near.length - 1];
-        const row = await regressionById(c, id);
-        if (row) {
-          const { suspects } = await attribute(c, row, H, now, { alert: false });
-          for (const m of near) if (m.regression_id === id) m.rollout = rolloutOf(suspects[0]);
-          await storeRegressionHints(c, row, H);
-          // A changed headline refreshes a firing alert once the batch's levels are in; it never pages again.
-          if (!out.opened.includes(id) && !out.newHeadlines.includes(id)) out.newHeadlines.push(id);
-        }
-      }
+      for (const other of all)
+        if (other !== id) await mergeInto(c, id, other, near, now, out, result);
+      await headWithStrongest(c, id, H, now, near, out);
       result.regressions.grouped++;
       continue;
     }
-    const row = await insertRegression(c, step);
+    const row = await insertRegression(c, { ...step, own: member.own });
     await insertMember(c, { ...step, regressionId: row.id, hosts: stepHosts, headline: true });
     const { suspects } = await attribute(c, row, H, now, { alert: false });
     near.push({
@@ -246,8 +274,106 @@ async function openRegressions(
   return out;
 }
 
+type StepLabels = { service: string; op: string; view: string; name: string; peer: string };
+
+/** Exemplar spans read to tell Onset's own noise (core's onsetOwnOf). */
+const OWN_SAMPLE = 5;
+
+/**
+ * Whether a step's series is Onset's own noise: core's onsetOwnOf over its
+ * name and a few of its stored spans around the onset (exemplars keep their
+ * attributes; the agent marks its probes' spans `onset.source=probe`).
+ */
+async function ownNoiseOf(
+  c: PoolClient,
+  seriesId: number,
+  name: string,
+  onsetMs: number,
+  H: number,
+  ownDirs: readonly string[],
+): Promise<OnsetOwn | null> {
+  const { rows } = await c.query<{ attrs: Record<string, unknown> | null }>(
+    `SELECT attrs FROM observations
+      WHERE series_id = $1 AND exemplar AND attrs IS NOT NULL AND start_time >= $2 AND start_time < $3
+      ORDER BY start_time DESC LIMIT $4`,
+    [seriesId, new Date(onsetMs - HOUR), new Date(H), OWN_SAMPLE],
+  );
+  return onsetOwnOf(
+    { name },
+    rows.map((r) => r.attrs),
+    ownDirs,
+  );
+}
+
+/**
+ * Merge the open regression `fromId` into `intoId` (a step showed they are one
+ * incident): its members move, it is closed as merged (`merged_into`), and its
+ * firing alert resolves saying so; the survivor is re-headlined by the caller
+ * and its alert re-rendered (never paged again for the merge).
+ */
+async function mergeInto(
+  c: PoolClient,
+  intoId: string,
+  fromId: string,
+  near: NearMember[],
+  now: number,
+  out: OpenedSteps,
+  result: PassResult,
+): Promise<void> {
+  await moveMembers(c, fromId, intoId);
+  await markMerged(c, fromId, intoId, now);
+  await resolveRegressionAlert(c, fromId, {
+    now: happeningAt(now),
+    reason: `merged into regression ${intoId}: the same incident`,
+  });
+  for (const m of near)
+    if (m.regression_id === fromId) Object.assign(m, { regression_id: intoId, headline: false });
+  // Opened in this batch and merged before its alert: the survivor's alert covers the incident.
+  out.opened = out.opened.filter((x) => x !== fromId);
+  out.newHeadlines = out.newHeadlines.filter((x) => x !== fromId);
+  out.merged.add(intoId);
+  result.regressions.merged = (result.regressions.merged ?? 0) + 1;
+}
+
+/**
+ * After a member joined (or a merge): the member that shows the step best
+ * heads the regression (core's headlineIndex; the current one on a tie). A new
+ * headline re-attributes the regression to its series and recomputes its
+ * hints; a new headline or a merge re-renders a firing alert from the one
+ * alert text once the batch's levels are in (it never pages again).
+ */
+async function headWithStrongest(
+  c: PoolClient,
+  id: string,
+  H: number,
+  now: number,
+  near: NearMember[],
+  out: OpenedSteps,
+): Promise<void> {
+  const best = await strongestMember(c, id);
+  if (!best) return;
+  const moved = !best.headline;
+  if (moved) {
+    await makeHeadline(c, id, Number(best.series_id), best.onset, now);
+    for (const m of near)
+      if (m.regression_id === id)
+        m.headline = m.seriesId === best.series_id && m.onsetMs === best.onset.getTime();
+  }
+  if (!moved && !out.merged.has(id)) return;
+  const row = await regressionById(c, id);
+  if (!row) return;
+  if (moved) {
+    const { suspects } = await attribute(c, row, H, now, { alert: false });
+    for (const m of near) if (m.regression_id === id) m.rollout = rolloutOf(suspects[0]);
+    await storeRegressionHints(c, row, H);
+  }
+  if (!out.opened.includes(id) && !out.newHeadlines.includes(id)) out.newHeadlines.push(id);
+}
+
 /** What a batch's new steps did: the series they were on, and what is left to alert. */
 interface OpenedSteps {
+  /** Regressions that took another's members in this batch (their alert is re-rendered). */
+  merged: Set<string>;
   /** Series whose step opened or joined a regression (their members are updated next). */
   series: number[];
   /** Regressions opened: each is paged once the update finds its step held (or at once). */
@@ -402,7 +528,7 @@ async function updateOpen(
       const hold = held.get(id);
       if (wasPending ? hold !== false : hold === true && !(await regressionAlerted(c, id))) {
         const fresh = await regressionById(c, id);
-        await raiseRegressionAlert(c, regressionJson(fresh!), { now: happeningAt(now) });
+        await alertRegression(c, regressionJson(fresh!), { now: happeningAt(now) });
       }
     }
   }
@@ -410,7 +536,7 @@ async function updateOpen(
   for (const id of [...pendingAlerts]) {
     pendingAlerts.delete(id);
     const fresh = await regressionById(c, id, { unresolved: true });
-    if (fresh) await raiseRegressionAlert(c, regressionJson(fresh), { now: happeningAt(now) });
+    if (fresh) await alertRegression(c, regressionJson(fresh), { now: happeningAt(now) });
   }
   return members.length > 0;
 }

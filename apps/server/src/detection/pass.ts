@@ -117,7 +117,7 @@ export async function scheduledRun(
           paired = true;
         }
       }
-      let pairing: PairingResult = { pairs: 0, edges: 0, cursor: '' };
+      let pairing: PairingResult = { pairs: 0, edges: 0, cursor: '', folded: 0 };
       let inference: InferResult = { resources: 0, changes: 0, created: 0, extended: 0 };
       if (paired) {
         ({ pairing, inference } = await pairAndInfer(deps));

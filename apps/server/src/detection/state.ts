@@ -6,6 +6,7 @@
  */
 import type { PoolClient, Queryable } from '../db/pool.ts';
 import { copyTuples } from './points.ts';
+import { shownSeries } from '../otlp/registry.ts';
 
 /** Rows per read of the pass's series index: the driver's row objects stay a fixed few MB. */
 const INDEX_CHUNK = 50_000;
@@ -50,7 +51,7 @@ export async function seriesWithoutState(
   for (let after = above; ;) {
     const { rows } = await client.query<{ id: string }>(
       `SELECT s.id FROM series s
-        WHERE s.id > $1${inShards('s.id', filter)} AND NOT EXISTS (SELECT 1 FROM regress_state r WHERE r.series_id = s.id)
+        WHERE s.id > $1${inShards('s.id', filter)} AND ${shownSeries()} AND NOT EXISTS (SELECT 1 FROM regress_state r WHERE r.series_id = s.id)
         ORDER BY s.id LIMIT ${INDEX_CHUNK}`,
       [after, ...shardArgs(filter)],
     );

@@ -27,9 +27,17 @@ export interface PassResult {
   shards?: { count: number; run: number };
   /**
    * `grouped`: steps that joined the regression of their incident instead of opening one;
-   * `held`: steps not opened because their hosts lost CPU to the hypervisor at the onset (`held`).
+   * `held`: steps not opened because their hosts lost CPU to the hypervisor at the onset (`held`);
+   * `merged`: regressions merged into another (a step showed they are one incident).
    */
-  regressions: { opened: number; resolved: number; updated: number; grouped: number; held: number };
+  regressions: {
+    opened: number;
+    resolved: number;
+    updated: number;
+    grouped: number;
+    held: number;
+    merged?: number;
+  };
   held?: HeldStep[];
 }
 

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/pool.ts';
 import { attributeLifts, detectHints, type EvidenceSample, type ScalarAttr } from '@onset/core';
 import type { Evidence, Hint, Span } from '@onset/contract';
 import { saveHints, type RegressionRow } from '../regressions/store.ts';
-import { edgeCalls, ownCalls, type CallRow, type Window } from './query.ts';
+import { edgeCalls, ownCalls, type CallRow, type EdgeLabels, type Window } from './query.ts';
 
 /** How far either side of the onset evidence looks (raw spans are kept 48 h by default). */
 const SIDE_MS = 2 * 60 * 60_000;
@@ -37,17 +37,39 @@ async function regressionCalls(
     newestFirst: false,
     limit,
   };
-  // An edge's views are built from paired calls; a caller's own client series may also have its spans directly.
-  if (r.peer && (r.view === 'client' || r.view === 'server' || r.view === 'gap')) {
-    const e = { service: r.service, peer: r.peer, op: r.op, name: r.name, view: r.view };
-    const b = await edgeCalls(pool, e, before);
-    const a = await edgeCalls(pool, e, after);
-    if (b.length || a.length || r.view === 'gap') return { before: b, after: a };
+  const [b, a] = await seriesCalls(pool, r, [before, after]);
+  return { before: b!, after: a! };
+}
+
+/** The labels of a series that say where its calls are read from. */
+export interface SeriesCallLabels {
+  series_id: string;
+  service: string;
+  peer: string | null;
+  op: string;
+  name: string;
+  view: string;
+}
+
+/**
+ * A series' exemplar calls in each window: an edge's views are built from paired calls; a
+ * caller's own client series may also have its spans directly (read when no paired call is).
+ */
+export async function seriesCalls(
+  pool: Queryable,
+  r: SeriesCallLabels,
+  windows: readonly Window[],
+): Promise<CallRow[][]> {
+  const view = r.view;
+  if (r.peer && (view === 'client' || view === 'server' || view === 'gap')) {
+    const e: EdgeLabels = { service: r.service, peer: r.peer, op: r.op, name: r.name, view };
+    const paired: CallRow[][] = [];
+    for (const w of windows) paired.push(await edgeCalls(pool, e, w));
+    if (paired.some((c) => c.length) || view === 'gap') return paired;
   }
-  return {
-    before: await ownCalls(pool, r.series_id, before),
-    after: await ownCalls(pool, r.series_id, after),
-  };
+  const own: CallRow[][] = [];
+  for (const w of windows) own.push(await ownCalls(pool, r.series_id, w));
+  return own;
 }
 
 const scalar = (v: unknown): v is ScalarAttr =>
@@ -59,7 +81,7 @@ const scalar = (v: unknown): v is ScalarAttr =>
  * facts come as `peer.*` (e.g. peer.dependency.hyper), so a callee's library
  * bump shows up on the caller's regression.
  */
-function mergedAttributes(c: CallRow): Record<string, ScalarAttr> {
+export function mergedAttributes(c: CallRow): Record<string, ScalarAttr> {
   const out: Record<string, ScalarAttr> = { 'service.name': c.service, 'host.name': c.host };
   if (c.paired_service !== null) {
     out['peer.service.name'] = c.paired_service;
@@ -72,7 +94,7 @@ function mergedAttributes(c: CallRow): Record<string, ScalarAttr> {
   return out;
 }
 
-function sample(c: CallRow): EvidenceSample {
+export function sample(c: CallRow): EvidenceSample {
   return {
     ms: c.measure_us / 1000,
     ...(c.callee_us !== null ? { calleeMs: c.callee_us / 1000 } : {}),
@@ -81,7 +103,10 @@ function sample(c: CallRow): EvidenceSample {
 }
 
 /** Fill {trace_id}, {span_id}, {start_s}, {end_s} (Unix seconds, ±1 h, for viewers that want a time range). */
-function traceUrl(template: string, c: { trace_id: string; span_id: string; start: Date }): string {
+export function traceUrl(
+  template: string,
+  c: { trace_id: string; span_id: string; start: Date },
+): string {
   const s = Math.floor(c.start.getTime() / 1000);
   return template
     .replaceAll('{trace_id}', c.trace_id)
@@ -113,7 +138,7 @@ function span(c: CallRow, role: Span['role'], template: string | undefined): Spa
 }
 
 /** A few calls near the median of a side, then its slowest, by what the view measures. */
-function pickExemplars(calls: readonly CallRow[], template?: string): Span[] {
+export function pickExemplars(calls: readonly CallRow[], template?: string): Span[] {
   if (!calls.length) return [];
   const byMeasure = [...calls].sort((a, b) => a.measure_us - b.measure_us);
   const mid = Math.floor(byMeasure.length / 2);
@@ -173,11 +198,46 @@ export async function regressionEvidence(
   const before = calls.before.map(sample);
   const after = calls.after.map(sample);
   return {
-    exemplars: {
-      before: pickExemplars(calls.before, opts.traceUrlTemplate),
-      after: pickExemplars(calls.after, opts.traceUrlTemplate),
-    },
+    exemplars: exemplarsOf(r, calls, opts.traceUrlTemplate),
     attributes: attributeLifts(before, after),
     hints: detectHints({ op: r.op, view: r.view, before, after }),
+  };
+}
+
+/**
+ * The exemplars of each side. With a cohort, the calls the headline describes:
+ * the slow hosts' (before the onset too, unless they had none there: then every
+ * host's), and apart from them the fast hosts' calls after the onset.
+ */
+function exemplarsOf(
+  r: RegressionRow,
+  calls: { before: CallRow[]; after: CallRow[] },
+  template: string | undefined,
+): Evidence['exemplars'] {
+  const c = r.cohort;
+  if (!c || !c.slow_hosts.length || !c.fast_hosts.length)
+    return {
+      before: pickExemplars(calls.before, template),
+      after: pickExemplars(calls.after, template),
+    };
+  const on = (hosts: readonly string[]) => {
+    const set = new Set(hosts);
+    return (x: CallRow) => set.has(x.host) || (x.paired_host !== null && set.has(x.paired_host));
+  };
+  const slow = on(c.slow_hosts);
+  const fast = on(c.fast_hosts);
+  const slowBefore = calls.before.filter(slow);
+  return {
+    before: pickExemplars(slowBefore.length ? slowBefore : calls.before, template),
+    after: pickExemplars(calls.after.filter(slow), template),
+    cohort: {
+      attribute: c.attribute,
+      slow_hosts: c.slow_hosts,
+      fast_hosts: c.fast_hosts,
+      fast_after: pickExemplars(
+        calls.after.filter((x) => fast(x) && !slow(x)),
+        template,
+      ),
+    },
   };
 }

@@ -155,11 +155,23 @@ export function mcpServer(
   );
 
   server.registerTool(
+    'get_trace',
+    {
+      title: 'Get a trace',
+      description:
+        "One trace's stored spans (an exemplar's trace_id from get_regression), parents before children: service, host, series, kind, start offset, duration and attributes, and the external viewer's trace_url when configured. Raw spans are kept 48 h.",
+      inputSchema: { trace_id: z.string().regex(/^[0-9a-f]{32}$/) },
+      annotations: readOnly,
+    },
+    ({ trace_id }) => answer(() => get(`/api/v1/traces/${trace_id}`)),
+  );
+
+  server.registerTool(
     'list_alerts',
     {
       title: 'List alerts with their text',
       description:
-        'Alert episodes newest first (firing and resolved), each with the text every page-out carries (text.title, one line per quantile or burn window, text.cause), who was paged (paging, notifications), acknowledgement and silence. Filters are optional.',
+        'Alert episodes newest first (firing and resolved), each with the text every page-out carries (text.title, one line per quantile or burn window, text.cause), who was paged (paging, notifications), acknowledgement, silence and reopening (reopened: when, by whom, why). Filters are optional.',
       inputSchema: {
         status: z.enum(ALERT_STATUSES).optional(),
         type: z.enum(ALERT_TYPES).optional(),

@@ -16,12 +16,12 @@ import {
   EXEMPLAR_RATES_CHANNEL,
   ExemplarSampler,
   traceUnit,
-  type ExemplarCounter,
+  type ExemplarGroup,
 } from './exemplars.ts';
 import { FoldBuilder, type GroupFold } from './span-folds.ts';
 import { keptAttributes, normalizeTraces, type SpanLimits } from './normalize-traces.ts';
 import { parse } from './parse.ts';
-import { TraceRequest } from './protobuf.ts';
+import { LeanTraceRequest } from './protobuf-traces.ts';
 import { resourceKey, seriesKeyText } from './registry.ts';
 
 const DAY_MS = 86_400_000;
@@ -100,7 +100,7 @@ export function decodeTraces(
 ): DecodedTraces | RefusedTraces {
   let req: unknown;
   try {
-    req = parse(body, encoding, TraceRequest, checkTracesJson, 'ExportTraceServiceRequest');
+    req = parse(body, encoding, LeanTraceRequest, checkTracesJson, 'ExportTraceServiceRequest');
   } catch (err) {
     if (err instanceof HttpError)
       return { ok: false, status: err.statusCode, code: err.code, message: err.message };
@@ -114,30 +114,40 @@ export function decodeTraces(
   const idAt = new Int32Array(n);
   const rowGroup = new Int32Array(n);
   const groups: SpanGroup[] = [];
-  const groupOf = new Map<string, number>();
+  // Groups by resource key, then series key: a span's group is found without building its
+  // (series, resource) key string (spans of one ResourceSpans share their resource object).
+  const groupOf = new Map<string, Map<string, number>>();
+  let lastResource: ResourceLabels | null = null;
+  let ofResource = new Map<string, number>();
   const groupKeys: string[] = [];
   // Each group's exemplar counters by minute (this export's spans of a group spread over minutes).
-  const counters: Array<Map<number, ExemplarCounter>> = [];
+  const counters: ExemplarGroup[] = [];
   const days = new Set<number>();
   let minStartMs = Infinity;
   const folds = new FoldBuilder();
   for (let i = 0; i < n; i++) {
     const o = obs[i]!;
     if (o.startMs < minStartMs) minStartMs = o.startMs;
-    const gk = `${seriesKeyText(o.series)}\u0001${resourceKey(o.resource)}`;
-    let g = groupOf.get(gk);
+    if (o.resource !== lastResource) {
+      lastResource = o.resource;
+      const rk = resourceKey(o.resource);
+      let m = groupOf.get(rk);
+      if (!m) groupOf.set(rk, (m = new Map()));
+      ofResource = m;
+    }
+    const sk = seriesKeyText(o.series);
+    let g = ofResource.get(sk);
     if (g === undefined) {
       g = groups.length;
-      groupOf.set(gk, g);
-      groupKeys.push(gk);
-      counters.push(new Map());
+      ofResource.set(sk, g);
+      groupKeys.push(`${sk}\u0001${resourceKey(o.resource)}`);
+      counters.push(exemplars.group(groupKeys[g]!));
       groups.push({ series: o.series, resource: o.resource, weight: 0 });
     }
     groups[g]!.weight++;
     // The minute of the start as stored (to the µs), as SQL's date_trunc sees it.
     const minute = storedMinute(o.startMs);
-    let counter = counters[g]!.get(minute);
-    if (!counter) counters[g]!.set(minute, (counter = exemplars.counter(groupKeys[g]!, minute)));
+    const counter = counters[g]!.counter(minute);
     const exemplar = exemplars.keep(counter, traceUnit(o.traceId));
     folds.add(g, minute, o.durationUs);
     rowGroup[i] = g;

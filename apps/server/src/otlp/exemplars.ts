@@ -63,7 +63,12 @@ export interface ExemplarCounter {
 }
 
 export class ExemplarSampler {
-  private readonly counts = new Map<string, ExemplarCounter>();
+  /**
+   * Counters by group key, then minute: the long group key is hashed once per lookup (its
+   * hash stays on the string) instead of a minute-prefixed copy of it built per (group, minute).
+   */
+  private readonly counts = new Map<string, ExemplarGroup>();
+  private size = 0;
   private rates = new Map<string, number>();
 
   constructor(private readonly first = EXEMPLARS_FIRST) {}
@@ -75,13 +80,30 @@ export class ExemplarSampler {
 
   /** The counter of one (group, minute): callers keep it while their spans stay in that minute. */
   counter(groupKey: string, minute: number): ExemplarCounter {
-    const key = `${minute}\u0003${groupKey}`;
-    let c = this.counts.get(key);
-    if (!c) {
-      if (this.counts.size >= MAX_COUNTERS) this.counts.clear();
-      this.counts.set(key, (c = { n: 0, low: 1, rate: this.rates.get(groupKey) }));
+    return this.group(groupKey).counter(minute);
+  }
+
+  /**
+   * One group's counters, found by minute number: an export looks its group key up once, not
+   * once per (group, minute) it touches.
+   */
+  group(groupKey: string): ExemplarGroup {
+    let g = this.counts.get(groupKey);
+    if (!g) this.counts.set(groupKey, (g = new ExemplarGroup(this, groupKey)));
+    return g;
+  }
+
+  /** A new counter of one of `g`'s minutes (ExemplarGroup); past the cap every other is forgotten. */
+  made(g: ExemplarGroup): ExemplarCounter {
+    if (this.size >= MAX_COUNTERS) {
+      // A new minute starts them again; a group a caller still holds stays, emptied.
+      for (const other of this.counts.values()) other.minutes.clear();
+      this.counts.clear();
+      this.counts.set(g.key, g);
+      this.size = 0;
     }
-    return c;
+    this.size++;
+    return { n: 0, low: 1, rate: this.rates.get(g.key) };
   }
 
   /** Count one more span of this counter's minute (`unit`: traceUnit of its trace id); true when it is kept. */
@@ -91,5 +113,24 @@ export class ExemplarSampler {
     if (lowest) c.low = unit;
     if (c.rate !== undefined) return unit < c.rate || lowest;
     return n <= this.first || unit * n < this.first || lowest;
+  }
+}
+
+/** The exemplar counters of one (series, resource) group, by minute (ExemplarSampler.group). */
+export class ExemplarGroup {
+  readonly minutes = new Map<number, ExemplarCounter>();
+
+  constructor(
+    private readonly sampler: ExemplarSampler,
+    readonly key: string,
+  ) {}
+
+  counter(minute: number): ExemplarCounter {
+    let c = this.minutes.get(minute);
+    if (!c) {
+      c = this.sampler.made(this);
+      this.minutes.set(minute, c);
+    }
+    return c;
   }
 }

@@ -1,5 +1,6 @@
 import {
   resourceLabels,
+  templateName,
   type Attributes,
   type ResourceLabels,
   type SeriesLabels,
@@ -36,6 +37,11 @@ export interface MetricPoint {
   native: NativeHistogram;
   /** Metric unit to microseconds. */
   toUs: number;
+  /**
+   * The point names no route or operation (`http.client.request.duration` by method and server):
+   * it stands for all its service's calls of its view, not for one series' (store-metrics.ts).
+   */
+  wholeView: boolean;
 }
 
 export interface NormalizedMetrics {
@@ -63,6 +69,17 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
 }
 
+/**
+ * The old conventions' server metrics name their route in `http.target` (Python's Flask
+ * instrumentation: `http.server.duration` with `http.target` `/checkout/<item>` and no
+ * `http.route`), so the point is matched to the spans' series of that route rather than
+ * standing for the whole view. A target with a query is a concrete request, not a route.
+ */
+function serverTarget(attrs: Attributes): string | undefined {
+  const target = str(attrs['http.target']);
+  return target && target.startsWith('/') && !/[?#]/.test(target) ? target : undefined;
+}
+
 function metricLabels(
   metricName: string,
   attrs: Attributes,
@@ -83,9 +100,17 @@ function metricLabels(
     view = explicitView;
   else if (/\.server\./.test(lower)) view = 'server';
   else if (/\.client\./.test(lower)) view = 'client';
+  // A declared http.route is used as written (as for spans, core classify.ts); a target is templated.
   const route = str(attrs['http.route']);
+  const target = route === undefined && view === 'server' ? serverTarget(attrs) : undefined;
   const name =
-    op === 'request' && method && route ? `${method.toUpperCase()} ${route}` : metricName;
+    op !== 'request' || !method
+      ? metricName
+      : route
+        ? `${method.toUpperCase()} ${route}`
+        : target
+          ? templateName(`${method.toUpperCase()} ${target}`)
+          : metricName;
   const peer =
     view === 'client' ? (str(attrs['peer.service']) ?? str(attrs['server.address']) ?? '') : '';
   return {
@@ -260,6 +285,7 @@ function readPoint(
   if ([native.sum, native.min, native.max, ...native.bounds].some(overflows))
     return 'data point values out of range';
   const attrs = attributes(p.attributes);
+  const series = metricLabels(name, attrs, resource);
   return {
     streamKey: textDigest(
       JSON.stringify([
@@ -273,10 +299,11 @@ function readPoint(
     cumulative,
     startMs,
     timeMs,
-    series: metricLabels(name, attrs, resource),
+    series,
     resource,
     native,
     toUs,
+    wholeView: series.op === 'request' && series.view !== 'internal' && series.name === name,
   };
 }
 

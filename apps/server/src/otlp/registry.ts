@@ -1,9 +1,16 @@
-import type { ResourceLabels, SeriesLabels } from '@onset/core';
-import type { Pool } from '../db/pool.ts';
+import type { FoldDecisions, ResourceLabels, SeriesLabels } from '@onset/core';
+import type { Pool, PoolClient } from '../db/pool.ts';
 import { textDigest } from '../text/sanitize.ts';
 import type { CardinalityGuard, LimitReason } from '../cardinality/guard.ts';
 
 const REFRESH_MS = 60_000;
+
+/**
+ * A series folded into an edge's client view (edge pairing, core edge-fold.ts) answers the edge
+ * series' id for its labels: its spans land there. Other servers' caches learn it within REFRESH_MS.
+ */
+const followedId = (t = '') =>
+  `CASE WHEN ${t}folded_into > 0 THEN ${t}folded_into ELSE ${t}id END AS id`;
 
 // Keys are remembered per labels object: one request's spans share their resource's object and a
 // span's series labels are keyed twice (admission, then store), so each key is built once. The
@@ -46,6 +53,21 @@ function attrsKey(attrs: Record<string, string>): string {
     ),
   );
 }
+
+/**
+ * `series.folded_into` of a whole-view metric series (a metric naming no route, Python's
+ * `http.client.duration`) whose calls its service's spans count (otlp/compact.ts): left out of
+ * lists, search and options like a folded series, it answers its own id (nothing follows it), and
+ * is shown again when its metrics count calls of their own (store-metrics.ts).
+ */
+export const COVERED_BY_SPANS = -1;
+
+/**
+ * SQL: the series is listed and detected, i.e. not folded into an edge's client view (its spans,
+ * and its calls, are that series') nor a whole-view metric series its service's spans cover
+ * (COVERED_BY_SPANS). `t` is the series table's alias.
+ */
+export const shownSeries = (t = 's') => `COALESCE(${t}.folded_into, 0) = 0`;
 
 /** Series ids for a batch; series refused by the cardinality guard are absent from `ids`. */
 export interface SeriesAdmission {
@@ -163,7 +185,7 @@ export class Registry {
       `INSERT INTO series (service, op, view, name, peer)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
        ON CONFLICT (service, op, view, name, peer) DO UPDATE SET last_seen = EXCLUDED.last_seen
-       RETURNING id, service, op, view, name, peer, (xmax = 0) AS created, pg_current_xact_id()::text AS xid`,
+       RETURNING ${followedId()}, service, op, view, name, peer, (xmax = 0) AS created, pg_current_xact_id()::text AS xid`,
       seriesColumns(rows),
     );
     const created = new Set<string>();
@@ -182,7 +204,7 @@ export class Registry {
     now: number,
   ): Promise<void> {
     const res = await this.pool.query<SeriesRow>(
-      `SELECT s.id, s.service, s.op, s.view, s.name, s.peer
+      `SELECT ${followedId('s.')}, s.service, s.op, s.view, s.name, s.peer
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(service, op, view, name, peer)
          JOIN series s USING (service, op, view, name, peer)`,
       seriesColumns(labels),
@@ -338,6 +360,44 @@ export class Registry {
     for (const [s, r] of todo) this.links.set(`${s}:${r}`, now);
   }
 
+  /**
+   * Fold caller series into edge client views, and refuse the folds of series whose calls pair with
+   * more than one edge (core foldDecisions), in the pairing pass's transaction. A series is folded
+   * once, never into a folded series nor when one is folded into it. Returns the series folded.
+   */
+  async foldSeries(db: PoolClient, d: FoldDecisions, now = Date.now()): Promise<FoldResult> {
+    const out: FoldResult = { folded: new Map(), refused: [] };
+    if (d.fold.size) {
+      const pairs = [...d.fold].sort((a, b) => a[0] - b[0]);
+      const { rows } = await db.query<SeriesRow & { target: number }>(
+        `UPDATE series s SET folded_into = v.target
+           FROM unnest($1::bigint[], $2::bigint[]) AS v(id, target)
+          WHERE s.id = v.id AND s.folded_into IS NULL AND s.view = 'client'
+            AND NOT EXISTS (SELECT 1 FROM series f WHERE f.folded_into = s.id)
+            AND EXISTS (SELECT 1 FROM series t WHERE t.id = v.target AND t.folded_into IS NULL)
+          RETURNING s.id, s.service, s.op, s.view, s.name, s.peer, v.target`,
+        [pairs.map((p) => p[0]), pairs.map((p) => p[1])],
+      );
+      for (const r of rows) {
+        this.series.set(seriesKey(r as SeriesLabels), { id: r.target, at: now });
+        out.folded.set(r.id, r.target);
+      }
+    }
+    if (d.refuse.size || d.unfoldInto.size) {
+      const { rows } = await db.query<SeriesRow>(
+        `UPDATE series SET folded_into = 0
+          WHERE (id = ANY($1::bigint[]) AND view = 'client') OR folded_into = ANY($2::bigint[])
+          RETURNING id, service, op, view, name, peer`,
+        [[...d.refuse].sort((a, b) => a - b), [...d.unfoldInto].sort((a, b) => a - b)],
+      );
+      for (const r of rows) {
+        this.series.set(seriesKey(r as SeriesLabels), { id: r.id, at: now });
+        out.refused.push(r.id);
+      }
+    }
+    return out;
+  }
+
   /** Forget cached ids (e.g. after a database restore). */
   clear(): void {
     this.series.clear();
@@ -346,6 +406,12 @@ export class Registry {
     this.refusedSeries.clear();
     this.refusedResources.clear();
   }
+}
+
+/** What foldSeries changed: series folded (-> the edge client series), series refused for good. */
+export interface FoldResult {
+  folded: Map<number, number>;
+  refused: number[];
 }
 
 /** What an upsert created, and the id of its transaction (to tell whether a reload's snapshot saw it). */

@@ -36,6 +36,7 @@ export type RegressionForAlert = Pick<Regression, 'id' | 'service' | 'op' | 'vie
       | 'hints'
       | 'shape'
       | 'band'
+      | 'own'
     >
   >;
 
@@ -80,7 +81,7 @@ export async function regressionAlerted(
  * page when the regression pushes the p99 of a series an SLO watches past
  * that SLO's threshold, or when latency grew ≥ 10× (p50 or p99); ticket
  * otherwise. Idempotent per regression id. Pass a PoolClient to run inside
- * the caller's transaction.
+ * the caller's transaction. The detection pass goes through alertRegression.
  */
 export async function raiseRegressionAlert(
   db: Queryable,
@@ -135,6 +136,20 @@ export async function raiseRegressionAlert(
 }
 
 /**
+ * What the detection pass raises: raiseRegressionAlert, except for Onset's own
+ * noise (the agent's probes, Onset's own database: `own`), which is shown,
+ * marked as Onset's own, and never alerted (null).
+ */
+export async function alertRegression(
+  db: Queryable,
+  regression: RegressionForAlert,
+  opts: { now?: number; reopened?: Reopened } = {},
+): Promise<AlertRow | null> {
+  if (regression.own) return null;
+  return raiseRegressionAlert(db, regression, opts);
+}
+
+/**
  * A regression reopened by hand pages by the same policy as an open: a new
  * episode (its own dedup_key, so receivers open a new incident), with the
  * severity, silences and webhooks of any firing, its history starting with
@@ -148,7 +163,7 @@ export async function reopenRegressionAlert(
   reopened: Reopened,
 ): Promise<AlertRow | null> {
   if (!(await regressionAlerted(db, regression.id))) return null;
-  return raiseRegressionAlert(db, regression, { reopened });
+  return alertRegression(db, regression, { reopened });
 }
 
 /** Refresh the alert of a regression only if it is firing (e.g. its attribution changed). */
@@ -158,7 +173,7 @@ export async function refreshRegressionAlertIfFiring(
   opts: { now?: number } = {},
 ): Promise<void> {
   if (await firingAlertId(db, regressionAlertKey(regression.id)))
-    await raiseRegressionAlert(db, regression, opts);
+    await alertRegression(db, regression, opts);
 }
 
 /** Acknowledge the firing, not yet acknowledged alert of a regression, if any. */

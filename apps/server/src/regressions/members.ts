@@ -5,7 +5,14 @@
  */
 import type { Queryable } from '../db/pool.ts';
 import type { Level, Op, View } from '@onset/contract';
-import { rolloutOf, type RolloutRef, type StepChange, type Suspect } from '@onset/core';
+import {
+  headlineIndex,
+  rolloutOf,
+  type OnsetOwn,
+  type RolloutRef,
+  type StepChange,
+  type Suspect,
+} from '@onset/core';
 
 /** A member as the regression row's `members` column carries it (times as epoch ms). */
 export interface MemberRow {
@@ -73,6 +80,8 @@ export interface NearMember {
   ratio_p99: number;
   /** The regression's top suspect's rollout (a later wave of it grows the regression). */
   rollout: RolloutRef | null;
+  /** The regression is Onset's own noise (the agent's probes, Onset's own database). */
+  own: OnsetOwn | null;
 }
 
 /**
@@ -90,7 +99,7 @@ export async function membersNear(
     Omit<NearMember, 'onsetMs' | 'rollout'> & { onset: Date; top: Suspect | null }
   >(
     `SELECT m.regression_id::text, r.status <> 'resolved' AS open, m.series_id::text AS "seriesId", m.headline, m.service, m.op, m.view, m.name, m.peer, m.onset,
-            m.onset_uncertainty_ms AS "uncertaintyMs", m.ratio_p50, m.ratio_p99, r.suspects -> 0 AS top
+            m.onset_uncertainty_ms AS "uncertaintyMs", m.ratio_p50, m.ratio_p99, r.suspects -> 0 AS top, r.own
        FROM regression_members m JOIN regressions r ON r.id = m.regression_id
       WHERE m.onset BETWEEN $1 AND $2 AND (r.status <> 'resolved' OR r.resolved_by IS DISTINCT FROM 'onset')
       ORDER BY m.onset, m.regression_id`,
@@ -158,18 +167,6 @@ export async function insertMember(db: Queryable, m: NewMember): Promise<void> {
   );
 }
 
-/** The ratios of a regression's headline member (how clearly it shows the step). */
-export async function headlineRatios(
-  db: Queryable,
-  regressionId: string,
-): Promise<{ ratio_p50: number; ratio_p99: number } | null> {
-  const { rows } = await db.query<{ ratio_p50: number; ratio_p99: number }>(
-    `SELECT ratio_p50, ratio_p99 FROM regression_members WHERE regression_id = $1 AND headline`,
-    [regressionId],
-  );
-  return rows[0] ?? null;
-}
-
 /**
  * Make one member the headline and copy its evidence into the regression row
  * (the API's existing fields). Suspects, cohort, host and hints are the
@@ -230,6 +227,37 @@ export async function unresolvedMembersOf(
     [seriesIds],
   );
   return rows;
+}
+
+/**
+ * Move every member of `fromId` to `intoId` (a merge: they turned out to be
+ * one incident); none of them is the headline there (the caller picks it).
+ */
+export async function moveMembers(db: Queryable, fromId: string, intoId: string): Promise<void> {
+  await db.query(
+    `UPDATE regression_members SET regression_id = $2, headline = false WHERE regression_id = $1`,
+    [fromId, intoId],
+  );
+}
+
+/** The member that shows a regression's step best (core's headlineIndex): series and onset. */
+export async function strongestMember(
+  db: Queryable,
+  regressionId: string,
+): Promise<{ series_id: string; onset: Date; headline: boolean } | null> {
+  const { rows } = await db.query<{
+    series_id: string;
+    onset: Date;
+    headline: boolean;
+    ratio_p50: number;
+    ratio_p99: number;
+  }>(
+    `SELECT series_id::text, onset, headline, ratio_p50, ratio_p99 FROM regression_members
+      WHERE regression_id = $1 ORDER BY headline DESC, onset, series_id`,
+    [regressionId],
+  );
+  const i = headlineIndex(rows);
+  return i < 0 ? null : rows[i]!;
 }
 
 /** A member's new after level and ratios, and whether its latency is back (recovered_at, null if not). */

@@ -97,6 +97,7 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
         seriesId: q.series_id,
         statuses: parseStatuses(q.status),
         sinceMs: q.since !== undefined ? parseTime(q.since, Date.now(), 'since') : undefined,
+        merged: q.merged ?? false,
         limit: q.limit ?? 200,
       });
       return { regressions: await shownWithSilences(pool, rows) };
@@ -177,6 +178,12 @@ export async function regressionRoutes(app: FastifyInstance, ctx: AppContext): P
     'reopen',
     'Reopen a resolved or acknowledged regression; its alert fires again (pages by the policy of an open)',
     async (c, r, body) => {
+      if (r.merged_into)
+        throw new HttpError(
+          409,
+          'conflict',
+          `regression ${r.id} was merged into regression ${r.merged_into} (one incident); reopen that one`,
+        );
       const row = await markOpen(c, r.id);
       await reopenRegressionAlert(c, regressionJson(row), {
         by: body.by ?? null,

@@ -16,7 +16,7 @@ import type {
 } from '@onset/contract';
 import type { Pool, Queryable } from '../db/pool.ts';
 import { headlineLevels, roundMs } from './levels.ts';
-import type { Cohort, StepChange, Suspect } from '@onset/core';
+import type { Cohort, OnsetOwn, StepChange, Suspect } from '@onset/core';
 import { MEMBERS_COLUMN, type MemberRow, type StepFacts } from './members.ts';
 
 export type { Level };
@@ -53,13 +53,18 @@ export interface RegressionRow {
   /** For a floor: the p99 band before and after the onset (ms). */
   band: { before_ms: [number, number]; after_ms: [number, number] } | null;
   hints: Hint[];
+  /** The regression this one was merged into (they turned out to be one incident), else null. */
+  merged_into: string | null;
+  /** Onset's own noise: 'agent-probe' or 'onset-database' (never grouped with others, never paged), else null. */
+  own: OnsetOwn | null;
   /** The incident's series (members.ts), headline first; empty on a row just inserted. */
   members: MemberRow[];
 }
 
 const REGRESSION_COLUMNS = `id::text, series_id::text, service, op, view, name, peer, host, onset, onset_uncertainty_ms,
   detected_at, updated_at, metric, confidence, before, after, ratio_p50, ratio_p99, suspects, cohort, status,
-  acknowledged_at, acknowledged_by, resolved_at, resolved_by, resolution, shape, drift_per_hour, band, hints, ${MEMBERS_COLUMN}`;
+  acknowledged_at, acknowledged_by, resolved_at, resolved_by, resolution, shape, drift_per_hour, band, hints,
+  merged_into::text, own, ${MEMBERS_COLUMN}`;
 
 /** What the API shows (the contract's Regression): the row with times as RFC 3339 and an empty peer as null. */
 export type RegressionJson = Regression;
@@ -117,6 +122,8 @@ export function regressionJson(r: RegressionRow): RegressionJson {
     resolved_at: iso(r.resolved_at),
     resolved_by: r.resolved_by,
     resolution: r.resolution,
+    merged_into: r.merged_into ?? null,
+    own: r.own ?? null,
     shape: r.shape,
     drift_per_hour: r.drift_per_hour,
     band: r.band ?? null,
@@ -133,6 +140,8 @@ export interface RegressionFilter {
   seriesId?: string;
   statuses?: RegressionStatus[];
   sinceMs?: number;
+  /** Also those merged into another (one incident found apart); default: each incident once. */
+  merged?: boolean;
   limit: number;
 }
 
@@ -155,6 +164,7 @@ export async function listRegressions(pool: Pool, f: RegressionFilter): Promise<
     );
   if (f.statuses?.length) add('status = ANY(?::text[])', f.statuses);
   if (f.sinceMs !== undefined) add('onset >= ?', new Date(f.sinceMs));
+  if (!f.merged) where.push('merged_into IS NULL');
   args.push(f.limit);
   const { rows } = await pool.query<RegressionRow>(
     `SELECT ${REGRESSION_COLUMNS} FROM regressions ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
@@ -179,15 +189,15 @@ export async function getRegression(
 
 // ---- the detection pass -------------------------------------------------
 
-/** A regression opened on its first (headline) step. */
-export type NewRegression = StepFacts;
+/** A regression opened on its first (headline) step; `own` when it is Onset's own noise. */
+export type NewRegression = StepFacts & { own?: OnsetOwn | null };
 
 export async function insertRegression(db: Queryable, r: NewRegression): Promise<RegressionRow> {
   const ch = r.change;
   const { rows } = await db.query<RegressionRow>(
     `INSERT INTO regressions (series_id, service, op, view, name, peer, onset, onset_uncertainty_ms, detected_at, updated_at,
-                              metric, confidence, before, after, ratio_p50, ratio_p99, change, after_through, shape, drift_per_hour, band)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+                              metric, confidence, before, after, ratio_p50, ratio_p99, change, after_through, shape, drift_per_hour, band, own)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
      RETURNING ${REGRESSION_COLUMNS}`,
     [
       r.seriesId,
@@ -212,9 +222,29 @@ export async function insertRegression(db: Queryable, r: NewRegression): Promise
       ch.shape === 'drift' || ch.shape === 'floor' ? ch.shape : 'step',
       ch.shape === 'drift' ? (ch.driftPerHour ?? null) : null,
       ch.shape === 'floor' && ch.band ? JSON.stringify(bandMs(ch.band)) : null,
+      r.own ?? null,
     ],
   );
   return rows[0]!;
+}
+
+/**
+ * Close a regression merged into another (they turned out to be one incident;
+ * its members are the survivor's now): resolved by Onset, `merged_into` the
+ * survivor, its resolution saying so.
+ */
+export async function markMerged(
+  db: Queryable,
+  id: string,
+  intoId: string,
+  nowMs: number,
+): Promise<void> {
+  await db.query(
+    `UPDATE regressions SET status = 'resolved', resolved_at = $3, resolved_by = 'onset', merged_into = $2::bigint,
+            resolution = $4, updated_at = $3
+      WHERE id = $1`,
+    [id, intoId, new Date(nowMs), `merged into regression ${intoId}: the same incident`],
+  );
 }
 
 /** A floor's band as the API shows it: µs (the series' unit) to ms. */

@@ -6,6 +6,7 @@
  */
 import type { SeriesOptions, SeriesOptionsQuery } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
+import { shownSeries } from '../otlp/registry.ts';
 
 /** Values a picker lists at most; `total` says how many there are. */
 export const FACET_LIMIT = 1000;
@@ -26,15 +27,18 @@ export async function seriesOptions(pool: Pool, q: SeriesOptionsQuery): Promise<
   // Level by level: each facet (and whether the choice at it exists) under the choices kept before it.
   for (const { field, facet } of LEVELS) {
     const args: unknown[] = [];
-    const where = Object.entries(kept).map(([k, v]) => {
-      args.push(v);
-      return `${k} = $${args.length}`;
-    });
+    const where = [
+      shownSeries('series'),
+      ...Object.entries(kept).map(([k, v]) => {
+        args.push(v);
+        return `${k} = $${args.length}`;
+      }),
+    ];
     // An empty peer is "any peer", as in the Explorer's URL; other empty choices are no choice.
     const chosen = q[field] || undefined;
     args.push(chosen ?? null, FACET_LIMIT);
     const { rows } = await pool.query<{ total: number; vals: string[]; found: boolean }>(
-      `WITH d AS (SELECT DISTINCT ${field} AS v FROM series ${where.length ? 'WHERE ' + where.join(' AND ') : ''})
+      `WITH d AS (SELECT DISTINCT ${field} AS v FROM series WHERE ${where.join(' AND ')})
        SELECT (SELECT count(*)::int FROM d) AS total,
               COALESCE((SELECT array_agg(v ORDER BY v) FROM (SELECT v FROM d ORDER BY v LIMIT $${args.length}) x), '{}') AS vals,
               EXISTS (SELECT 1 FROM d WHERE v = $${args.length - 1}) AS found`,
@@ -45,12 +49,15 @@ export async function seriesOptions(pool: Pool, q: SeriesOptionsQuery): Promise<
     if (chosen !== undefined && r.found) kept[field] = chosen;
   }
   const args: unknown[] = [];
-  const where = Object.entries(kept).map(([k, v]) => {
-    args.push(v);
-    return `${k} = $${args.length}`;
-  });
+  const where = [
+    shownSeries('series'),
+    ...Object.entries(kept).map(([k, v]) => {
+      args.push(v);
+      return `${k} = $${args.length}`;
+    }),
+  ];
   const { rows } = await pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM series ${where.length ? 'WHERE ' + where.join(' AND ') : ''}`,
+    `SELECT count(*)::int AS n FROM series WHERE ${where.join(' AND ')}`,
     args,
   );
   return {

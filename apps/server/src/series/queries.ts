@@ -3,6 +3,8 @@ import { Histogram } from '@onset/core';
 import type { QuantileColumns, QuantilePoint, Series } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
 import { searchWords, wordsClause } from './search.ts';
+import { shownSeries } from '../otlp/registry.ts';
+import { SERIES_COLUMNS, withCallsFrom } from './columns.ts';
 
 export interface SeriesFilter {
   service?: string;
@@ -24,7 +26,7 @@ export async function listSeries(
   pool: Pool,
   f: SeriesFilter,
 ): Promise<{ series: SeriesRow[]; total: number; next_offset: number | null }> {
-  const where: string[] = [];
+  const where: string[] = [shownSeries()];
   const args: unknown[] = [];
   const add = (sql: string, v: unknown) => {
     args.push(v);
@@ -41,14 +43,13 @@ export async function listSeries(
       f.host,
     );
   if (f.q) where.push(...wordsClause(searchWords(f.q), args));
-  const filter = where.length ? 'WHERE ' + where.join(' AND ') : '';
+  const filter = 'WHERE ' + where.join(' AND ');
   const limit = f.limit ?? 1000;
   const offset = f.offset ?? 0;
   const [{ rows }, counted] = await Promise.all([
-    pool.query(
+    pool.query<RegistryRow>(
       `SELECT s.id::text, s.service, s.op, s.view, s.name, NULLIF(s.peer, '') AS peer, s.first_seen, s.last_seen,
-              COALESCE((SELECT array_agg(DISTINCT r.host ORDER BY r.host) FROM series_resources sr
-                         JOIN resources r ON r.id = sr.resource_id WHERE sr.series_id = s.id AND r.host <> ''), '{}') AS hosts
+              ${SERIES_COLUMNS}
          FROM series s ${filter}
         ORDER BY s.service, s.op, s.view, s.name, s.peer, s.id LIMIT $${args.length + 1} OFFSET $${args.length + 2}`,
       [...args, limit, offset],
@@ -57,7 +58,7 @@ export async function listSeries(
   ]);
   const total = counted.rows[0]!.n;
   return {
-    series: rows.map((r) => ({
+    series: (await withCallsFrom(pool, rows)).map((r) => ({
       ...r,
       first_seen: r.first_seen.toISOString(),
       last_seen: r.last_seen.toISOString(),
@@ -67,19 +68,28 @@ export async function listSeries(
   };
 }
 
+/** A series row as the registry query returns it, before calls_from is asked. */
+type RegistryRow = Omit<
+  SeriesRow,
+  'calls_from' | 'metrics_not_counted' | 'first_seen' | 'last_seen'
+> & {
+  first_seen: Date;
+  last_seen: Date;
+  edge_view: boolean;
+};
+
 export async function getSeries(pool: Pool, id: string): Promise<SeriesRow | null> {
   if (!/^\d{1,18}$/.test(id)) return null;
   const { rows } = await pool.query(`SELECT id::text FROM series WHERE id = $1`, [id]);
   if (!rows.length) return null;
-  const all = await pool.query(
+  const all = await pool.query<RegistryRow>(
     `SELECT s.id::text, s.service, s.op, s.view, s.name, NULLIF(s.peer, '') AS peer, s.first_seen, s.last_seen,
-            COALESCE((SELECT array_agg(DISTINCT r.host ORDER BY r.host) FROM series_resources sr
-                       JOIN resources r ON r.id = sr.resource_id WHERE sr.series_id = s.id AND r.host <> ''), '{}') AS hosts
+            ${SERIES_COLUMNS}
        FROM series s WHERE s.id = $1`,
     [id],
   );
-  const r = all.rows[0];
-  return { ...r, first_seen: r.first_seen.toISOString(), last_seen: r.last_seen.toISOString() };
+  const [r] = await withCallsFrom(pool, all.rows);
+  return { ...r!, first_seen: r.first_seen.toISOString(), last_seen: r.last_seen.toISOString() };
 }
 
 export interface HistogramQuery {

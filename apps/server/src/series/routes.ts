@@ -10,6 +10,7 @@ import { seriesOptions } from './options.ts';
 import { arriving } from './arriving.ts';
 import { sparkHistograms, sparkWindow, summarize } from './spark.ts';
 import { parseTime } from '../http/time.ts';
+import { SEGMENTS_MAX_MINUTES, seriesSegments } from './segments.ts';
 
 const MAX_POINTS = 50_000;
 
@@ -92,6 +93,30 @@ export async function seriesRoutes(app: FastifyInstance, deps: { pool: Pool }): 
         to: new Date(toMs).toISOString(),
         hosts,
       };
+    },
+  );
+
+  api.get(
+    '/series/:id/segments',
+    {
+      config: { scope: 'read' },
+      schema: {
+        tags: ['series'],
+        summary:
+          "The window's retrospective segmentation: a line per segment, and the jumps between them (steps and shifts; never paged)",
+        ...operations['GET /api/v1/series/:id/segments'],
+      },
+    },
+    async (req) => {
+      const s = await getSeries(pool, req.params.id);
+      if (!s) throw notFound(`series ${req.params.id} does not exist`);
+      const now = Date.now();
+      const toMs = parseTime(req.query.to ?? 'now', now, 'to');
+      const fromMs = parseTime(req.query.from ?? 'now-6h', now, 'from');
+      if (fromMs >= toMs) throw badRequest('"from" must be before "to"');
+      if (toMs - fromMs > SEGMENTS_MAX_MINUTES * 60_000)
+        throw badRequest(`the window must be at most ${SEGMENTS_MAX_MINUTES / 60} h`);
+      return seriesSegments(pool, s, fromMs, toMs);
     },
   );
 

@@ -7,8 +7,10 @@
  */
 import type { SeriesSummary } from '@onset/contract';
 import type { Pool } from '../db/pool.ts';
+import { shownSeries } from '../otlp/registry.ts';
 import { MATCH_SQL } from '../slos/store.ts';
 import { sparkHistograms, sparkWindow, summarize } from './spark.ts';
+import { SERIES_COLUMNS, withCallsFrom } from './columns.ts';
 
 export interface SearchInput {
   q: string;
@@ -32,6 +34,8 @@ interface LabelRow {
   first_seen: Date;
   last_seen: Date;
   hosts: string[];
+  calls_from: SeriesSummary['calls_from'];
+  metrics_not_counted: boolean;
   total: string;
 }
 
@@ -55,22 +59,23 @@ async function matchingSeries(
   limit: number,
 ): Promise<{ rows: LabelRow[]; total: number }> {
   const args: unknown[] = [];
-  const where = wordsClause(words, args);
+  const where = [shownSeries(), ...wordsClause(words, args)];
   // A name that starts with the first word ranks before one that merely contains it.
   args.push(words[0] ? `${words[0].replace(/[\\%_]/g, (c) => '\\' + c)}%` : '%');
   const prefix = `$${args.length}`;
   args.push(limit);
-  const { rows } = await pool.query<LabelRow>(
+  const { rows } = await pool.query<
+    Omit<LabelRow, 'calls_from' | 'metrics_not_counted'> & { edge_view: boolean }
+  >(
     `SELECT s.id::text, s.service, s.op, s.view, s.name, NULLIF(s.peer, '') AS peer, s.first_seen, s.last_seen,
-            COALESCE((SELECT array_agg(DISTINCT r.host ORDER BY r.host) FROM series_resources sr
-                       JOIN resources r ON r.id = sr.resource_id WHERE sr.series_id = s.id AND r.host <> ''), '{}') AS hosts,
+            ${SERIES_COLUMNS},
             count(*) OVER () AS total
-       FROM series s ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+       FROM series s WHERE ${where.join(' AND ')}
       ORDER BY (s.name ILIKE ${prefix}) DESC, s.last_seen DESC, s.service, s.op, s.view, s.name, s.peer
       LIMIT $${args.length}`,
     args,
   );
-  return { rows, total: rows[0] ? Number(rows[0].total) : 0 };
+  return { rows: await withCallsFrom(pool, rows), total: rows[0] ? Number(rows[0].total) : 0 };
 }
 
 export async function searchSeries(
@@ -118,6 +123,8 @@ export async function searchSeries(
       name: r.name,
       peer: r.peer,
       hosts: r.hosts,
+      calls_from: r.calls_from,
+      metrics_not_counted: r.metrics_not_counted,
       first_seen: r.first_seen.toISOString(),
       last_seen: r.last_seen.toISOString(),
       ...summarize(hists.get(r.id), w),

@@ -9,7 +9,7 @@
 import type { Pool } from '../db/pool.ts';
 import type { AlertSnapshot } from '../alerts/snapshot.ts';
 import { firingAlertIds } from '../alerts/store.ts';
-import { render } from './formats.ts';
+import { render, type WebhookTarget } from './formats.ts';
 import { post } from './deliver.ts';
 
 export const ALERTMANAGER_REFRESH_CRON = '* * * * *';
@@ -22,6 +22,7 @@ interface FiringRow {
   url: string;
   secret: string | null;
   routing_key: string | null;
+  auth: WebhookTarget['auth'];
   name: string | null;
 }
 
@@ -34,7 +35,7 @@ export async function refreshAlertmanagerAlerts(
   const firing = await firingAlertIds(pool);
   if (!firing.length) return { resent: 0, failed: 0 };
   const { rows } = await pool.query<FiringRow>(
-    `SELECT d.id::text, d.webhook_id::text, d.dedup_key, d.payload, w.url, w.secret, w.routing_key, w.name
+    `SELECT d.id::text, d.webhook_id::text, d.dedup_key, d.payload, w.url, w.secret, w.routing_key, w.auth, w.name
        FROM webhook_deliveries d
        JOIN webhooks w ON w.id = d.webhook_id AND w.enabled AND w.format = 'alertmanager'
       WHERE d.alert_id = ANY($1::bigint[]) AND d.event = 'firing' AND d.status = 'delivered'
@@ -53,6 +54,7 @@ export async function refreshAlertmanagerAlerts(
       format: 'alertmanager' as const,
       secret: d.secret,
       routing_key: d.routing_key,
+      auth: d.auth,
     };
     const r = render(
       target,

@@ -56,6 +56,7 @@ interface ClaimedRow {
   format: WebhookTarget['format'];
   secret: string | null;
   routing_key: string | null;
+  auth: WebhookTarget['auth'];
   name: string | null;
 }
 
@@ -117,9 +118,21 @@ async function readBounded(res: Response, maxBytes = RESPONSE_READ_BYTES): Promi
  * One POST; never throws. The connection passes the egress policy (the
  * address connected to is the one checked) and redirects are not followed.
  */
-export async function post(
+export function post(
   url: string,
   body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  egress: EgressPolicy = currentEgressPolicy(),
+): Promise<AttemptOutcome> {
+  return send('POST', url, body, headers, timeoutMs, egress);
+}
+
+/** One request to a receiver, as `post` (DELETE and the like carry no body). */
+export async function send(
+  method: 'POST' | 'DELETE',
+  url: string,
+  body: string | null,
   headers: Record<string, string>,
   timeoutMs: number,
   egress: EgressPolicy = currentEgressPolicy(),
@@ -128,9 +141,9 @@ export async function post(
   try {
     checkWebhookTarget(egress, url);
     const res = await fetch(url, {
-      method: 'POST',
+      method,
       headers,
-      body,
+      body: body ?? undefined,
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
       dispatcher: egressDispatcher(egress),
@@ -190,6 +203,7 @@ async function attemptOne(
     format: d.format,
     secret: d.secret,
     routing_key: d.routing_key,
+    auth: d.auth,
   };
   const toRender: DeliveryToRender = {
     id: d.id,
@@ -237,7 +251,7 @@ async function attemptOne(
 }
 
 const CLAIM_COLUMNS = `d.id::text, d.webhook_id::text, d.event, d.dedup_key, d.payload, d.attempts, d.created_at,
-  w.url, w.format, w.secret, w.routing_key, w.name`;
+  w.url, w.format, w.secret, w.routing_key, w.auth, w.name`;
 
 function resolved(opts: DeliveryPassOptions) {
   return {
@@ -248,6 +262,7 @@ function resolved(opts: DeliveryPassOptions) {
     maxDelayMs: opts.maxDelayMs ?? DEFAULT_DELIVERY.maxDelayMs,
     giveUpMs: opts.giveUpMs ?? DEFAULT_DELIVERY.giveUpMs,
     leaseMs: opts.leaseMs ?? DEFAULT_DELIVERY.leaseMs,
+    alertmanagerTestHoldMs: opts.alertmanagerTestHoldMs ?? DEFAULT_DELIVERY.alertmanagerTestHoldMs,
     random: opts.random ?? Math.random,
     egress: opts.egress ?? currentEgressPolicy(),
   };
@@ -311,8 +326,11 @@ export async function runDeliveryPass(
 
 /**
  * POST /api/v1/webhooks/{id}/test: one test event, sent now, logged, not
- * retried. Receivers that open incidents (PagerDuty, Alertmanager) get the
- * matching resolve right after a delivered test, so a test leaves nothing open.
+ * retried. Receivers that open incidents get the matching resolve, so a test
+ * leaves nothing open: PagerDuty right after a delivered test; Alertmanager
+ * only after `alertmanagerTestHoldMs` (past its group_wait, so its own
+ * receivers see the alert fire), queued in the outbox and retried like any
+ * resolve.
  */
 export async function sendTestEvent(
   pool: Pool,
@@ -348,7 +366,16 @@ export async function sendTestEvent(
   const d = rows[0];
   if (!d) return null;
   const outcome = await attemptOne(pool, d, opts, false);
-  if (outcome === 'delivered' && (d.format === 'pagerduty' || d.format === 'alertmanager')) {
+  if (outcome === 'delivered' && d.format === 'alertmanager') {
+    // Resolved once the hold is over: the outbox sends it (and retries it) like any resolve.
+    const at = opts.now + opts.alertmanagerTestHoldMs;
+    const resolvedPayload: AlertSnapshot = { ...payload, resolved_at: new Date(at).toISOString() };
+    await pool.query(
+      `INSERT INTO webhook_deliveries (webhook_id, event, dedup_key, payload, created_at, next_attempt_at)
+       VALUES ($1, 'resolved', $2, $3, $4, $5)`,
+      [webhookId, d.dedup_key, JSON.stringify(resolvedPayload), new Date(opts.now), new Date(at)],
+    );
+  } else if (outcome === 'delivered' && d.format === 'pagerduty') {
     const resolvedPayload: AlertSnapshot = {
       ...payload,
       resolved_at: new Date(opts.now).toISOString(),

@@ -4,9 +4,10 @@
  */
 import type { KnownBlock, MrkdwnElement } from '@slack/types';
 import { createHash, createHmac } from 'node:crypto';
-import type { AlertStatus, DeliveryEvent, WebhookFormat } from '@onset/contract';
+import type { AlertStatus, DeliveryEvent, WebhookAuth, WebhookFormat } from '@onset/contract';
 import { alertBody, alertUrl, type AlertSnapshot } from '../alerts/snapshot.ts';
 import { alertText } from '../alerts/text.ts';
+import { authHeaders } from './auth.ts';
 
 export interface WebhookTarget {
   id: string;
@@ -15,6 +16,8 @@ export interface WebhookTarget {
   format: WebhookFormat;
   secret: string | null;
   routing_key: string | null;
+  /** Credentials the receiver needs (auth.ts); absent or null: none. */
+  auth?: WebhookAuth | null;
 }
 
 export interface DeliveryToRender {
@@ -36,9 +39,16 @@ const ALERTMANAGER_ALERTS_PATH = '/api/v2/alerts';
 
 /** The webhook URL of an `alertmanager` target is Alertmanager's base URL (or already its alerts API). */
 function alertmanagerAlertsUrl(url: string): string {
+  return alertmanagerApiUrl(url, ALERTMANAGER_ALERTS_PATH);
+}
+
+/** Another path of Alertmanager's API (e.g. `/api/v2/silences`) from an `alertmanager` target's URL. */
+export function alertmanagerApiUrl(url: string, path: string): string {
   const u = new URL(url);
-  if (!u.pathname.replace(/\/+$/, '').endsWith(ALERTMANAGER_ALERTS_PATH))
-    u.pathname = u.pathname.replace(/\/+$/, '') + ALERTMANAGER_ALERTS_PATH;
+  const base = u.pathname.replace(/\/+$/, '');
+  u.pathname = (
+    base.endsWith(ALERTMANAGER_ALERTS_PATH) ? base.slice(0, -ALERTMANAGER_ALERTS_PATH.length) : base
+  ).concat(path);
   return u.toString();
 }
 
@@ -304,6 +314,7 @@ export function render(target: WebhookTarget, d: DeliveryToRender, baseUrl: stri
             : renderJson(d, baseUrl),
   );
   const headers: Record<string, string> = {
+    ...authHeaders(target.auth ?? null),
     'content-type': 'application/json',
     'user-agent': 'Onset-Webhook/1',
     'x-onset-delivery': d.id,

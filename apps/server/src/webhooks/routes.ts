@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { operations } from '@onset/contract';
 import type { AppContext } from '../context.ts';
 import { redactWebhookUrl } from './redact.ts';
+import { authProblem, shownAuth, storedAuth } from './auth.ts';
 import { baseUrlOf } from '../config.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { sendTestEvent } from './deliver.ts';
@@ -28,6 +29,7 @@ function webhookJson(r: WebhookRow) {
     min_severity: r.min_severity,
     enabled: r.enabled,
     has_secret: !!r.secret,
+    auth: shownAuth(r.auth),
     routing_key: r.routing_key ? `…${r.routing_key.slice(-4)}` : null,
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
@@ -52,7 +54,10 @@ function checkInput(w: {
   format?: string;
   routing_key?: string | null;
   secret?: string | null;
+  auth?: WebhookRow['auth'] | { type: 'none' };
 }): void {
+  const problem = authProblem(w.auth);
+  if (problem) throw badRequest(problem);
   if (w.format === 'pagerduty' && !w.routing_key)
     throw badRequest('routing_key is required for the pagerduty format');
 }
@@ -76,13 +81,14 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       const b = req.body;
       const url = checkWebhookUrl(b.url);
       const format = b.format ?? 'json';
-      checkInput({ format, routing_key: b.routing_key });
+      checkInput({ format, routing_key: b.routing_key, auth: b.auth });
       const row = await insertWebhook(pool, {
         name: b.name ?? null,
         url,
         format,
         secret: b.secret ?? null,
         routing_key: b.routing_key ?? null,
+        auth: storedAuth(b.auth),
         min_severity: b.min_severity ?? 'ticket',
         enabled: b.enabled ?? true,
       });
@@ -148,6 +154,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
         format: b.format ?? cur.format,
         secret: b.secret !== undefined ? b.secret || null : cur.secret,
         routing_key: b.routing_key !== undefined ? b.routing_key || null : cur.routing_key,
+        auth: b.auth !== undefined ? storedAuth(b.auth) : cur.auth,
         min_severity: b.min_severity ?? cur.min_severity,
         enabled: b.enabled ?? cur.enabled,
       };

@@ -11,6 +11,12 @@ export interface DeliverySettings {
   giveUpMs: number;
   /** How long a claimed delivery is reserved for the pass that claimed it. */
   leaseMs: number;
+  /**
+   * How long a test alert sent to an `alertmanager` target stays firing before its
+   * resolve is sent: past Alertmanager's group_wait (30 s by default), so its
+   * receivers are really notified.
+   */
+  alertmanagerTestHoldMs: number;
 }
 
 export const DEFAULT_DELIVERY: DeliverySettings = {
@@ -19,6 +25,7 @@ export const DEFAULT_DELIVERY: DeliverySettings = {
   maxDelayMs: 10 * 60_000,
   giveUpMs: 24 * 3_600_000,
   leaseMs: 2 * 60_000,
+  alertmanagerTestHoldMs: 45_000,
 };
 
 /** The webhook variables, with the defaults above (docs/deploy.md lists them). */
@@ -27,6 +34,7 @@ export const WebhookEnv = z.object({
   ONSET_WEBHOOK_RETRY_BASE: envDuration('5s'),
   ONSET_WEBHOOK_RETRY_MAX: envDuration('10m'),
   ONSET_WEBHOOK_GIVE_UP: envDuration('24h'),
+  ONSET_ALERTMANAGER_TEST_HOLD: envDuration('45s'),
 });
 
 export function deliverySettings(env: NodeJS.ProcessEnv = process.env): DeliverySettings {
@@ -37,6 +45,7 @@ export function deliverySettings(env: NodeJS.ProcessEnv = process.env): Delivery
     maxDelayMs: e.ONSET_WEBHOOK_RETRY_MAX,
     giveUpMs: e.ONSET_WEBHOOK_GIVE_UP,
     leaseMs: DEFAULT_DELIVERY.leaseMs,
+    alertmanagerTestHoldMs: e.ONSET_ALERTMANAGER_TEST_HOLD,
   };
 }
 

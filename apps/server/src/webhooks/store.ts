@@ -3,7 +3,7 @@
  * `webhook_deliveries`, `webhook_attempts`): the CRUD the routes answer and
  * the delivery log they show. Delivery itself (claiming, attempts) is deliver.ts.
  */
-import type { Delivery, Severity, WebhookFormat } from '@onset/contract';
+import type { Delivery, Severity, WebhookAuth, WebhookFormat } from '@onset/contract';
 import type { Queryable } from '../db/pool.ts';
 
 export interface WebhookRow {
@@ -13,21 +13,25 @@ export interface WebhookRow {
   format: WebhookFormat;
   secret: string | null;
   routing_key: string | null;
+  /** Credentials sent with every request (auth.ts); never returned by the API. */
+  auth: WebhookAuth | null;
   min_severity: Severity;
   enabled: boolean;
   created_at: Date;
   updated_at: Date;
 }
-const COLS = `id::text, name, url, format, secret, routing_key, min_severity, enabled, created_at, updated_at`;
+const COLS = `id::text, name, url, format, secret, routing_key, auth, min_severity, enabled, created_at, updated_at`;
+
+const authJson = (a: WebhookAuth | null) => (a ? JSON.stringify(a) : null);
 
 /** A webhook as it is created or replaced: the row without what the database assigns. */
 export type WebhookInput = Omit<WebhookRow, 'id' | 'created_at' | 'updated_at'>;
 
 export async function insertWebhook(db: Queryable, w: WebhookInput): Promise<WebhookRow> {
   const { rows } = await db.query<WebhookRow>(
-    `INSERT INTO webhooks (name, url, format, secret, routing_key, min_severity, enabled)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLS}`,
-    [w.name, w.url, w.format, w.secret, w.routing_key, w.min_severity, w.enabled],
+    `INSERT INTO webhooks (name, url, format, secret, routing_key, min_severity, enabled, auth)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLS}`,
+    [w.name, w.url, w.format, w.secret, w.routing_key, w.min_severity, w.enabled, authJson(w.auth)],
   );
   return rows[0]!;
 }
@@ -48,9 +52,19 @@ export async function updateWebhook(
   w: WebhookInput,
 ): Promise<WebhookRow> {
   const { rows } = await db.query<WebhookRow>(
-    `UPDATE webhooks SET name=$2, url=$3, format=$4, secret=$5, routing_key=$6, min_severity=$7, enabled=$8, updated_at=now()
+    `UPDATE webhooks SET name=$2, url=$3, format=$4, secret=$5, routing_key=$6, min_severity=$7, enabled=$8, auth=$9, updated_at=now()
       WHERE id = $1 RETURNING ${COLS}`,
-    [id, w.name, w.url, w.format, w.secret, w.routing_key, w.min_severity, w.enabled],
+    [
+      id,
+      w.name,
+      w.url,
+      w.format,
+      w.secret,
+      w.routing_key,
+      w.min_severity,
+      w.enabled,
+      authJson(w.auth),
+    ],
   );
   return rows[0]!;
 }

@@ -6,6 +6,7 @@ import type { FeatureJobs } from '../context.ts';
 import { runDeliveryPass } from './deliver.ts';
 import { deliverySettings } from './settings.ts';
 import { ALERTMANAGER_REFRESH_CRON, refreshAlertmanagerAlerts } from './alertmanager-refresh.ts';
+import { syncAlertmanagerSilences } from './alertmanager-silences.ts';
 
 /**
  * Webhook jobs: `webhook_deliver` every minute, and re-queued by itself for
@@ -43,6 +44,9 @@ export function webhookTasks(deps: {
           timeoutMs: settings.timeoutMs,
         });
         if (r.resent || r.failed) log.info(r, 'alertmanager alerts re-sent while firing');
+        // Onset silences mirrored there (made, expired, or retried after a failure).
+        const s = await syncAlertmanagerSilences(pool, { timeoutMs: settings.timeoutMs });
+        if (s.created || s.expired || s.failed) log.info(s, 'alertmanager silences synced');
       },
     },
     crontab: [

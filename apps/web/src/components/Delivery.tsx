@@ -39,20 +39,25 @@ export function notificationText(n: AlertNotification): string {
   }
 }
 
-/** The one-line summary for tables: the worst receiver's state first. */
+/**
+ * The one-line summary for tables: every receiver of the firing, the worst first
+ * ("delivery to X failing since 12:03 (503) · paged Y at 12:03 ✓"), so the page that
+ * arrived is never hidden behind the one that did not.
+ */
 export function pagingText(a: Paged): string {
   const p = a.paging;
   if (!p) return 'delivery unknown';
   if (p.state === 'silenced') return 'not paged: silenced';
   if (p.state === 'no_webhook') return 'not paged: no webhook';
-  const firing = (a.notifications ?? []).filter((n) => n.event === 'firing');
-  const worst =
-    firing.find((n) => n.state === 'failing' || n.state === 'gave_up') ??
-    firing.find((n) => n.state === 'pending') ??
-    firing[0];
-  if (!worst) return 'not paged: no webhook';
-  const more = firing.length > 1 ? ` (+${firing.length - 1} more)` : '';
-  return notificationText(worst) + more;
+  const rank = (n: AlertNotification) =>
+    n.state === 'failing' || n.state === 'gave_up' ? 0 : n.state === 'pending' ? 1 : 2;
+  const firing = (a.notifications ?? [])
+    .filter((n) => n.event === 'firing')
+    .map((n, i) => ({ n, i }))
+    .sort((x, y) => rank(x.n) - rank(y.n) || x.i - y.i)
+    .map((x) => x.n);
+  if (!firing.length) return 'not paged: no webhook';
+  return firing.map(notificationText).join(' · ');
 }
 
 const tone = (state: string) =>

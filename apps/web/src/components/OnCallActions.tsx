@@ -6,11 +6,21 @@ import { useState, type ReactNode } from 'react';
 
 const NAME_KEY = 'onset.oncall.name';
 
-function storedName(): string {
+/** The on-call name this browser remembers (every on-call form starts with it). */
+export function storedName(): string {
   try {
     return localStorage.getItem(NAME_KEY) ?? '';
   } catch {
     return '';
+  }
+}
+
+/** Remember the on-call name in this browser. */
+export function rememberName(by: string): void {
+  try {
+    localStorage.setItem(NAME_KEY, by.trim());
+  } catch {
+    /* private mode */
   }
 }
 
@@ -49,37 +59,13 @@ export function OnCallActions({
   const [comment, setComment] = useState('');
   const [duration, setDuration] = useState<string>('2h');
   const who = (): Who => {
-    try {
-      localStorage.setItem(NAME_KEY, by.trim());
-    } catch {
-      /* private mode */
-    }
+    rememberName(by);
     return { by: by.trim(), comment: comment.trim() };
   };
   return (
     <form className="oncall-actions" aria-label="Act on it" onSubmit={(e) => e.preventDefault()}>
       <div className="row gap wrap">
-        <label>
-          Your name{' '}
-          <input
-            name="by"
-            value={by}
-            onChange={(e) => setBy(e.target.value)}
-            placeholder="who is on it"
-            maxLength={200}
-            autoComplete="name"
-          />
-        </label>
-        <label className="grow">
-          Comment{' '}
-          <input
-            name="comment"
-            value={comment}
-            onChange={(e) => setComment(e.target.value)}
-            placeholder="why (optional; required to silence)"
-            maxLength={2000}
-          />
-        </label>
+        <WhoFields by={by} setBy={setBy} comment={comment} setComment={setComment} />
       </div>
       <div className="row gap wrap">
         <button
@@ -140,5 +126,44 @@ export function OnCallActions({
         </p>
       ) : null}
     </form>
+  );
+}
+
+/** Who acts and why: the name (remembered by the caller) and the comment every on-call action carries. */
+export function WhoFields({
+  by,
+  setBy,
+  comment,
+  setComment,
+}: {
+  by: string;
+  setBy: (v: string) => void;
+  comment: string;
+  setComment: (v: string) => void;
+}) {
+  return (
+    <>
+      <label>
+        Your name{' '}
+        <input
+          name="by"
+          value={by}
+          onChange={(e) => setBy(e.target.value)}
+          placeholder="who is on it"
+          maxLength={200}
+          autoComplete="name"
+        />
+      </label>
+      <label className="grow">
+        Comment{' '}
+        <input
+          name="comment"
+          value={comment}
+          onChange={(e) => setComment(e.target.value)}
+          placeholder="why (optional; required to silence)"
+          maxLength={2000}
+        />
+      </label>
+    </>
   );
 }

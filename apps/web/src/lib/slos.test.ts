@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Slo, SloStatus } from '@onset/contract';
 import { sloOf, sloStatusOf } from '../../test/fixtures.ts';
-import { sortSlosByBudget, tierFactor } from './slos.ts';
+import { burningSlos, sortSlosByBudget, tierFactor } from './slos.ts';
 
 const slo = (over: Partial<Slo>): Slo => sloOf(over);
 
@@ -19,6 +19,30 @@ describe('SLO lists', () => {
     expect(
       sortSlosByBudget([s('a', 0.9), s('b', null), s('c', -0.2), s('d', 0.1)]).map((x) => x.name),
     ).toEqual(['c', 'd', 'a', 'b']);
+  });
+
+  it('lists every SLO whose alert is open on the overview, however many others burn more', () => {
+    const s = (name: string, budget: number, alerting = false) =>
+      slo({
+        name,
+        status: {
+          ...sloStatusOf({ sli: 0.99, budget_remaining: budget }),
+          alert: alerting ? ({ id: '1' } as SloStatus['alert']) : null,
+        },
+      });
+    // Ten SLOs with less budget left than the paging one, which has 0.45 left.
+    const slos = [
+      ...Array.from({ length: 10 }, (_, i) => s(`low-${i}`, -1 + i / 10)),
+      s('paging', 0.45, true),
+      s('healthy', 0.9),
+    ];
+    const { shown, more } = burningSlos(slos, 8);
+    expect(shown.map((x) => x.name)).toEqual([
+      'paging',
+      ...Array.from({ length: 7 }, (_, i) => `low-${i}`),
+    ]);
+    expect(more).toBe(3);
+    expect(burningSlos(slos.slice(10), 8)).toEqual({ shown: [slos[10]], more: 0 });
   });
 
   it("reads the alert thresholds from the server's tiers, never its own", () => {

@@ -96,6 +96,13 @@ export const SilenceRef = Type.Object({
 });
 export type SilenceRef = Static<typeof SilenceRef>;
 
+/**
+ * An episode that began because what it is about was reopened (a resolved
+ * regression reopened by hand): when, by whom and why, from its history.
+ */
+export const AlertReopened = Type.Object({ at: Type.String(), by: NStr, comment: NStr });
+export type AlertReopened = Static<typeof AlertReopened>;
+
 /** An alert episode (api.md "Alerts"). */
 export const Alert = Type.Object(
   {
@@ -126,6 +133,9 @@ export const Alert = Type.Object(
       Type.Object({ at: Type.String(), by: NStr, comment: NStr }),
       Type.Null(),
     ]),
+    reopened: Type.Union([AlertReopened, Type.Null()], {
+      description: 'the last reopen this episode records (who, when, why), else null',
+    }),
     notifications: Type.Array(AlertNotification),
     paging: AlertPaging,
     details: Type.Record(Type.String(), Type.Unknown()),
@@ -187,6 +197,43 @@ export const RegressionTimeline = Type.Object({
 });
 export type RegressionTimeline = Static<typeof RegressionTimeline>;
 
+/** Alert ids for one action on several alerts at once (the inbox's bulk actions). */
+const AlertIds = Type.Array(Type.String({ pattern: '^[0-9]{1,18}$' }), {
+  minItems: 1,
+  maxItems: 200,
+  uniqueItems: true,
+});
+
+/** POST /api/v1/alerts/ack: acknowledge several alerts at once, all or none. */
+export const AlertBulkAck = Type.Object(
+  {
+    ids: AlertIds,
+    by: Type.Optional(Type.String({ maxLength: 200 })),
+    comment: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { additionalProperties: false },
+);
+export type AlertBulkAck = Static<typeof AlertBulkAck>;
+
+/**
+ * POST /api/v1/alerts/silence: silence what each alert is about (its SLO, else its service and
+ * op), one silence per distinct matcher, all or none.
+ */
+export const AlertBulkSilence = Type.Object(
+  {
+    ids: AlertIds,
+    ends_at: Type.Optional(TimeText('RFC 3339 or epoch ms (or give duration)')),
+    duration: Type.Optional(DurationText('e.g. 2h, instead of ends_at')),
+    comment: Type.String({ minLength: 1, maxLength: 2000 }),
+    created_by: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  {
+    additionalProperties: false,
+    anyOf: [{ required: ['ends_at'] }, { required: ['duration'] }],
+  },
+);
+export type AlertBulkSilence = Static<typeof AlertBulkSilence>;
+
 export const SilenceInput = Type.Object(
   {
     service: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
@@ -222,6 +269,13 @@ export const Silence = Type.Object({
   active: Type.Boolean(),
 });
 export type Silence = Static<typeof Silence>;
+
+/** The answer of POST /api/v1/alerts/silence: the silences made and the alerts as they are now. */
+export const AlertBulkSilenced = Type.Object({
+  silences: Type.Array(Silence),
+  alerts: Type.Array(Alert),
+});
+export type AlertBulkSilenced = Static<typeof AlertBulkSilenced>;
 
 export const SilenceListQuery = Type.Object({ active: Type.Optional(Type.Boolean()) });
 export type SilenceListQuery = Static<typeof SilenceListQuery>;

@@ -14,3 +14,6 @@ export * from './slo-membership.ts';
 export * from './limits.ts';
 export * from './verdicts.ts';
 export * from './verdict-gates.ts';
+export * from './series-segments.ts';
+export * from './series-groups.ts';
+export * from './series-signatures.ts';

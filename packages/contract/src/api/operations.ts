@@ -1,9 +1,26 @@
 import { SloWatching, SloWatchingQuery } from './slo-membership.ts';
-import { Evidence } from './evidence.ts';
+import {
+  Evidence,
+  SelectionCompare,
+  SelectionCompareQuery,
+  Trace,
+  TraceIdParams,
+} from './evidence.ts';
 import { EdgeQuery, EdgeResponse } from './series-edge.ts';
+import { SegmentsQuery, SegmentsResponse } from './series-segments.ts';
+import { Signatures, SignaturesQuery } from './series-signatures.ts';
+import {
+  RegressionCohortLines,
+  RegressionCohortQuery,
+  SeriesGroups,
+  SeriesGroupsQuery,
+} from './series-groups.ts';
 import {
   Alert,
   AlertAck,
+  AlertBulkAck,
+  AlertBulkSilence,
+  AlertBulkSilenced,
   AlertIdParams,
   AlertList,
   AlertListQuery,
@@ -124,7 +141,27 @@ const declared = {
     querystring: HeatmapQuery,
     response: { 200: HeatmapResponse },
   },
+  'GET /api/v1/series/:id/segments': {
+    params: SeriesIdParams,
+    querystring: SegmentsQuery,
+    response: { 200: SegmentsResponse },
+  },
+  'GET /api/v1/series/:id/compare': {
+    params: SeriesIdParams,
+    querystring: SelectionCompareQuery,
+    response: { 200: SelectionCompare },
+  },
+  'GET /api/v1/series/:id/signatures': {
+    params: SeriesIdParams,
+    querystring: SignaturesQuery,
+    response: { 200: Signatures },
+  },
   'GET /api/v1/series/:id/cohorts': { params: SeriesIdParams, response: { 200: CohortsResponse } },
+  'GET /api/v1/series/:id/groups': {
+    params: SeriesIdParams,
+    querystring: SeriesGroupsQuery,
+    response: { 200: SeriesGroups },
+  },
   'POST /api/v1/deploys': { body: DeployInput, response: { 201: Deploy } },
   'GET /api/v1/deploys': {
     querystring: DeployListQuery,
@@ -163,6 +200,15 @@ const declared = {
   'GET /api/v1/regressions/:id/evidence': {
     params: RegressionIdParams,
     response: { 200: Evidence },
+  },
+  'GET /api/v1/regressions/:id/cohort': {
+    params: RegressionIdParams,
+    querystring: RegressionCohortQuery,
+    response: { 200: RegressionCohortLines },
+  },
+  'GET /api/v1/traces/:trace_id': {
+    params: TraceIdParams,
+    response: { 200: Trace },
   },
   'POST /api/v1/regressions/:id/ack': {
     params: RegressionIdParams,
@@ -206,6 +252,8 @@ const declared = {
     response: { 200: SloSuggestion },
   },
   'GET /api/v1/alerts': { querystring: AlertListQuery, response: { 200: AlertList } },
+  'POST /api/v1/alerts/ack': { body: AlertBulkAck, response: { 200: AlertList } },
+  'POST /api/v1/alerts/silence': { body: AlertBulkSilence, response: { 201: AlertBulkSilenced } },
   'GET /api/v1/alerts/:id': { params: AlertIdParams, response: { 200: AlertWithEvents } },
   'POST /api/v1/alerts/:id/ack': {
     params: AlertIdParams,
@@ -251,6 +299,9 @@ const EXTRA_ERRORS: Partial<Record<keyof typeof declared, readonly ErrorStatus[]
   // acknowledging a resolved regression; resolving a resolved alert
   'POST /api/v1/regressions/:id/ack': [409],
   'POST /api/v1/alerts/:id/resolve': [409],
+  // an id of the list names no alert (nothing is changed)
+  'POST /api/v1/alerts/ack': [404],
+  'POST /api/v1/alerts/silence': [404],
   // `shards: 'owned'` on a server that leases no detection shards (its scheduler is off)
   'POST /api/v1/detect': [409],
   // no marker matches the webhook's deploy_id or service

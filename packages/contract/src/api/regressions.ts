@@ -216,6 +216,18 @@ export const Regression = Type.Object({
   resolved_at: NStr,
   resolved_by: NStr,
   resolution: NStr,
+  merged_into: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        'the regression this one was merged into: found apart, they turned out to be one incident (its members moved there; this one is resolved by onset); else null. Absent from servers before it: null',
+    }),
+  ),
+  own: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        "Onset's own noise: agent-probe (a step on the host agent's synthetic probe series) or onset-database (on Onset's own embedded PostgreSQL); such a regression never groups with another incident and never pages. Else null",
+    }),
+  ),
   members: Type.Array(RegressionMember, {
     description:
       'every series the incident was found on (client, gap and server views of an edge; several routes or executables of a service), headline first',
@@ -242,6 +254,12 @@ export const RegressionListQuery = Type.Object({
     }),
   ),
   since: Type.Optional(TimeText('onset at or after: RFC 3339, epoch ms, or now-6h')),
+  merged: Type.Optional(
+    Type.Boolean({
+      description:
+        'also list regressions merged into another (merged_into set: found apart, one incident); default false: each incident once',
+    }),
+  ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 });
 export type RegressionListQuery = Static<typeof RegressionListQuery>;
@@ -328,6 +346,12 @@ export const DetectPass = Type.Object({
       Type.Number({
         description:
           'steps not opened: their hosts lost CPU to the hypervisor at the onset and no deploy explains them',
+      }),
+    ),
+    merged: Type.Optional(
+      Type.Number({
+        description:
+          'regressions merged into another: found apart, a step showed they are one incident (merged_into)',
       }),
     ),
   }),

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { OpSchema, ViewSchema } from '../vocab-schemas.ts';
-import { OPS, VIEWS } from '../vocab.ts';
+import { OPS, SERIES_CALLS_FROM, VIEWS } from '../vocab.ts';
 import { DurationText, NStr, stringEnum, TimeText } from './common.ts';
 
 /** A latency series (api.md "Series"). */
@@ -14,6 +14,8 @@ export const Series = Type.Object({
   hosts: Type.Array(Type.String()),
   first_seen: Type.String({ format: 'date-time' }),
   last_seen: Type.String({ format: 'date-time' }),
+  calls_from: stringEnum(SERIES_CALLS_FROM),
+  metrics_not_counted: Type.Boolean(),
 });
 export type Series = Static<typeof Series>;
 

@@ -3,6 +3,52 @@ import { DeliveryStatusSchema, SeveritySchema, WebhookFormatSchema } from '../vo
 import { DELIVERY_EVENTS, DELIVERY_STATUSES } from '../vocab.ts';
 import { NumericIdParams, stringEnum } from './common.ts';
 
+/**
+ * Credentials a receiver needs, sent with every request to it (docs/webhooks.md
+ * "Credentials"): HTTP basic auth, a bearer token, or one custom header.
+ * Stored like the secret and never returned: answers carry `WebhookAuthShown`.
+ */
+const BasicAuth = Type.Object(
+  {
+    type: Type.Literal('basic'),
+    username: Type.String({ minLength: 1, maxLength: 256, pattern: '^[^:\\u0000-\\u001f]+$' }),
+    password: Type.String({ maxLength: 512 }),
+  },
+  { additionalProperties: false },
+);
+const BearerAuth = Type.Object(
+  {
+    type: Type.Literal('bearer'),
+    token: Type.String({ minLength: 1, maxLength: 4096, pattern: '^[\\x21-\\x7e]+$' }),
+  },
+  { additionalProperties: false },
+);
+const HeaderAuth = Type.Object(
+  {
+    type: Type.Literal('header'),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+      description: 'an HTTP header name (not one Onset sets itself)',
+    }),
+    value: Type.String({ minLength: 1, maxLength: 4096, pattern: '^[\\x20-\\x7e\\t]+$' }),
+  },
+  { additionalProperties: false },
+);
+/** `{"type": "none"}` on PUT removes a webhook's credentials. */
+const NoAuth = Type.Object({ type: Type.Literal('none') }, { additionalProperties: false });
+export const WebhookAuth = Type.Union([BasicAuth, BearerAuth, HeaderAuth]);
+export type WebhookAuth = Static<typeof WebhookAuth>;
+
+/** What answers show of a webhook's credentials: the kind, the user name or header name, never the secret part. */
+export const WebhookAuthShown = Type.Object({
+  type: Type.String({ description: 'basic | bearer | header' }),
+  username: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+});
+export type WebhookAuthShown = Static<typeof WebhookAuthShown>;
+
 /** POST /api/v1/webhooks (api.md "Alert webhooks"). */
 export const WebhookInput = Type.Object(
   {
@@ -21,6 +67,11 @@ export const WebhookInput = Type.Object(
     ),
     min_severity: Type.Optional(SeveritySchema),
     name: Type.Optional(Type.String({ maxLength: 200 })),
+    auth: Type.Optional(
+      Type.Union([BasicAuth, BearerAuth, HeaderAuth, NoAuth], {
+        description: 'credentials sent with every request ({"type": "none"} removes them)',
+      }),
+    ),
     enabled: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -57,6 +108,11 @@ export const Webhook = Type.Object({
   min_severity: SeveritySchema,
   enabled: Type.Boolean(),
   has_secret: Type.Boolean(),
+  auth: Type.Optional(
+    Type.Union([WebhookAuthShown, Type.Null()], {
+      description: 'the kind of credentials sent, without their secret part',
+    }),
+  ),
   routing_key: Type.Union([Type.String(), Type.Null()], { description: 'masked' }),
   created_at: Type.String(),
   updated_at: Type.String(),

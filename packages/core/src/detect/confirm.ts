@@ -9,6 +9,7 @@ import { localise } from './localise.ts';
 import { initRegime, noiseSd } from './model.ts';
 import { medianOf } from './scratch.ts';
 import { report } from './report.ts';
+import { SEGMENT_DOWN_UNC, segmentedDrop, segmentedOnset } from './segment-down.ts';
 import { testSplit, type SplitTest } from './split-tests.ts';
 import {
   FAST_RETEST_P,
@@ -109,10 +110,15 @@ export function tryConfirm(
     // No sign of a step at all after a while, or waited long enough: drift.
     // Evidence still building (a quiet series' small or tail step): keep waiting up to a full window.
     const promising = test.p < PROMISING_P && waited < o.maxAfterPoints;
-    if (
-      !young &&
-      ((waited >= maxWait(d, mi, now) && !promising) || (test.p > 0.9 && waited >= 24))
-    ) {
+    const writeOff =
+      !young && ((waited >= maxWait(d, mi, now) && !promising) || (test.p > 0.9 && waited >= 24));
+    if (dir < 0 && (writeOff || (s.regimeStart === 0 && s.alarmOnset < SHORT_HISTORY))) {
+      // A step down the rank tests cannot see (a noisy or seasonal series' margin, a young
+      // series' few points): the segmentation may (segment-down.ts). Improvements never page.
+      const split = segmentedDrop(d, mi, s.alarmOnset, now);
+      if (split >= 0) return report(d, mi, dir, split, now, SEGMENT_DOWN_UNC, o.alpha);
+    }
+    if (writeOff) {
       // Never confirmed: a drift or a shift too small to report. Re-anchor,
       // keeping the regime's history so later tests still see a full window.
       const regimeStart = s.regimeStart;
@@ -149,6 +155,8 @@ export function tryConfirm(
     if (own > split)
       ({ split, unc } = localise(d, mi, dir, { ...test, onset: own }, now, own, true));
   }
+  // A step down (never paged) is dated by the segmentation's boundary (segment-down.ts).
+  if (dir < 0) split = segmentedOnset(d, mi, split, unc, now);
   return report(d, mi, dir, split, now, unc, test.p);
 }
 

@@ -10,3 +10,23 @@ export {
 } from './api.ts';
 export { burstVerdict, BURST_BACK_POINTS, BURST_MAX_POINTS, type BurstVerdict } from './burst.ts';
 export { detectOptionsFor, MIN_RATIO } from './view-options.ts';
+export {
+  segmentLines,
+  firstDifferenceSd,
+  fitSegment,
+  lineAt,
+  SEGMENT_MIN_SIZE,
+  SEGMENT_PENALTY_PER_LOG_N,
+  type Segment,
+  type SegmentOptions,
+} from './segment.ts';
+export {
+  confirmStep,
+  segmentChanges,
+  segmentMetric,
+  CONFIRM_MIN_POINTS,
+  SHIFT_MIN_RATIO,
+  type SegmentChange,
+  type SegmentVerdictOptions,
+  type StepConfirmation,
+} from './segment-verdict.ts';

@@ -446,3 +446,63 @@ export function detectHints(input: HintInput): Hint[] {
     if (!best.has(h.id) || best.get(h.id)!.confidence < h.confidence) best.set(h.id, h);
   return [...best.values()].sort((a, b) => b.confidence - a.confidence);
 }
+
+/** A standing share of delayed-ACK waits: at least this many calls, and this share of the window's. */
+const STANDING_ACK_MIN_CALLS = 5;
+const STANDING_ACK_MIN_SHARE = 0.03;
+/**
+ * The band must stand out: at least this many times the calls of each neighbouring band of the
+ * same width (the caller's other stalls are spread out; the 40 ms timer is a line).
+ */
+const STANDING_ACK_BAND_RATIO = 3;
+
+export interface StandingInput {
+  op: Op;
+  view: View;
+  /** The window's calls (no onset: what is there, change or not). */
+  samples: readonly EvidenceSample[];
+}
+
+/**
+ * Known mechanisms present in a window whether or not anything changed (issue 34: the JDK
+ * server's Nagle tail, a quarter of calls +36–52 ms in the gap from the first minute, was drawn
+ * but never named because it never changed). Today one: Nagle's algorithm and a delayed ACK on
+ * a share of an edge's calls, seen as a band of caller-side waits of 36–52 ms (the gap view's
+ * own value, else the caller's time beyond the callee's) holding at least 3 % and 5 of the calls,
+ * with the median call outside it, and at least 3× the calls of either neighbouring band.
+ */
+export function standingHints(input: StandingInput): Hint[] {
+  if (input.op !== 'request' || (input.view !== 'client' && input.view !== 'gap')) return [];
+  if (input.samples.length < MIN_HINT_SAMPLES) return [];
+  const waits: number[] = [];
+  for (const x of input.samples) {
+    if (input.view === 'gap') waits.push(x.ms);
+    else if (x.calleeMs !== undefined) waits.push(x.ms - x.calleeMs);
+  }
+  if (waits.length < MIN_HINT_SAMPLES) return [];
+  const [lo, hi] = ACK_WAIT;
+  const width = hi - lo;
+  const within = (a: number, b: number) => waits.filter((w) => w >= a && w <= b).length;
+  const k = within(lo, hi);
+  const below = within(lo - width, lo - 1e-9);
+  const above = within(hi + 1e-9, hi + width);
+  const share = k / waits.length;
+  const median = quantile(sortedCopy(waits), 0.5);
+  if (k < STANDING_ACK_MIN_CALLS || share < STANDING_ACK_MIN_SHARE || median >= lo) return [];
+  if (k < STANDING_ACK_BAND_RATIO * Math.max(below, above, 1)) return [];
+  const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+  const where =
+    input.view === 'gap'
+      ? 'in the gap (caller minus callee)'
+      : 'on the caller’s side (its time beyond the callee’s)';
+  return [
+    hint(
+      'tcp-delayed-ack',
+      0.45 + 0.2 + 0.1 * Math.min(1, share / 0.1),
+      `${pct(share)} of calls (${k} of ${waits.length}) wait ${lo}–${hi} ms ${where} while the median call waits ${ms(median)} ms; ` +
+        `checked: that band holds ${k} calls, its neighbours ${below} (${lo - width}–${lo} ms) and ${above} (${hi}–${hi + width} ms). ` +
+        'Present throughout the window, not a change. That is Nagle’s algorithm holding the second write of a response (head and body written separately) until the caller’s delayed ACK (40 ms on Linux), for the calls whose ACK was delayed. ' +
+        'Set TCP_NODELAY on the server’s sockets (a JDK com.sun.net.httpserver: -Dsun.net.httpserver.nodelay=true), or send head and body in one write.',
+    ),
+  ];
+}

@@ -14,3 +14,4 @@ export {
 } from './sdk-replay.ts';
 export { Batch, post, sendIncidents, XSS_DESCRIPTION, type SendOptions } from './otlp-json.ts';
 export { EDGE, lookupCalls, type EdgePair } from './facts.ts';
+export { paymentsResource, ROLLOUT, sendVersionRollout } from './version-rollout.ts';

@@ -52,7 +52,10 @@ export function liveSkipReason(): string | null {
 export type Regression = OpResponse<'GET /api/v1/regressions'>['regressions'][number];
 
 /** One series' minutes with data, as the quantiles API gives them (ms). */
-export interface SeriesPoints extends Pick<Series, 'id' | 'service' | 'op' | 'view' | 'name'> {
+export interface SeriesPoints extends Pick<
+  Series,
+  'id' | 'service' | 'op' | 'view' | 'name' | 'peer'
+> {
   points: { t: number; count: number; p50: number; p99: number }[];
 }
 
@@ -112,12 +115,15 @@ export interface LiveRun {
   close(): Promise<void>;
 }
 
-/** One agent of a live run: the service it reports as and the process names it traces. */
+/**
+ * One agent of a live run: the service it reports as and the process names it traces (none: the
+ * whole host, as a host-wide agent reports the programs that have no agent of their own).
+ */
 export interface LiveAgent {
   service: string;
   comms: string[];
-  /** Adjust the agent's resolved config (e.g. to test time). */
-  tune?: (c: AgentConfig, clock: TestClock) => void;
+  /** Adjust the agent's resolved config (e.g. to test time; `work` is the run's directory). */
+  tune?: (c: AgentConfig, clock: TestClock, work: string) => void;
 }
 
 /** Test minutes passes may fall behind their ticks before a wait gives up (60: two real minutes). */
@@ -128,10 +134,15 @@ export async function startLiveRun(opts: {
   agents: LiveAgent[];
   /** Longest run in test minutes (sizes how far back test time starts). */
   maxMinutes: number;
+  /** Real milliseconds per test minute (default ONSET_LIVE_MINUTE_MS or 2000). */
+  realMsPerMinute?: number;
 }): Promise<LiveRun> {
   const work = mkdtempSync('/var/tmp/onset-live-');
   const server = await startTestServer();
-  const clock = new TestClock({ maxMinutes: opts.maxMinutes });
+  const clock = new TestClock({
+    maxMinutes: opts.maxMinutes,
+    realMsPerMinute: opts.realMsPerMinute,
+  });
   const relay = await startTestTimeRelay(clock, server.otlpUrl);
   const agents = await Promise.all(
     opts.agents.map((a) =>
@@ -140,7 +151,7 @@ export async function startLiveRun(opts: {
         tune: (c) => {
           // Test time runs ~30x faster: send about as often, relative to a minute, as the default 1 s does.
           c.export.flushIntervalMs = 200;
-          a.tune?.(c, clock);
+          a.tune?.(c, clock, work);
         },
       }),
     ),

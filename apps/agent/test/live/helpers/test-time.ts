@@ -155,10 +155,57 @@ export function shiftSpanTimes(
   return spans;
 }
 
+/** Metric kinds in Metric (gauge 5, sum 7, histogram 9, exponential histogram 10, summary 11). */
+const METRIC_DATA = new Set([5, 7, 9, 10, 11]);
+/** Where each data point kind keeps its exemplars (number 5, histogram 8, exponential 11; summary none). */
+const EXEMPLARS: Record<number, number> = { 5: 5, 7: 5, 9: 8, 10: 11 };
+
+/**
+ * Moves every time of a metrics body in place (fixed64, lengths never change):
+ * ExportMetricsServiceRequest.resource_metrics(1) > ScopeMetrics(2) >
+ * Metric(2) > gauge/sum/histogram/exponential_histogram/summary >
+ * data_points(1): start(2), time(3), exemplars > time(2). Each time maps on
+ * its own (`mapNs`), so a cumulative series keeps one start across exports.
+ * Unset times (0) stay unset. Returns the data points moved.
+ */
+export function shiftMetricTimes(buf: Buffer, mapNs: (ns: bigint) => bigint): number {
+  let points = 0;
+  const move = (at: number) => {
+    const ns = buf.readBigUInt64LE(at);
+    if (ns !== 0n) buf.writeBigUInt64LE(mapNs(ns), at);
+  };
+  eachField(buf, 0, buf.length, (f, w, s, e) => {
+    if (f !== 1 || w !== 2) return;
+    eachField(buf, s, e, (f, w, s, e) => {
+      if (f !== 2 || w !== 2) return;
+      eachField(buf, s, e, (f, w, s, e) => {
+        if (f !== 2 || w !== 2) return;
+        eachField(buf, s, e, (kind, w, s, e) => {
+          if (!METRIC_DATA.has(kind) || w !== 2) return;
+          eachField(buf, s, e, (f, w, s, e) => {
+            if (f !== 1 || w !== 2) return;
+            points++;
+            eachField(buf, s, e, (f, w, s, e) => {
+              if ((f === 2 || f === 3) && w === 1) move(s);
+              else if (f === EXEMPLARS[kind] && w === 2)
+                eachField(buf, s, e, (f, w, s) => {
+                  if (f === 2 && w === 1) move(s);
+                });
+            });
+          });
+        });
+      });
+    });
+  });
+  return points;
+}
+
 export interface TestTimeRelay {
   /** Base URL to give exporters (`${url}/v1/traces`). */
   url: string;
   spans: number;
+  /** Metric data points moved (OTLP metrics, e.g. the Java agent's). */
+  points: number;
   close(): Promise<void>;
 }
 
@@ -167,7 +214,9 @@ export interface TestTimeRelay {
  * and forwards them to `target` (the server's OTLP base URL), answering with
  * the server's answer. All spans of one trace move by the same amount (the
  * shift of its first span seen), so a caller's and a callee's spans of one
- * call keep their real relative times and pair as they would.
+ * call keep their real relative times and pair as they would. Metrics
+ * (`/v1/metrics`) move too, each time to the test time of its own instant;
+ * logs (`/v1/logs`) pass unchanged.
  */
 export async function startTestTimeRelay(clock: TestClock, target: string): Promise<TestTimeRelay> {
   const traceShift = new Map<string, bigint>();
@@ -181,7 +230,10 @@ export async function startTestTimeRelay(clock: TestClock, target: string): Prom
     }
     return s;
   };
-  const relay: TestTimeRelay = { url: '', spans: 0, close: async () => {} };
+  const relay: TestTimeRelay = { url: '', spans: 0, points: 0, close: async () => {} };
+  // A metric time maps on its own: test time of that real instant.
+  const mapNs = (ns: bigint): bigint =>
+    BigInt(Math.round(clock.toTest(Number(ns) / 1e6) * 1e3)) * 1_000n;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -191,14 +243,20 @@ export async function startTestTimeRelay(clock: TestClock, target: string): Prom
           let body = Buffer.concat(chunks);
           if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
           const type = String(req.headers['content-type'] ?? '');
-          if (req.url !== '/v1/traces' || !type.startsWith('application/x-protobuf')) {
-            res.writeHead(415).end('the test-time relay takes OTLP/HTTP protobuf traces only');
+          const path = req.url ?? '';
+          if (
+            !['/v1/traces', '/v1/metrics', '/v1/logs'].includes(path) ||
+            !type.startsWith('application/x-protobuf')
+          ) {
+            res.writeHead(415).end('the test-time relay takes OTLP/HTTP protobuf only');
             return;
           }
-          relay.spans += shiftSpanTimes(body, shiftFor);
+          // Traces and metrics move to test time; logs pass as they are (the server stores none).
+          if (path === '/v1/traces') relay.spans += shiftSpanTimes(body, shiftFor);
+          else if (path === '/v1/metrics') relay.points += shiftMetricTimes(body, mapNs);
           const headers: Record<string, string> = { 'content-type': type };
           if (req.headers.authorization) headers.authorization = req.headers.authorization;
-          const up = await fetch(`${target}/v1/traces`, { method: 'POST', headers, body });
+          const up = await fetch(`${target}${path}`, { method: 'POST', headers, body });
           res.writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? '' });
           res.end(Buffer.from(await up.arrayBuffer()));
         } catch (err) {

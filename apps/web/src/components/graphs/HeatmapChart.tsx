@@ -12,6 +12,7 @@ import type { ChartMarker } from './markerData.ts';
 import {
   blankRightAxis,
   cursorSync,
+  dragBox,
   dragZoom,
   latencyAxis,
   latencyScale,
@@ -32,6 +33,13 @@ export interface HeatmapChartProps {
   height?: number;
   markers?: readonly ChartMarker[];
   onZoom?: (fromMs: number, toMs: number) => void;
+  /** When given, a drag selects a box (time range × latency band) instead of zooming. */
+  onSelectBox?: (
+    fromMs: number | null,
+    toMs: number | null,
+    loMs: number | null,
+    hiMs: number | null,
+  ) => void;
   syncKey?: string;
   chartId?: string;
   title: string;
@@ -45,6 +53,9 @@ export const HeatmapChart = memo(function HeatmapChart(p: HeatmapChartProps) {
   const zoomRef = useRef(p.onZoom);
   zoomRef.current = p.onZoom;
   const canZoom = !!p.onZoom;
+  const boxRef = useRef(p.onSelectBox);
+  boxRef.current = p.onSelectBox;
+  const canBox = !!p.onSelectBox;
   const [hover, setHover] = useState<{ col: number; row: number } | null>(null);
 
   const summary = useMemo(() => summarizeHeatmap(frame), [frame]);
@@ -61,7 +72,9 @@ export const HeatmapChart = memo(function HeatmapChart(p: HeatmapChartProps) {
   const options = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(() => {
     void theme;
     const c = readColors();
-    const zoom = dragZoom(canZoom ? (a, b) => zoomRef.current?.(a, b) : undefined);
+    const zoom = canBox
+      ? dragBox((a, b, lo, hi) => boxRef.current?.(a, b, lo, hi))
+      : dragZoom(canZoom ? (a, b) => zoomRef.current?.(a, b) : undefined);
     const nRows = frame.rows.length;
     const stepSec = frame.stepMs / 1000;
     const [hr, hg, hb] = c.heat;
@@ -118,7 +131,7 @@ export const HeatmapChart = memo(function HeatmapChart(p: HeatmapChartProps) {
         ],
       }),
     };
-  }, [theme, frame, yRange, markers, canZoom, syncKey, range.fromMs, range.toMs]);
+  }, [theme, frame, yRange, markers, canZoom, canBox, syncKey, range.fromMs, range.toMs]);
 
   const cell = hover
     ? {

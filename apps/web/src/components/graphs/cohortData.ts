@@ -46,7 +46,10 @@ export interface CohortSummary {
 }
 
 export function shapeCohorts(
-  inputs: ReadonlyArray<{ value: string; resp: QuantilesColumns | undefined }>,
+  inputs: ReadonlyArray<{
+    value: string;
+    resp: Pick<QuantilesColumns, 'step_ms' | 'columns'> | undefined;
+  }>,
   q: string,
   opts: { onsetMs?: number; slow?: readonly string[]; dropNonPositive?: boolean } = {},
 ): { frame: LatencyFrame; summary: CohortSummary[] } {

@@ -17,6 +17,8 @@ describe('quantile chart data', () => {
       name: 'n',
       peer: null,
       hosts: [],
+      calls_from: 'spans',
+      metrics_not_counted: false,
       first_seen: iso(T0),
       last_seen: iso(T0),
     },

@@ -112,6 +112,41 @@ export function dragZoom(
   };
 }
 
+/**
+ * Drag a box on the plot to select (time × latency, e.g. on a heatmap) instead of zooming:
+ * reports the box's time range (ms) and latency band (ms, low to high); a side under 6 px
+ * tall (or wide) selects no band (or the whole time range), as null. uPlot's scale stays.
+ */
+export function dragBox(
+  onBox: (
+    fromMs: number | null,
+    toMs: number | null,
+    loMs: number | null,
+    hiMs: number | null,
+  ) => void,
+): Pick<uPlot.Options, 'cursor'> & { hooks: uPlot.Hooks.Arrays } {
+  return {
+    cursor: { drag: { x: true, y: true, setScale: false }, points: { size: 6 } },
+    hooks: {
+      setSelect: [
+        (u) => {
+          const { left, top, width, height } = u.select;
+          if (width > 4 || height > 4) {
+            const wide = width >= 6;
+            const tall = height >= 6;
+            const a = wide ? u.posToVal(left, 'x') * 1000 : null;
+            const b = wide ? u.posToVal(left + width, 'x') * 1000 : null;
+            const hi = tall ? u.posToVal(top, 'y') : null;
+            const lo = tall ? u.posToVal(top + height, 'y') : null;
+            onBox(a, b, lo, hi);
+          }
+          u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+        },
+      ],
+    },
+  };
+}
+
 /** Vertical deploy lines (and the onset line) drawn under the data; labels are DOM chips (see ChartOverlay). */
 export function markerLines(
   c: ChartColors,
@@ -190,6 +225,9 @@ export function blankRightAxis(scaleKey = 'y'): uPlot.Axis {
     size: RIGHT_GUTTER,
     grid: { show: false },
     ticks: { show: false },
+    // No splits: it shows none, and uPlot's own log splits throw "Invalid array length" on a
+    // degenerate log range (the Explorer heatmap's RangeError).
+    splits: () => [],
     values: (_u, splits) => splits.map(() => ''),
   };
 }

@@ -9,6 +9,7 @@ import { useMemo } from 'react';
 import { Link, useParams } from 'react-router-dom';
 import type { AlertWithEvents, Regression, Series, SilenceInput, Slo } from '@onset/contract';
 import { useAlert, useAlertAction } from './api.ts';
+import { useBurningRegressions } from './burning.ts';
 import { useDeploys } from '../deploys/api.ts';
 import { useQuantiles, useSeriesByLabels, useSeriesOne } from '../explorer/api.ts';
 import { useRegression } from '../regressions/api.ts';
@@ -30,6 +31,7 @@ import { OnCallActions } from '../../components/OnCallActions.tsx';
 import { SuspectList } from '../../components/Suspects.tsx';
 import { BudgetBar, formatBurn, SloBurn } from '../../components/SloParts.tsx';
 import { findSeries } from '../regressions/regressionSeries.ts';
+import { CohortSplitNote, useCohortSplit } from '../regressions/CohortSplit.tsx';
 
 const CHART_HEIGHT = 300;
 
@@ -53,6 +55,7 @@ function AlertView({ a }: { a: AlertWithEvents }) {
   const { params } = useUrlState();
   const regression = useRegression(a.regression_id ?? undefined);
   const slo = useSlo(a.slo_id ?? undefined);
+  const burning = useBurningRegressions([a]).get(a.slo_id ?? '') ?? [];
   const action = useAlertAction();
   const silence = useSilenceAction();
   const r = regression.data;
@@ -92,6 +95,16 @@ function AlertView({ a }: { a: AlertWithEvents }) {
             {a.acknowledged
               ? ` · acknowledged${a.acknowledged.by ? ` by ${a.acknowledged.by}` : ''}`
               : ''}
+            {a.reopened ? (
+              <>
+                {' · '}
+                <span className="status-pill status-reopened" data-testid="alert-reopened">
+                  reopened
+                </span>{' '}
+                {formatInstant(Date.parse(a.reopened.at))}
+                {a.reopened.by ? ` by ${a.reopened.by}` : ''}
+              </>
+            ) : null}
           </p>
           {a.silence ? (
             <p>
@@ -170,6 +183,23 @@ function AlertView({ a }: { a: AlertWithEvents }) {
             <div className="fact-value">
               {formatBurn(a.burn_rate)} over {a.window ?? '?'}
             </div>
+          </div>
+        ) : null}
+        {burning.length ? (
+          <div className="fact" data-testid="alert-burning-regressions">
+            <div className="fact-label">Regressions burning it</div>
+            {burning.map((b) => (
+              <div key={b.id}>
+                <Link
+                  to={linkWithGlobals(`/regressions/${encodeURIComponent(b.id)}`, params, {
+                    from: null,
+                    to: null,
+                  })}
+                >
+                  regression {b.id}: {b.service} {b.op} {b.name}
+                </Link>
+              </div>
+            ))}
           </div>
         ) : null}
         {touched.length ? (
@@ -312,9 +342,12 @@ function AlertChart({ a, r, slo }: { a: AlertWithEvents; r?: Regression; slo?: S
         : null,
     [quantiles.data],
   );
+  // A cohort regression: its slow hosts' line and the fast rest's, each under its own levels.
+  const split = useCohortSplit(r, range, quantiles.data, resolved, 'log');
   const what = series ? `${series.name} on ${series.service} · ${series.op} · ${series.view}` : '';
   return (
     <Panel title={series ? `Latency of ${what}` : 'Latency'}>
+      {split && r?.cohort ? <CohortSplitNote cohort={r.cohort} /> : null}
       {!series ? (
         seriesList.data ? (
           <p className="muted">No stored series matches this alert.</p>
@@ -323,15 +356,16 @@ function AlertChart({ a, r, slo }: { a: AlertWithEvents; r?: Regression; slo?: S
         )
       ) : (
         <QuantilesChart
-          frame={frame}
-          query={quantiles}
+          frame={split ? split.frame : frame}
+          query={split ? split.query : quantiles}
           scale="log"
           range={resolved}
           height={CHART_HEIGHT}
           markers={markers}
+          bands={split?.bands}
           onsetSec={onsetMs / 1000}
           chartId="alert"
-          title={`p50 and p99 of ${what}, log scale, around ${r ? 'the onset' : 'when the alert fired'} at ${formatInstant(onsetMs)}; ${markers.length} deploy markers`}
+          title={`p50 and p99 of ${what}${split && r?.cohort ? `, split by ${r.cohort.attribute} into slow and fast hosts` : ''}, log scale, around ${r ? 'the onset' : 'when the alert fired'} at ${formatInstant(onsetMs)}; ${markers.length} deploy markers`}
         />
       )}
     </Panel>

@@ -15,6 +15,7 @@ import {
 import { useRegressions } from '../regressions/api.ts';
 import { SeriesResults, SeriesSearchBox, useFindText } from './SeriesFinder.tsx';
 import { ByHostPanel } from './ByHostPanel.tsx';
+import { GroupByPanel } from './GroupByPanel.tsx';
 import { formatInstant } from '../../lib/time.ts';
 import type { Series, SeriesFacet, SeriesList } from '@onset/contract';
 import { selectionOf, type Selection } from './selection.ts';
@@ -32,7 +33,18 @@ import { EdgePanel } from '../../components/EdgePanel.tsx';
 
 import { reportedViews } from '../../components/graphs/edgeData.ts';
 import { parseDuration } from '@onset/contract';
+import { callsFromText } from './callsFrom.ts';
+import { SignaturesNote } from './Signatures.tsx';
 import { edgeLabel, formatRatio } from '../../lib/format.ts';
+import { overlayOf, shiftTimeText, withOverlay } from '../../components/graphs/overlayData.ts';
+import { parseTime } from '@onset/contract';
+import {
+  ComparePanel,
+  DrillControls,
+  selectionFromParams,
+  selectionPatch,
+  type DragMode,
+} from './ComparePanel.tsx';
 
 const QUANTILES = ['0.5', '0.9', '0.99', '0.999'];
 const STEPS = ['', '1m', '5m', '15m', '1h', '6h', '1d'];
@@ -83,6 +95,8 @@ export default function ExplorerPage() {
   const match =
     candidates.data?.total === 1 && facets?.matches === 1 ? candidates.data.series[0] : undefined;
   const series = byId ?? match;
+  const resolving =
+    (!!wanted && one.isPending) || (picked && !byId && (options.isPending || candidates.isPending));
   const host = get('host');
   const qs = (get('q') || '0.5,0.99').split(',').filter((q) => QUANTILES.includes(q));
   const step = get('step');
@@ -104,6 +118,7 @@ export default function ExplorerPage() {
         name: next.name,
         peer: next.peer ?? null,
         host: null,
+        ...selectionPatch(null),
       },
       { push: true },
     );
@@ -116,7 +131,10 @@ export default function ExplorerPage() {
         <ScaleToggle scale={scale} onChange={setScale} />
       </div>
       <SeriesSearchBox value={find} onChange={setFind} />
-      {!series || find ? (
+      {/* While the series the URL names (by id or by labels) is looked up, the list it will
+          replace stays out: drawing it first pushed everything below down and back up (layout
+          shift 0.14 by id, 0.59 by labels, on a fresh load). */}
+      {(!series && !resolving) || find ? (
         <Panel title={find ? 'Matching series' : 'Series, most recently seen first'}>
           <SeriesResults find={find} range={range} selectedId={series?.id} />
         </Panel>
@@ -284,7 +302,28 @@ function SeriesCharts({
     host: host || undefined,
     q: qs.join(',') || '0.5',
   });
-  const resolvedNow = resolveRange(range, Date.now());
+  const nowMs = Date.now();
+  const resolvedNow = resolveRange(range, nowMs);
+  // The same window a day or a week earlier, drawn dashed over the quantiles.
+  const overlay = overlayOf(params.get('overlay'));
+  const earlierRange = overlay
+    ? {
+        from: shiftTimeText(range.from, overlay.shiftMs, nowMs, parseTime),
+        to: shiftTimeText(range.to, overlay.shiftMs, nowMs, parseTime),
+      }
+    : range;
+  const earlier = useQuantiles(
+    series.id,
+    {
+      range: earlierRange,
+      step: step || undefined,
+      host: host || undefined,
+      q: qs.join(',') || '0.5',
+    },
+    !!overlay,
+  );
+  const dragMode: DragMode = params.get('drag') === 'compare' ? 'compare' : 'zoom';
+  const chartSelection = selectionFromParams(params);
   // The heatmap keeps ≤ 2,000 columns: a 1-minute step over 30 days would be unreadable (and refused).
   const heatStep =
     step && (resolvedNow.toMs - resolvedNow.fromMs) / durationOr(step, 0) <= 2000
@@ -305,18 +344,39 @@ function SeriesCharts({
   // Keyed on the numbers: the same window must not rebuild the charts (and their markers).
   const resolved = useMemo(() => ({ fromMs, toMs }), [fromMs, toMs]);
   const onZoom = useCallback((a: number, b: number) => setRange(zoomRange(a, b)), [setRange]);
+  // In compare mode a drag selects calls: a time range on the quantiles, a box on the heatmap.
+  const onSelectRange = useCallback(
+    (a: number, b: number) =>
+      set(selectionPatch({ selFromMs: Math.min(a, b), selToMs: Math.max(a, b) }), { push: true }),
+    [set],
+  );
+  const onSelectBox = useCallback(
+    (a: number | null, b: number | null, lo: number | null, hi: number | null) =>
+      set(
+        selectionPatch({
+          selFromMs: a ?? undefined,
+          selToMs: b ?? undefined,
+          minMs: lo ?? undefined,
+          maxMs: hi ?? undefined,
+        }),
+        { push: true },
+      ),
+    [set],
+  );
 
   const qsKey = qs.join(',');
-  const frame = useMemo(
-    () =>
-      quantiles.data
-        ? shapeQuantiles(quantiles.data, {
-            quantiles: qsKey ? qsKey.split(',') : undefined,
-            dropNonPositive: scale === 'log',
-          })
-        : null,
-    [quantiles.data, qsKey, scale],
-  );
+  const earlierData = overlay ? earlier.data : undefined;
+  const frame = useMemo(() => {
+    if (!quantiles.data) return null;
+    const opts = {
+      quantiles: qsKey ? qsKey.split(',') : undefined,
+      dropNonPositive: scale === 'log',
+    };
+    const now = shapeQuantiles(quantiles.data, opts);
+    return overlay && earlierData
+      ? withOverlay(now, shapeQuantiles(earlierData, opts), overlay.shiftMs, overlay.label)
+      : now;
+  }, [quantiles.data, qsKey, scale, overlay, earlierData]);
   const heat = useMemo(
     () => (heatmap.data ? shapeHeatmap(heatmap.data.points, heatmap.data.step_ms) : null),
     [heatmap.data],
@@ -334,7 +394,12 @@ function SeriesCharts({
   const edge = onEdge && reportedViews(edgeQuery.data) >= 2 ? edgeQuery.data : undefined;
   const title = `${edgeLabel(series)} · ${series.op} · ${series.view} · ${series.name}`;
   // The quantiles chart and the heatmap show the same window and markers, zoom alike and share the cursor.
-  const linked = { range: resolved, markers, onZoom, syncKey: 'explorer' };
+  const linked = {
+    range: resolved,
+    markers,
+    onZoom: dragMode === 'compare' ? onSelectRange : onZoom,
+    syncKey: 'explorer',
+  };
 
   return (
     <>
@@ -354,9 +419,24 @@ function SeriesCharts({
         }
       >
         <p className="muted small chart-help">
-          Drag across a chart to zoom in; the range goes into the URL. Markers: C code, D
-          dependency, K kernel, F config, I infra.
+          {dragMode === 'compare'
+            ? 'Drag across the quantiles to select a time range, or a box on the heatmap to select a time range and latency band: its calls are compared with the rest of the window.'
+            : 'Drag across a chart to zoom in; the range goes into the URL.'}{' '}
+          Markers: C code, D dependency, K kernel, F config, I infra.
         </p>
+        <DrillControls
+          mode={dragMode}
+          onMode={(m) => set({ drag: m === 'zoom' ? null : m })}
+          overlay={overlay?.value ?? ''}
+          onOverlay={(v) => set({ overlay: v || null })}
+        />
+        {overlay && earlier.error ? (
+          <ErrorState error={earlier.error} what={`the window ${overlay.label}`} />
+        ) : null}
+        <p className="muted small" data-testid="series-calls-from">
+          {callsFromText(series)}
+        </p>
+        <SignaturesNote seriesId={series.id} range={range} />
         {openRegressions.map((r) => (
           <p key={r.id} className="regression-note" data-testid="explorer-regression">
             <Link to={linkWithGlobals(`/regressions/${r.id}`, params, { from: null, to: null })}>
@@ -378,6 +458,11 @@ function SeriesCharts({
           title={`Latency quantiles of ${title}, ${scale} scale, with ${markers.length} deploy markers`}
         />
       </Panel>
+      <GroupByPanel
+        seriesId={series.id}
+        step={step || undefined}
+        page={{ range, resolved, scale, markers, onsetMs, onZoom }}
+      />
       {series.hosts.length > 1 && !host ? (
         <ByHostPanel seriesId={series.id} range={range} onPick={(h) => set({ host: h })} />
       ) : null}
@@ -392,6 +477,7 @@ function SeriesCharts({
           {(shaped) => (
             <HeatmapChart
               {...linked}
+              onSelectBox={dragMode === 'compare' ? onSelectBox : undefined}
               frame={shaped}
               height={HEATMAP_HEIGHT}
               chartId="heatmap"
@@ -400,8 +486,23 @@ function SeriesCharts({
           )}
         </ChartOrState>
       </Panel>
+      {chartSelection ? (
+        <ComparePanel
+          seriesId={series.id}
+          window={resolved}
+          selection={chartSelection}
+          onClear={() => set(selectionPatch(null))}
+        />
+      ) : null}
       {edge ? (
         <Panel title="Edge: client, server and gap">
+          {series.view !== 'gap' ? (
+            <SignaturesNote
+              seriesId={edge.views.find((v) => v.view === 'gap')?.series?.id}
+              range={range}
+              what="the edge's gap"
+            />
+          ) : null}
           <EdgePanel
             edge={edge}
             range={range}

@@ -202,3 +202,61 @@ export function useCohorts(seriesIds: readonly string[]) {
     ),
   });
 }
+
+/** `GET /api/v1/series/:id/groups`: the series as one line per host or attribute value. */
+export function useSeriesGroups(
+  id: string,
+  by: string,
+  range: RangeText,
+  step?: string,
+  limit = 8,
+) {
+  return useOp(
+    'GET /api/v1/series/:id/groups',
+    {
+      params: { id },
+      query: { by, from: range.from, to: range.to, step, q: '0.5,0.99', limit },
+    },
+    { enabled: !!by, structuralSharing: false },
+  );
+}
+
+/** Known mechanisms a series' calls show in the window, change or not (the server's read). */
+export function useSignatures(seriesId: string | undefined, range: RangeText, enabled = true) {
+  return useOp(
+    'GET /api/v1/series/:id/signatures',
+    { params: { id: seriesId ?? '' }, query: { from: range.from, to: range.to } },
+    { enabled: enabled && seriesId !== undefined },
+  );
+}
+
+/** A chart selection's calls against the rest of the window, by attribute (the server's comparison). */
+export function useCompare(
+  id: string,
+  q: {
+    fromMs: number;
+    toMs: number;
+    selFromMs?: number;
+    selToMs?: number;
+    minMs?: number;
+    maxMs?: number;
+  },
+  enabled = true,
+) {
+  const t = (ms: number | undefined) => (ms === undefined ? undefined : String(Math.round(ms)));
+  return useOp(
+    'GET /api/v1/series/:id/compare',
+    {
+      params: { id },
+      query: {
+        from: t(q.fromMs),
+        to: t(q.toMs),
+        sel_from: t(q.selFromMs),
+        sel_to: t(q.selToMs),
+        min_ms: q.minMs,
+        max_ms: q.maxMs,
+      },
+    },
+    { enabled, refresh: 'never' },
+  );
+}

@@ -27,7 +27,8 @@ import { DeployFeed } from '../../components/DeployList.tsx';
 import { SeverityDot, SeverityLegend } from '../../components/Severity.tsx';
 import { ShapeTag } from '../../components/ShapeTag.tsx';
 import { versionText } from '../../components/graphs/markerData.ts';
-import { SloNameCell, SloStatusCells, sortSlosByBudget } from '../../components/SloParts.tsx';
+import { SloNameCell, SloStatusCells } from '../../components/SloParts.tsx';
+import { burningSlos } from '../../lib/slos.ts';
 
 /** Burn windows the Overview's SLO table shows: the two that page. */
 const OVERVIEW_BURN_WINDOWS = ['1h', '6h'] as const;
@@ -40,24 +41,37 @@ export default function OverviewPage() {
   const rangeLabel = describeRange(range, now);
   // Open and acknowledged: acknowledged ones are still ongoing, someone is on them.
   const active = useRegressions({ status: 'active' });
+  // Whether each regression's page reached anyone (the server's delivery truth).
+  const alerts = useAlerts({ type: 'regression', status: 'firing', limit: 1000 });
+  // A regression whose alert pages is pinned to the list at any range: an incident that pages
+  // is never folded into "started before this range".
+  const paging = useMemo(
+    () =>
+      new Set((alerts.data ?? []).filter((a) => a.severity === 'page').map((a) => a.regression_id)),
+    [alerts.data],
+  );
   // The range picks the regressions whose onset falls in it; older ongoing ones are counted
   // (never silently hidden) with a way to widen the range to them.
   const inRange = useMemo(
     () =>
       active.data?.filter((r) => {
         const t = Date.parse(r.onset);
-        return t >= fromMs && t <= toMs;
+        return (t >= fromMs && t <= toMs) || paging.has(r.id);
       }),
-    [active.data, fromMs, toMs],
+    [active.data, fromMs, toMs, paging],
   );
-  const earlier = (active.data ?? []).filter((r) => Date.parse(r.onset) < fromMs);
+  const earlier = (active.data ?? []).filter(
+    (r) => Date.parse(r.onset) < fromMs && !paging.has(r.id),
+  );
+  const pinned = (inRange ?? []).filter((r) => {
+    const t = Date.parse(r.onset);
+    return !(t >= fromMs && t <= toMs);
+  }).length;
   const regressions = { ...active, data: inRange };
   const slos = useSlos();
   const deploys = useDeploys({ from: range.from, to: range.to });
   const sloList = slos.data ?? [];
   const watching = useSloWatching((regressions.data ?? []).map((r) => r.series_id));
-  // Whether each regression's page reached anyone (the server's delivery truth).
-  const alerts = useAlerts({ type: 'regression', status: 'firing', limit: 1000 });
   // The list is drawn once what ranks its rows (SLOs and their membership) and what each row
   // says about paging are in, so rows neither reorder nor grow under the reader's eyes; the
   // panels below it wait for the list, so its arrival does not push them down either.
@@ -86,7 +100,7 @@ export default function OverviewPage() {
       </div>
       <CardinalityNotice />
       <Panel
-        title={`Open regressions begun in ${rangeLabel.replace(/^Last /, 'the last ')}${regressions.data ? ` (${regressions.data.length})` : ''}`}
+        title={`Open regressions begun in ${rangeLabel.replace(/^Last /, 'the last ')}${regressions.data ? ` (${regressions.data.length - pinned})` : ''}${pinned ? `, and ${pinned} paging since before it` : ''}`}
         id="regressions-head"
       >
         {regressions.data === undefined || !listReady ? (
@@ -117,6 +131,7 @@ export default function OverviewPage() {
               alerts={alerts.data ?? []}
               params={params}
               now={now}
+              fromMs={fromMs}
             />
           </>
         )}
@@ -189,11 +204,14 @@ function RegressionList({
   alerts,
   params,
   now,
+  fromMs,
 }: {
   items: Array<{ r: Regression; score: number }>;
   alerts: readonly Alert[];
   params: URLSearchParams;
   now: number;
+  /** The range's start: a row begun before it is here because it pages (pinned). */
+  fromMs: number;
 }) {
   const max = items[0]?.score ?? 0;
   const alertOf = new Map(alerts.map((a) => [a.regression_id, a]));
@@ -208,8 +226,14 @@ function RegressionList({
           const ratio = q === 'p99' ? r.ratio_p99 : r.ratio_p50;
           const top = r.suspects?.[0];
           const level = severityLevel(score, max);
+          const pinned = Date.parse(r.onset) < fromMs;
           return (
-            <li key={r.id} className={`regression-row sev-${level}`} data-regression-id={r.id}>
+            <li
+              key={r.id}
+              className={`regression-row sev-${level}`}
+              data-regression-id={r.id}
+              data-pinned={pinned ? 'paging' : undefined}
+            >
               <Link
                 to={linkWithGlobals(`/regressions/${encodeURIComponent(r.id)}`, params, {
                   from: null,
@@ -226,6 +250,15 @@ function RegressionList({
                     <span className="op-tag">{r.op}</span> <b className="mono">{r.name}</b>
                     {r.status === 'acknowledged' ? (
                       <span className="status-pill status-acknowledged">acked</span>
+                    ) : null}
+                    {pinned ? (
+                      <span
+                        className="status-pill status-open"
+                        data-testid="pinned-paging"
+                        title="Begun before this range; shown because its alert pages"
+                      >
+                        paging
+                      </span>
                     ) : null}
                     <ShapeTag r={r} />
                   </span>
@@ -284,12 +317,7 @@ function RegressionList({
 }
 
 function BurningSlos({ slos, params }: { slos: Slo[]; params: URLSearchParams }) {
-  const burning = sortSlosByBudget(slos).filter(
-    (s) =>
-      s.status?.alert ||
-      (s.status?.burn_rates?.['1h'] ?? 0) > 1 ||
-      (s.status?.budget_remaining ?? 1) < 0.5,
-  );
+  const { shown: burning, more } = burningSlos(slos, 8);
   if (!slos.length)
     return (
       <Empty title="No SLO defined">
@@ -305,27 +333,34 @@ function BurningSlos({ slos, params }: { slos: Slo[]; params: URLSearchParams })
       </Empty>
     );
   return (
-    <table className="table">
-      <thead>
-        <tr>
-          <th scope="col">SLO</th>
-          <th scope="col">Budget left</th>
-          <th scope="col">Burn 1h</th>
-          <th scope="col">Burn 6h</th>
-          <th scope="col">Alert</th>
-        </tr>
-      </thead>
-      <tbody>
-        {burning.slice(0, 8).map((s) => (
-          <tr key={s.id}>
-            <SloNameCell slo={s} params={params}>
-              {s.service}
-            </SloNameCell>
-            <SloStatusCells slo={s} windows={OVERVIEW_BURN_WINDOWS} />
+    <>
+      <table className="table">
+        <thead>
+          <tr>
+            <th scope="col">SLO</th>
+            <th scope="col">Budget left</th>
+            <th scope="col">Burn 1h</th>
+            <th scope="col">Burn 6h</th>
+            <th scope="col">Alert</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {burning.map((s) => (
+            <tr key={s.id}>
+              <SloNameCell slo={s} params={params}>
+                {s.service}
+              </SloNameCell>
+              <SloStatusCells slo={s} windows={OVERVIEW_BURN_WINDOWS} />
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {more ? (
+        <p className="muted small" data-testid="slos-burning-more">
+          and {more} more burning: <Link to={linkWithGlobals('/slos', params)}>all SLOs</Link>
+        </p>
+      ) : null}
+    </>
   );
 }
 

@@ -1,10 +1,9 @@
-/** The cohort split: one line per value of a host attribute, via the quantiles endpoint's attribute filter. */
+/** The cohort split: one line per value of a host attribute, from the grouped read (GET /series/{id}/groups). */
 import { useMemo } from 'react';
-import { useCohorts, useQuantilesOf } from '../explorer/api.ts';
+import { useCohorts, useSeriesGroups } from '../explorer/api.ts';
 import { useUrlState } from '../../state/url.ts';
 import {
   MAX_COHORT_LINES,
-  cohortValues,
   shapeCohorts,
   splitCandidates,
 } from '../../components/graphs/cohortData.ts';
@@ -17,6 +16,10 @@ import { hostsText } from '../../components/graphs/markerData.ts';
 import { Empty, ErrorState, Loading } from '../../components/States.tsx';
 import { QuantileToggle, Select } from '../../components/Controls.tsx';
 import { formatLatencyMs, formatRatio } from '../../lib/format.ts';
+
+/** What the grouped read calls null: hosts that do not report the attribute (core's name for it). */
+const UNSET = '(unset)';
+const valueOf = (v: string | null) => v ?? UNSET;
 
 export function CohortPanel({
   sources,
@@ -48,40 +51,33 @@ export function CohortPanel({
   }, [cohorts.data, activeHint?.attribute]);
   const key = get('cohort') || activeHint?.attribute || candidates[0] || '';
   const q = get('cq') === '0.99' ? '0.99' : '0.5';
-  const values = useMemo(() => {
+  // One read for every value (the server merges each value's hosts), the verdict's values first.
+  const groups = useSeriesGroups(seriesId, key, range, undefined, 20);
+  // The previous key's answer stays while the next loads: never shown under the new key.
+  const g = groups.data?.by === key ? groups.data : undefined;
+  const slowOfHint = activeHint && activeHint.attribute === key ? activeHint.slow : undefined;
+  const shaped = useMemo(() => {
+    if (!g) return null;
+    const byValue = new Map(g.groups.map((x) => [valueOf(x.value), x]));
     const fromHint =
       activeHint && activeHint.attribute === key ? [...activeHint.slow, ...activeHint.fast] : [];
-    return [...new Set([...fromHint, ...cohortValues(cohorts.data, key)])].slice(
-      0,
-      MAX_COHORT_LINES,
-    );
-  }, [activeHint, key, cohorts.data]);
-
-  const results = useQuantilesOf(
-    seriesId,
-    values.map((v) => ({ range, attribute: `${key}=${v}`, q: '0.5,0.99' })),
-  );
-  const dataKey = results.map((r) => r.dataUpdatedAt).join(',');
-  const pending = results.some((r) => r.data === undefined && !r.error);
-  const error = results.find((r) => r.error)?.error;
-  const shaped = useMemo(
-    () =>
-      pending || !values.length
-        ? null
-        : shapeCohorts(
-            values.map((v, i) => ({ value: v, resp: results[i]!.data })),
-            q,
-            {
-              onsetMs,
-              slow: activeHint && activeHint.attribute === key ? activeHint.slow : undefined,
-              dropNonPositive: scale === 'log',
-            },
-          ),
-    [pending, dataKey, values, q, onsetMs, activeHint, key, scale],
-  );
-  const hostsOf = (v: string) =>
-    cohorts.data?.attributes.find((a) => a.key === key)?.values.find((x) => x.value === v)?.hosts ??
-    [];
+    const order = [...new Set([...fromHint, ...byValue.keys()])]
+      .filter((v) => byValue.has(v))
+      .slice(0, MAX_COHORT_LINES);
+    if (!order.length) return null;
+    return {
+      ...shapeCohorts(
+        order.map((v) => ({
+          value: v,
+          resp: { step_ms: g.step_ms, columns: byValue.get(v)!.columns },
+        })),
+        q,
+        { onsetMs, slow: slowOfHint, dropNonPositive: scale === 'log' },
+      ),
+      hosts: new Map(order.map((v) => [v, byValue.get(v)!.hosts])),
+    };
+  }, [g, q, onsetMs, activeHint, key, slowOfHint, scale]);
+  const hostsOf = (v: string) => shaped?.hosts.get(v) ?? [];
 
   if (cohorts.error && !activeHint)
     return <ErrorState error={cohorts.error} what="cohort attributes" />;
@@ -121,7 +117,7 @@ export function CohortPanel({
           onChange={(x) => set({ cq: x === '0.5' ? null : x })}
         />
       </div>
-      {error ? <ErrorState error={error} what="cohort quantiles" /> : null}
+      {groups.error ? <ErrorState error={groups.error} what="cohort quantiles" /> : null}
       {shaped ? (
         <>
           <ul className="cohort-summary" aria-label={`Latency by ${key}`}>
@@ -158,11 +154,11 @@ export function CohortPanel({
             title={`p${Number(q) * 100} latency per ${key}: ${shaped.summary.map((c) => `${c.value}${c.slow ? ' (slow)' : ''}`).join(', ')}`}
           />
         </>
-      ) : values.length === 0 ? (
+      ) : g ? (
         <Empty title={`No values of ${key} reported`}>
           Hosts feeding this series do not report {key}.
         </Empty>
-      ) : (
+      ) : groups.error ? null : (
         <Loading label="Loading cohorts…" height={BREAKDOWN_CHART_HEIGHT + 60} />
       )}
     </div>

@@ -6,9 +6,11 @@
  */
 import type { AttributeLift, Evidence, Hint, Span } from '@onset/contract';
 import { safeHttpUrl } from '../../lib/format.ts';
+import { TraceLink } from '../../components/TraceLink.tsx';
+import { HintItem, ShareBar, sharePct } from '../../components/Evidence.tsx';
 import { formatInstant } from '../../lib/time.ts';
 
-const pct = (x: number) => `${Math.round(x * 100)}%`;
+const pct = sharePct;
 const ms = (x: number) =>
   x >= 100 ? `${x.toFixed(0)} ms` : x >= 1 ? `${x.toFixed(1)} ms` : `${(x * 1000).toFixed(0)} µs`;
 
@@ -22,30 +24,9 @@ export function HintList({ hints }: { hints: Hint[] }) {
   return (
     <ul className="hint-list" data-testid="hints">
       {hints.map((h) => (
-        <li key={h.id} data-hint={h.id}>
-          <strong>{h.title}</strong>{' '}
-          <span className="muted small">
-            {h.id} · confidence {pct(h.confidence)}
-          </span>
-          <p className="small">{h.detail}</p>
-        </li>
+        <HintItem key={h.id} hint={h} />
       ))}
     </ul>
-  );
-}
-
-function Bar({ share, tone }: { share: number; tone: 'before' | 'after' }) {
-  return (
-    <span
-      className={`share-bar share-${tone}`}
-      style={{
-        display: 'inline-block',
-        width: `${Math.max(1, share * 120)}px`,
-        height: 8,
-        background: tone === 'after' ? 'var(--bad, #d9534f)' : 'var(--muted, #999)',
-      }}
-      aria-hidden="true"
-    />
   );
 }
 
@@ -72,11 +53,11 @@ export function AttributeTable({ lifts }: { lifts: AttributeLift[] }) {
             <td className="mono">{l.value}</td>
             <td>
               <div>
-                <Bar share={l.share_before} tone="before" />{' '}
+                <ShareBar share={l.share_before} tone="before" bad={false} />{' '}
                 <span className="small muted">{pct(l.share_before)} before</span>
               </div>
               <div>
-                <Bar share={l.share_after} tone="after" />{' '}
+                <ShareBar share={l.share_after} tone="after" bad />{' '}
                 <span className="small">{pct(l.share_after)} after</span>
               </div>
             </td>
@@ -101,22 +82,27 @@ function SpanRow({ s }: { s: Span }) {
       <td>{s.host}</td>
       <td className="small">{formatInstant(Date.parse(s.start), true)}</td>
       <td className="mono small">
-        {url ? (
-          <a href={url} target="_blank" rel="noreferrer">
-            {s.trace_id.slice(0, 16)}…
-          </a>
-        ) : (
-          <span title="set ONSET_TRACE_URL_TEMPLATE to link a trace viewer">{s.trace_id}</span>
-        )}
+        <TraceLink traceId={s.trace_id} traceUrl={url ?? undefined} />
       </td>
     </tr>
   );
 }
 
 export function ExemplarTable({ exemplars }: { exemplars: Evidence['exemplars'] }) {
+  // A cohort regression's exemplars are its slow hosts' calls, the fast hosts' after the onset apart.
+  const c = exemplars.cohort;
   const sides = [
-    ['before', exemplars.before],
-    ['after', exemplars.after],
+    [
+      'before',
+      exemplars.before,
+      c ? `before the onset, slow hosts (${c.slow_hosts.join(', ')})` : '',
+    ],
+    ['after', exemplars.after, c ? `after the onset, slow hosts (${c.slow_hosts.join(', ')})` : ''],
+    ...(c
+      ? ([
+          ['fast_after', c.fast_after, `after the onset, fast hosts (${c.fast_hosts.join(', ')})`],
+        ] as const)
+      : []),
   ] as const;
   if (!exemplars.before.length && !exemplars.after.length)
     return (
@@ -136,10 +122,10 @@ export function ExemplarTable({ exemplars }: { exemplars: Evidence['exemplars'] 
           <th>trace</th>
         </tr>
       </thead>
-      {sides.map(([side, spans]) => (
+      {sides.map(([side, spans, heading]) => (
         <tbody key={side} data-side={side}>
           <tr>
-            <th colSpan={6}>{side} the onset</th>
+            <th colSpan={6}>{heading || `${side} the onset`}</th>
           </tr>
           {spans.map((s) => (
             <SpanRow key={s.span_id} s={s} />

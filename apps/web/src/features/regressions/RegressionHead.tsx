@@ -37,7 +37,16 @@ export function RegressionHead({ r, where }: { r: Regression; where: string }) {
             {r.status}
           </span>
           <ShapeTag r={r} />
-          {r.status === 'resolved' ? (
+          {r.own ? (
+            <span
+              className="status-pill shape-transient"
+              data-testid="regression-own"
+              title="Onset's own noise: never grouped with another incident, never paged"
+            >
+              {r.own === 'agent-probe' ? "Onset's own: agent probe" : "Onset's own: its database"}
+            </span>
+          ) : null}
+          {r.status === 'resolved' && !r.merged_into ? (
             <button
               type="button"
               className="btn"
@@ -49,6 +58,17 @@ export function RegressionHead({ r, where }: { r: Regression; where: string }) {
           ) : null}
         </div>
       </div>
+      {r.merged_into ? (
+        <p className="muted small" role="status" data-testid="regression-merged">
+          One incident with regression{' '}
+          <Link
+            to={linkWithGlobals(`/regressions/${r.merged_into}`, params, { from: null, to: null })}
+          >
+            {r.merged_into}
+          </Link>
+          : merged into it.
+        </p>
+      ) : null}
       {r.status !== 'resolved' ? (
         <Panel title="Act on it">
           <OnCallActions

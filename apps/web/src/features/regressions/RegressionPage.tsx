@@ -134,6 +134,7 @@ function RegressionView({ r }: { r: Regression }) {
         series={series}
         seriesListed={!!seriesList.data}
         quantiles={quantiles}
+        range={range}
         scale={scale}
         setScale={setScale}
         resolved={resolved}

@@ -54,3 +54,19 @@ export function useRegressionAction() {
     { stale: ['regressions', 'alerts'] },
   );
 }
+
+/**
+ * `GET /api/v1/regressions/:id/cohort`: the series as its slow hosts' line and its fast hosts'
+ * (a regression with a cohort), on the page's window.
+ */
+export function useRegressionCohort(
+  id: string,
+  range: { from: string; to: string },
+  enabled = true,
+) {
+  return useOp(
+    'GET /api/v1/regressions/:id/cohort',
+    { params: { id }, query: { from: range.from, to: range.to, q: '0.5,0.99' } },
+    { enabled, structuralSharing: false },
+  );
+}

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useCreateWebhook } from './api.ts';
+import { AuthFields, authOf, emptyAuth, useAuthDraft } from './AuthFields.tsx';
 import {
   isOneOf,
   SEVERITIES,
@@ -16,6 +17,7 @@ export function NewWebhook({ onCreated }: { onCreated: (id: string) => void }) {
   const [secret, setSecret] = useState('');
   const [routingKey, setRoutingKey] = useState('');
   const [minSeverity, setMinSeverity] = useState<Severity>('page');
+  const [auth, setAuth] = useAuthDraft('none');
   return (
     <form
       className="form-grid"
@@ -29,11 +31,13 @@ export function NewWebhook({ onCreated }: { onCreated: (id: string) => void }) {
           secret: secret || undefined,
           routing_key: routingKey || undefined,
           min_severity: minSeverity,
+          auth: authOf(auth, false),
         });
         setUrl('');
         setName('');
         setSecret('');
         setRoutingKey('');
+        setAuth(emptyAuth('none'));
         onCreated(w.id);
       }}
     >
@@ -85,6 +89,7 @@ export function NewWebhook({ onCreated }: { onCreated: (id: string) => void }) {
           />
         </label>
       )}
+      <AuthFields draft={auth} onChange={setAuth} />
       <label className="field">
         <span>Send</span>
         <select

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useWebhookChange } from './api.ts';
+import { AuthFields, authOf, useAuthDraft } from './AuthFields.tsx';
 import { isOneOf, SEVERITIES, type Severity, type Webhook } from '@onset/contract';
 
 /** Change a webhook's name, URL, what it is sent and whether it is on. */
@@ -10,6 +11,7 @@ export function WebhookEdit({ w, onDone }: { w: Webhook; onDone: () => void }) {
   const [url, setUrl] = useState('');
   const [minSeverity, setMinSeverity] = useState<Severity>(w.min_severity);
   const [enabled, setEnabled] = useState(w.enabled);
+  const [auth, setAuth] = useAuthDraft('keep');
   return (
     <form
       className="webhook-edit"
@@ -19,7 +21,13 @@ export function WebhookEdit({ w, onDone }: { w: Webhook; onDone: () => void }) {
         change.mutate(
           {
             id: w.id,
-            update: { name, ...(url ? { url } : {}), min_severity: minSeverity, enabled },
+            update: {
+              name,
+              ...(url ? { url } : {}),
+              min_severity: minSeverity,
+              enabled,
+              ...(authOf(auth, true) ? { auth: authOf(auth, true) } : {}),
+            },
           },
           { onSuccess: onDone },
         );
@@ -48,6 +56,7 @@ export function WebhookEdit({ w, onDone }: { w: Webhook; onDone: () => void }) {
           <option value="page">pages only</option>
         </select>
       </label>
+      <AuthFields draft={auth} onChange={setAuth} current={w.auth ?? null} />
       <label>
         <input
           type="checkbox"

@@ -8,6 +8,7 @@ import { Empty, ErrorState, Loading } from '../../components/States.tsx';
 import { Panel } from '../../components/Controls.tsx';
 import { NewWebhook } from './NewWebhook.tsx';
 import { WebhookEdit } from './WebhookEdit.tsx';
+import { AuthShown } from './AuthFields.tsx';
 import { DeliveryLog } from './DeliveryLog.tsx';
 
 export function WebhooksPanel() {
@@ -101,6 +102,7 @@ function WebhookRow({
       <td>
         {w.format}
         {w.has_secret ? <div className="muted small">signed</div> : null}
+        <AuthShown auth={w.auth} />
       </td>
       <td>{w.min_severity === 'ticket' ? 'pages and tickets' : 'pages only'}</td>
       <td data-testid="webhook-health">
