@@ -163,13 +163,16 @@ async function drag(chartId: string, from: [number, number], to: [number, number
 }
 
 /** The calls the URL's selection designates, from what was sent. */
-function expectedSplit(url: URL) {
-  const selFrom = url.searchParams.has('sel_from')
+function expectedSplit(url: URL, wholeMinutes = false) {
+  let selFrom = url.searchParams.has('sel_from')
     ? Date.parse(url.searchParams.get('sel_from')!)
     : startMs;
-  const selTo = url.searchParams.has('sel_to')
-    ? Date.parse(url.searchParams.get('sel_to')!)
-    : endMs;
+  let selTo = url.searchParams.has('sel_to') ? Date.parse(url.searchParams.get('sel_to')!) : endMs;
+  // Every stored call is counted by start minute: the selection widened to whole minutes.
+  if (wholeMinutes) {
+    selFrom = Math.floor(selFrom / 60_000) * 60_000;
+    selTo = Math.ceil(selTo / 60_000) * 60_000;
+  }
   const min = url.searchParams.has('min_ms') ? Number(url.searchParams.get('min_ms')) : -Infinity;
   const max = url.searchParams.has('max_ms') ? Number(url.searchParams.get('max_ms')) : Infinity;
   const inSel = (c: Sent) =>
@@ -180,8 +183,8 @@ function expectedSplit(url: URL) {
   return { selected: sent.filter(inSel), rest: sent.filter((c) => !inSel(c)) };
 }
 
-async function countsShown() {
-  const counts = page.getByTestId('compare-counts');
+async function countsShown(testId = 'compare-counts') {
+  const counts = page.getByTestId(testId);
   await counts.waitFor();
   return {
     selected: Number(await counts.getAttribute('data-selected')),
@@ -210,6 +213,12 @@ describe('drill-down on the Explorer', () => {
     expect(await countsShown()).toEqual({
       selected: want.selected.length,
       rest: want.rest.length,
+    });
+    // Every stored call, by whole minutes, as sent.
+    const whole = expectedSplit(url, true);
+    expect(await countsShown('compare-all-calls')).toEqual({
+      selected: whole.selected.length,
+      rest: whole.rest.length,
     });
     // The row of host.name = shop-2 says how many calls each side has with it.
     const row = page.locator(

@@ -244,6 +244,13 @@ describe('GET /api/v1/series/{id}/compare', () => {
     const rest = sent.filter((x) => x.serverMs < 100);
     expect(selected.length).toBeGreaterThan(30);
     expect(c.calls).toEqual({ selected: selected.length, rest: rest.length });
+    // Every stored call too (span durations, not the exemplars): the same here, every span sent.
+    expect(c.all_calls).toEqual({
+      selected: selected.length,
+      rest: rest.length,
+      from: iso(startMs),
+      to: iso(endMs),
+    });
     expect(c.complete).toBe(true);
     expect(c.selection).toEqual({ from: iso(startMs), to: iso(endMs), min_ms: 100, max_ms: null });
     // Every slow call is shop-2's with the new flag: those two values lead.
@@ -277,6 +284,7 @@ describe('GET /api/v1/series/{id}/compare', () => {
     const selected = sent.filter((x) => x.startMs >= slowFromMs);
     const rest = sent.filter((x) => x.startMs < slowFromMs);
     expect(c.calls).toEqual({ selected: selected.length, rest: rest.length });
+    expect(c.all_calls).toMatchObject({ selected: selected.length, rest: rest.length });
     expect(c.selection).toMatchObject({ from: iso(slowFromMs), to: iso(endMs), min_ms: null });
     expect(c.attributes.find((l) => l.key === 'app.flag' && l.value === 'new-pricing')).toEqual(
       expectedLift(selected, rest, 'app.flag', (x) => x.flag, 'new-pricing'),
@@ -288,6 +296,10 @@ describe('GET /api/v1/series/{id}/compare', () => {
     );
     const inBox = sent.filter((x) => x.startMs >= slowFromMs && x.calleeMs < 100);
     expect(box.calls).toEqual({ selected: inBox.length, rest: sent.length - inBox.length });
+    expect(box.all_calls).toMatchObject({
+      selected: inBox.length,
+      rest: sent.length - inBox.length,
+    });
     // The caller's client series to pricing: its calls are read as paired edge calls.
     const client = await seriesOf('shop', 'client');
     expect(client.peer).toBe('pricing');
@@ -309,6 +321,59 @@ describe('GET /api/v1/series/{id}/compare', () => {
       ),
     );
     expect(edge.exemplars.every((e) => e.paired?.service === 'pricing')).toBe(true);
+    // An edge's view is read paired: its durations are not the series' own, so none are counted.
+    expect(edge.all_calls).toBeNull();
+  });
+
+  it('a busy series: attributes from a sample of exemplars, every stored call counted on each side', async () => {
+    // 4,000 spans in one export, 60 ms apart from 5 minutes into the window, 1-200 ms each.
+    const at = (i: number) => startMs + 5 * MIN + i * 60;
+    const ms = (i: number) => 1 + (i % 200);
+    const spans = Array.from({ length: 4000 }, (_, i) => {
+      const t0 = BigInt(at(i)) * 1_000_000n;
+      return {
+        traceId: 'b'.repeat(8) + (i + 1).toString(16).padStart(24, '0'),
+        spanId: (i + 1).toString(16).padStart(16, '0'),
+        name: 'GET /busy',
+        kind: 2,
+        startTimeUnixNano: String(t0),
+        endTimeUnixNano: String(t0 + BigInt(ms(i)) * 1_000_000n),
+      };
+    });
+    const res = await fetch(`${s.otlpUrl}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        resourceSpans: [
+          {
+            resource: {
+              attributes: [
+                { key: 'service.name', value: { stringValue: 'busy' } },
+                { key: 'host.name', value: { stringValue: 'busy-1' } },
+              ],
+            },
+            scopeSpans: [{ spans }],
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    const busy = await seriesOf('busy', 'server');
+    const selFrom = startMs + 7 * MIN;
+    const c = await get<SelectionCompare>(
+      `/api/v1/series/${busy.id}/compare?from=${iso(startMs)}&to=${iso(endMs)}&sel_from=${iso(selFrom)}&min_ms=150`,
+    );
+    const selected = spans.filter((_, i) => at(i) >= selFrom && ms(i) >= 150).length;
+    expect(selected).toBeGreaterThan(100);
+    expect(c.all_calls).toEqual({
+      selected,
+      rest: 4000 - selected,
+      from: iso(selFrom),
+      to: iso(endMs),
+    });
+    // The exemplars are a sample: fewer on both sides than were stored.
+    expect(c.calls.selected + c.calls.rest).toBeLessThan(4000);
+    expect(c.calls.selected).toBeLessThanOrEqual(selected);
   });
 
   it('refuses a window too wide, a selection outside it or none at all, an unknown series', async () => {

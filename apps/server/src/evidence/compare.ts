@@ -1,7 +1,8 @@
 /**
  * GET /api/v1/series/{id}/compare: a selection on a chart (a time range, a latency band, or
  * both: a heatmap box) against the rest of the window's calls, by attribute (core
- * `selectionLifts`), from the exemplar spans kept within ONSET_RAW_RETENTION.
+ * `selectionLifts`), from the exemplar spans kept within ONSET_RAW_RETENTION, with every stored
+ * call counted on each side from the series' span durations (exemplars are a sample of them).
  */
 import { selectionLifts } from '@onset/core';
 import type { SelectionCompare } from '@onset/contract';
@@ -44,6 +45,49 @@ export function checkCompare(q: CompareRequest): void {
     );
 }
 
+/**
+ * Every stored call on each side of the selection, from `span_durations` (one sorted array of
+ * durations per series and start minute, every span's, within raw retention): the time range by
+ * the calls' start minute, the band by each duration. Null for an edge's views, whose calls are
+ * read paired (seriesCalls) and whose durations are not the series' own.
+ */
+async function allCalls(
+  pool: Queryable,
+  series: SeriesCallLabels,
+  q: CompareRequest,
+): Promise<SelectionCompare['all_calls']> {
+  if (series.peer && ['client', 'server', 'gap'].includes(series.view)) return null;
+  const { rows } = await pool.query<{ selected: string; total: string }>(
+    `SELECT coalesce(sum(CASE WHEN sd.minute >= $4 AND sd.minute < $5
+                              THEN (SELECT count(*) FROM unnest(sd.durations) AS d(us)
+                                     WHERE ($6::float8 IS NULL OR d.us >= $6)
+                                       AND ($7::float8 IS NULL OR d.us < $7))
+                              ELSE 0 END), 0)::int8::text AS selected,
+            coalesce(sum(cardinality(sd.durations)), 0)::int8::text AS total
+       FROM span_durations sd
+      WHERE sd.series_id = $1 AND sd.minute >= $2 AND sd.minute < $3`,
+    [
+      series.series_id,
+      new Date(floorMinute(q.fromMs)),
+      new Date(q.toMs),
+      new Date(floorMinute(q.selFromMs)),
+      new Date(q.selToMs),
+      q.minMs === null ? null : q.minMs * 1000,
+      q.maxMs === null ? null : q.maxMs * 1000,
+    ],
+  );
+  const selected = Number(rows[0]!.selected);
+  return {
+    selected,
+    rest: Number(rows[0]!.total) - selected,
+    from: new Date(floorMinute(q.selFromMs)).toISOString(),
+    to: new Date(ceilMinute(q.selToMs)).toISOString(),
+  };
+}
+
+const floorMinute = (ms: number) => Math.floor(ms / 60_000) * 60_000;
+const ceilMinute = (ms: number) => Math.ceil(ms / 60_000) * 60_000;
+
 export async function compareSelection(
   pool: Queryable,
   series: SeriesCallLabels,
@@ -69,6 +113,7 @@ export async function compareSelection(
     to: iso(q.toMs),
     selection: { from: iso(q.selFromMs), to: iso(q.selToMs), min_ms: q.minMs, max_ms: q.maxMs },
     calls: { selected: selected.length, rest: rest.length },
+    all_calls: await allCalls(pool, series, q),
     complete: calls!.length < COMPARE_LIMIT,
     raw_from: iso((opts.nowMs ?? Date.now()) - opts.rawRetentionMs),
     attributes: selectionLifts(selected.map(sample), rest.map(sample)),

@@ -195,6 +195,21 @@ export const SelectionCompare = Type.Object({
     selected: Type.Integer({ description: 'exemplar calls in the selection' }),
     rest: Type.Integer({ description: 'exemplar calls in the window outside it' }),
   }),
+  all_calls: Type.Union(
+    [
+      Type.Object({
+        selected: Type.Integer({ description: 'every stored call in the selection' }),
+        rest: Type.Integer({ description: 'every stored call in the window outside it' }),
+        from: Type.String({ description: 'the selection widened to whole minutes: its start' }),
+        to: Type.String({ description: 'the selection widened to whole minutes: its end' }),
+      }),
+      Type.Null(),
+    ],
+    {
+      description:
+        "every call stored within raw retention on each side (the series' span durations, one array per start minute: the time range widened to whole minutes, from/to); null for an edge's client, server and gap views",
+    },
+  ),
   complete: Type.Boolean({
     description: 'false when the window held more exemplars than are read (the latest are)',
   }),

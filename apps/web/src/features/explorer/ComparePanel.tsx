@@ -258,9 +258,24 @@ export function ComparePanel({
               <b>{c.calls.selected}</b> calls selected ({describeSelection(c.selection)}) against{' '}
               <b>{c.calls.rest}</b> other calls of the window.
             </p>
+            {c.all_calls ? (
+              <p
+                data-testid="compare-all-calls"
+                data-selected={c.all_calls.selected}
+                data-rest={c.all_calls.rest}
+              >
+                Every stored call, by whole minutes: <b>{c.all_calls.selected}</b> in{' '}
+                {formatInstant(Date.parse(c.all_calls.from), true)}–
+                {formatInstant(Date.parse(c.all_calls.to), true)}
+                {c.selection.min_ms !== null || c.selection.max_ms !== null
+                  ? ' within the band'
+                  : ''}
+                , <b>{c.all_calls.rest}</b> in the rest of the window.
+              </p>
+            ) : null}
             <p className="muted small">
-              From the raw spans kept with their attributes (every span of a quiet series, a sample
-              of a busy one&apos;s).
+              Attributes are compared on the raw spans kept with them (every span of a quiet series,
+              a sample of a busy one&apos;s).
               {Date.parse(c.raw_from) > Date.parse(c.from)
                 ? ` Calls before ${formatInstant(Date.parse(c.raw_from), true)} are no longer kept.`
                 : ''}
