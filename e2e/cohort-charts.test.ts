@@ -270,18 +270,23 @@ describe('a cohort regression draws its slow hosts and the fast rest apart', () 
 });
 
 describe('the Explorer groups any series, one line each', () => {
-  const checkGroups = async (series: Series, by: string, expected: string[]) => {
+  const checkGroups = async (series: Series, by: string, expected: string[], host?: string) => {
+    const hostQuery = host ? `&host=${encodeURIComponent(host)}` : '';
     const g = await answerOf<SeriesGroups>(page, `/series/${series.id}/groups`, () =>
-      page.goto(`${server.url}/explorer?series=${series.id}&group=${encodeURIComponent(by)}`),
+      page.goto(
+        `${server.url}/explorer?series=${series.id}&group=${encodeURIComponent(by)}${hostQuery}`,
+      ),
     );
     const again = await api<SeriesGroups>(
-      `/api/v1/series/${series.id}/groups?by=${encodeURIComponent(by)}&from=${encodeURIComponent(g.from)}&to=${encodeURIComponent(g.to)}&q=0.5,0.99&limit=8`,
+      `/api/v1/series/${series.id}/groups?by=${encodeURIComponent(by)}&from=${encodeURIComponent(g.from)}&to=${encodeURIComponent(g.to)}&q=0.5,0.99&limit=8${hostQuery}`,
     );
     expect(again).toEqual(g);
+    expect(g.host).toBe(host ?? null);
     expect(g.groups.map((x) => x.value).sort()).toEqual(expected);
     const panel = page.getByTestId('group-by-panel');
     await panel.waitFor();
     expect(await panel.getAttribute('data-by')).toBe(by);
+    expect(await panel.getAttribute('data-host')).toBe(host ?? '');
     expect(await page.locator('#group-by').inputValue()).toBe(by);
     for (const x of g.groups) {
       const li = panel.locator(`li[data-group="${x.value ?? ''}"]`);
@@ -311,6 +316,11 @@ describe('the Explorer groups any series, one line each', () => {
     const v23 = g.groups.find((x) => x.value === '2.3.0')!;
     expect(v24.hosts).toEqual([ROLLOUT.rolled]);
     expect(v24.columns.q['0.5']!.at(-1)! / v23.columns.q['0.5']!.at(-1)!).toBeGreaterThan(8);
+    // With the host filter set, the groups are that host's calls only: a host that kept 2.3.0.
+    const other = ROLLOUT.hosts.find((h) => h !== ROLLOUT.rolled)!;
+    const kept = await checkGroups(s, 'service.version', ['2.3.0'], other);
+    expect(kept.groups[0]!.hosts).toEqual([other]);
+    expect(kept.groups[0]!.count).toBeLessThan(v23.count);
   });
 
   it('containerd by os.version and by host; urlite by dependency.hyper (a cohort attribute) from the picker', async () => {

@@ -110,6 +110,37 @@ describe('GET /api/v1/series/{id}/groups', () => {
     expect(cut.total_groups).toBe(4);
   });
 
+  it("with host: only that host's calls, grouped (the Explorer's host filter)", async () => {
+    const [s] = await seriesOf(ROLLOUT.service, 'request', 'server');
+    const all = await get<SeriesGroups>(`/series/${s!.id}/groups?by=service.version&${window()}`);
+    expect(all.host).toBeNull();
+    expect(all.groups.map((x) => x.value).sort()).toEqual(['2.3.0', '2.4.0']);
+    // The rolled host ran 2.3.0, then 2.4.0: both groups, its own calls only.
+    const rolled = await get<SeriesGroups>(
+      `/series/${s!.id}/groups?by=service.version&host=${ROLLOUT.rolled}&${window()}`,
+    );
+    expect(rolled.host).toBe(ROLLOUT.rolled);
+    for (const g of rolled.groups) expect(g.hosts).toEqual([ROLLOUT.rolled]);
+    const own = await quantiles(s!.id, `host=${ROLLOUT.rolled}`);
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    expect(sum(rolled.groups.map((g) => g.count))).toBe(sum(own.columns.count));
+    expect(sum(rolled.groups.map((g) => g.count))).toBeLessThan(
+      sum(all.groups.map((g) => g.count)),
+    );
+    // Another host never ran 2.4.0: one group.
+    const other = ROLLOUT.hosts.find((h) => h !== ROLLOUT.rolled)!;
+    const o = await get<SeriesGroups>(
+      `/series/${s!.id}/groups?by=service.version&host=${other}&${window()}`,
+    );
+    expect(o.groups.map((x) => x.value)).toEqual(['2.3.0']);
+    expect(o.groups[0]!.columns).toEqual((await quantiles(s!.id, `host=${other}`)).columns);
+    // A host that feeds nothing of it: no groups.
+    const none = await get<SeriesGroups>(
+      `/series/${s!.id}/groups?by=service.version&host=nowhere&${window()}`,
+    );
+    expect(none.groups).toEqual([]);
+  });
+
   it('by service.version on the callee and on payments; an attribute nobody reports is one null group, the whole series', async () => {
     const [urlite] = await seriesOf('urlite', 'request', 'server');
     const u = await get<SeriesGroups>(

@@ -48,6 +48,7 @@ export async function seriesGroupRoutes(app: FastifyInstance, deps: { pool: Pool
         by,
         qs,
         req.query.limit ?? 8,
+        req.query.host,
       );
       reply.serializer(JSON.stringify);
       return {
@@ -56,6 +57,7 @@ export async function seriesGroupRoutes(app: FastifyInstance, deps: { pool: Pool
         from: new Date(fromMs).toISOString(),
         to: new Date(toMs).toISOString(),
         step_ms: stepMs,
+        host: req.query.host ?? null,
         groups: found.groups,
         total_groups: found.total,
       };

@@ -128,20 +128,26 @@ export function groupBy(by: string): GroupOf<string | null> {
   };
 }
 
-/** The window's quantile columns of each group, most calls first. */
+/** `groupOf` over one host's resources only (the other hosts' calls are left out). */
+export function onHost<K>(groupOf: GroupOf<K>, host: string | undefined): GroupOf<K> {
+  return host === undefined ? groupOf : (r) => (r.host === host ? groupOf(r) : undefined);
+}
+
+/** The window's quantile columns of each group, most calls first (of one host's calls with `host`). */
 export async function seriesGroups(
   pool: Pool,
   w: GroupWindow,
   by: string,
   qs: number[],
   limit: number,
+  host?: string,
 ): Promise<{
   groups: Array<{ value: string | null; hosts: string[]; count: number; columns: QuantileColumns }>;
   total: number;
 }> {
-  const all = [...(await groupedStepHistograms(pool, w, groupBy(by))).values()].filter(
-    (g) => g.count > 0,
-  );
+  const all = [
+    ...(await groupedStepHistograms(pool, w, onHost(groupBy(by), host))).values(),
+  ].filter((g) => g.count > 0);
   all.sort(
     (a, b) =>
       b.count - a.count || String(a.key ?? '\uffff').localeCompare(String(b.key ?? '\uffff')),

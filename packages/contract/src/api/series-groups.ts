@@ -30,6 +30,15 @@ export const SeriesGroupsQuery = Type.Object({
       'host (the host.name of each host), or a resource attribute: service.version, os.version, dependency.hyper, any key GET /series/{id}/cohorts lists',
   }),
   ...windowFields(),
+  host: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 256,
+      pattern: '^[^\\u0000]+$',
+      description:
+        "only this host's calls (the Explorer's host filter): its groups by version or attribute",
+    }),
+  ),
   limit: Type.Optional(
     Type.Integer({
       minimum: 1,
@@ -55,6 +64,9 @@ export const SeriesGroups = Type.Object({
   series_id: Type.String(),
   by: Type.String(),
   ...rangeResponseFields(),
+  host: Type.Union([Type.String(), Type.Null()], {
+    description: "the host whose calls were grouped (the host query); null: every host's",
+  }),
   groups: Type.Array(SeriesGroup, { description: 'most calls first, at most limit' }),
   total_groups: Type.Integer({
     minimum: 0,

@@ -461,6 +461,7 @@ function SeriesCharts({
       <GroupByPanel
         seriesId={series.id}
         step={step || undefined}
+        host={host || undefined}
         page={{ range, resolved, scale, markers, onsetMs, onZoom }}
       />
       {series.hosts.length > 1 && !host ? (

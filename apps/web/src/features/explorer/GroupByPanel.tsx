@@ -47,10 +47,13 @@ export function shapeGroups(g: SeriesGroups, q: string, dropNonPositive: boolean
 export function GroupByPanel({
   seriesId,
   step,
+  host,
   page,
 }: {
   seriesId: string;
   step?: string;
+  /** The Explorer's host filter: only that host's calls are grouped. */
+  host?: string;
   page: PageChartContext;
 }) {
   const { get, set } = useUrlState();
@@ -61,7 +64,7 @@ export function GroupByPanel({
     const own = (cohorts?.data?.attributes ?? []).map((a) => a.key).sort();
     return [...new Set([...FIXED, ...own, ...(by ? [by] : [])])];
   }, [cohorts?.data, by]);
-  const groups = useSeriesGroups(seriesId, by, page.range, step);
+  const groups = useSeriesGroups(seriesId, by, page.range, step, 8, host);
   const g = groups.data;
   const frame = useMemo(
     () => (g ? shapeGroups(g, q, page.scale === 'log') : null),
@@ -89,14 +92,19 @@ export function GroupByPanel({
       {!by ? (
         <p className="muted small">
           One line per host, <code>service.version</code>, <code>os.version</code> or any other
-          attribute the hosts of this series report.
+          attribute the hosts of this series report{host ? ` (host ${host}'s calls only)` : ''}.
         </p>
       ) : groups.error ? (
         <ErrorState error={groups.error} what="the groups" onRetry={() => groups.refetch()} />
       ) : !g || !frame ? (
         <Loading label="Loading the groups…" height={BREAKDOWN_CHART_HEIGHT + 60} />
       ) : (
-        <div data-testid="group-by-panel" data-by={g.by}>
+        <div data-testid="group-by-panel" data-by={g.by} data-host={g.host ?? ''}>
+          {g.host ? (
+            <p className="muted small" data-testid="group-by-host">
+              Host {g.host}&apos;s calls only (the host filter above).
+            </p>
+          ) : null}
           <ul className="cohort-summary" aria-label={`Latency by ${g.by}`}>
             {g.groups.map((x, k) => (
               <li key={`${k}:${x.value ?? ''}`} data-group={x.value ?? ''}>

@@ -210,12 +210,13 @@ export function useSeriesGroups(
   range: RangeText,
   step?: string,
   limit = 8,
+  host?: string,
 ) {
   return useOp(
     'GET /api/v1/series/:id/groups',
     {
       params: { id },
-      query: { by, from: range.from, to: range.to, step, q: '0.5,0.99', limit },
+      query: { by, from: range.from, to: range.to, step, q: '0.5,0.99', limit, host },
     },
     { enabled: !!by, structuralSharing: false },
   );
