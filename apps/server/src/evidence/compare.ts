@@ -46,9 +46,10 @@ export function checkCompare(q: CompareRequest): void {
 }
 
 /**
- * Every stored call on each side of the selection, from `span_durations` (one sorted array of
- * durations per series and start minute, every span's, within raw retention): the time range by
- * the calls' start minute, the band by each duration. Null for an edge's views, whose calls are
+ * Every stored call on each side of the selection, from `span_durations` (arrays of every
+ * span's duration per series and start minute, kept within raw retention): the time range by
+ * the calls' start minute, the band by each duration (a time range alone counts arrays, no
+ * element is read). Null for an edge's views, whose calls are
  * read paired (seriesCalls) and whose durations are not the series' own.
  */
 async function allCalls(
@@ -59,9 +60,11 @@ async function allCalls(
   if (series.peer && ['client', 'server', 'gap'].includes(series.view)) return null;
   const { rows } = await pool.query<{ selected: string; total: string }>(
     `SELECT coalesce(sum(CASE WHEN sd.minute >= $4 AND sd.minute < $5
-                              THEN (SELECT count(*) FROM unnest(sd.durations) AS d(us)
-                                     WHERE ($6::float8 IS NULL OR d.us >= $6)
-                                       AND ($7::float8 IS NULL OR d.us < $7))
+                              THEN CASE WHEN $6::float8 IS NULL AND $7::float8 IS NULL
+                                        THEN cardinality(sd.durations)
+                                        ELSE (SELECT count(*) FROM unnest(sd.durations) AS d(us)
+                                               WHERE ($6::float8 IS NULL OR d.us >= $6)
+                                                 AND ($7::float8 IS NULL OR d.us < $7)) END
                               ELSE 0 END), 0)::int8::text AS selected,
             coalesce(sum(cardinality(sd.durations)), 0)::int8::text AS total
        FROM span_durations sd
