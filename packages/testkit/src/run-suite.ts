@@ -9,11 +9,17 @@
  * The live run's output is printed as one block once it ends (after the main run's, if that is
  * still going), and the run ends with one closing line of counts over both, as the summary
  * reporter's (`tests: N passed, N failed, N skipped`). Exits non-zero if either run failed.
+ * A live file that failed is run once more on its own after the main run ends (it must then
+ * pass; the count line takes that outcome).
  * Extra arguments go to both runs (file filters: a run none of whose files match passes empty).
  *
  *   node --import tsx packages/testkit/src/run-suite.ts [vitest args]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FileOutcome } from './summary-reporter.ts';
 
 const COUNTS = /^tests: (\d+) passed, (\d+) failed, (\d+) skipped$/m;
 
@@ -51,12 +57,19 @@ function start(args: string[], buffered: boolean, env: NodeJS.ProcessEnv = {}): 
 }
 
 const extra = process.argv.slice(2);
+const outDir = mkdtempSync(path.join(os.tmpdir(), 'onset-suite-'));
+const liveFiles = path.join(outDir, 'live.json');
 const main = start(['--project', 'onset', '--project', 'citus', ...extra], false);
-const live = start(['--project', 'live', ...extra], true, { ONSET_LIVE_WORKERS: '1' });
+const live = start(['--project', 'live', ...extra], true, {
+  ONSET_LIVE_WORKERS: '1',
+  ONSET_SUITE_FILES_OUT: liveFiles,
+});
+let again: Run | undefined;
 for (const sig of ['SIGINT', 'SIGTERM'] as const)
   process.on(sig, () => {
     main.child.kill(sig);
     live.child.kill(sig);
+    again?.child.kill(sig);
   });
 
 const [a, b] = await Promise.all([main.done, live.done]);
@@ -64,9 +77,48 @@ process.stdout.write(
   `\n---- live project (${live.output.length ? 'its own process' : 'no output'}) ----\n`,
 );
 process.stdout.write(live.output.join(''));
-const n = [1, 2, 3].map((i) => Number(a.counts?.[i] ?? 0) + Number(b.counts?.[i] ?? 0));
+
+const readOutcomes = (file: string): FileOutcome[] | null => {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as FileOutcome[];
+  } catch {
+    return null;
+  }
+};
+const sum = (xs: FileOutcome[]) =>
+  xs.reduce(
+    (n, f) => [n[0]! + f.counts.passed, n[1]! + f.counts.failed, n[2]! + f.counts.skipped],
+    [0, 0, 0],
+  );
+
+// A live file that failed beside the main run is run once more on its own, after it: its bars
+// (time to open, no step before a change) are about Onset on a host, and the main run's two
+// workers beside it are neighbours' load it does not control (docs/agent.md "Reliability").
+// The file must then pass every check; both outcomes are printed.
+let liveCounts = b.counts ? [1, 2, 3].map((i) => Number(b.counts![i])) : [0, 0, 0];
+let liveCode = b.code;
+const first = b.code !== 0 ? readOutcomes(liveFiles) : null;
+const failedFiles = first?.filter((f) => f.failed).map((f) => f.file) ?? [];
+if (first && failedFiles.length && !failedFiles.includes('')) {
+  const names = failedFiles.map((f) => path.relative(process.cwd(), f));
+  process.stdout.write(
+    `\n---- live: ${names.join(', ')} failed beside the main run; running ${names.length === 1 ? 'it' : 'them'} again on ${names.length === 1 ? 'its' : 'their'} own ----\n`,
+  );
+  const againFiles = path.join(outDir, 'again.json');
+  again = start(['--project', 'live', ...names], false, {
+    ONSET_LIVE_WORKERS: '1',
+    ONSET_SUITE_FILES_OUT: againFiles,
+  });
+  const r = await again.done;
+  const rerun = readOutcomes(againFiles);
+  liveCode = r.code;
+  liveCounts = sum([...first.filter((f) => !f.failed), ...(rerun ?? [])]);
+  if (!rerun && r.code === 0) liveCode = 1;
+}
+const n = [1, 2, 3].map((i) => Number(a.counts?.[i] ?? 0) + liveCounts[i - 1]!);
 // A run that ended without its counts line (it crashed, or found no files) counts as failed
 // unless it exited cleanly.
-const lost = [a, b].filter((r) => !r.counts && r.code !== 0).length;
+const lost = [a, ...(again ? [] : [b])].filter((r) => !r.counts && r.code !== 0).length;
 process.stdout.write(`tests: ${n[0]} passed, ${n[1]! + lost} failed, ${n[2]} skipped\n`);
-process.exit(a.code !== 0 || b.code !== 0 ? 1 : 0);
+rmSync(outDir, { recursive: true, force: true });
+process.exit(a.code !== 0 || liveCode !== 0 ? 1 : 0);
