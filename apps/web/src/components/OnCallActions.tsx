@@ -78,20 +78,11 @@ export function OnCallActions({
         </button>
         {onSilence ? (
           <>
-            <label>
-              Silence for{' '}
-              <select
-                name="duration"
-                value={duration}
-                onChange={(e) => setDuration(e.target.value)}
-              >
-                {SILENCE_DURATIONS.map((d) => (
-                  <option key={d} value={d}>
-                    {d}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <SilenceDurationField
+              label="Silence for"
+              duration={duration}
+              setDuration={setDuration}
+            />
             <button
               type="button"
               className="btn"
@@ -165,5 +156,29 @@ export function WhoFields({
         />
       </label>
     </>
+  );
+}
+
+/** The silence length picker every silencing form shows ("Silence for", "For"). */
+export function SilenceDurationField({
+  label,
+  duration,
+  setDuration,
+}: {
+  label: string;
+  duration: string;
+  setDuration: (v: string) => void;
+}) {
+  return (
+    <label>
+      {label}{' '}
+      <select name="duration" value={duration} onChange={(e) => setDuration(e.target.value)}>
+        {SILENCE_DURATIONS.map((d) => (
+          <option key={d} value={d}>
+            {d}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }

@@ -10,7 +10,7 @@ import type { Alert } from '@onset/contract';
 import { useBulkAlertAction } from './api.ts';
 import {
   rememberName,
-  SILENCE_DURATIONS,
+  SilenceDurationField,
   storedName,
   WhoFields,
 } from '../../components/OnCallActions.tsx';
@@ -68,16 +68,7 @@ export function BulkActions({
         <button type="button" className="btn" disabled={busy || n === 0} onClick={() => run('ack')}>
           Acknowledge selected
         </button>
-        <label>
-          Silence for{' '}
-          <select name="duration" value={duration} onChange={(e) => setDuration(e.target.value)}>
-            {SILENCE_DURATIONS.map((d) => (
-              <option key={d} value={d}>
-                {d}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SilenceDurationField label="Silence for" duration={duration} setDuration={setDuration} />
         <button
           type="button"
           className="btn"

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { useSilenceAction, useSilences } from './api.ts';
-import { SILENCE_DURATIONS } from '../../components/OnCallActions.tsx';
+import { SilenceDurationField } from '../../components/OnCallActions.tsx';
 import { formatInstant } from '../../state/timeRange.ts';
 import { ErrorState, Loading } from '../../components/States.tsx';
 import { Panel } from '../../components/Controls.tsx';
@@ -53,16 +53,7 @@ export function SilencesPanel() {
         <label>
           Op <input name="op" value={op} onChange={(e) => setOp(e.target.value)} />
         </label>
-        <label>
-          For{' '}
-          <select name="duration" value={duration} onChange={(e) => setDuration(e.target.value)}>
-            {SILENCE_DURATIONS.map((d) => (
-              <option key={d} value={d}>
-                {d}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SilenceDurationField label="For" duration={duration} setDuration={setDuration} />
         <label>
           Why <input name="comment" value={comment} onChange={(e) => setComment(e.target.value)} />
         </label>
