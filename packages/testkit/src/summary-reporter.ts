@@ -5,6 +5,7 @@
  * and vitest's own summary is not in a form it knows.
  */
 import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
 
 /** One test file's outcome and counts (a file that failed outside its tests counts one failure). */
@@ -12,25 +13,48 @@ export interface FileOutcome {
   file: string;
   failed: boolean;
   counts: { passed: number; failed: number; skipped: number };
+  /** The full names of the file's failed tests ('' for a file that failed outside its tests). */
+  failedTests: string[];
 }
 
 /** Each file's outcome; `errors` outside any file (unhandled) are reported as `file: ''`. */
 export function fileOutcomes(modules: ReadonlyArray<TestModule>, errors: number): FileOutcome[] {
   const out: FileOutcome[] = modules.map((m) => {
     const counts = { passed: 0, failed: 0, skipped: 0 };
+    const failedTests: string[] = [];
     for (const t of m.children.allTests()) {
       const state = t.result().state;
       if (state === 'passed') counts.passed++;
-      else if (state === 'failed') counts.failed++;
-      else counts.skipped++;
+      else if (state === 'failed') {
+        counts.failed++;
+        failedTests.push(t.fullName);
+      } else counts.skipped++;
     }
     const failed = m.state() === 'failed' || counts.failed > 0;
-    if (failed && counts.failed === 0) counts.failed = 1;
-    return { file: m.moduleId, failed, counts };
+    if (failed && counts.failed === 0) {
+      counts.failed = 1;
+      failedTests.push('');
+    }
+    return { file: m.moduleId, failed, counts, failedTests };
   });
   if (errors)
-    out.push({ file: '', failed: true, counts: { passed: 0, failed: errors, skipped: 0 } });
+    out.push({
+      file: '',
+      failed: true,
+      counts: { passed: 0, failed: errors, skipped: 0 },
+      failedTests: [''],
+    });
   return out;
+}
+
+/** One line per failed test, `failed: <file> > <test>`, the file relative to `cwd`. */
+export function failureLines(outcomes: ReadonlyArray<FileOutcome>, cwd = process.cwd()): string[] {
+  return outcomes.flatMap((f) =>
+    f.failedTests.map((t) => {
+      const file = f.file ? path.relative(cwd, f.file) : '(outside any file)';
+      return `failed: ${file}${t ? ` > ${t}` : ' (the file itself)'}`;
+    }),
+  );
 }
 
 export default class SummaryReporter implements Reporter {
@@ -46,9 +70,13 @@ export default class SummaryReporter implements Reporter {
     // A file that failed to load, or an error outside any test, fails the run too.
     const broken = modules.filter((m) => m.state() === 'failed' && !m.children.size).length;
     const failed = n.failed + broken + errors.length;
+    const outcomes = fileOutcomes(modules, errors.length);
+    // CI shows a run's tail only: the names of what failed come last, beside the counts.
+    const lines = failureLines(outcomes);
+    if (lines.length) process.stdout.write(`${lines.join('\n')}\n`);
     process.stdout.write(`tests: ${n.passed} passed, ${failed} failed, ${n.skipped} skipped\n`);
-    // run-suite.ts reads each file's outcome from here to run a live file again on its own.
+    // run-suite.ts reads each file's outcome from here to run a file again on its own.
     const out = process.env.ONSET_SUITE_FILES_OUT;
-    if (out) writeFileSync(out, JSON.stringify(fileOutcomes(modules, errors.length)));
+    if (out) writeFileSync(out, JSON.stringify(outcomes));
   }
 }
