@@ -12,8 +12,10 @@ import {
   decideStep,
   detectOptionsFor,
   detectSteps,
+  hostCpuRise,
   isLoadRateSeries,
   segmentChanges,
+  type HostCpuMinute,
   type MinutePoint,
   type NearIncidentMember,
   type StepChange,
@@ -76,6 +78,8 @@ export interface ReplayResult {
   loadRate: number;
   /** Steps up that joined a regression another series opened (one incident, paged once). */
   joined: number;
+  /** Steps up held for host contention (the recorded host's stolen CPU rose at the onset). */
+  held: number;
   /** The retrospective verdict's own changes (segmentChanges; never paged): rises of at least minRatio, the rest. */
   verdict: { rises: number; other: number };
 }
@@ -86,8 +90,12 @@ export interface ReplayResult {
  * pass feeding it minute by minute gives (property-tested in packages/core).
  * Its steps up (not transient bursts) are decided as the pass's commit does
  * (core's decideStep, in onset order, load-rate series last as commit.ts
- * orders them; no deploy markers, no host contention): what opens is a false
- * regression.
+ * orders them; no deploy markers): what opens is a false regression. The
+ * hold for host contention reads the recording's own `host` `cpu-steal`
+ * series (the agent's stolen CPU, ms per second wanted), as the pass reads
+ * it for the step's hosts: a recording is of one host, so every such series
+ * is the step's host (several are averaged per minute; a minute's level is
+ * its p50, the median of the agent's windows in it).
  */
 export function replayRecording(rec: Recording): ReplayResult {
   const out: ReplayResult = {
@@ -98,8 +106,10 @@ export function replayRecording(rec: Recording): ReplayResult {
     improvements: 0,
     loadRate: 0,
     joined: 0,
+    held: 0,
     verdict: { rises: 0, other: 0 },
   };
+  const steal = recordedSteal(rec);
   const ups: Array<{ s: RecordedSeries; id: number; c: StepChange; points: MinutePoint[] }> = [];
   for (const [id, s] of rec.series.entries()) {
     const points = minutePoints(s);
@@ -137,8 +147,11 @@ export function replayRecording(rec: Recording): ReplayResult {
       ratio_p99: c.ratios.p99,
       rollout: null,
     };
-    const d = decideStep({ step: member, known, near, rollout: null, hostContention: false });
+    // The pass sees the step through the minute it was detected in.
+    const hostContention = hostCpuRise(steal, c.t, c.detectedT + 60_000) !== null;
+    const d = decideStep({ step: member, known, near, rollout: null, hostContention });
     if (d.kind === 'load-rate') out.loadRate++;
+    if (d.kind === 'hold') out.held++;
     if (d.kind !== 'open' && d.kind !== 'join') continue;
     known.push({ series_id: id, onset: new Date(c.t), unc: member.uncertaintyMs });
     if (d.kind === 'join') {
@@ -156,4 +169,23 @@ export function replayRecording(rec: Recording): ReplayResult {
     });
   }
   return out;
+}
+
+/** The recorded host's stolen CPU per minute (mean over its `host` `cpu-steal` series). */
+export function recordedSteal(rec: Recording): HostCpuMinute[] {
+  const byMinute = new Map<number, number[]>();
+  for (const s of rec.series)
+    if (s.op === 'host' && s.name === 'cpu-steal')
+      for (const p of minutePoints(s))
+        if (p.count > 0) {
+          const vs = byMinute.get(p.t) ?? [];
+          vs.push(p.p50 / 1000);
+          byMinute.set(p.t, vs);
+        }
+  return [...byMinute.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([minuteMs, vs]) => ({
+      minuteMs,
+      stealMsPerS: vs.reduce((x, y) => x + y, 0) / vs.length,
+    }));
 }
