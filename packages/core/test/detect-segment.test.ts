@@ -76,6 +76,32 @@ describe('retrospective segmentation', () => {
   });
 });
 
+describe('a clean series read from log histograms', () => {
+  // Per-minute p50 of 20 calls at 10 ms (sd 3 %), as the server reads it: most minutes land in one
+  // bucket (×1.0202 wide), so most first differences are 0 and their MAD is 0; a minute now and
+  // then in the bucket either side. The route's p50 moves ×1.15 (7 buckets) at minute 80.
+  const BUCKET = 1.0202;
+  const pts: MinutePoint[] = Array.from({ length: 120 }, (_, i) => {
+    const wobble = i % 7 === 3 ? -1 : i % 11 === 5 ? 1 : 0;
+    const p50 = 9999.17 * BUCKET ** ((i >= 80 ? 7 : 0) + wobble);
+    return { t: T0 + i * 60_000, count: 20, p50, p99: p50 * BUCKET ** 3 };
+  });
+
+  it('finds a ×1.15 shift dated at its minute (the noise is not read from the shift itself)', () => {
+    const p50 = segmentChanges(pts, opts).filter((c) => c.metric === 'p50');
+    expect(p50).toHaveLength(1);
+    expect(p50[0]!.index).toBe(80);
+    expect(p50[0]!.kind).toBe('shift');
+    expect(p50[0]!.ratio).toBeGreaterThan(1.12);
+    expect(p50[0]!.ratio).toBeLessThan(1.18);
+  });
+
+  it('finds nothing in the same series without the shift', () => {
+    const flat = pts.map((p, i) => (i >= 80 ? { ...pts[i - 77]!, t: p.t } : p));
+    expect(segmentChanges(flat, opts)).toEqual([]);
+  });
+});
+
 describe('confirmStep', () => {
   it('rejects the streaming steps inside growth and dates the real one (co2_canada)', () => {
     const pts = points('co2_canada');

@@ -42,7 +42,12 @@ export interface SegmentOptions {
 
 /**
  * Robust sd of one step of `ys` (already logs; NaN = missing), from its
- * first differences: 1.4826 × MAD / √2. Falls back to the plain sd, then 1.
+ * first differences: 1.4826 × MAD / √2. Where most differences are 0 (a
+ * clean series read from log histograms: its p50 stays in one bucket most
+ * minutes, so the MAD is 0) the mean absolute difference stands in
+ * (× √(π/2) / √2, the same sd for normal noise): a change is one difference
+ * among n, so it adds δ/n. Only a series that never moves falls back to the
+ * plain sd (which a change inflates), then 1.
  */
 export function firstDifferenceSd(ys: ArrayLike<number>): number {
   const v: number[] = [];
@@ -51,9 +56,13 @@ export function firstDifferenceSd(ys: ArrayLike<number>): number {
   for (let i = 1; i < v.length; i++) d.push(v[i]! - v[i - 1]!);
   if (d.length > 0) {
     const m = medianOf(d);
-    const mad = medianOf(d.map((x) => Math.abs(x - m)));
+    const dev = d.map((x) => Math.abs(x - m));
+    const mad = medianOf(dev);
     const sd = (1.4826 * mad) / Math.SQRT2;
     if (sd > 0) return sd;
+    const meanAbs = dev.reduce((a, b) => a + b, 0) / dev.length;
+    const fromMean = (meanAbs * Math.sqrt(Math.PI / 2)) / Math.SQRT2;
+    if (fromMean > 0) return fromMean;
   }
   if (v.length > 1) {
     const mean = v.reduce((a, b) => a + b, 0) / v.length;

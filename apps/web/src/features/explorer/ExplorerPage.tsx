@@ -35,6 +35,7 @@ import { reportedViews } from '../../components/graphs/edgeData.ts';
 import { parseDuration } from '@onset/contract';
 import { callsFromText } from './callsFrom.ts';
 import { SignaturesNote } from './Signatures.tsx';
+import { ChangesPanel } from './ChangesPanel.tsx';
 import { edgeLabel, formatRatio } from '../../lib/format.ts';
 import { overlayOf, shiftTimeText, withOverlay } from '../../components/graphs/overlayData.ts';
 import { parseTime } from '@onset/contract';
@@ -523,6 +524,11 @@ function SeriesCharts({
           <p className="muted">No deploy touched this series in the range.</p>
         )}
       </Panel>
+      <ChangesPanel
+        seriesId={series.id}
+        range={range}
+        rangeMs={resolvedNow.toMs - resolvedNow.fromMs}
+      />
     </>
   );
 }

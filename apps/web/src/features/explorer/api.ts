@@ -231,6 +231,15 @@ export function useSignatures(seriesId: string | undefined, range: RangeText, en
   );
 }
 
+/** The window's retrospective segmentation and the changes between its segments (never paging). */
+export function useSegments(seriesId: string, range: RangeText, enabled = true) {
+  return useOp(
+    'GET /api/v1/series/:id/segments',
+    { params: { id: seriesId }, query: { from: range.from, to: range.to } },
+    { enabled },
+  );
+}
+
 /** A chart selection's calls against the rest of the window, by attribute (the server's comparison). */
 export function useCompare(
   id: string,
