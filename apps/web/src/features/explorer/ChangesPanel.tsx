@@ -18,7 +18,7 @@ import { useSegments } from './api.ts';
 export const SEGMENTS_MAX_RANGE_MS = 24 * 3_600_000;
 
 const kindText = (c: SegmentChangeOut) =>
-  `${c.direction === 'improvement' ? (c.kind === 'step' ? 'Step down' : 'Shift down') : c.kind === 'step' ? 'Step up' : 'Shift up'}`;
+  `${c.kind === 'step' ? 'Step' : 'Shift'} ${c.direction === 'improvement' ? 'down' : 'up'}`;
 
 export function ChangesPanel({
   seriesId,
