@@ -105,6 +105,9 @@ describe('the regression page', () => {
     expect(await page.getByRole('button', { name: 'Reopen' }).count()).toBe(0);
     await note.getByRole('link', { name: m!.merged_into! }).click();
     await page.waitForURL(new RegExp(`/regressions/${m!.merged_into}`));
+    // The URL changes before the survivor's page replaces the merged one (whose status reads
+    // 'resolved'): read the status once the merged page is gone.
+    await note.waitFor({ state: 'detached' });
     expect(await page.getByTestId('regression-status').textContent()).toBe('open');
     // Never merged itself: no note.
     expect(await page.getByTestId('regression-merged').count()).toBe(0);
