@@ -235,6 +235,33 @@ describe('bpftrace output', () => {
     });
   });
 
+  it('holds an unmount read before its mount call (another CPU’s buffer) until the mount names its type', () => {
+    const events: AgentEvent[] = [];
+    const d = new BpftraceDecoder({
+      sink: (e) => events.push(e),
+      mounts: new MountTable(),
+      toEpochNs: (n) => n,
+      pageSize: 4096,
+      dirtyNow: () => undefined,
+    });
+    // The unmount's lines came first and the mount is gone from mountinfo: no type yet.
+    d.handle(['umount_start', 7, 7, 'wl', '/var/tmp/late', 0, 5000]);
+    d.handle(['umount', 7, 7, 5000, 250, 0, 40, 1, 0]);
+    expect(events).toEqual([]);
+    d.handle(['mount_type', 7, 'tmpfs']);
+    d.handle(['mount', 7, 7, '/var/tmp/late']);
+    expect(events).toEqual([
+      expect.objectContaining({ kind: 'unmount', mountPoint: '/var/tmp/late', fsType: 'tmpfs' }),
+    ]);
+    // A mount point whose mount call never arrives is sent untyped when the tracer stops.
+    d.handle(['umount_start', 7, 8, 'wl', '/var/tmp/never', 0, 9000]);
+    d.handle(['umount', 7, 8, 9000, 30, 0, 30, 0, 0]);
+    expect(events).toHaveLength(1);
+    d.flush();
+    expect(events).toHaveLength(2);
+    expect(events[1]).toMatchObject({ mountPoint: '/var/tmp/never', fsType: undefined });
+  });
+
   it('ends unmounts past the syscall with the tracepoints this kernel has, else times the syscall and says why', () => {
     const layout = { rssStat: 'percpu', fileFPath: 16, mountMnt: 32 } as const;
     const filter = { pids: [], comms: [], cgroupIds: [], skipPids: [] };

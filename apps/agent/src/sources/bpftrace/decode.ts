@@ -2,7 +2,7 @@
  * bpftrace JSON tuples (see programs/*.bt for their fields) -> agent events.
  */
 import { constants } from 'node:os';
-import type { EventSink, FsyncCall, SpawnMethod, UnmountEnd } from '../../events.ts';
+import type { EventSink, FsyncCall, SpawnMethod, UnmountEnd, UnmountEvent } from '../../events.ts';
 import { pathThroughMount, RecentMounts, type MountTable } from '../../host/mounts.ts';
 
 const METHODS: (SpawnMethod | undefined)[] = [undefined, 'fork', 'vfork', 'clone', 'clone3'];
@@ -23,6 +23,12 @@ const MAX_DIRS = 20_000;
  * they can arrive after it) before it is sent without a path; generous, for a loaded machine.
  */
 const DIR_WAIT_MS = 3_000;
+/**
+ * How long an unmount whose filesystem type is not known yet waits for the mount call's line:
+ * each CPU has its own output buffer, and on a loaded host the agent can read the unmount
+ * (from one CPU) before the mount (from another), after the mount is gone from mountinfo.
+ */
+const MOUNT_WAIT_MS = 3_000;
 /** Event slots printed by flush.bt, and the never-cleared kernel-side counters. */
 const BUFFER_KIND = new Map<string, 'fsync' | 'spawn'>(
   [0, 1, 2].flatMap((i) => [
@@ -91,8 +97,16 @@ export class BpftraceDecoder {
   private readonly recentMounts = new RecentMounts();
   /** tid -> filesystem type of the mount call in progress (see unmount.bt) */
   private readonly mountTypes = new Map<number, string>();
+  /** Unmounts waiting for their mount call's line to name the type (MOUNT_WAIT_MS). */
+  private heldUnmounts: { event: UnmountEvent; at: number }[] = [];
+  private heldTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: DecoderDeps) {}
+
+  /** Send every held unmount now, typed or not (the tracer stopped). */
+  flush(): void {
+    this.releaseUnmounts(true);
+  }
 
   /**
    * A printed map from flush.bt: an event slot {"@fsync_b0": {"cpu,seq": [fields...]}}
@@ -153,6 +167,7 @@ export class BpftraceDecoder {
         const type = this.mountTypes.get(t[2] as number);
         this.mountTypes.delete(t[2] as number);
         if (type) this.recentMounts.remember(t[3] as string, type);
+        if (type && this.heldUnmounts.length) this.releaseUnmounts(false);
         return;
       }
     }
@@ -319,7 +334,7 @@ export class BpftraceDecoder {
   }
 
   private emitUnmount(s: UnmountStart, startMono: number, e: UnmountFinish): void {
-    this.deps.sink({
+    const event: UnmountEvent = {
       kind: 'unmount',
       source: 'bpftrace',
       startNs: this.deps.toEpochNs(BigInt(startMono)),
@@ -336,6 +351,38 @@ export class BpftraceDecoder {
       pid: s.pid,
       comm: s.comm,
       error: errorName(e.ret),
-    });
+    };
+    if (event.fsType !== undefined) return this.deps.sink(event);
+    this.heldUnmounts.push({ event, at: Date.now() });
+    this.scheduleRelease();
+  }
+
+  /** Held unmounts whose type is now known, or that waited long enough (all when `all`). */
+  private releaseUnmounts(all: boolean): void {
+    const now = Date.now();
+    const waiting = this.heldUnmounts;
+    this.heldUnmounts = [];
+    for (const h of waiting) {
+      const fsType = this.recentMounts.typeOf(h.event.mountPoint);
+      if (fsType !== undefined) this.deps.sink({ ...h.event, fsType });
+      else if (all || now - h.at >= MOUNT_WAIT_MS) this.deps.sink(h.event);
+      else this.heldUnmounts.push(h);
+    }
+    clearTimeout(this.heldTimer);
+    this.heldTimer = undefined;
+    this.scheduleRelease();
+  }
+
+  /** A timer for the oldest held unmount's deadline (unref: it never keeps the agent up). */
+  private scheduleRelease(): void {
+    if (this.heldTimer || this.heldUnmounts.length === 0) return;
+    const wait = MOUNT_WAIT_MS - (Date.now() - this.heldUnmounts[0]!.at);
+    this.heldTimer = setTimeout(
+      () => {
+        this.heldTimer = undefined;
+        this.releaseUnmounts(false);
+      },
+      Math.max(0, wait),
+    ).unref();
   }
 }

@@ -160,6 +160,7 @@ export class BpftraceSource implements TracingSource {
     this.stopping = true;
     if (this.child) await stopChild(this.child, 'SIGINT', 5_000);
     await this.output?.close();
+    this.opts.decoder.flush();
     this.cleanup();
   }
 }
