@@ -2,7 +2,7 @@
  * What a newly detected step does to the regressions (the server's commit step
  * applies it): a duplicate of a step already known on its series is left
  * alone; a step on a host's own resources is context, never a regression; a
- * step of an incident already found (sameIncident, or growing an open one:
+ * step of an incident already found (stepJoins, or growing an open one:
  * growsIncident) joins its regression; a step on a load-rate series (time
  * in calls per second: `fsync-rate <process>`) only joins, never opens (load
  * moves a rate; a latency change shows on the operation's own series, which
@@ -17,7 +17,8 @@ import {
   growsIncident,
   mayGrowByRollout,
   mayMerge,
-  sameIncident,
+  serviceLinkOnly,
+  stepJoins,
   type IncidentMember,
   type RolloutRef,
 } from './incidents.ts';
@@ -104,8 +105,12 @@ export function decideStep<M extends NearIncidentMember>(f: StepFacts<M>): StepD
   if (step.op === 'host') return { kind: 'host-resource' };
   const nearest = (ms: M[]) =>
     ms.sort((x, y) => Math.abs(x.onsetMs - step.onsetMs) - Math.abs(y.onsetMs - step.onsetMs))[0];
+  // A link by service alone holds only when the step's own suspect names no other rollout.
+  if (f.rollout === undefined && f.near.some((m) => m.rollout && serviceLinkOnly(m, step)))
+    return { kind: 'need', fact: 'rollout' };
+  const s = f.rollout === undefined ? step : { ...step, rollout: f.rollout };
   let incident = nearest(
-    f.near.filter((m) => sameIncident(m, step) || (m.open && growsIncident(m, step))),
+    f.near.filter((m) => stepJoins(m, s) || (m.open && growsIncident(m, step))),
   );
   if (!incident && f.near.some((m) => m.open && mayGrowByRollout(m, step))) {
     // Hours after a canary: its later wave is known by its suspect, the same rollout.
@@ -113,7 +118,7 @@ export function decideStep<M extends NearIncidentMember>(f: StepFacts<M>): StepD
     const later = { ...step, rollout: f.rollout };
     incident = nearest(f.near.filter((m) => m.open && growsIncident(m, later)));
   }
-  if (incident) return { kind: 'join', incident, merge: mergeWith(f.near, step, incident) };
+  if (incident) return { kind: 'join', incident, merge: mergeWith(f.near, s, incident) };
   // More calls (other programs' test runs started) raise a rate with no call slower: context,
   // unless an operation's own series opened (joined above).
   if (isLoadRateSeries(step)) return { kind: 'load-rate' };
@@ -123,7 +128,7 @@ export function decideStep<M extends NearIncidentMember>(f: StepFacts<M>): StepD
 
 /**
  * The open regressions other than `joined`'s that the step is one incident
- * with (sameIncident with one of their members), and whose headline is one
+ * with (stepJoins one of their members), and whose headline is one
  * incident with `joined`'s headline by onset (mayMerge): the step links them,
  * so they are one incident. Only open ones: a regression a person resolved is
  * joined, never merged.
@@ -141,7 +146,7 @@ function mergeWith<M extends NearIncidentMember>(
   const out = new Set<string>();
   for (const m of near) {
     if (m.regression_id === joined.regression_id || out.has(m.regression_id) || !m.open) continue;
-    if (!sameIncident(m, step)) continue;
+    if (!stepJoins(m, step)) continue;
     const other = headlineOf(m.regression_id) ?? m;
     if (mayMerge(head, other)) out.add(m.regression_id);
   }

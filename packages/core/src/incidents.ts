@@ -123,6 +123,51 @@ export function sameIncident(a: IncidentMember, b: IncidentMember): boolean {
 }
 
 /**
+ * Whether two rollouts are known and different: no marker in common (one
+ * rollout's markers, every wave, are one suspect). Unknown (no suspect, or not
+ * looked up) never differs.
+ */
+export function differentRollouts(
+  a: RolloutRef | null | undefined,
+  b: RolloutRef | null | undefined,
+): boolean {
+  if (!a || !b) return false;
+  return !a.deployIds.some((id) => b.deployIds.includes(id));
+}
+
+/**
+ * Whether a step is one incident with a member only because they are series
+ * of one service (not views of one edge): such a link holds only while their
+ * top suspects do not name different rollouts (see stepJoins).
+ */
+export function serviceLinkOnly(a: IncidentMember, b: IncidentMember): boolean {
+  return sameIncident(a, b) && !sameEdge(a, b);
+}
+
+/**
+ * Whether `step` is one incident with `member`'s: sameIncident, except a link
+ * by service alone when the step's own top suspect and the member's regression's
+ * name different rollouts, each reaching its series around its onset. A service that calls a callee deployed minutes after
+ * its own release sees the callee's step on its call out (its client view of
+ * that edge): that step is the callee's incident, not the service's release.
+ */
+export function stepJoins(member: IncidentMember, step: IncidentMember): boolean {
+  if (!sameIncident(member, step)) return false;
+  return sameEdge(member, step) || !differentRollouts(namedRollout(member), namedRollout(step));
+}
+
+/**
+ * The rollout a step's suspect names, when it reached the series around the
+ * onset (the time fit of a later wave): a route of a caller sees only its own
+ * service's markers, so its top suspect can be a release long before the step
+ * (the only candidate), which tells nothing apart.
+ */
+function namedRollout(m: IncidentMember): RolloutRef | null {
+  const r = m.rollout;
+  return r && timeFit(m.onsetMs, m.uncertaintyMs, r.atMs) >= WAVE_TIME_FIT ? r : null;
+}
+
+/**
  * The order a batch's steps are grouped in, whatever their series ids: the
  * earliest onset first (a series' earlier step opens, its later one grows
  * the incident: growsIncident looks forward), then the clearest step (it

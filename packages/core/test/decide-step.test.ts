@@ -157,6 +157,74 @@ describe('decideStep', () => {
   });
 });
 
+describe("a caller's call out to a callee deployed minutes after the caller (issue 34, polyglot)", () => {
+  // api released (+25 ms on its own /quote route) at 1000; store bumped (×3) at 1008. api calls
+  // store: its client view of that edge steps at 1008 too. Linked to api's release only by
+  // service, it is the store's incident once its own suspect names the store's rollout.
+  const apiRollout = { deployIds: ['api-1'], atMs: 1000 * MIN };
+  const storeRollout = { deployIds: ['store-1'], atMs: 1008 * MIN };
+  const apiQuote = near({
+    regression_id: '21',
+    seriesId: '1',
+    service: 'api',
+    name: 'GET /quote/{id}',
+    headline: true,
+    rollout: apiRollout,
+  });
+  const storeServer = near({
+    regression_id: '22',
+    seriesId: '2',
+    service: 'store',
+    name: 'GET /stock/{id}',
+    headline: true,
+    onsetMs: 1008 * MIN,
+    rollout: storeRollout,
+  });
+  const clientView = step({
+    seriesId: '3',
+    service: 'api',
+    view: 'client',
+    peer: 'store',
+    name: 'GET /stock/{id}',
+    onsetMs: 1008 * MIN,
+    // A gentle step on a noisy view: its onset uncertain enough to reach api's release.
+    uncertaintyMs: 4 * MIN,
+  });
+
+  it('asks for its own suspect, then opens apart from the caller’s release', () => {
+    const facts = { step: clientView, known: [], near: [apiQuote] };
+    expect(decideStep(facts)).toEqual({ kind: 'need', fact: 'rollout' });
+    expect(decideStep({ ...facts, rollout: storeRollout })).toEqual({
+      kind: 'need',
+      fact: 'hostContention',
+    });
+    // The same release, or no suspect to tell them apart: one service's incident, as before.
+    for (const rollout of [apiRollout, null])
+      expect(decideStep({ ...facts, rollout })).toEqual({
+        kind: 'join',
+        incident: apiQuote,
+        merge: [],
+      });
+  });
+
+  it('joins the callee’s regression and never merges the caller’s release into it', () => {
+    const facts = { step: clientView, known: [], near: [apiQuote, storeServer] };
+    expect(decideStep(facts)).toEqual({ kind: 'need', fact: 'rollout' });
+    expect(decideStep({ ...facts, rollout: storeRollout })).toEqual({
+      kind: 'join',
+      incident: storeServer,
+      merge: [],
+    });
+    // Fed the other way round (the caller's step first): the same outcome.
+    const reversed = { step: clientView, known: [], near: [storeServer, apiQuote] };
+    expect(decideStep({ ...reversed, rollout: storeRollout })).toEqual({
+      kind: 'join',
+      incident: storeServer,
+      merge: [],
+    });
+  });
+});
+
 /**
  * The rule's motivating series: the agent's `fsync-rate node` of the real
  * recording (apps/server/test/fixtures/recordings/2026-12-01-shared-vm):

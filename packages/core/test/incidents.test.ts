@@ -8,6 +8,7 @@ import {
   onsetOwnOf,
   sameEdge,
   sameIncident,
+  stepJoins,
   INCIDENT_WINDOW_MAX_MS,
   type IncidentMember,
 } from '../src/index.ts';
@@ -135,6 +136,36 @@ describe('grouping whatever the order (issue 34)', () => {
     expect(sameIncident(apiRoute, m({ service: 'api', name: 'GET /stock/', peer: 'store' }))).toBe(
       true,
     );
+  });
+
+  it('links series of one service only while their suspects name no different rollouts', () => {
+    const apiRoute = m({ service: 'api', view: 'server', peer: null, name: 'GET /quote/{id}' });
+    const call = m({ service: 'api', view: 'client', peer: 'store', name: 'GET /stock/{id}' });
+    const storeServer = m({
+      service: 'store',
+      view: 'server',
+      peer: null,
+      name: 'GET /stock/{id}',
+    });
+    const api = { deployIds: ['api-1', 'api-2'], atMs: 100 * MIN };
+    const store = { deployIds: ['store-1'], atMs: 100 * MIN };
+    expect(stepJoins({ ...apiRoute, rollout: api }, { ...call, rollout: store })).toBe(false);
+    expect(stepJoins({ ...apiRoute, rollout: api }, { ...call, rollout: null })).toBe(true);
+    expect(
+      stepJoins(
+        { ...apiRoute, rollout: api },
+        { ...call, rollout: { ...api, deployIds: ['api-2'] } },
+      ),
+    ).toBe(true);
+    // A caller's route sees only its own markers: a release 25 minutes before the step (its only
+    // candidate) names nothing, so the route still joins its call out's incident.
+    const late = { ...call, onsetMs: 125 * MIN, rollout: { ...store, atMs: 125 * MIN } };
+    expect(stepJoins(late, { ...apiRoute, onsetMs: 125 * MIN, rollout: api })).toBe(true);
+    expect(
+      stepJoins(late, { ...apiRoute, onsetMs: 125 * MIN, rollout: { ...api, atMs: 122 * MIN } }),
+    ).toBe(false);
+    // Views of one edge stay one incident whatever their suspects (a wrong one is re-attributed).
+    expect(stepJoins({ ...storeServer, rollout: store }, { ...call, rollout: api })).toBe(true);
   });
 
   it("keeps Onset's own noise out of every other incident", () => {

@@ -249,7 +249,9 @@ async function openRegressions(
       const all = [decision.incident.regression_id, ...decision.merge];
       const id = all.reduce((a, b) => (BigInt(b) < BigInt(a) ? b : a));
       await insertMember(c, { ...step, regressionId: id, hosts: stepHosts, headline: false });
-      near.push({ ...member, regression_id: id });
+      // As membersNear reads it: a member carries its regression's top suspect, not its own.
+      const regressionRollout = near.find((m) => m.regression_id === id)?.rollout;
+      near.push({ ...member, regression_id: id, rollout: regressionRollout ?? member.rollout });
       for (const other of all)
         if (other !== id) await mergeInto(c, id, other, near, now, out, result);
       await headWithStrongest(c, id, H, now, near, out);
