@@ -154,6 +154,9 @@ describe.skipIf(skip)('polyglot: Python, Go and Java zero-code instrumentation',
   it('each injected step is opened once (its views and callers join one regression)', () => {
     for (const c of result.cases)
       expect(c.regressions.map(label), `${c.name}: ${describeRun(result)}`).toHaveLength(1);
+    // Nothing else opened: not a caller's route that makes the slowed call (api's /items/{id}
+    // calls the store), under its own service's release.
+    expect(result.others.map(label), describeRun(result)).toEqual([]);
   });
 
   it('the load was answered, and no series is named by a bare method', async () => {

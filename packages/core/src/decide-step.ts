@@ -16,6 +16,7 @@
 import {
   growsIncident,
   mayGrowByRollout,
+  apartByRollout,
   mayMerge,
   serviceLinkOnly,
   stepJoins,
@@ -148,7 +149,11 @@ function mergeWith<M extends NearIncidentMember>(
     if (m.regression_id === joined.regression_id || out.has(m.regression_id) || !m.open) continue;
     if (!stepJoins(m, step)) continue;
     const other = headlineOf(m.regression_id) ?? m;
-    if (mayMerge(head, other)) out.add(m.regression_id);
+    if (!mayMerge(head, other)) continue;
+    // Linked by service alone, two regressions whose suspects name different rollouts stay two.
+    const byService = serviceLinkOnly(m, step) || serviceLinkOnly(joined, step);
+    if (byService && apartByRollout(head, other)) continue;
+    out.add(m.regression_id);
   }
   return [...out].sort((a, b) => Number(a) - Number(b));
 }

@@ -14,6 +14,8 @@ import { LOOKBACK_MS, timeFit, type Suspect } from './attribution/suspects.ts';
 export interface RolloutRef {
   deployIds: readonly string[];
   atMs: number;
+  /** The service its markers are of; null for host markers (a kernel, …); undefined: not known. */
+  service?: string | null;
 }
 
 /** A step on one series, as grouping sees it. */
@@ -138,7 +140,7 @@ export function differentRollouts(
 /**
  * Whether a step is one incident with a member only because they are series
  * of one service (not views of one edge): such a link holds only while their
- * top suspects do not name different rollouts (see stepJoins).
+ * top suspects do not tell them apart (see stepJoins).
  */
 export function serviceLinkOnly(a: IncidentMember, b: IncidentMember): boolean {
   return sameIncident(a, b) && !sameEdge(a, b);
@@ -146,14 +148,37 @@ export function serviceLinkOnly(a: IncidentMember, b: IncidentMember): boolean {
 
 /**
  * Whether `step` is one incident with `member`'s: sameIncident, except a link
- * by service alone when the step's own top suspect and the member's regression's
- * name different rollouts, each reaching its series around its onset. A service that calls a callee deployed minutes after
- * its own release sees the callee's step on its call out (its client view of
- * that edge): that step is the callee's incident, not the service's release.
+ * by service alone when the step's own top suspect names another rollout than
+ * the member's regression's, one the step's attribution weighed (a marker of
+ * its service, of its callee, or of hosts), each reaching its series around
+ * its onset. A service that calls a callee bumped minutes after the service's
+ * own release sees the callee's step on its call out (the client view of that
+ * edge, whose suspects include the callee's markers and name the bump): that
+ * step is the callee's incident, not the release's. The service's route that
+ * makes the call sees only its own service's markers: its suspect says nothing
+ * about the callee's rollout, so it still joins the callee's incident.
  */
 export function stepJoins(member: IncidentMember, step: IncidentMember): boolean {
   if (!sameIncident(member, step)) return false;
-  return sameEdge(member, step) || !differentRollouts(namedRollout(member), namedRollout(step));
+  if (sameEdge(member, step)) return true;
+  const theirs = namedRollout(member);
+  return !(theirs && weighs(step, theirs) && differentRollouts(theirs, namedRollout(step)));
+}
+
+/**
+ * Whether two regressions a step links only by service stay apart: their
+ * headlines' suspects name different rollouts (a release of the caller and a
+ * bump of its callee a few minutes later are two incidents, even when a route
+ * of the caller that calls the callee steps with both).
+ */
+export function apartByRollout(a: IncidentMember, b: IncidentMember): boolean {
+  return differentRollouts(namedRollout(a), namedRollout(b));
+}
+
+/** Whether a series' attribution weighs a rollout's markers: its service's, its callee's, or hosts'. */
+function weighs(m: IncidentMember, r: RolloutRef): boolean {
+  if (r.service === undefined || r.service === null) return true;
+  return r.service === m.service || (!!m.peer && r.service === m.peer);
 }
 
 /**
@@ -233,12 +258,13 @@ function sameSeriesLater(member: IncidentMember, later: IncidentMember): boolean
 
 /** The rollout of a step's top suspect, or null without one. */
 export function rolloutOf(
-  top: Pick<Suspect, 'deploy_id' | 'deploy_ids' | 'at'> | undefined,
+  top: Pick<Suspect, 'deploy_id' | 'deploy_ids' | 'at' | 'service'> | undefined,
 ): RolloutRef | null {
   if (!top) return null;
   return {
     deployIds: top.deploy_ids?.length ? top.deploy_ids : [top.deploy_id],
     atMs: Date.parse(top.at),
+    service: top.service,
   };
 }
 

@@ -161,8 +161,8 @@ describe("a caller's call out to a callee deployed minutes after the caller (iss
   // api released (+25 ms on its own /quote route) at 1000; store bumped (×3) at 1008. api calls
   // store: its client view of that edge steps at 1008 too. Linked to api's release only by
   // service, it is the store's incident once its own suspect names the store's rollout.
-  const apiRollout = { deployIds: ['api-1'], atMs: 1000 * MIN };
-  const storeRollout = { deployIds: ['store-1'], atMs: 1008 * MIN };
+  const apiRollout = { deployIds: ['api-1'], atMs: 1000 * MIN, service: 'api' };
+  const storeRollout = { deployIds: ['store-1'], atMs: 1008 * MIN, service: 'store' };
   const apiQuote = near({
     regression_id: '21',
     seriesId: '1',
@@ -215,11 +215,31 @@ describe("a caller's call out to a callee deployed minutes after the caller (iss
       incident: storeServer,
       merge: [],
     });
-    // Fed the other way round (the caller's step first): the same outcome.
+    // Fed the other way round (the callee's regression first): the same outcome.
     const reversed = { step: clientView, known: [], near: [storeServer, apiQuote] };
     expect(decideStep({ ...reversed, rollout: storeRollout })).toEqual({
       kind: 'join',
       incident: storeServer,
+      merge: [],
+    });
+  });
+
+  it('the caller’s route that makes the call joins the callee’s incident, merging nothing', () => {
+    // api's /items/{id} calls the store: it steps with the store, but its own suspects are api's
+    // markers only (api's release 8 minutes before fits it): they cannot tell the store's bump apart.
+    const callOut = near({ ...clientView, regression_id: '22', rollout: storeRollout });
+    const items = step({
+      seriesId: '4',
+      service: 'api',
+      name: 'GET /items/{id}',
+      onsetMs: 1008 * MIN,
+      uncertaintyMs: 4 * MIN,
+    });
+    const facts = { step: items, known: [], near: [apiQuote, storeServer, callOut] };
+    expect(decideStep(facts)).toEqual({ kind: 'need', fact: 'rollout' });
+    expect(decideStep({ ...facts, rollout: apiRollout })).toEqual({
+      kind: 'join',
+      incident: callOut,
       merge: [],
     });
   });
