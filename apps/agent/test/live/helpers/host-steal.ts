@@ -21,6 +21,8 @@ export interface StealMonitor {
    * of any window's per-second samples; 0 without samples.
    */
   worst(fromMs: number, toMs: number, windowMs: number): number;
+  /** The median stolen share of the per-second samples in [fromMs, toMs); 0 without samples. */
+  median(fromMs: number, toMs: number): number;
   stop(): void;
 }
 
@@ -58,6 +60,13 @@ export function monitorSteal(): StealMonitor {
         if (w.length) worst = Math.max(worst, w[w.length >> 1]!);
       }
       return worst;
+    },
+    median(fromMs, toMs) {
+      const xs = samples
+        .filter((s) => s.atMs >= fromMs && s.atMs < toMs)
+        .map((s) => s.msPerS)
+        .sort((a, b) => a - b);
+      return xs.length ? xs[xs.length >> 1]! : 0;
     },
     stop() {
       clearInterval(timer);
