@@ -17,6 +17,7 @@ import { createPool, type Pool, type PoolClient } from '../src/db/pool.ts';
 import { Partitions, utcDay } from '../src/db/partitions.ts';
 import { CopyRows } from '../src/otlp/copy-rows.ts';
 import { GroupCommit } from '../src/otlp/group-commit.ts';
+import { FoldBuilder, type SpanFold } from '../src/otlp/span-folds.ts';
 import { writeSpans } from '../src/otlp/write-spans.ts';
 
 const DAY_MS = 86_400_000;
@@ -139,6 +140,36 @@ describe('a retry across midnight', () => {
     // The original's server read its clock just before midnight (or runs behind the database's).
     const late = new GroupCommit(pool, parts, { now: () => lateYesterday });
     expect(await late.write(body, 10, lateYesterday)).toEqual({ inserted: 0, duplicates: 10 });
+    expect(await counted(trace)).toEqual({ spans: 10, distinct: 10, counted: 10, durations: 10 });
+  });
+
+  it('is stored once, today, when a transaction with the server’s folds is dated yesterday by a clock behind the database’s', async () => {
+    const trace = 7;
+    // What the server folded while decoding (span-folds.ts): one series and resource, one minute.
+    const b = new FoldBuilder();
+    for (let i = 1; i < 11; i++)
+      b.add(0, Math.floor((lateYesterday + i) / 60_000), trace * 1000 + i);
+    const folds: SpanFold[] = b
+      .folds()
+      .map(({ g: _g, ...f }) => ({ ...f, seriesId: 1, resourceId: 1 }));
+    // Sent whole with its COPYs (write-spans.ts): the day check aborts it, and it is written again today.
+    const late = new GroupCommit(pool, parts, { now: () => lateYesterday });
+    expect(await late.write(rows(trace, 1, 11), 10, lateYesterday, folds)).toEqual({
+      inserted: 10,
+      duplicates: 0,
+    });
+    expect(await counted(trace)).toEqual({ spans: 10, distinct: 10, counted: 10, durations: 10 });
+    const { rows: days } = await pool.query<{ day: string; n: number }>(
+      `SELECT to_char(received_day, 'YYYY-MM-DD') AS day, count(*)::int AS n FROM observations
+        WHERE trace_id = $1 GROUP BY 1`,
+      [Buffer.alloc(16, trace)],
+    );
+    expect(days).toEqual([{ day: today, n: 10 }]);
+    // Its retry, from the same late server, finds them.
+    expect(await late.write(rows(trace, 1, 11), 10, lateYesterday, folds)).toEqual({
+      inserted: 0,
+      duplicates: 10,
+    });
     expect(await counted(trace)).toEqual({ spans: 10, distinct: 10, counted: 10, durations: 10 });
   });
 });

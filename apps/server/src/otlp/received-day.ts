@@ -71,3 +71,35 @@ export async function beginReceived(
     throw new DayMoved(now);
   }
 }
+
+/** SQLSTATE of receivedDayStatement's error (a class of its own: nothing else raises it). */
+const DAY_MOVED_STATE = 'ORD01';
+
+/**
+ * beginReceived's lock and day check as ONE statement for a transaction sent whole
+ * (write-spans.ts pipelines it with its COPYs and COMMIT): the day's lock taken shared, then,
+ * with `confirmDay`, the clock read under it and an error naming the database's day when that
+ * is not `day`, which aborts everything after it in the transaction. `dayMovedBy(err)` turns
+ * that error back into DayMoved. No look at the previous day: a transaction that needs one
+ * begins with beginReceived.
+ */
+export function receivedDayStatement(day: string, opts: { confirmDay: boolean }): string {
+  const n = dayNumber(day);
+  if (!Number.isInteger(n)) throw new Error(`not a day: ${day}`);
+  const check = opts.confirmDay
+    ? `d := to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD');
+       IF d <> '${day}' THEN
+         RAISE EXCEPTION USING ERRCODE = '${DAY_MOVED_STATE}', MESSAGE = 'the received day moved to ' || d, DETAIL = d;
+       END IF;`
+    : '';
+  return `DO $onset$ DECLARE d text; BEGIN
+       PERFORM pg_advisory_xact_lock_shared(${RECEIVED_DAY_LOCK_CLASS}, ${n});
+       ${check}
+     END $onset$`;
+}
+
+/** The DayMoved that receivedDayStatement's error stands for, if it is that error. */
+export function dayMovedBy(err: unknown): DayMoved | undefined {
+  const e = err as { code?: string; detail?: string } | null;
+  return e?.code === DAY_MOVED_STATE && e.detail ? new DayMoved(e.detail) : undefined;
+}

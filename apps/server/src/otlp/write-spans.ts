@@ -1,10 +1,10 @@
-import { copyIn } from './copy-in.ts';
+import { copyIn, pipeline } from './copy-in.ts';
 import type { PoolClient } from '../db/pool.ts';
 import { COPY_HEADER, COPY_TRAILER } from './copy-rows.ts';
 import { partitionName } from '../db/partitions.ts';
 import { FUTURE_SLACK_MS } from './normalize-traces.ts';
 import { durationRows, histogramRows, type SpanFold } from './span-folds.ts';
-import { beginReceived } from './received-day.ts';
+import { beginReceived, dayMovedBy, receivedDayStatement } from './received-day.ts';
 import { isCitusConnection, sqlState } from '../db/citus.ts';
 
 /** Connections whose session already has the staging table. */
@@ -155,7 +155,7 @@ export async function writeSpans(
     });
   const direct =
     folds && !checkYesterday
-      ? await writeFolded(client, chunks, day, folds, begin)
+      ? await writeFolded(client, chunks, day, folds, opts.confirmDay ?? false)
       : await writeDirect(client, chunks, day, checkYesterday, begin);
   if (direct !== null) return direct;
   writePaths.deduplicated++;
@@ -218,34 +218,47 @@ async function writeDirect(
 /**
  * The fast path when the caller folded the spans (span-folds.ts): no staging
  * at all. The spans go straight into the day's partition, their histograms
- * and durations as the few rows they fold to; null when a span was already
- * stored (the transaction is rolled back).
+ * and durations as the few rows they fold to, and the whole transaction
+ * (BEGIN, the day's lock and check, three COPYs, COMMIT) goes out as one
+ * pipelined query (copy-in.ts): PostgreSQL never waits for this server's
+ * event loop in the middle of it. Null when a span was already stored (the
+ * transaction is rolled back).
  */
 async function writeFolded(
   client: PoolClient,
   chunks: Buffer[],
   day: string,
   folds: SpanFold[],
-  begin: () => Promise<void>,
+  confirmDay: boolean,
 ): Promise<number | null> {
-  await begin();
   try {
-    if (!(await copyNewSpans(client, chunks, day))) return null;
-    await copyInto(
-      client,
-      'histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)',
-      [histogramRows(folds)],
-    );
-    await copyInto(client, 'span_durations (received_day, series_id, minute, durations, sorted)', [
-      durationRows(folds, day),
+    await pipeline(client, [
+      'BEGIN',
+      receivedDayStatement(day, { confirmDay }),
+      {
+        copy: `${partitionName('observations', day)} (${COLUMNS})`,
+        data: Buffer.concat([COPY_HEADER, ...chunks, COPY_TRAILER]),
+      },
+      {
+        copy: 'histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)',
+        data: Buffer.concat([COPY_HEADER, histogramRows(folds), COPY_TRAILER]),
+      },
+      {
+        copy: 'span_durations (received_day, series_id, minute, durations, sorted)',
+        data: Buffer.concat([COPY_HEADER, durationRows(folds, day), COPY_TRAILER]),
+      },
+      'COMMIT',
     ]);
-    await client.query('COMMIT');
-    writePaths.direct++;
-    return folds.reduce((n, f) => n + f.count, 0);
   } catch (err) {
+    // Whatever failed, the rest of the query was skipped: the transaction is aborted, or over.
     await client.query('ROLLBACK').catch(() => {});
+    const moved = dayMovedBy(err);
+    if (moved) throw moved;
+    if (FALLBACK_CODES.has(sqlState(err))) return null;
     throw err;
   }
+  writePaths.direct++;
+  return folds.reduce((n, f) => n + f.count, 0);
 }
 
 /** Every row through `ON CONFLICT DO NOTHING` and the previous day's check: exactly the new ones are counted. */
