@@ -21,7 +21,6 @@
  * written here and not taken from db/pool.ts's withTransaction, whose BEGIN is
  * a statement of its own; write-spans.ts commits or rolls back).
  */
-import type { QueryResult } from 'pg';
 import type { PoolClient } from '../db/pool.ts';
 
 /** First key of the received-day locks (second key: days since 1970-01-01). */
@@ -51,24 +50,21 @@ export async function beginReceived(
   opts: { confirmDay: boolean; previousDay: boolean },
 ): Promise<void> {
   const n = dayNumber(day);
-  if (!Number.isInteger(n)) throw new Error(`not a day: ${day}`);
-  // The sub-selects with OFFSET 0 are evaluated first: the clock is read under the lock, and
-  // the barrier's lock is let go only after it was granted.
-  const statements = [
-    'BEGIN',
-    `SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day
-       FROM (SELECT pg_advisory_xact_lock_shared(${RECEIVED_DAY_LOCK_CLASS}, ${n}) OFFSET 0) l`,
-  ];
+  const statements = ['BEGIN', receivedDayStatement(day, { confirmDay: opts.confirmDay })];
+  // The sub-select with OFFSET 0 is evaluated first: the barrier's lock is let go only after it
+  // was granted.
   if (opts.previousDay)
     statements.push(
       `SELECT pg_advisory_unlock(${RECEIVED_DAY_LOCK_CLASS}, ${n - 1})
          FROM (SELECT pg_advisory_lock(${RECEIVED_DAY_LOCK_CLASS}, ${n - 1}) OFFSET 0) l`,
     );
-  const results = (await client.query(statements.join(';\n'))) as unknown as QueryResult[];
-  const now = (results[1]!.rows[0] as { day: string }).day;
-  if (opts.confirmDay && now !== day) {
+  try {
+    await client.query(statements.join(';\n'));
+  } catch (err) {
+    const moved = dayMovedBy(err);
+    if (!moved) throw err;
     await client.query('ROLLBACK');
-    throw new DayMoved(now);
+    throw moved;
   }
 }
 
@@ -76,12 +72,11 @@ export async function beginReceived(
 const DAY_MOVED_STATE = 'ORD01';
 
 /**
- * beginReceived's lock and day check as ONE statement for a transaction sent whole
+ * The day's lock and check as ONE statement, for beginReceived and for a transaction sent whole
  * (write-spans.ts pipelines it with its COPYs and COMMIT): the day's lock taken shared, then,
  * with `confirmDay`, the clock read under it and an error naming the database's day when that
  * is not `day`, which aborts everything after it in the transaction. `dayMovedBy(err)` turns
- * that error back into DayMoved. No look at the previous day: a transaction that needs one
- * begins with beginReceived.
+ * that error back into DayMoved.
  */
 export function receivedDayStatement(day: string, opts: { confirmDay: boolean }): string {
   const n = dayNumber(day);

@@ -100,9 +100,12 @@ const FALLBACK_CODES = new Set(['23505', '40P01', '23502']);
 /** Counts of what went which way (for tests and the bench). */
 export const writePaths = { direct: 0, deduplicated: 0 };
 
+/** A binary COPY's data: its rows between the header and the trailer. */
+const copyData = (chunks: Buffer[]) => Buffer.concat([COPY_HEADER, ...chunks, COPY_TRAILER]);
+
 /** One COPY, its data sent with the statement as one buffer (copy-in.ts). */
 async function copyInto(client: PoolClient, target: string, chunks: Buffer[]): Promise<void> {
-  await copyIn(client, target, Buffer.concat([COPY_HEADER, ...chunks, COPY_TRAILER]));
+  await copyIn(client, target, copyData(chunks));
 }
 
 const sumCounts = (rows: Array<{ count: number }>) => rows.reduce((n, r) => n + Number(r.count), 0);
@@ -237,15 +240,15 @@ async function writeFolded(
       receivedDayStatement(day, { confirmDay }),
       {
         copy: `${partitionName('observations', day)} (${COLUMNS})`,
-        data: Buffer.concat([COPY_HEADER, ...chunks, COPY_TRAILER]),
+        data: copyData(chunks),
       },
       {
         copy: 'histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)',
-        data: Buffer.concat([COPY_HEADER, histogramRows(folds), COPY_TRAILER]),
+        data: copyData([histogramRows(folds)]),
       },
       {
         copy: 'span_durations (received_day, series_id, minute, durations, sorted)',
-        data: Buffer.concat([COPY_HEADER, durationRows(folds, day), COPY_TRAILER]),
+        data: copyData([durationRows(folds, day)]),
       },
       'COMMIT',
     ]);
