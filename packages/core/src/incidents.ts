@@ -162,7 +162,10 @@ export function stepJoins(member: IncidentMember, step: IncidentMember): boolean
   if (!sameIncident(member, step)) return false;
   if (sameEdge(member, step)) return true;
   const theirs = namedRollout(member);
-  return !(theirs && weighs(step, theirs) && differentRollouts(theirs, namedRollout(step)));
+  const mine = namedRollout(step);
+  if (!(theirs && weighs(step, theirs) && differentRollouts(theirs, mine))) return true;
+  // The step's rollout fits the member's onset better than the member's own: one incident.
+  return fitsBetter(member, theirs, mine!);
 }
 
 /**
@@ -172,7 +175,23 @@ export function stepJoins(member: IncidentMember, step: IncidentMember): boolean
  * of the caller that calls the callee steps with both).
  */
 export function apartByRollout(a: IncidentMember, b: IncidentMember): boolean {
-  return differentRollouts(namedRollout(a), namedRollout(b));
+  const ra = namedRollout(a);
+  const rb = namedRollout(b);
+  if (!differentRollouts(ra, rb)) return false;
+  return !fitsBetter(a, ra!, rb!) && !fitsBetter(b, rb!, ra!);
+}
+
+/**
+ * Whether `other` reached `m`'s series closer to its onset than `own`, its
+ * own top suspect (time fit, strictly): a caller's release 8 minutes before
+ * an onset and its callee's bump at it name one incident, the bump's (its
+ * suspects are every member's: core's incidentSuspects); a release at the
+ * onset and a bump minutes later are two.
+ */
+function fitsBetter(m: IncidentMember, own: RolloutRef, other: RolloutRef): boolean {
+  return (
+    timeFit(m.onsetMs, m.uncertaintyMs, other.atMs) > timeFit(m.onsetMs, m.uncertaintyMs, own.atMs)
+  );
 }
 
 /** Whether a series' attribution weighs a rollout's markers: its service's, its callee's, or hosts'. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  incidentSuspects,
   LOOKBACK_MS,
   markerWindow,
   rankSuspects,
@@ -183,6 +184,34 @@ describe('rankSuspects', () => {
     );
     // A whole-series step on a host it shares: no evidence either.
     expect(rankSuspects([neighbour], input({ hosts }))).toEqual([]);
+  });
+});
+
+describe('incidentSuspects', () => {
+  it('ranks every member’s suspects, one per rollout at its best score, the headline’s first on a tie', () => {
+    // A caller's view weighs its callee's release 8 minutes early; the store's member, its bump.
+    const apiRelease = marker({ id: '1', kind: 'code', atMs: ONSET - 8 * MIN, service: 'api' });
+    const bump = marker({
+      id: '2',
+      kind: 'dependency',
+      atMs: ONSET + MIN,
+      service: 'store',
+      component: 'driver',
+    });
+    const headline = rankSuspects(
+      [apiRelease],
+      input({ service: 'web', view: 'client', peer: 'api' }),
+    );
+    const apiRoute = rankSuspects([apiRelease], input({ service: 'api' }));
+    const store = rankSuspects([apiRelease, bump], input({ service: 'store' }));
+    expect(headline.map((x) => x.deploy_id)).toEqual(['1']);
+    const all = incidentSuspects([headline, apiRoute, store]);
+    expect(all.map((x) => x.deploy_id)).toEqual(['2', '1']);
+    expect(all[0]!.reason).toContain('driver');
+    // The api's release is listed once, at the best score a member gave it.
+    expect(all[1]!.score).toBe(Math.max(headline[0]!.score, apiRoute[0]!.score));
+    // Alone, the headline's list is the incident's.
+    expect(incidentSuspects([headline])).toEqual(headline);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  apartByRollout,
   compareSteps,
   growsIncident,
   headlineIndex,
@@ -164,6 +165,21 @@ describe('grouping whatever the order (issue 34)', () => {
     expect(stepJoins({ ...call, rollout: store }, { ...apiRoute, rollout: api })).toBe(true);
     // Views of one edge stay one incident whatever their suspects (a wrong one is re-attributed).
     expect(stepJoins({ ...storeServer, rollout: store }, { ...call, rollout: api })).toBe(true);
+  });
+
+  it('a caller’s release minutes before the onset and its callee’s bump at it are one incident, the bump’s', () => {
+    const apiRoute = m({ service: 'api', view: 'server', peer: null, name: 'GET /items/{id}' });
+    const call = m({ service: 'api', view: 'client', peer: 'store', name: 'GET /stock/{id}' });
+    const early = { deployIds: ['api-2'], atMs: 92 * MIN, service: 'api' };
+    const bump = { deployIds: ['store-5'], atMs: 101 * MIN, service: 'store' };
+    // The route's regression names the release (a fit of 0.78); the call's step names the bump (1).
+    expect(stepJoins({ ...apiRoute, rollout: early }, { ...call, rollout: bump })).toBe(true);
+    expect(apartByRollout({ ...apiRoute, rollout: early }, { ...call, rollout: bump })).toBe(false);
+    // A release at the onset and a bump 5 minutes later: each fits its own onset best, two incidents.
+    const atOnset = { ...early, atMs: 100 * MIN };
+    const later = { ...call, onsetMs: 105 * MIN, rollout: { ...bump, atMs: 105 * MIN } };
+    expect(stepJoins({ ...apiRoute, rollout: atOnset }, later)).toBe(false);
+    expect(apartByRollout({ ...apiRoute, rollout: atOnset }, later)).toBe(true);
   });
 
   it("keeps Onset's own noise out of every other incident", () => {

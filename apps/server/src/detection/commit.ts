@@ -339,10 +339,12 @@ async function mergeInto(
 
 /**
  * After a member joined (or a merge): the member that shows the step best
- * heads the regression (core's headlineIndex; the current one on a tie). A new
- * headline re-attributes the regression to its series and recomputes its
- * hints; a new headline or a merge re-renders a firing alert from the one
- * alert text once the batch's levels are in (it never pages again).
+ * heads the regression (core's headlineIndex; the current one on a tie), and
+ * the regression is re-attributed (its suspects are every member's, so a
+ * joining callee's view can name its own marker first). A new headline
+ * recomputes its hints; a new headline, a new top suspect or a merge
+ * re-renders a firing alert from the one alert text once the batch's levels
+ * are in (it never pages again).
  */
 async function headWithStrongest(
   c: PoolClient,
@@ -361,14 +363,14 @@ async function headWithStrongest(
       if (m.regression_id === id)
         m.headline = m.seriesId === best.series_id && m.onsetMs === best.onset.getTime();
   }
-  if (!moved && !out.merged.has(id)) return;
   const row = await regressionById(c, id);
   if (!row) return;
-  if (moved) {
-    const { suspects } = await attribute(c, row, H, now, { alert: false });
-    for (const m of near) if (m.regression_id === id) m.rollout = rolloutOf(suspects[0]);
-    await storeRegressionHints(c, row, H);
-  }
+  const topBefore = row.suspects[0]?.deploy_id ?? null;
+  const { suspects } = await attribute(c, row, H, now, { alert: false });
+  for (const m of near) if (m.regression_id === id) m.rollout = rolloutOf(suspects[0]);
+  if (moved) await storeRegressionHints(c, row, H);
+  const newTop = (suspects[0]?.deploy_id ?? null) !== topBefore;
+  if (!moved && !newTop && !out.merged.has(id)) return;
   if (!out.opened.includes(id) && !out.newHeadlines.includes(id)) out.newHeadlines.push(id);
 }
 
@@ -380,7 +382,7 @@ interface OpenedSteps {
   series: number[];
   /** Regressions opened: each is paged once the update finds its step held (or at once). */
   opened: string[];
-  /** Regressions (not opened in this batch) whose headline a joining member took. */
+  /** Regressions (not opened in this batch) whose headline or top suspect a joining member changed. */
   newHeadlines: string[];
 }
 

@@ -6,6 +6,7 @@
  */
 import {
   findCohort,
+  incidentSuspects,
   LOOKBACK_MS,
   markerWindow,
   rankSuspects,
@@ -27,6 +28,8 @@ const HOUR = 60 * MIN;
 const COHORT_WINDOW_MS = 2 * HOUR;
 
 const floorMinute = (ms: number) => Math.floor(ms / MIN) * MIN;
+/** Members besides the headline whose own suspects are weighed (the strongest steps). */
+const MEMBERS_WEIGHED = 8;
 
 /** What attribution needs to know of a step: its series and onset (a regression row has these). */
 export type AttributionTarget = Pick<
@@ -43,7 +46,9 @@ export interface Attribution {
 
 /**
  * Cohort split and ranked suspects for one regression, written to its row
- * (and returned). With `alert`, a changed top suspect or cohort refreshes the firing alert.
+ * (and returned): the cohort and host of its headline's series, the suspects
+ * of the incident (core's incidentSuspects over every member's own). With
+ * `alert`, a changed top suspect or cohort refreshes the firing alert.
  */
 export async function attribute(
   c: PoolClient,
@@ -52,7 +57,10 @@ export async function attribute(
   now: number,
   opts: { alert: boolean },
 ): Promise<Attribution> {
-  const found = await attributionOf(c, r, H);
+  const headline = await attributionOf(c, r, H);
+  const perMember = [headline.suspects];
+  for (const m of await otherMembers(c, r)) perMember.push((await attributionOf(c, m, H)).suspects);
+  const found = { ...headline, suspects: incidentSuspects(perMember) };
   const { suspects, cohort, host } = found;
   const changed =
     JSON.stringify(suspects[0]?.deploy_id ?? null) !==
@@ -63,6 +71,21 @@ export async function attribute(
     await refreshRegressionAlertIfFiring(c, regressionJson(row), { now: happeningAt(now) });
   }
   return found;
+}
+
+/** The regression's members other than its headline, strongest step first, as attribution targets. */
+async function otherMembers(c: PoolClient, r: RegressionRow): Promise<AttributionTarget[]> {
+  const { rows } = await c.query<AttributionTarget>(
+    `SELECT series_id, service, view, peer, metric, onset, onset_uncertainty_ms FROM (
+       SELECT DISTINCT ON (series_id) series_id::text, service, view, peer, metric, onset,
+              onset_uncertainty_ms, greatest(ratio_p50, ratio_p99) AS strength
+         FROM regression_members
+        WHERE regression_id = $1 AND series_id <> $2
+        ORDER BY series_id, strength DESC) m
+      ORDER BY strength DESC, series_id LIMIT $3`,
+    [r.id, r.series_id, MEMBERS_WEIGHED],
+  );
+  return rows;
 }
 
 /**

@@ -11,4 +11,5 @@ export {
   type MarkerHostChange,
   type Suspect,
 } from './suspects.ts';
+export { incidentSuspects } from './incident-suspects.ts';
 export { findCohort, type Cohort, type CohortOptions, type CohortRow } from './cohort.ts';
