@@ -6,8 +6,9 @@
  * growsIncident) joins its regression; a step on a load-rate series (time
  * in calls per second: `fsync-rate <process>`) only joins, never opens (load
  * moves a rate; a latency change shows on the operation's own series, which
- * opens); else it opens one, unless its hosts lost CPU to the hypervisor and
- * no deploy explains it (held).
+ * opens); so does a step on a gap view its caller does not feel (gap-felt.ts);
+ * else it opens one, unless its hosts lost CPU to the hypervisor and no
+ * deploy explains it (held).
  *
  * Pure, and asked again as facts arrive: two facts cost a query, so the
  * decision names the one it needs (`need`) and the caller looks it up and
@@ -54,13 +55,16 @@ export interface StepFacts<M extends NearIncidentMember> {
   rollout?: RolloutRef | null;
   /** Whether its hosts lost CPU at the onset with no suspect to explain it, once looked up. */
   hostContention?: boolean;
+  /** For a gap view: whether its edge's client view moved with it (core's callerFeelsGap), once looked up. */
+  callerFelt?: boolean;
 }
 
 export type StepDecision<M extends NearIncidentMember> =
   | { kind: 'duplicate' }
   | { kind: 'host-resource' }
   | { kind: 'load-rate' }
-  | { kind: 'need'; fact: 'rollout' | 'hostContention' }
+  | { kind: 'gap-unfelt' }
+  | { kind: 'need'; fact: 'rollout' | 'hostContention' | 'callerFelt' }
   | {
       kind: 'join';
       incident: M;
@@ -123,6 +127,11 @@ export function decideStep<M extends NearIncidentMember>(f: StepFacts<M>): StepD
   // More calls (other programs' test runs started) raise a rate with no call slower: context,
   // unless an operation's own series opened (joined above).
   if (isLoadRateSeries(step)) return { kind: 'load-rate' };
+  // A gap is part of the caller's latency: a step the caller does not feel is context.
+  if (step.view === 'gap') {
+    if (f.callerFelt === undefined) return { kind: 'need', fact: 'callerFelt' };
+    if (!f.callerFelt) return { kind: 'gap-unfelt' };
+  }
   if (f.hostContention === undefined) return { kind: 'need', fact: 'hostContention' };
   return f.hostContention ? { kind: 'hold' } : { kind: 'open' };
 }

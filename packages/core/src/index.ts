@@ -13,3 +13,4 @@ export * from './decide-step.ts';
 export * from './own-noise.ts';
 export * from './host-contention.ts';
 export * from './verdict/index.ts';
+export * from './gap-felt.ts';

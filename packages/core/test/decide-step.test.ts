@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
+  callerFeelsGap,
   decideStep,
   detectOptionsFor,
   detectSteps,
@@ -102,6 +103,32 @@ describe('decideStep', () => {
     expect(decideStep(facts)).toEqual({ kind: 'need', fact: 'hostContention' });
     expect(decideStep({ ...facts, hostContention: false })).toEqual({ kind: 'open' });
     expect(decideStep({ ...facts, hostContention: true })).toEqual({ kind: 'hold' });
+  });
+
+  it('opens a gap view’s step only when its caller feels it; it still joins its edge’s incident', () => {
+    const gap = step({ view: 'gap', peer: 'api', name: 'GET /quote/{id}' });
+    const facts = { step: gap, known: [], near: [] };
+    expect(decideStep(facts)).toEqual({ kind: 'need', fact: 'callerFelt' });
+    expect(decideStep({ ...facts, callerFelt: false })).toEqual({ kind: 'gap-unfelt' });
+    expect(decideStep({ ...facts, callerFelt: true })).toEqual({
+      kind: 'need',
+      fact: 'hostContention',
+    });
+    const client = near({ view: 'client', peer: 'api', name: 'GET /quote/{id}', headline: true });
+    expect(decideStep({ step: gap, known: [], near: [client] })).toMatchObject({ kind: 'join' });
+  });
+
+  it('callerFeelsGap: the client view’s per-minute median rose by the smallest reported step', () => {
+    const t = Array.from({ length: 40 }, (_, i) => i * MIN);
+    const at = 30 * MIN;
+    const client = (after: number) => t.map((x) => (x < at ? 10 : after));
+    expect(callerFeelsGap(t, client(10.8), at)).toBe(false);
+    expect(callerFeelsGap(t, client(12), at)).toBe(true);
+    // A later, larger change in a minority of the minutes after does not make the gap felt.
+    const later = t.map((x) => (x < at ? 10 : x < 37 * MIN ? 10.5 : 35));
+    expect(callerFeelsGap(t, later, at)).toBe(false);
+    // Too few minutes to judge: the gap's own step decides.
+    expect(callerFeelsGap(t.slice(0, 31), client(10).slice(0, 31), at)).toBe(true);
   });
 
   it('merges the open regressions a step turns out to link, never a far one, a resolved one or Onset’s own', () => {

@@ -35,6 +35,7 @@ import {
 } from '../regressions/alerting.ts';
 import { attribute, attributionOf, type AttributionTarget } from '../regressions/attribute.ts';
 import { hostCpuRiseAt } from './host-cpu.ts';
+import { callerFeltGap } from './gap-felt.ts';
 import { fmtMs, level, median, ratio, round, roundMs } from '../regressions/levels.ts';
 import { lockRegressionCommit } from './lock.ts';
 import { onsetOwnDirs } from '../config.ts';
@@ -214,12 +215,16 @@ async function openRegressions(
       if (decision.fact === 'rollout') {
         const { suspects } = await attributionOf(c, target, H);
         facts.rollout = rolloutOf(suspects[0]);
-      } else facts.hostContention = await heldForHostCpu(c, target, await hostsOf(), H, result);
+      } else if (decision.fact === 'callerFelt')
+        facts.callerFelt = await callerFeltGap(c, labels, ch.metric, ch.t, H);
+      else facts.hostContention = await heldForHostCpu(c, target, await hostsOf(), H, result);
     }
+    if (decision.kind === 'gap-unfelt') regressionsHeld.inc({ reason: 'gap_not_felt_by_caller' });
     if (
       decision.kind === 'duplicate' ||
       decision.kind === 'host-resource' ||
-      decision.kind === 'load-rate'
+      decision.kind === 'load-rate' ||
+      decision.kind === 'gap-unfelt'
     )
       continue;
     if (decision.kind === 'hold') {

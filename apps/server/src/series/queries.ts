@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Histogram } from '@onset/core';
 import type { QuantileColumns, QuantilePoint, Series } from '@onset/contract';
-import type { Pool } from '../db/pool.ts';
+import type { Pool, Queryable } from '../db/pool.ts';
 import { searchWords, wordsClause } from './search.ts';
 import { shownSeries } from '../otlp/registry.ts';
 import { SERIES_COLUMNS, withCallsFrom } from './columns.ts';
@@ -122,7 +122,7 @@ function statementName(sql: string): string {
  * Whole-hour steps align the window to step boundaries.
  */
 export async function stepHistograms(
-  pool: Pool,
+  pool: Queryable,
   q: HistogramQuery,
 ): Promise<Map<number, Histogram>> {
   const hourly = q.stepMs % HOUR_MS === 0;
