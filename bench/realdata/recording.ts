@@ -8,6 +8,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import {
+  callerFeelsGap,
   confirmStep,
   decideStep,
   detectOptionsFor,
@@ -76,6 +77,8 @@ export interface ReplayResult {
   improvements: number;
   /** Steps up on load-rate series that opened nothing (decideStep: 'load-rate'; never paged). */
   loadRate: number;
+  /** Steps up on gap views whose caller's view did not move with them (decideStep: 'gap-unfelt'). */
+  gapUnfelt: number;
   /** Steps up that joined a regression another series opened (one incident, paged once). */
   joined: number;
   /** Steps up held for host contention (the recorded host's stolen CPU rose at the onset). */
@@ -105,6 +108,7 @@ export function replayRecording(rec: Recording): ReplayResult {
     regressions: [],
     improvements: 0,
     loadRate: 0,
+    gapUnfelt: 0,
     joined: 0,
     held: 0,
     verdict: { rises: 0, other: 0 },
@@ -149,8 +153,10 @@ export function replayRecording(rec: Recording): ReplayResult {
     };
     // The pass sees the step through the minute it was detected in.
     const hostContention = hostCpuRise(steal, c.t, c.detectedT + 60_000) !== null;
-    const d = decideStep({ step: member, known, near, rollout: null, hostContention });
+    const callerFelt = s.view === 'gap' ? gapFelt(rec, s, c) : undefined;
+    const d = decideStep({ step: member, known, near, rollout: null, hostContention, callerFelt });
     if (d.kind === 'load-rate') out.loadRate++;
+    if (d.kind === 'gap-unfelt') out.gapUnfelt++;
     if (d.kind === 'hold') out.held++;
     if (d.kind !== 'open' && d.kind !== 'join') continue;
     known.push({ series_id: id, onset: new Date(c.t), unc: member.uncertaintyMs });
@@ -169,6 +175,30 @@ export function replayRecording(rec: Recording): ReplayResult {
     });
   }
   return out;
+}
+
+/**
+ * As the pass asks it of a gap view's step (core's callerFeelsGap): the
+ * recorded client view of the same service and operation (recordings carry
+ * no peer), the hour before the onset against the minutes through the one
+ * the step was detected in. No such series: felt (the gap's step decides).
+ */
+function gapFelt(rec: Recording, gap: RecordedSeries, c: StepChange): boolean {
+  const client = rec.series.find(
+    (x) =>
+      x.service === gap.service && x.op === gap.op && x.view === 'client' && x.name === gap.name,
+  );
+  if (!client) return true;
+  const key = c.metric === 'p50' ? 2 : 3;
+  const t: number[] = [];
+  const v: number[] = [];
+  for (const p of client.points) {
+    const ms = (client.t0 + p[0]) * 60_000;
+    if (ms < c.t - 3_600_000 || ms > c.detectedT || p[1] === 0) continue;
+    t.push(ms);
+    v.push(p[key] / 1000);
+  }
+  return callerFeelsGap(t, v, c.t);
 }
 
 /** The recorded host's stolen CPU per minute (mean over its `host` `cpu-steal` series). */

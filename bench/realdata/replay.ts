@@ -37,6 +37,7 @@ const totals = {
   confirmed: 0,
   improvements: 0,
   loadRate: 0,
+  gapUnfelt: 0,
   joined: 0,
   held: 0,
   verdictRises: 0,
@@ -55,7 +56,7 @@ for (const file of files) {
   const r = replayRecording(rec);
   const hours = (Date.parse(rec.to) - Date.parse(rec.from)) / 3_600_000;
   console.log(
-    `${path.basename(file)}: ${rec.from} .. ${rec.to} (${hours.toFixed(2)} h), ${r.series} series, ${r.minutes} minutes with data, ${r.seriesDays.toFixed(2)} series-days: ${r.regressions.length} regressions opened (${(r.regressions.length / r.seriesDays).toFixed(4)} per series-day), ${r.improvements} improvements, ${r.loadRate} steps up on load-rate series (never opened), ${r.joined} joined a regression, ${r.held} held for host contention`,
+    `${path.basename(file)}: ${rec.from} .. ${rec.to} (${hours.toFixed(2)} h), ${r.series} series, ${r.minutes} minutes with data, ${r.seriesDays.toFixed(2)} series-days: ${r.regressions.length} regressions opened (${(r.regressions.length / r.seriesDays).toFixed(4)} per series-day), ${r.improvements} improvements, ${r.loadRate} steps up on load-rate series (never opened), ${r.gapUnfelt} on gap views their caller did not feel, ${r.joined} joined a regression, ${r.held} held for host contention`,
   );
   const replayed = new Set(r.regressions.map((o) => `${o.series} ${o.onset}`));
   const live = rec.live ?? [];
@@ -69,6 +70,7 @@ for (const file of files) {
   totals.regressions += r.regressions.length;
   totals.improvements += r.improvements;
   totals.loadRate += r.loadRate;
+  totals.gapUnfelt += r.gapUnfelt;
   totals.joined += r.joined;
   totals.held += r.held;
   totals.confirmed += r.regressions.filter((o) => o.confirmed).length;
@@ -82,7 +84,7 @@ for (const o of opened)
   );
 const rate = totals.regressions / totals.seriesDays;
 console.log(
-  `all: ${totals.regressions} false regressions in ${totals.seriesDays.toFixed(2)} series-days = ${rate.toFixed(4)} per series-day (bar < ${BAR_PER_SERIES_DAY}: ${rate < BAR_PER_SERIES_DAY ? 'met' : 'NOT met'}); ${totals.improvements} improvements (never paged), ${totals.loadRate} steps up on load-rate series (context, never opened alone), ${totals.joined} joined, ${totals.held} held for host contention`,
+  `all: ${totals.regressions} false regressions in ${totals.seriesDays.toFixed(2)} series-days = ${rate.toFixed(4)} per series-day (bar < ${BAR_PER_SERIES_DAY}: ${rate < BAR_PER_SERIES_DAY ? 'met' : 'NOT met'}); ${totals.improvements} improvements (never paged), ${totals.loadRate} steps up on load-rate series (context, never opened alone), ${totals.gapUnfelt} on gap views their caller did not feel, ${totals.joined} joined, ${totals.held} held for host contention`,
 );
 console.log(
   `retrospective verdict (never paged): ${totals.confirmed} of the ${totals.regressions} confirmed by the segmentation; its own changes ${totals.verdictRises} rises of at least minRatio and ${totals.verdictOther} others (${((totals.verdictRises + totals.verdictOther) / totals.seriesDays).toFixed(2)} per series-day)`,

@@ -113,10 +113,24 @@ describe('a gap view’s step', () => {
       regressions.filter((r) => r.service === 'web' || r.service === 'api'),
       labels(),
     ).toEqual([]);
-    // The gap did step: its series shows the rise the rule set aside.
-    const series = await A.get('/api/v1/series?service=web&view=gap');
-    expect(series.status).toBe(200);
-    expect(series.body.series.map((s: { name: string }) => s.name)).toEqual(['GET /quote/{id}']);
+    // The gap did step (its p99 doubled) and the caller's calls hardly moved: what the rule read.
+    const p99 = async (view: string, fromMs: number, toMs: number) => {
+      const list = await A.get(`/api/v1/series?service=web&view=${view}`);
+      expect(list.status).toBe(200);
+      expect(list.body.series.map((x: { name: string }) => x.name)).toEqual(['GET /quote/{id}']);
+      const q = await A.get(
+        `/api/v1/series/${list.body.series[0].id}/quantiles?from=${new Date(fromMs).toISOString()}&to=${new Date(toMs).toISOString()}&step=1m&q=0.99`,
+      );
+      expect(q.status, q.text).toBe(200);
+      const v = (q.body.points as Array<{ q: Record<string, number> }>)
+        .map((p) => p.q['0.99']!)
+        .sort((a, b) => a - b);
+      return v[v.length >> 1]!;
+    };
+    const rise = async (view: string) =>
+      (await p99(view, ONSET, END)) / (await p99(view, ONSET - 60 * MIN, ONSET));
+    expect(await rise('gap')).toBeGreaterThan(1.8);
+    expect(await rise('client')).toBeLessThan(1.15);
   });
 
   it('is counted as held, with its reason, in the server’s metrics', () => {

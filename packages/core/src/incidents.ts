@@ -164,8 +164,8 @@ export function stepJoins(member: IncidentMember, step: IncidentMember): boolean
   const theirs = namedRollout(member);
   const mine = namedRollout(step);
   if (!(theirs && weighs(step, theirs) && differentRollouts(theirs, mine))) return true;
-  // The step's rollout fits the member's onset better than the member's own: one incident.
-  return fitsBetter(member, theirs, mine!);
+  // One rollout fits the other's onset better than that one's own: one incident (as apartByRollout).
+  return fitsBetter(member, theirs, mine!) || fitsBetter(step, mine!, theirs);
 }
 
 /**

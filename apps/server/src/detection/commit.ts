@@ -217,7 +217,9 @@ async function openRegressions(
         facts.rollout = rolloutOf(suspects[0]);
       } else if (decision.fact === 'callerFelt')
         facts.callerFelt = await callerFeltGap(c, labels, ch.metric, ch.t, H);
-      else facts.hostContention = await heldForHostCpu(c, target, await hostsOf(), H, result);
+      else if (decision.fact === 'hostContention')
+        facts.hostContention = await heldForHostCpu(c, target, await hostsOf(), H, result);
+      else throw new Error(`decideStep asked for an unknown fact: ${String(decision.fact)}`);
     }
     if (decision.kind === 'gap-unfelt') regressionsHeld.inc({ reason: 'gap_not_felt_by_caller' });
     if (

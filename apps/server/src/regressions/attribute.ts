@@ -28,8 +28,11 @@ const HOUR = 60 * MIN;
 const COHORT_WINDOW_MS = 2 * HOUR;
 
 const floorMinute = (ms: number) => Math.floor(ms / MIN) * MIN;
-/** Members besides the headline whose own suspects are weighed (the strongest steps). */
-const MEMBERS_WEIGHED = 8;
+/**
+ * Other members weighed besides the headline: one per (service, callee) not
+ * the headline's (the markers in scope are the same within one), strongest first.
+ */
+const MEMBERS_WEIGHED = 4;
 
 /** What attribution needs to know of a step: its series and onset (a regression row has these). */
 export type AttributionTarget = Pick<
@@ -73,17 +76,20 @@ export async function attribute(
   return found;
 }
 
-/** The regression's members other than its headline, strongest step first, as attribution targets. */
+/**
+ * The regression's members that see other markers than its headline (another
+ * service or callee), the strongest step of each, as attribution targets.
+ */
 async function otherMembers(c: PoolClient, r: RegressionRow): Promise<AttributionTarget[]> {
   const { rows } = await c.query<AttributionTarget>(
     `SELECT series_id, service, view, peer, metric, onset, onset_uncertainty_ms FROM (
-       SELECT DISTINCT ON (series_id) series_id::text, service, view, peer, metric, onset,
+       SELECT DISTINCT ON (service, peer) series_id::text, service, view, peer, metric, onset,
               onset_uncertainty_ms, greatest(ratio_p50, ratio_p99) AS strength
          FROM regression_members
-        WHERE regression_id = $1 AND series_id <> $2
-        ORDER BY series_id, strength DESC) m
-      ORDER BY strength DESC, series_id LIMIT $3`,
-    [r.id, r.series_id, MEMBERS_WEIGHED],
+        WHERE regression_id = $1 AND NOT (service = $2 AND peer = $3)
+        ORDER BY service, peer, strength DESC, series_id) m
+      ORDER BY strength DESC, series_id LIMIT $4`,
+    [r.id, r.service, r.peer ?? '', MEMBERS_WEIGHED],
   );
   return rows;
 }
