@@ -9,6 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   callerFeelsGap,
+  GAP_FELT_BEFORE_MS,
   confirmStep,
   decideStep,
   detectOptionsFor,
@@ -194,7 +195,7 @@ function gapFelt(rec: Recording, gap: RecordedSeries, c: StepChange): boolean {
   const v: number[] = [];
   for (const p of client.points) {
     const ms = (client.t0 + p[0]) * 60_000;
-    if (ms < c.t - 3_600_000 || ms > c.detectedT || p[1] === 0) continue;
+    if (ms < c.t - GAP_FELT_BEFORE_MS || ms > c.detectedT || p[1] === 0) continue;
     t.push(ms);
     v.push(p[key] / 1000);
   }

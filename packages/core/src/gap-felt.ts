@@ -12,6 +12,8 @@
 import { MIN_RATIO } from './detect/view-options.ts';
 import { summarizeView } from './edges.ts';
 
+/** How far before the gap's onset the client view's level is read. */
+export const GAP_FELT_BEFORE_MS = 60 * 60_000;
 /** Fewest minutes with calls on each side to judge; with fewer the gap is taken as felt. */
 export const GAP_FELT_MIN_POINTS = 3;
 

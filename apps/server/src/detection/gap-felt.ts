@@ -2,13 +2,11 @@
  * The fact core's decideStep asks of a step on a gap view: did its caller
  * feel it (core's callerFeelsGap over its edge's client view)?
  */
-import { callerFeelsGap } from '@onset/core';
+import { callerFeelsGap, GAP_FELT_BEFORE_MS } from '@onset/core';
 import type { PoolClient } from '../db/pool.ts';
 import { stepHistograms } from '../series/queries.ts';
 
 const MIN = 60_000;
-/** How far before a gap's onset its client view's level is read (core's callerFeelsGap). */
-const GAP_FELT_BEFORE_MS = 60 * MIN;
 
 /**
  * Whether a gap view's step moved its caller's own latency (core's

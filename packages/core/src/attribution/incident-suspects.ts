@@ -7,9 +7,7 @@
  * incident. The incident's list is every member's, one entry per rollout at
  * the best score any member gave it.
  */
-import type { Suspect } from './suspects.ts';
-
-const MAX_SUSPECTS = 5;
+import { MAX_SUSPECTS, type Suspect } from './suspects.ts';
 
 /** One rollout: the two suspects share a marker (every wave of a rollout is one suspect). */
 const sameRollout = (a: Suspect, b: Suspect) =>

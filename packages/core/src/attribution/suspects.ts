@@ -103,7 +103,8 @@ export const LOOKBACK_MS = 6 * 3_600_000;
 const BEFORE_SCALE_MS = 20 * MIN;
 const AFTER_SCALE_MS = 3 * MIN;
 const MIN_SCORE = 0.02;
-const MAX_SUSPECTS = 5;
+/** Suspects kept per regression (and per incident: incident-suspects.ts). */
+export const MAX_SUSPECTS = 5;
 
 /** The window of marker times worth loading for an onset. */
 export function markerWindow(
