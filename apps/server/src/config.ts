@@ -57,6 +57,8 @@ export interface Config {
   ingestWorkers: number;
   /** Ingest transactions in flight at once (ONSET_INGEST_WRITERS; otlp/group-commit.ts). */
   ingestWriters: number;
+  /** Longest a histogram waits to be folded with later transactions' under load, 0 never (ONSET_HISTOGRAM_FOLD; otlp/histogram-journal.ts). */
+  histogramFoldMs: number;
   /** How often exemplar keep rates are re-read from the cluster's histograms; 0 = never (ONSET_EXEMPLAR_RATE_INTERVAL; otlp/exemplar-rates.ts). */
   exemplarRateIntervalMs: number;
   /** Detection shards a new cluster is split into (ONSET_DETECT_SHARDS; detection/shards.ts). */
@@ -192,6 +194,7 @@ export const ServerEnv = z.object({
   ONSET_INGEST_CONCURRENCY: envInt(16),
   ONSET_INGEST_WORKERS: envInt(0),
   ONSET_INGEST_WRITERS: envInt(1),
+  ONSET_HISTOGRAM_FOLD: envDuration('1s'),
   ONSET_EXEMPLAR_RATE_INTERVAL: envDuration('30s'),
   ONSET_DETECT_SHARDS: envInt(DEFAULT_DETECT_SHARDS),
   ONSET_DETECT_LEASE_TTL: envDuration('30s'),
@@ -321,6 +324,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestConcurrency: e.ONSET_INGEST_CONCURRENCY,
     ingestWorkers: e.ONSET_INGEST_WORKERS,
     ingestWriters: Math.max(1, e.ONSET_INGEST_WRITERS),
+    histogramFoldMs: e.ONSET_HISTOGRAM_FOLD,
     exemplarRateIntervalMs: e.ONSET_EXEMPLAR_RATE_INTERVAL,
     detectShards: Math.max(1, e.ONSET_DETECT_SHARDS),
     detectLeaseTtlMs: Math.max(1000, e.ONSET_DETECT_LEASE_TTL),

@@ -51,12 +51,16 @@ export async function startOnset(
   const guard = new CardinalityGuard(config.cardinality, pool);
   await guard.reload();
   const registry = new Registry(pool, guard);
+  // The journal starts before the app and its logger: its warnings go there once it exists.
+  let warnIngest = (err: unknown, what: string) => console.error(`onset: ${what}:`, err);
   const ingest = await startIngestPipeline(
     pool,
     partitions,
     config.ingestWorkers,
     config.exemplarRateIntervalMs,
     config.ingestWriters,
+    // On Citus every transaction writes its own histograms (the journal is one node's table).
+    { ms: citus ? 0 : config.histogramFoldMs, onError: (err, what) => warnIngest(err, what) },
   );
   // Detection shards are leased by servers that run the scheduler (detection/shards.ts).
   const detectLeases =
@@ -78,6 +82,7 @@ export async function startOnset(
   // Before any Fastify instance exists: the HTTP instrumentation attaches to new instances.
   const tracing = await startSelfTracing();
   const app = await buildApp(ctx);
+  warnIngest = (err, what) => app.log.warn({ err }, what);
   await app.listen({ host: config.host, port: config.port });
   let otlpApp: FastifyInstance | null = null;
   if (config.otlpPort !== config.port && !(config.otlpPort === 0 && config.port !== 0)) {
@@ -114,6 +119,7 @@ export async function startOnset(
       await otlpApp?.close();
       await app.close();
       await ingest.rates.stop();
+      await ingest.journal?.close();
       await ingest.decoder.close();
       await pool.end();
       await tracing?.flush().catch(() => {});

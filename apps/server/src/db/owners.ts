@@ -34,6 +34,7 @@ export const TABLE_OWNERS = {
   span_durations: { owner: 'otlp', alsoWrittenBy: { db: PARTITIONS } },
   histograms: { owner: 'otlp', alsoWrittenBy: { db: PARTITIONS } },
   histograms_hourly: { owner: 'otlp', alsoWrittenBy: { db: PARTITIONS } },
+  histogram_journal: { owner: 'otlp' },
   pairing_state: { owner: 'edges' },
   deploys: { owner: 'deploys' },
   deploy_inference_values: { owner: 'deploys' },

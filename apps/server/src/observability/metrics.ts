@@ -30,6 +30,18 @@ export const detectionPassSeconds = new Histogram({
   registers: [metricsRegistry],
 });
 
+/**
+ * Ingest transactions whose histograms were folded with later ones (otlp/histogram-journal.ts),
+ * by how their journal rows were applied. how: folded (by this server's fold) | recovered (rows
+ * of a writer that died, applied by this server).
+ */
+export const histogramJournalRows = new Counter({
+  name: 'onset_histogram_journal_rows_total',
+  help: 'Ingest transactions whose histograms went through the journal, by how they were applied',
+  labelNames: ['how'] as const,
+  registers: [metricsRegistry],
+});
+
 /** Series examined by detection passes (a pass adds how many it looked at). */
 export const detectionSeriesScanned = new Counter({
   name: 'onset_detection_series_scanned_total',

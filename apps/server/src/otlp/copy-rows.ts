@@ -13,6 +13,10 @@ export const COPY_HEADER = Buffer.concat([
 /** A field count of -1 ends the data. */
 export const COPY_TRAILER = Buffer.from([0xff, 0xff]);
 
+/** A binary COPY's whole data: its rows between the header and the trailer. */
+export const copyData = (chunks: Buffer[]): Buffer =>
+  Buffer.concat([COPY_HEADER, ...chunks, COPY_TRAILER]);
+
 const TWO32 = 4294967296;
 /** PostgreSQL timestamps count microseconds from 2000-01-01 UTC. */
 const PG_EPOCH_MS = 946_684_800_000;

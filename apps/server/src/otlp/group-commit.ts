@@ -15,6 +15,7 @@ import { isDatabaseUnavailable, type Pool } from '../db/pool.ts';
 import { writeSpans } from './write-spans.ts';
 import { DayMoved } from './received-day.ts';
 import { mergeFolds, type SpanFold } from './span-folds.ts';
+import type { HistogramJournal, JournalWrite } from './histogram-journal.ts';
 
 export interface GroupCommitOptions {
   /** Transactions in flight at once (PostgreSQL works on each with one core); default 1. */
@@ -23,6 +24,8 @@ export interface GroupCommitOptions {
   maxRows?: number;
   /** This server's clock (tests: one that runs behind the database's). */
   now?: () => number;
+  /** Under load, histograms are folded across transactions through it (histogram-journal.ts). */
+  journal?: HistogramJournal;
 }
 
 /** What one request's rows came to. */
@@ -48,6 +51,7 @@ export class GroupCommit {
   private readonly writers: number;
   private readonly maxRows: number;
   private readonly now: () => number;
+  private readonly journal: HistogramJournal | undefined;
   /** Transactions committed, and requests they held (for tests and /metrics-style introspection). */
   readonly counts = { transactions: 0, requests: 0 };
 
@@ -59,6 +63,7 @@ export class GroupCommit {
     this.writers = opts.writers ?? 1;
     this.maxRows = opts.maxRows ?? 20_000;
     this.now = opts.now ?? Date.now;
+    this.journal = opts.journal;
   }
 
   /**
@@ -93,14 +98,25 @@ export class GroupCommit {
 
   private async flush(group: Entry[]): Promise<void> {
     let inserted: number;
+    // Folded rows only when every request brought its own.
+    const folds = group.every((e) => e.folds) ? mergeFolds(group.map((e) => e.folds!)) : undefined;
+    // Under load (exports sharing this transaction or waiting behind it) its histograms are
+    // folded with the next transactions'; a lone export writes its own, as ever.
+    const journal =
+      folds && (group.length > 1 || this.queue.length > 0) && this.journal?.ready
+        ? this.journal
+        : undefined;
+    const entry = journal?.entry(folds!);
     try {
       inserted = await this.transaction(
         group.map((e) => e.chunk),
         Math.min(...group.map((e) => e.minStartMs)),
-        // Folded rows only when every request brought its own.
-        group.every((e) => e.folds) ? mergeFolds(group.map((e) => e.folds!)) : undefined,
+        folds,
+        entry,
       );
+      if (entry) journal!.settle(entry, folds!);
     } catch (err) {
+      if (entry) journal!.settle(entry, folds!);
       if (group.length > 1 && !isDatabaseUnavailable(err)) {
         // A value PostgreSQL refused (or any other statement error) belongs to one request:
         // each one is tried alone, so only the request that carries it fails.
@@ -112,6 +128,11 @@ export class GroupCommit {
     }
     this.counts.transactions++;
     this.counts.requests += group.length;
+    // Nothing waits behind this transaction: the burst may be over, so its exports are answered
+    // once the histograms of every transaction before it are written (at the 200 a client reads
+    // back what it sent). A fold that fails leaves them in the journal: still committed.
+    if (this.journal?.hasPending && !this.queue.length && this.active === 1)
+      await this.journal.flush().catch(() => {});
     // Spans already stored (retries) are not told apart per request: the group's new rows are
     // attributed in queue order, so totals are exact and a group without retries is exact per request.
     for (const e of group) {
@@ -126,6 +147,7 @@ export class GroupCommit {
     chunks: Buffer[],
     minStartMs: number,
     folds: SpanFold[] | undefined,
+    journal: JournalWrite | undefined,
   ): Promise<number> {
     // The day is this server's guess; the transaction confirms it on the database's clock and,
     // past midnight there, is written again on the day it names (received-day.ts).
@@ -137,6 +159,7 @@ export class GroupCommit {
         try {
           const inserted = await writeSpans(client, chunks, day, minStartMs, folds, {
             confirmDay: true,
+            journal,
           });
           client.release();
           return inserted;

@@ -3,6 +3,7 @@ import type { Pool } from '../db/pool.ts';
 import { DecodePool } from './decode-pool.ts';
 import { GroupCommit } from './group-commit.ts';
 import { ExemplarRates } from './exemplar-rates.ts';
+import { HistogramJournal } from './histogram-journal.ts';
 
 /** The trace ingest machinery one server shares across its listeners. */
 export interface IngestPipeline {
@@ -10,6 +11,8 @@ export interface IngestPipeline {
   writer: GroupCommit;
   /** Cluster-wide exemplar keep rates (exemplar-rates.ts); started by startIngestPipeline. */
   rates: ExemplarRates;
+  /** Histograms folded across transactions under load; none when ONSET_HISTOGRAM_FOLD is 0 or on Citus. */
+  journal?: HistogramJournal;
 }
 
 /** The pipeline, its decode threads started (see DecodePool.warm). */
@@ -19,8 +22,11 @@ export async function startIngestPipeline(
   workers: number,
   exemplarRateIntervalMs = 0,
   writers?: number,
+  fold: { ms: number; onError?: (err: unknown, what: string) => void } = { ms: 0 },
 ): Promise<IngestPipeline> {
-  const p = createIngestPipeline(pool, partitions, workers, writers);
+  const journal = fold.ms > 0 ? new HistogramJournal(pool, fold.ms, fold.onError) : undefined;
+  const p = createIngestPipeline(pool, partitions, workers, writers, journal);
+  await journal?.start();
   await p.decoder.warm();
   p.rates.start(exemplarRateIntervalMs);
   return p;
@@ -31,10 +37,12 @@ export function createIngestPipeline(
   partitions: Partitions,
   workers: number,
   writers?: number,
+  journal?: HistogramJournal,
 ): IngestPipeline {
   return {
     decoder: new DecodePool(workers),
-    writer: new GroupCommit(pool, partitions, { writers }),
+    writer: new GroupCommit(pool, partitions, { writers, journal }),
     rates: new ExemplarRates(pool),
+    journal,
   };
 }

@@ -178,6 +178,46 @@ export function mergeFolds(lists: SpanFold[][]): SpanFold[] {
   return out;
 }
 
+/**
+ * Only the histograms of several transactions' folds merged (histogram-journal.ts: their
+ * durations went out with their spans). Each (series, resource, minute) gets one fresh
+ * accumulator, added to in place.
+ */
+export function mergeHistograms(lists: SpanFold[][]): SpanFold[] {
+  const index = new FoldIndex<SpanFold>();
+  const out: SpanFold[] = [];
+  for (const list of lists)
+    for (const f of list) {
+      const m = index.get(f.seriesId, f.resourceId, f.minuteMs);
+      if (!m) {
+        const acc: SpanFold = {
+          seriesId: f.seriesId,
+          resourceId: f.resourceId,
+          minuteMs: f.minuteMs,
+          count: f.count,
+          sum: f.sum,
+          min: f.min,
+          max: f.max,
+          idx: f.idx,
+          cnt: f.cnt,
+          durations: NO_DURATIONS,
+        };
+        index.set(f.seriesId, f.resourceId, f.minuteMs, acc);
+        out.push(acc);
+        continue;
+      }
+      m.count += f.count;
+      m.sum += f.sum;
+      if (f.min < m.min) m.min = f.min;
+      if (f.max > m.max) m.max = f.max;
+      const sum = addSparse(m, f);
+      m.idx = sum.idx;
+      m.cnt = sum.cnt;
+    }
+  return out;
+}
+const NO_DURATIONS = new Float64Array(0);
+
 const INT4_OID = 23;
 const FLOAT8_OID = 701;
 /** PostgreSQL dates count days from 2000-01-01. */
@@ -200,7 +240,11 @@ function array(rows: CopyRows, oid: number, size: 4 | 8, values: ArrayLike<numbe
   rows.length = at;
 }
 
-/** COPY rows for `histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)`. */
+/** Where histogramRows go. */
+export const HISTOGRAM_COPY_TARGET =
+  'histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)';
+
+/** COPY rows for HISTOGRAM_COPY_TARGET. */
 export function histogramRows(folds: SpanFold[]): Buffer {
   const rows = new CopyRows(folds.length * 128 + 16);
   for (const f of folds) {

@@ -1,9 +1,10 @@
 import { copyIn, pipeline } from './copy-in.ts';
 import type { PoolClient } from '../db/pool.ts';
-import { COPY_HEADER, COPY_TRAILER } from './copy-rows.ts';
+import { copyData } from './copy-rows.ts';
 import { partitionName } from '../db/partitions.ts';
 import { FUTURE_SLACK_MS } from './normalize-traces.ts';
-import { durationRows, histogramRows, type SpanFold } from './span-folds.ts';
+import { durationRows, HISTOGRAM_COPY_TARGET, histogramRows, type SpanFold } from './span-folds.ts';
+import { JOURNAL_COPY_TARGET, type JournalWrite } from './histogram-journal.ts';
 import { beginReceived, dayMovedBy, receivedDayStatement } from './received-day.ts';
 import { isCitusConnection, sqlState } from '../db/citus.ts';
 
@@ -100,9 +101,6 @@ const FALLBACK_CODES = new Set(['23505', '40P01', '23502']);
 /** Counts of what went which way (for tests and the bench). */
 export const writePaths = { direct: 0, deduplicated: 0 };
 
-/** A binary COPY's data: its rows between the header and the trailer. */
-const copyData = (chunks: Buffer[]) => Buffer.concat([COPY_HEADER, ...chunks, COPY_TRAILER]);
-
 /** One COPY, its data sent with the statement as one buffer (copy-in.ts). */
 async function copyInto(client: PoolClient, target: string, chunks: Buffer[]): Promise<void> {
   await copyIn(client, target, copyData(chunks));
@@ -131,7 +129,11 @@ export async function writeSpans(
   day: string,
   minStartMs = -Infinity,
   folds?: SpanFold[],
-  opts: { confirmDay?: boolean } = {},
+  opts: {
+    confirmDay?: boolean;
+    /** Commit the histograms as this journal row instead (histogram-journal.ts); its state says what became of it. */
+    journal?: JournalWrite;
+  } = {},
 ): Promise<number> {
   if (!staged.has(client)) {
     await client.query(
@@ -158,7 +160,7 @@ export async function writeSpans(
     });
   const direct =
     folds && !checkYesterday
-      ? await writeFolded(client, chunks, day, folds, opts.confirmDay ?? false)
+      ? await writeFolded(client, chunks, day, folds, opts.confirmDay ?? false, opts.journal)
       : await writeDirect(client, chunks, day, checkYesterday, begin);
   if (direct !== null) return direct;
   writePaths.deduplicated++;
@@ -233,7 +235,9 @@ async function writeFolded(
   day: string,
   folds: SpanFold[],
   confirmDay: boolean,
+  journal?: JournalWrite,
 ): Promise<number | null> {
+  if (journal) journal.state = 'sent';
   try {
     await pipeline(client, [
       'BEGIN',
@@ -242,10 +246,9 @@ async function writeFolded(
         copy: `${partitionName('observations', day)} (${COLUMNS})`,
         data: copyData(chunks),
       },
-      {
-        copy: 'histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)',
-        data: copyData([histogramRows(folds)]),
-      },
+      journal
+        ? { copy: JOURNAL_COPY_TARGET, data: journal.data }
+        : { copy: HISTOGRAM_COPY_TARGET, data: copyData([histogramRows(folds)]) },
       {
         copy: 'span_durations (received_day, series_id, minute, durations, sorted)',
         data: copyData([durationRows(folds, day)]),
@@ -253,6 +256,9 @@ async function writeFolded(
       'COMMIT',
     ]);
   } catch (err) {
+    // PostgreSQL's own error ended the transaction uncommitted; without one (the connection
+    // failed) the journal row's fate is unknown.
+    if (journal && sqlState(err)) journal.state = 'none';
     // Whatever failed, the rest of the query was skipped: the transaction is aborted, or over.
     await client.query('ROLLBACK').catch(() => {});
     const moved = dayMovedBy(err);
@@ -260,6 +266,7 @@ async function writeFolded(
     if (FALLBACK_CODES.has(sqlState(err))) return null;
     throw err;
   }
+  if (journal) journal.state = 'committed';
   writePaths.direct++;
   return folds.reduce((n, f) => n + f.count, 0);
 }

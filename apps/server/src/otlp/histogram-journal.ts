@@ -1,0 +1,278 @@
+/**
+ * Histograms folded across ingest transactions (docs/storage.md "Histograms
+ * folded across transactions"). On a realistic load a transaction's spans fall
+ * on nearly as many (series, resource, minute)s as there are spans, so writing
+ * each transaction's histogram rows, and compacting them two minutes later,
+ * was over half of PostgreSQL's work per span (docs/scaling.md). Under load a
+ * transaction instead commits its histogram rows here as one journal row (the
+ * COPY data they would have been), and the server keeps them in memory; at
+ * most `foldMs` later, or as soon as nothing waits behind a transaction (the
+ * burst may be over: group-commit.ts answers its exports after this), the
+ * folds of all those transactions are written merged, one row per (series,
+ * resource, minute), in the transaction that deletes their journal rows.
+ *
+ * Exactly once, whatever fails: a fold applies only the entries whose journal
+ * rows its own DELETE returned. A server that dies leaves its rows; each
+ * server holds a session advisory lock on its writer id, and any server
+ * applies and deletes the rows of a writer whose lock is free (at start and
+ * every `RECOVER_EVERY_MS`). A transaction whose outcome is unknown (the
+ * connection failed) is looked for in the journal for `UNCERTAIN_MS`.
+ */
+import { randomInt } from 'node:crypto';
+import type { Pool, PoolClient } from '../db/pool.ts';
+import { transactionOn } from '../db/pool.ts';
+import { copyIn } from './copy-in.ts';
+import { histogramJournalRows } from '../observability/metrics.ts';
+import { CopyRows, copyData } from './copy-rows.ts';
+import {
+  HISTOGRAM_COPY_TARGET,
+  histogramRows,
+  mergeHistograms,
+  type SpanFold,
+} from './span-folds.ts';
+
+/** Where a transaction's journal row is COPYed (the row's time is its default). */
+export const JOURNAL_COPY_TARGET = 'histogram_journal (writer, seq, data)';
+/** How often a server looks for rows of writers that died. */
+const RECOVER_EVERY_MS = 10_000;
+/** How long a transaction of unknown outcome is looked for. */
+const UNCERTAIN_MS = 30_000;
+/** Folds held at most (e.g. while PostgreSQL refuses the fold): past it, transactions write their own. */
+const MAX_PENDING_FOLDS = 500_000;
+
+/** One transaction's journal row, and what became of it (write-spans.ts sets `state`). */
+export interface JournalWrite {
+  seq: number;
+  /** COPY data for JOURNAL_COPY_TARGET. */
+  data: Buffer;
+  /** none: in no transaction that can commit; sent: outcome unknown; committed. */
+  state: 'none' | 'sent' | 'committed';
+}
+
+interface Entry {
+  seq: number;
+  folds: SpanFold[];
+  committed: boolean;
+  settledAt: number;
+}
+
+export class HistogramJournal {
+  /** This process's writer id (the advisory lock's key). */
+  readonly writer = randomInt(1, 2 ** 47);
+  /** Folds written, journal rows applied by them, and rows of dead writers recovered. */
+  readonly counts = { folds: 0, applied: 0, recovered: 0 };
+  private seq = 0;
+  private pending: Entry[] = [];
+  private pendingFolds = 0;
+  private lock: PoolClient | null = null;
+  private releaseLock: () => void = () => {};
+  private locking: Promise<void> | null = null;
+  private lastLockTry = 0;
+  private chain: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private recoverTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly foldMs: number,
+    private readonly onError: (err: unknown, what: string) => void = () => {},
+  ) {}
+
+  /** Take this writer's lock and apply what dead writers left. */
+  async start(): Promise<void> {
+    await this.acquire();
+    await this.recoverOrphans().catch((err) =>
+      this.onError(err, 'recovering the histogram journal'),
+    );
+    this.recoverTimer = setInterval(() => {
+      void this.recoverOrphans().catch((err) =>
+        this.onError(err, 'recovering the histogram journal'),
+      );
+    }, RECOVER_EVERY_MS);
+    this.recoverTimer.unref();
+  }
+
+  /** Whether a transaction may leave its histograms to the fold now. */
+  get ready(): boolean {
+    if (this.closed || this.pendingFolds > MAX_PENDING_FOLDS) return false;
+    if (!this.lock && Date.now() - this.lastLockTry > 1000) void this.acquire();
+    return this.lock !== null;
+  }
+
+  /** Whether folds wait to be written. */
+  get hasPending(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /** A journal row for a transaction's folds. */
+  entry(folds: SpanFold[]): JournalWrite {
+    const seq = ++this.seq;
+    const body = copyData([histogramRows(folds)]);
+    const rows = new CopyRows(body.length + 64);
+    rows.reserve(2 + 12 + 12);
+    rows.row(3);
+    rows.int8(this.writer);
+    rows.int8(seq);
+    rows.reserve(4 + body.length);
+    rows.bytes(body);
+    return { seq, data: copyData([Buffer.from(rows.view())]), state: 'none' };
+  }
+
+  /** The transaction of `w` is over: its folds wait for the next fold if its row may be there. */
+  settle(w: JournalWrite, folds: SpanFold[]): void {
+    if (w.state === 'none') return;
+    this.pending.push({
+      seq: w.seq,
+      folds,
+      committed: w.state === 'committed',
+      settledAt: Date.now(),
+    });
+    this.pendingFolds += folds.length;
+    this.schedule();
+  }
+
+  /** Write every settled entry's histograms now; resolves once that fold is over (ok or not). */
+  flush(): Promise<void> {
+    const run = this.chain.then(() => this.foldOnce());
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  /** Fold what is pending, then let go of the lock (its rows stay for whoever starts next). */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.recoverTimer) clearInterval(this.recoverTimer);
+    await this.flush().catch((err) => this.onError(err, 'folding histograms at shutdown'));
+    await this.locking;
+    this.releaseLock();
+  }
+
+  private schedule(): void {
+    if (this.timer || !this.pending.length) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.flush().catch(() => {});
+    }, this.foldMs);
+    this.timer.unref();
+  }
+
+  private async foldOnce(): Promise<void> {
+    const batch = this.pending.splice(0);
+    this.pendingFolds = 0;
+    if (!batch.length) return;
+    let found: Set<number>;
+    let client: PoolClient | null = null;
+    try {
+      client = await this.pool.connect();
+      found = await transactionOn(client, async (c) => {
+        const { rows } = await c.query<{ seq: string }>(
+          'DELETE FROM histogram_journal WHERE writer = $1 AND seq = ANY($2::int8[]) RETURNING seq',
+          [this.writer, batch.map((e) => e.seq)],
+        );
+        const seqs = new Set(rows.map((r) => Number(r.seq)));
+        const apply = batch.filter((e) => seqs.has(e.seq));
+        if (apply.length)
+          await copyIn(
+            c,
+            HISTOGRAM_COPY_TARGET,
+            copyData([histogramRows(mergeHistograms(apply.map((e) => e.folds)))]),
+          );
+        return seqs;
+      });
+      client.release();
+    } catch (err) {
+      client?.release(true);
+      // Whether it committed or not, the next fold's DELETE tells: all of them again.
+      this.requeue(batch);
+      this.onError(err, 'folding histograms');
+      throw err;
+    }
+    this.counts.folds++;
+    this.counts.applied += found.size;
+    histogramJournalRows.inc({ how: 'folded' }, found.size);
+    // Not found: applied by a recovering server (this writer's lock was lost), or a
+    // transaction that did not commit; one of unknown outcome is looked for a while longer.
+    const now = Date.now();
+    this.requeue(
+      batch.filter((e) => !found.has(e.seq) && !e.committed && now - e.settledAt < UNCERTAIN_MS),
+    );
+  }
+
+  private requeue(entries: Entry[]): void {
+    if (!entries.length) return;
+    this.pending.unshift(...entries);
+    this.pendingFolds += entries.reduce((n, e) => n + e.folds.length, 0);
+    if (!this.closed) this.schedule();
+  }
+
+  /** This writer's session lock on a connection of its own, kept while it lasts. */
+  private acquire(): Promise<void> {
+    if (this.lock || this.closed) return Promise.resolve();
+    if (this.locking) return this.locking;
+    this.lastLockTry = Date.now();
+    this.locking = (async () => {
+      const c = await this.pool.connect();
+      let released = false;
+      const release = () => {
+        if (this.lock === c) this.lock = null;
+        if (!released) c.release(true);
+        released = true;
+      };
+      // The connection ended (its lock with it): back to the pool as broken; taken again later.
+      c.on('error', release);
+      c.on('end', release);
+      try {
+        await c.query('SELECT pg_advisory_lock($1::int8)', [this.writer]);
+      } catch (err) {
+        release();
+        throw err;
+      }
+      if (this.closed) release();
+      else {
+        this.lock = c;
+        this.releaseLock = release;
+      }
+    })()
+      .catch((err) => this.onError(err, 'taking the histogram journal lock'))
+      .finally(() => {
+        this.locking = null;
+      });
+    return this.locking;
+  }
+
+  /** Apply and delete the journal rows of writers whose lock is free (they died). */
+  async recoverOrphans(): Promise<number> {
+    const { rows: writers } = await this.pool.query<{ writer: string }>(
+      'SELECT DISTINCT writer FROM histogram_journal WHERE writer <> $1',
+      [this.writer],
+    );
+    let recovered = 0;
+    for (const { writer } of writers) {
+      const client = await this.pool.connect();
+      try {
+        recovered += await transactionOn(client, async (c) => {
+          const { rows } = await c.query<{ free: boolean }>(
+            'SELECT pg_try_advisory_xact_lock($1::int8) AS free',
+            [writer],
+          );
+          if (!rows[0]!.free) return 0;
+          const { rows: orphans } = await c.query<{ data: Buffer }>(
+            'DELETE FROM histogram_journal WHERE writer = $1 RETURNING data',
+            [writer],
+          );
+          for (const o of orphans) await copyIn(c, HISTOGRAM_COPY_TARGET, o.data);
+          return orphans.length;
+        });
+        client.release();
+      } catch (err) {
+        client.release(true);
+        throw err;
+      }
+    }
+    this.counts.recovered += recovered;
+    if (recovered) histogramJournalRows.inc({ how: 'recovered' }, recovered);
+    return recovered;
+  }
+}

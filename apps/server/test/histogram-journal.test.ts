@@ -1,0 +1,163 @@
+/**
+ * Histograms folded across ingest transactions (otlp/histogram-journal.ts) on a
+ * real PostgreSQL: under load transactions leave their histograms to one merged
+ * write, every span is counted by the time the burst's last export is
+ * answered, and a writer that loses its lock (as a crashed server does) has its
+ * journal rows applied by another server exactly once, even though it still
+ * holds them in memory.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '@onset/testkit';
+import { migrate } from '../src/db/migrate.ts';
+import { createPool, type Pool } from '../src/db/pool.ts';
+import { Partitions, utcDay } from '../src/db/partitions.ts';
+import { GroupCommit } from '../src/otlp/group-commit.ts';
+import { CopyRows } from '../src/otlp/copy-rows.ts';
+import { HistogramJournal } from '../src/otlp/histogram-journal.ts';
+import type { SpanFold } from '../src/otlp/span-folds.ts';
+import { bucketIndex } from '@onset/core';
+
+let pool: Pool;
+let partitions: Partitions;
+const MINUTE = Math.floor(Date.now() / 60_000) * 60_000 - 60_000;
+
+beforeAll(async () => {
+  const url = await createTestDatabase('onset_histogram_journal');
+  await migrate(url);
+  pool = createPool(url);
+  partitions = new Partitions(pool);
+  await partitions.ensure('histograms', [utcDay(MINUTE)]);
+});
+afterAll(async () => {
+  await pool?.end();
+});
+
+/** `n` spans of series 1 on resource 1 in one minute, trace ids tagged with `tag`, and their fold. */
+function request(tag: number, n: number): { rows: Buffer; folds: SpanFold[] } {
+  const rows = new CopyRows(64);
+  const durations = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const trace = Buffer.alloc(16);
+    trace.writeUInt32BE(tag, 0);
+    trace.writeUInt32BE(i + 1, 12);
+    const span = Buffer.alloc(8);
+    span.writeUInt32BE(i + 1, 4);
+    durations[i] = 1000;
+    rows.reserve(200);
+    rows.row(10);
+    rows.bytes(trace);
+    rows.bytes(span);
+    rows.null();
+    rows.int8(1);
+    rows.int8(1);
+    rows.timestampMs(MINUTE + i);
+    rows.float8(1000);
+    rows.int2(2);
+    rows.null();
+    rows.reserve(5);
+    rows.bool(false);
+  }
+  const fold: SpanFold = {
+    seriesId: 1,
+    resourceId: 1,
+    minuteMs: MINUTE,
+    count: n,
+    sum: n * 1000,
+    min: 1000,
+    max: 1000,
+    idx: [bucketIndex(1000)],
+    cnt: [n],
+    durations,
+  };
+  return { rows: Buffer.from(rows.view()), folds: [fold] };
+}
+
+async function counted(): Promise<{ spans: number; rows: number; journal: number }> {
+  const { rows } = await pool.query<{ spans: number; rows: number; journal: number }>(
+    `SELECT (SELECT coalesce(sum(count), 0)::int FROM histograms) AS spans,
+            (SELECT count(*)::int FROM histograms) AS rows,
+            (SELECT count(*)::int FROM histogram_journal) AS journal`,
+  );
+  return rows[0]!;
+}
+
+async function burst(writer: GroupCommit, from: number, exports: number, spans: number) {
+  return Promise.all(
+    Array.from({ length: exports }, (_, k) => {
+      const r = request(from + k, spans);
+      return writer.write(r.rows, spans, Date.now(), r.folds);
+    }),
+  );
+}
+
+describe('histograms folded across transactions', () => {
+  it('under load, transactions share one histogram write, and every span is counted at the last answer', async () => {
+    await pool.query('TRUNCATE histograms, histogram_journal');
+    const journal = new HistogramJournal(pool, 60_000);
+    await journal.start();
+    // At most two exports a transaction: the first goes out alone (nothing behind it yet), the
+    // other nineteen queue behind it and go out two by two, the last alone.
+    const writer = new GroupCommit(pool, partitions, { writers: 1, maxRows: 100, journal });
+    const answers = await burst(writer, 1000, 20, 50);
+    expect(answers.every((a) => a.inserted === 50)).toBe(true);
+    expect(writer.counts.transactions).toBe(11);
+    const after = await counted();
+    // The burst's last transaction found nothing behind it and wrote the fold before answering.
+    expect(after.spans).toBe(1000);
+    expect(after.journal).toBe(0);
+    // The two lone transactions wrote their own rows, the nine in between one merged row
+    // (without the fold: 11 rows).
+    expect(after.rows).toBe(3);
+    expect(journal.counts.applied).toBe(9);
+    await journal.close();
+  });
+
+  it('a lone export writes its own histograms, as before', async () => {
+    await pool.query('TRUNCATE histograms, histogram_journal');
+    const journal = new HistogramJournal(pool, 60_000);
+    await journal.start();
+    const writer = new GroupCommit(pool, partitions, { writers: 1, journal });
+    const r = request(3000, 30);
+    await writer.write(r.rows, 30, Date.now(), r.folds);
+    expect(await counted()).toEqual({ spans: 30, rows: 1, journal: 0 });
+    expect(journal.counts.folds).toBe(0);
+    await journal.close();
+  });
+
+  it("a writer's rows are applied once, by another server, when its lock is lost", async () => {
+    await pool.query('TRUNCATE histograms, histogram_journal');
+    const dying = new HistogramJournal(pool, 60_000);
+    const other = new HistogramJournal(pool, 60_000);
+    await dying.start();
+    await other.start();
+    // Thirty exports: the first and the last alone (their own histograms), fourteen
+    // transactions of two in between, whose fold is never written.
+    const writer = new GroupCommit(pool, partitions, { writers: 1, maxRows: 100, journal: dying });
+    const flush = dying.flush.bind(dying);
+    dying.flush = async () => {}; // a server that dies before it folds
+    await burst(writer, 5000, 30, 50);
+    const left = await counted();
+    expect(left).toMatchObject({ spans: 100, journal: 14 });
+    // Alive (its lock held): nobody else touches its rows.
+    expect(await other.recoverOrphans()).toBe(0);
+
+    // Its lock's connection ends, as when its process is killed.
+    const { rows } = await pool.query<{ pid: number }>(
+      `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1
+          AND classid::int8 * 4294967296 + objid::int8 = $1`,
+      [dying.writer],
+    );
+    expect(rows).toHaveLength(1);
+    await pool.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await other.recoverOrphans()).toBe(left.journal);
+    expect(await counted()).toMatchObject({ spans: 1500, journal: 0 });
+
+    // It still holds those transactions' folds: writing them now adds nothing.
+    dying.flush = flush;
+    await dying.flush();
+    expect((await counted()).spans).toBe(1500);
+    await dying.close();
+    await other.close();
+  });
+});
