@@ -128,18 +128,25 @@ export class GroupCommit {
     }
     this.counts.transactions++;
     this.counts.requests += group.length;
-    // Nothing waits behind this transaction: the burst may be over, so its exports are answered
-    // once the histograms of every transaction before it are written (at the 200 a client reads
-    // back what it sent). A fold that fails leaves them in the journal: still committed.
-    if (this.journal?.hasPending && !this.queue.length && this.active === 1)
-      await this.journal.flush().catch(() => {});
     // Spans already stored (retries) are not told apart per request: the group's new rows are
     // attributed in queue order, so totals are exact and a group without retries is exact per request.
-    for (const e of group) {
-      const mine = Math.min(e.rows, inserted);
-      inserted -= mine;
-      e.resolve({ inserted: mine, duplicates: e.rows - mine });
-    }
+    const answer = () => {
+      for (const e of group) {
+        const mine = Math.min(e.rows, inserted);
+        inserted -= mine;
+        e.resolve({ inserted: mine, duplicates: e.rows - mine });
+      }
+    };
+    // Nothing waits behind this transaction: the burst may be over, so its exports are answered
+    // once the histograms of every transaction before it are written (at the 200 a client reads
+    // back what it sent). The writer slot is free meanwhile. A fold that fails leaves them in the
+    // journal: still committed.
+    if (this.journal?.hasPending && !this.queue.length && this.active === 1)
+      void this.journal
+        .flush()
+        .catch(() => {})
+        .then(answer);
+    else answer();
   }
 
   /** One transaction holding `chunks`; resolves with the spans that were new, after COMMIT. */

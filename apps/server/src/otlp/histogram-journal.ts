@@ -23,13 +23,8 @@ import type { Pool, PoolClient } from '../db/pool.ts';
 import { transactionOn } from '../db/pool.ts';
 import { copyIn } from './copy-in.ts';
 import { histogramJournalRows } from '../observability/metrics.ts';
-import { CopyRows, copyData } from './copy-rows.ts';
-import {
-  HISTOGRAM_COPY_TARGET,
-  histogramRows,
-  mergeHistograms,
-  type SpanFold,
-} from './span-folds.ts';
+import { COPY_HEADER, COPY_TRAILER, CopyRows, copyData } from './copy-rows.ts';
+import { HISTOGRAM_COPY_TARGET, histogramRows, HistogramSum, type SpanFold } from './span-folds.ts';
 
 /** Where a transaction's journal row is COPYed (the row's time is its default). */
 export const JOURNAL_COPY_TARGET = 'histogram_journal (writer, seq, data)';
@@ -37,8 +32,8 @@ export const JOURNAL_COPY_TARGET = 'histogram_journal (writer, seq, data)';
 const RECOVER_EVERY_MS = 10_000;
 /** How long a transaction of unknown outcome is looked for. */
 const UNCERTAIN_MS = 30_000;
-/** Folds held at most (e.g. while PostgreSQL refuses the fold): past it, transactions write their own. */
-const MAX_PENDING_FOLDS = 500_000;
+/** Keys held at most (e.g. while PostgreSQL refuses the fold): past it, transactions write their own. */
+const MAX_PENDING_KEYS = 500_000;
 
 /** One transaction's journal row, and what became of it (write-spans.ts sets `state`). */
 export interface JournalWrite {
@@ -49,10 +44,9 @@ export interface JournalWrite {
   state: 'none' | 'sent' | 'committed';
 }
 
-interface Entry {
+/** A transaction of unknown outcome, looked for in the journal. */
+interface Uncertain {
   seq: number;
-  folds: SpanFold[];
-  committed: boolean;
   settledAt: number;
 }
 
@@ -62,8 +56,10 @@ export class HistogramJournal {
   /** Folds written, journal rows applied by them, and rows of dead writers recovered. */
   readonly counts = { folds: 0, applied: 0, recovered: 0 };
   private seq = 0;
-  private pending: Entry[] = [];
-  private pendingFolds = 0;
+  /** The histograms of committed transactions not folded yet, and their journal rows. */
+  private sum = new HistogramSum();
+  private seqs: number[] = [];
+  private uncertain: Uncertain[] = [];
   private lock: PoolClient | null = null;
   private releaseLock: () => void = () => {};
   private locking: Promise<void> | null = null;
@@ -95,40 +91,50 @@ export class HistogramJournal {
 
   /** Whether a transaction may leave its histograms to the fold now. */
   get ready(): boolean {
-    if (this.closed || this.pendingFolds > MAX_PENDING_FOLDS) return false;
+    if (this.closed || this.sum.size > MAX_PENDING_KEYS) return false;
     if (!this.lock && Date.now() - this.lastLockTry > 1000) void this.acquire();
     return this.lock !== null;
   }
 
   /** Whether folds wait to be written. */
   get hasPending(): boolean {
-    return this.pending.length > 0;
+    return this.seqs.length > 0 || this.uncertain.length > 0;
   }
 
-  /** A journal row for a transaction's folds. */
+  /** A journal row for a transaction's folds: (writer, seq, the COPY data of its histograms). */
   entry(folds: SpanFold[]): JournalWrite {
     const seq = ++this.seq;
-    const body = copyData([histogramRows(folds)]);
-    const rows = new CopyRows(body.length + 64);
-    rows.reserve(2 + 12 + 12);
-    rows.row(3);
-    rows.int8(this.writer);
-    rows.int8(seq);
-    rows.reserve(4 + body.length);
-    rows.bytes(body);
-    return { seq, data: copyData([Buffer.from(rows.view())]), state: 'none' };
+    const rows = histogramRows(folds);
+    const head = new CopyRows(2 + 12 + 12 + 4);
+    head.row(3);
+    head.int8(this.writer);
+    head.int8(seq);
+    // The bytea's length, then its bytes: a whole COPY of its own.
+    head.length = head.buf.writeInt32BE(
+      COPY_HEADER.length + rows.length + COPY_TRAILER.length,
+      head.length,
+    );
+    const data = Buffer.concat([
+      COPY_HEADER,
+      head.view(),
+      COPY_HEADER,
+      rows,
+      COPY_TRAILER,
+      COPY_TRAILER,
+    ]);
+    return { seq, data, state: 'none' };
   }
 
-  /** The transaction of `w` is over: its folds wait for the next fold if its row may be there. */
+  /**
+   * The transaction of `w` is over. Committed: its histograms join the next fold. Of unknown
+   * outcome: the next folds look for its journal row and apply that.
+   */
   settle(w: JournalWrite, folds: SpanFold[]): void {
     if (w.state === 'none') return;
-    this.pending.push({
-      seq: w.seq,
-      folds,
-      committed: w.state === 'committed',
-      settledAt: Date.now(),
-    });
-    this.pendingFolds += folds.length;
+    if (w.state === 'committed') {
+      this.sum.add(folds);
+      this.seqs.push(w.seq);
+    } else this.uncertain.push({ seq: w.seq, settledAt: Date.now() });
     this.schedule();
   }
 
@@ -150,7 +156,7 @@ export class HistogramJournal {
   }
 
   private schedule(): void {
-    if (this.timer || !this.pending.length) return;
+    if (this.timer || !this.hasPending) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.flush().catch(() => {});
@@ -159,51 +165,64 @@ export class HistogramJournal {
   }
 
   private async foldOnce(): Promise<void> {
-    const batch = this.pending.splice(0);
-    this.pendingFolds = 0;
-    if (!batch.length) return;
-    let found: Set<number>;
+    const { sum, seqs, uncertain } = this;
+    if (!seqs.length && !uncertain.length) return;
+    this.sum = new HistogramSum();
+    this.seqs = [];
+    this.uncertain = [];
     let client: PoolClient | null = null;
+    let found: Set<number>;
     try {
       client = await this.pool.connect();
       found = await transactionOn(client, async (c) => {
-        const { rows } = await c.query<{ seq: string }>(
-          'DELETE FROM histogram_journal WHERE writer = $1 AND seq = ANY($2::int8[]) RETURNING seq',
-          [this.writer, batch.map((e) => e.seq)],
-        );
-        const seqs = new Set(rows.map((r) => Number(r.seq)));
-        const apply = batch.filter((e) => seqs.has(e.seq));
-        if (apply.length)
-          await copyIn(
-            c,
-            HISTOGRAM_COPY_TARGET,
-            copyData([histogramRows(mergeHistograms(apply.map((e) => e.folds)))]),
+        const out = new Set<number>();
+        if (seqs.length) {
+          const { rows } = await c.query<{ seq: string }>(
+            'SELECT seq FROM histogram_journal WHERE writer = $1 AND seq = ANY($2::int8[]) FOR UPDATE',
+            [this.writer, seqs],
           );
-        return seqs;
+          if (rows.length === seqs.length) {
+            await c.query(
+              'DELETE FROM histogram_journal WHERE writer = $1 AND seq = ANY($2::int8[])',
+              [this.writer, seqs],
+            );
+            await copyIn(c, HISTOGRAM_COPY_TARGET, copyData([sum.rows()]));
+            for (const q of seqs) out.add(q);
+          } else {
+            // Some were applied by a server that took this writer for dead (its lock was
+            // lost): the rest from their own journal rows, the sum in memory set aside.
+            const left = rows.map((r) => Number(r.seq));
+            for (const q of await applyJournalRows(c, this.writer, left)) out.add(q);
+          }
+        }
+        if (uncertain.length)
+          for (const q of await applyJournalRows(
+            c,
+            this.writer,
+            uncertain.map((u) => u.seq),
+          ))
+            out.add(q);
+        return out;
       });
       client.release();
     } catch (err) {
       client?.release(true);
-      // Whether it committed or not, the next fold's DELETE tells: all of them again.
-      this.requeue(batch);
+      // Whether it committed or not, the next fold's look at the journal tells: all again.
+      this.sum.addSum(sum);
+      this.seqs.push(...seqs);
+      this.uncertain.push(...uncertain);
+      if (!this.closed) this.schedule();
       this.onError(err, 'folding histograms');
       throw err;
     }
     this.counts.folds++;
     this.counts.applied += found.size;
     histogramJournalRows.inc({ how: 'folded' }, found.size);
-    // Not found: applied by a recovering server (this writer's lock was lost), or a
-    // transaction that did not commit; one of unknown outcome is looked for a while longer.
+    // Not found: a transaction that did not commit, or one that has not yet; looked for a while.
     const now = Date.now();
-    this.requeue(
-      batch.filter((e) => !found.has(e.seq) && !e.committed && now - e.settledAt < UNCERTAIN_MS),
+    this.uncertain.push(
+      ...uncertain.filter((u) => !found.has(u.seq) && now - u.settledAt < UNCERTAIN_MS),
     );
-  }
-
-  private requeue(entries: Entry[]): void {
-    if (!entries.length) return;
-    this.pending.unshift(...entries);
-    this.pendingFolds += entries.reduce((n, e) => n + e.folds.length, 0);
     if (!this.closed) this.schedule();
   }
 
@@ -258,12 +277,7 @@ export class HistogramJournal {
             [writer],
           );
           if (!rows[0]!.free) return 0;
-          const { rows: orphans } = await c.query<{ data: Buffer }>(
-            'DELETE FROM histogram_journal WHERE writer = $1 RETURNING data',
-            [writer],
-          );
-          for (const o of orphans) await copyIn(c, HISTOGRAM_COPY_TARGET, o.data);
-          return orphans.length;
+          return (await applyJournalRows(c, Number(writer))).length;
         });
         client.release();
       } catch (err) {
@@ -275,4 +289,20 @@ export class HistogramJournal {
     if (recovered) histogramJournalRows.inc({ how: 'recovered' }, recovered);
     return recovered;
   }
+}
+
+/**
+ * Delete a writer's journal rows (those of `seqs`, or all) and apply what they hold; the
+ * seqs applied. Each row is the COPY data of its transaction's histograms.
+ */
+async function applyJournalRows(c: PoolClient, writer: number, seqs?: number[]): Promise<number[]> {
+  if (seqs && !seqs.length) return [];
+  const { rows } = await c.query<{ seq: string; data: Buffer }>(
+    seqs
+      ? 'DELETE FROM histogram_journal WHERE writer = $1 AND seq = ANY($2::int8[]) RETURNING seq, data'
+      : 'DELETE FROM histogram_journal WHERE writer = $1 RETURNING seq, data',
+    seqs ? [writer, seqs] : [writer],
+  );
+  for (const r of rows) await copyIn(c, HISTOGRAM_COPY_TARGET, r.data);
+  return rows.map((r) => Number(r.seq));
 }

@@ -178,17 +178,25 @@ export function mergeFolds(lists: SpanFold[][]): SpanFold[] {
   return out;
 }
 
+const NO_DURATIONS = new Float64Array(0);
+
 /**
- * Only the histograms of several transactions' folds merged (histogram-journal.ts: their
- * durations went out with their spans). Each (series, resource, minute) gets one fresh
- * accumulator, added to in place.
+ * The histograms of several transactions' folds, summed per (series, resource, minute)
+ * (histogram-journal.ts: their durations went out with their spans). Each key gets one
+ * accumulator of its own, added to in place.
  */
-export function mergeHistograms(lists: SpanFold[][]): SpanFold[] {
-  const index = new FoldIndex<SpanFold>();
-  const out: SpanFold[] = [];
-  for (const list of lists)
-    for (const f of list) {
-      const m = index.get(f.seriesId, f.resourceId, f.minuteMs);
+export class HistogramSum {
+  private readonly index = new FoldIndex<SpanFold>();
+  private readonly list: SpanFold[] = [];
+
+  /** (series, resource, minute)s held. */
+  get size(): number {
+    return this.list.length;
+  }
+
+  add(folds: readonly SpanFold[]): void {
+    for (const f of folds) {
+      const m = this.index.get(f.seriesId, f.resourceId, f.minuteMs);
       if (!m) {
         const acc: SpanFold = {
           seriesId: f.seriesId,
@@ -202,22 +210,30 @@ export function mergeHistograms(lists: SpanFold[][]): SpanFold[] {
           cnt: f.cnt,
           durations: NO_DURATIONS,
         };
-        index.set(f.seriesId, f.resourceId, f.minuteMs, acc);
-        out.push(acc);
+        this.index.set(f.seriesId, f.resourceId, f.minuteMs, acc);
+        this.list.push(acc);
         continue;
       }
       m.count += f.count;
       m.sum += f.sum;
       if (f.min < m.min) m.min = f.min;
       if (f.max > m.max) m.max = f.max;
-      const sum = addSparse(m, f);
-      m.idx = sum.idx;
-      m.cnt = sum.cnt;
+      const both = addSparse(m, f);
+      m.idx = both.idx;
+      m.cnt = both.cnt;
     }
-  return out;
-}
-const NO_DURATIONS = new Float64Array(0);
+  }
 
+  /** Another sum added to this one. */
+  addSum(other: HistogramSum): void {
+    this.add(other.list);
+  }
+
+  /** COPY rows for HISTOGRAM_COPY_TARGET, one per key. */
+  rows(): Buffer {
+    return histogramRows(this.list);
+  }
+}
 const INT4_OID = 23;
 const FLOAT8_OID = 701;
 /** PostgreSQL dates count days from 2000-01-01. */
