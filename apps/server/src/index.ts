@@ -60,7 +60,9 @@ export async function startOnset(
     config.exemplarRateIntervalMs,
     config.ingestWriters,
     // On Citus every transaction writes its own histograms (the journal is one node's table).
-    { ms: citus ? 0 : config.histogramFoldMs, onError: (err, what) => warnIngest(err, what) },
+    citus
+      ? undefined
+      : { ms: config.histogramFoldMs, onError: (err, what) => warnIngest(err, what) },
   );
   // Detection shards are leased by servers that run the scheduler (detection/shards.ts).
   const detectLeases =

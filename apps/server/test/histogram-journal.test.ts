@@ -13,7 +13,8 @@ import { createPool, type Pool } from '../src/db/pool.ts';
 import { Partitions, utcDay } from '../src/db/partitions.ts';
 import { GroupCommit } from '../src/otlp/group-commit.ts';
 import { CopyRows } from '../src/otlp/copy-rows.ts';
-import { HistogramJournal } from '../src/otlp/histogram-journal.ts';
+import { HistogramJournal, JOURNAL_COPY_TARGET } from '../src/otlp/histogram-journal.ts';
+import { copyIn } from '../src/otlp/copy-in.ts';
 import type { SpanFold } from '../src/otlp/span-folds.ts';
 import { bucketIndex } from '@onset/core';
 
@@ -159,5 +160,32 @@ describe('histograms folded across transactions', () => {
     expect((await counted()).spans).toBe(1500);
     await dying.close();
     await other.close();
+  });
+
+  it("a writer's own row that no fold took is applied by its recovery; a row PostgreSQL refuses is dropped, not the rest", async () => {
+    await pool.query('TRUNCATE histograms, histogram_journal');
+    const warnings: string[] = [];
+    const journal = new HistogramJournal(pool, 60_000, (_err, what) => warnings.push(what));
+    await journal.start();
+    // A commit the server never learned of (its connection failed at COMMIT): in the journal,
+    // in no fold.
+    const lost = journal.entry(request(7000, 40).folds);
+    // And one whose minute's partition is gone (retention dropped it meanwhile).
+    const old = request(7001, 5).folds.map((f) => ({ ...f, minuteMs: Date.UTC(2001, 0, 1) }));
+    const refused = journal.entry(old);
+    const c = await pool.connect();
+    try {
+      await copyIn(c, JOURNAL_COPY_TARGET, refused.data);
+      await copyIn(c, JOURNAL_COPY_TARGET, lost.data);
+    } finally {
+      c.release();
+    }
+    // Young rows are left alone: a fold may still take them.
+    expect(await journal.recoverOrphans()).toBe(0);
+    await pool.query(`UPDATE histogram_journal SET written_at = now() - interval '2 minutes'`);
+    expect(await journal.recoverOrphans()).toBe(1);
+    expect(await counted()).toEqual({ spans: 40, rows: 1, journal: 0 });
+    expect(warnings.some((w) => w.includes('refused'))).toBe(true);
+    await journal.close();
   });
 });

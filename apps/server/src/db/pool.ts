@@ -46,6 +46,15 @@ export function createPool(
   return pool;
 }
 
+/**
+ * PostgreSQL refused a statement (severity ERROR): the transaction is aborted, nothing of it
+ * committed, and the connection lives on. A FATAL error or a socket's failure leaves a COMMIT in
+ * flight of unknown outcome.
+ */
+export function isStatementError(err: unknown): boolean {
+  return (err as { severity?: string } | null)?.severity === 'ERROR';
+}
+
 /** Errors that mean "the database is not there right now" rather than "this request is wrong". */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as { code?: string; message?: string };

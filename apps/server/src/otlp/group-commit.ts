@@ -98,16 +98,19 @@ export class GroupCommit {
 
   private async flush(group: Entry[]): Promise<void> {
     let inserted: number;
-    // Folded rows only when every request brought its own.
-    const folds = group.every((e) => e.folds) ? mergeFolds(group.map((e) => e.folds!)) : undefined;
-    // Under load (exports sharing this transaction or waiting behind it) its histograms are
-    // folded with the next transactions'; a lone export writes its own, as ever.
-    const journal =
-      folds && (group.length > 1 || this.queue.length > 0) && this.journal?.ready
-        ? this.journal
-        : undefined;
-    const entry = journal?.entry(folds!);
+    let folds: SpanFold[] | undefined;
+    let journal: HistogramJournal | undefined;
+    let entry: JournalWrite | undefined;
     try {
+      // Folded rows only when every request brought its own.
+      folds = group.every((e) => e.folds) ? mergeFolds(group.map((e) => e.folds!)) : undefined;
+      // Under load (exports sharing this transaction or waiting behind it) its histograms are
+      // folded with the next transactions'; a lone export writes its own, as ever.
+      journal =
+        folds && (group.length > 1 || this.queue.length > 0) && this.journal?.ready
+          ? this.journal
+          : undefined;
+      entry = journal?.entry(folds!);
       inserted = await this.transaction(
         group.map((e) => e.chunk),
         Math.min(...group.map((e) => e.minStartMs)),
@@ -141,7 +144,7 @@ export class GroupCommit {
     // once the histograms of every transaction before it are written (at the 200 a client reads
     // back what it sent). The writer slot is free meanwhile. A fold that fails leaves them in the
     // journal: still committed.
-    if (this.journal?.hasPending && !this.queue.length && this.active === 1)
+    if (this.journal?.hasPending && !this.queue.length)
       void this.journal
         .flush()
         .catch(() => {})

@@ -19,8 +19,7 @@
  * connection failed) is looked for in the journal for `UNCERTAIN_MS`.
  */
 import { randomInt } from 'node:crypto';
-import type { Pool, PoolClient } from '../db/pool.ts';
-import { transactionOn } from '../db/pool.ts';
+import { isStatementError, transactionOn, type Pool, type PoolClient } from '../db/pool.ts';
 import { copyIn } from './copy-in.ts';
 import { histogramJournalRows } from '../observability/metrics.ts';
 import { COPY_HEADER, COPY_TRAILER, CopyRows, copyData } from './copy-rows.ts';
@@ -30,8 +29,12 @@ import { HISTOGRAM_COPY_TARGET, histogramRows, HistogramSum, type SpanFold } fro
 export const JOURNAL_COPY_TARGET = 'histogram_journal (writer, seq, data)';
 /** How often a server looks for rows of writers that died. */
 const RECOVER_EVERY_MS = 10_000;
-/** How long a transaction of unknown outcome is looked for. */
+/** How long a transaction of unknown outcome is looked for by the fold. */
 const UNCERTAIN_MS = 30_000;
+/** This writer's own rows older than this are applied by its recovery (none should be left). */
+const OWN_LEFT_S = 60;
+/** Journal rows applied per recovery transaction (each can be ~100 kB). */
+const RECOVER_BATCH = 100;
 /** Keys held at most (e.g. while PostgreSQL refuses the fold): past it, transactions write their own. */
 const MAX_PENDING_KEYS = 500_000;
 
@@ -68,9 +71,13 @@ export class HistogramJournal {
   private timer: NodeJS.Timeout | null = null;
   private recoverTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Folds under way: a burst's last answer waits for them too. */
+  private folding = 0;
+  private lockWarned = false;
 
   constructor(
     private readonly pool: Pool,
+    /** 0: transactions always write their own histograms (recovery still runs). */
     private readonly foldMs: number,
     private readonly onError: (err: unknown, what: string) => void = () => {},
   ) {}
@@ -91,14 +98,14 @@ export class HistogramJournal {
 
   /** Whether a transaction may leave its histograms to the fold now. */
   get ready(): boolean {
-    if (this.closed || this.sum.size > MAX_PENDING_KEYS) return false;
+    if (this.foldMs <= 0 || this.closed || this.sum.size > MAX_PENDING_KEYS) return false;
     if (!this.lock && Date.now() - this.lastLockTry > 1000) void this.acquire();
     return this.lock !== null;
   }
 
   /** Whether folds wait to be written. */
   get hasPending(): boolean {
-    return this.seqs.length > 0 || this.uncertain.length > 0;
+    return this.seqs.length > 0 || this.uncertain.length > 0 || this.folding > 0;
   }
 
   /** A journal row for a transaction's folds: (writer, seq, the COPY data of its histograms). */
@@ -156,7 +163,7 @@ export class HistogramJournal {
   }
 
   private schedule(): void {
-    if (this.timer || !this.hasPending) return;
+    if (this.timer || (!this.seqs.length && !this.uncertain.length)) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.flush().catch(() => {});
@@ -170,6 +177,15 @@ export class HistogramJournal {
     this.sum = new HistogramSum();
     this.seqs = [];
     this.uncertain = [];
+    this.folding++;
+    try {
+      await this.fold(sum, seqs, uncertain);
+    } finally {
+      this.folding--;
+    }
+  }
+
+  private async fold(sum: HistogramSum, seqs: number[], uncertain: Uncertain[]): Promise<void> {
     let client: PoolClient | null = null;
     let found: Set<number>;
     try {
@@ -192,25 +208,28 @@ export class HistogramJournal {
             // Some were applied by a server that took this writer for dead (its lock was
             // lost): the rest from their own journal rows, the sum in memory set aside.
             const left = rows.map((r) => Number(r.seq));
-            for (const q of await applyJournalRows(c, this.writer, left)) out.add(q);
+            for (const q of await this.applyRows(c, { seqs: left })) out.add(q);
           }
         }
         if (uncertain.length)
-          for (const q of await applyJournalRows(
-            c,
-            this.writer,
-            uncertain.map((u) => u.seq),
-          ))
+          for (const q of await this.applyRows(c, { seqs: uncertain.map((u) => u.seq) }))
             out.add(q);
         return out;
       });
       client.release();
     } catch (err) {
       client?.release(true);
-      // Whether it committed or not, the next fold's look at the journal tells: all again.
-      this.sum.addSum(sum);
-      this.seqs.push(...seqs);
-      this.uncertain.push(...uncertain);
+      if (isStatementError(err)) {
+        // A row PostgreSQL refuses (its minute's partition dropped meanwhile) would fail every
+        // fold: the sum is set aside and each row applied from the journal on its own.
+        const now = Date.now();
+        this.uncertain.push(...uncertain, ...seqs.map((seq) => ({ seq, settledAt: now })));
+      } else {
+        // Whether it committed or not, the next fold's look at the journal tells: all again.
+        this.sum.addSum(sum);
+        this.seqs.push(...seqs);
+        this.uncertain.push(...uncertain);
+      }
       if (!this.closed) this.schedule();
       this.onError(err, 'folding histograms');
       throw err;
@@ -253,56 +272,95 @@ export class HistogramJournal {
         this.lock = c;
         this.releaseLock = release;
       }
+      this.lockWarned = false;
     })()
-      .catch((err) => this.onError(err, 'taking the histogram journal lock'))
+      .catch((err) => {
+        // Once per outage: it is tried again every second meanwhile.
+        if (!this.lockWarned) this.onError(err, 'taking the histogram journal lock');
+        this.lockWarned = true;
+      })
       .finally(() => {
         this.locking = null;
       });
     return this.locking;
   }
 
-  /** Apply and delete the journal rows of writers whose lock is free (they died). */
+  /**
+   * Apply and delete the journal rows of writers whose lock is free (they died), and this
+   * writer's own rows that no fold took (OWN_LEFT_S old: a commit it never learned of).
+   */
   async recoverOrphans(): Promise<number> {
     const { rows: writers } = await this.pool.query<{ writer: string }>(
       'SELECT DISTINCT writer FROM histogram_journal WHERE writer <> $1',
       [this.writer],
     );
     let recovered = 0;
-    for (const { writer } of writers) {
-      const client = await this.pool.connect();
-      try {
-        recovered += await transactionOn(client, async (c) => {
-          const { rows } = await c.query<{ free: boolean }>(
-            'SELECT pg_try_advisory_xact_lock($1::int8) AS free',
-            [writer],
-          );
-          if (!rows[0]!.free) return 0;
-          return (await applyJournalRows(c, Number(writer))).length;
-        });
-        client.release();
-      } catch (err) {
-        client.release(true);
-        throw err;
+    const batches = async (writer: number, own: boolean) => {
+      for (;;) {
+        const client = await this.pool.connect();
+        let n: number;
+        try {
+          n = await transactionOn(client, async (c) => {
+            if (!own) {
+              const { rows } = await c.query<{ free: boolean }>(
+                'SELECT pg_try_advisory_xact_lock($1::int8) AS free',
+                [writer],
+              );
+              if (!rows[0]!.free) return 0;
+            }
+            return (await this.applyRows(c, { writer, olderThanS: own ? OWN_LEFT_S : undefined }))
+              .length;
+          });
+          client.release();
+        } catch (err) {
+          client.release(true);
+          throw err;
+        }
+        recovered += n;
+        if (n < RECOVER_BATCH) return;
       }
-    }
+    };
+    for (const { writer } of writers) await batches(Number(writer), false);
+    await batches(this.writer, true);
     this.counts.recovered += recovered;
     if (recovered) histogramJournalRows.inc({ how: 'recovered' }, recovered);
     return recovered;
   }
-}
 
-/**
- * Delete a writer's journal rows (those of `seqs`, or all) and apply what they hold; the
- * seqs applied. Each row is the COPY data of its transaction's histograms.
- */
-async function applyJournalRows(c: PoolClient, writer: number, seqs?: number[]): Promise<number[]> {
-  if (seqs && !seqs.length) return [];
-  const { rows } = await c.query<{ seq: string; data: Buffer }>(
-    seqs
-      ? 'DELETE FROM histogram_journal WHERE writer = $1 AND seq = ANY($2::int8[]) RETURNING seq, data'
-      : 'DELETE FROM histogram_journal WHERE writer = $1 RETURNING seq, data',
-    seqs ? [writer, seqs] : [writer],
-  );
-  for (const r of rows) await copyIn(c, HISTOGRAM_COPY_TARGET, r.data);
-  return rows.map((r) => Number(r.seq));
+  /**
+   * Delete journal rows of a writer (this one unless named: those of `seqs`, or up to
+   * RECOVER_BATCH, `olderThanS` old if given) and apply what they hold; the seqs applied. Rows a
+   * fold holds are skipped. A row PostgreSQL refuses is dropped with a warning, so it cannot
+   * hold back the others.
+   */
+  private async applyRows(
+    c: PoolClient,
+    which: { writer?: number; seqs?: number[]; olderThanS?: number },
+  ): Promise<number[]> {
+    if (which.seqs && !which.seqs.length) return [];
+    const writer = which.writer ?? this.writer;
+    const { rows } = await c.query<{ seq: string; data: Buffer }>(
+      `DELETE FROM histogram_journal WHERE writer = $1 AND seq IN (
+         SELECT seq FROM histogram_journal WHERE writer = $1
+            AND ($2::int8[] IS NULL OR seq = ANY($2::int8[]))
+            AND ($3::int IS NULL OR written_at < now() - make_interval(secs => $3::int))
+          ORDER BY seq LIMIT ${RECOVER_BATCH} FOR UPDATE SKIP LOCKED)
+       RETURNING seq, data`,
+      [writer, which.seqs ?? null, which.olderThanS ?? null],
+    );
+    const applied: number[] = [];
+    for (const r of rows) {
+      await c.query('SAVEPOINT journal_row');
+      try {
+        await copyIn(c, HISTOGRAM_COPY_TARGET, r.data);
+        await c.query('RELEASE SAVEPOINT journal_row');
+        applied.push(Number(r.seq));
+      } catch (err) {
+        if (!isStatementError(err)) throw err;
+        await c.query('ROLLBACK TO SAVEPOINT journal_row');
+        this.onError(err, `histogram journal row ${writer}/${r.seq} refused; dropped`);
+      }
+    }
+    return applied;
+  }
 }

@@ -11,7 +11,7 @@ export interface IngestPipeline {
   writer: GroupCommit;
   /** Cluster-wide exemplar keep rates (exemplar-rates.ts); started by startIngestPipeline. */
   rates: ExemplarRates;
-  /** Histograms folded across transactions under load; none when ONSET_HISTOGRAM_FOLD is 0 or on Citus. */
+  /** Histograms folded across transactions under load (unless ONSET_HISTOGRAM_FOLD is 0); none on Citus. */
   journal?: HistogramJournal;
 }
 
@@ -22,9 +22,10 @@ export async function startIngestPipeline(
   workers: number,
   exemplarRateIntervalMs = 0,
   writers?: number,
-  fold: { ms: number; onError?: (err: unknown, what: string) => void } = { ms: 0 },
+  fold?: { ms: number; onError?: (err: unknown, what: string) => void },
 ): Promise<IngestPipeline> {
-  const journal = fold.ms > 0 ? new HistogramJournal(pool, fold.ms, fold.onError) : undefined;
+  // With the fold off (ms 0) the journal still applies what servers that fold left.
+  const journal = fold ? new HistogramJournal(pool, fold.ms, fold.onError) : undefined;
   const p = createIngestPipeline(pool, partitions, workers, writers, journal);
   await journal?.start();
   await p.decoder.warm();

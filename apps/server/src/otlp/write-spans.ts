@@ -1,5 +1,5 @@
 import { copyIn, pipeline } from './copy-in.ts';
-import type { PoolClient } from '../db/pool.ts';
+import { isStatementError, type PoolClient } from '../db/pool.ts';
 import { copyData } from './copy-rows.ts';
 import { partitionName } from '../db/partitions.ts';
 import { FUTURE_SLACK_MS } from './normalize-traces.ts';
@@ -256,9 +256,9 @@ async function writeFolded(
       'COMMIT',
     ]);
   } catch (err) {
-    // PostgreSQL's own error ended the transaction uncommitted; without one (the connection
-    // failed) the journal row's fate is unknown.
-    if (journal && sqlState(err)) journal.state = 'none';
+    // A statement PostgreSQL refused ended the transaction uncommitted; otherwise (the
+    // connection failed, a FATAL error) the journal row's fate is unknown.
+    if (journal && isStatementError(err)) journal.state = 'none';
     // Whatever failed, the rest of the query was skipped: the transaction is aborted, or over.
     await client.query('ROLLBACK').catch(() => {});
     const moved = dayMovedBy(err);
