@@ -198,18 +198,8 @@ export class HistogramSum {
     for (const f of folds) {
       const m = this.index.get(f.seriesId, f.resourceId, f.minuteMs);
       if (!m) {
-        const acc: SpanFold = {
-          seriesId: f.seriesId,
-          resourceId: f.resourceId,
-          minuteMs: f.minuteMs,
-          count: f.count,
-          sum: f.sum,
-          min: f.min,
-          max: f.max,
-          idx: f.idx,
-          cnt: f.cnt,
-          durations: NO_DURATIONS,
-        };
+        // A copy of its own, added to in place; a new key is rare next to an added fold.
+        const acc: SpanFold = { ...f, durations: NO_DURATIONS };
         this.index.set(f.seriesId, f.resourceId, f.minuteMs, acc);
         this.list.push(acc);
         continue;
