@@ -68,6 +68,7 @@ interface RunResult {
   stored_exactly_once: boolean;
   stored_rows: number;
   histogram_count: number;
+  durations_count: number;
   /** Share of the spans received in the measured window that are exemplars. */
   exemplar_share: number;
   /** Over the whole run, warm-up included. */
@@ -119,6 +120,7 @@ async function storedCounts(url: string, from: { lsn: string; at: string }) {
       n: string;
       distinct_n: string;
       h: string | null;
+      d: string | null;
       ex: string;
       hist_rows: string;
       dur_rows: string;
@@ -133,7 +135,9 @@ async function storedCounts(url: string, from: { lsn: string; at: string }) {
               (SELECT count(*) FROM (SELECT DISTINCT trace_id, span_id FROM observations
                                       WHERE substring(trace_id FROM 9) = $1) d) AS distinct_n,
               (SELECT sum(h.count) FROM histograms h JOIN series s ON s.id = h.series_id
-                WHERE s.service = ANY($2::text[])) AS h`,
+                WHERE s.service = ANY($2::text[])) AS h,
+              (SELECT sum(cardinality(sd.durations)) FROM span_durations sd JOIN series s ON s.id = sd.series_id
+                WHERE s.service = ANY($2::text[])) AS d`,
       [MARK_TAIL, loadServices(LOAD), from.at],
     );
     const r = rows[0]!;
@@ -141,6 +145,7 @@ async function storedCounts(url: string, from: { lsn: string; at: string }) {
       rows: Number(r.n),
       distinct: Number(r.distinct_n),
       histogram: Number(r.h ?? 0),
+      durations: Number(r.d ?? 0),
       exemplars: Number(r.ex),
       histogramRows: Number(r.hist_rows),
       durationRows: Number(r.dur_rows),
@@ -272,9 +277,11 @@ async function runOnce(root: string, env: Record<string, string> = {}): Promise<
     stored_exactly_once:
       stored.rows === r.acknowledged &&
       stored.distinct === r.acknowledged &&
-      stored.histogram === r.acknowledged,
+      stored.histogram === r.acknowledged &&
+      stored.durations === r.acknowledged,
     stored_rows: stored.rows,
     histogram_count: stored.histogram,
+    durations_count: stored.durations,
     exemplar_share: Number(stored.exemplars.toFixed(3)),
     histogram_rows_per_span: Number(stored.histogramRows.toFixed(3)),
     duration_rows_per_span: Number(stored.durationRows.toFixed(3)),

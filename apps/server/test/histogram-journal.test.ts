@@ -1,10 +1,12 @@
 /**
- * Histograms folded across ingest transactions (otlp/histogram-journal.ts) on a
- * real PostgreSQL: under load transactions leave their histograms to one merged
- * write, every span is counted by the time the burst's last export is
- * answered, and a writer that loses its lock (as a crashed server does) has its
- * journal rows applied by another server exactly once, even though it still
- * holds them in memory.
+ * Histograms and durations folded across ingest transactions
+ * (otlp/histogram-journal.ts) on a real PostgreSQL: under load transactions
+ * leave their histograms and durations to one merged write, every span is
+ * counted (histograms and exact SLO durations) by the time the burst's last
+ * export is answered, and a writer that loses its lock (as a crashed server
+ * does) has its journal rows applied by another server exactly once, even
+ * though it still holds them in memory. Durations are always received on the
+ * day of their received_at, which SLO counting reads them by.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '@onset/testkit';
@@ -33,7 +35,10 @@ afterAll(async () => {
   await pool?.end();
 });
 
-/** `n` spans of series 1 on resource 1 in one minute, trace ids tagged with `tag`, and their fold. */
+/**
+ * `n` spans of series 1 on resource 1 in one minute, trace ids tagged with `tag`, and their
+ * fold. Their durations differ from request to request, so merged arrays must be re-sorted.
+ */
 function request(tag: number, n: number): { rows: Buffer; folds: SpanFold[] } {
   const rows = new CopyRows(64);
   const durations = new Float64Array(n);
@@ -43,7 +48,7 @@ function request(tag: number, n: number): { rows: Buffer; folds: SpanFold[] } {
     trace.writeUInt32BE(i + 1, 12);
     const span = Buffer.alloc(8);
     span.writeUInt32BE(i + 1, 4);
-    durations[i] = 1000;
+    durations[i] = 1000 + ((tag * 7919 + i * 104729) % 5000);
     rows.reserve(200);
     rows.row(10);
     rows.bytes(trace);
@@ -52,34 +57,57 @@ function request(tag: number, n: number): { rows: Buffer; folds: SpanFold[] } {
     rows.int8(1);
     rows.int8(1);
     rows.timestampMs(MINUTE + i);
-    rows.float8(1000);
+    rows.float8(durations[i]!);
     rows.int2(2);
     rows.null();
     rows.reserve(5);
     rows.bool(false);
   }
+  durations.sort();
+  const buckets = new Map<number, number>();
+  for (const us of durations) buckets.set(bucketIndex(us), (buckets.get(bucketIndex(us)) ?? 0) + 1);
   const fold: SpanFold = {
     seriesId: 1,
     resourceId: 1,
     minuteMs: MINUTE,
     count: n,
-    sum: n * 1000,
-    min: 1000,
-    max: 1000,
-    idx: [bucketIndex(1000)],
-    cnt: [n],
+    sum: durations.reduce((a, b) => a + b, 0),
+    min: durations[0]!,
+    max: durations[n - 1]!,
+    idx: [...buckets.keys()],
+    cnt: [...buckets.values()],
     durations,
   };
   return { rows: Buffer.from(rows.view()), folds: [fold] };
 }
 
-async function counted(): Promise<{ spans: number; rows: number; journal: number }> {
-  const { rows } = await pool.query<{ spans: number; rows: number; journal: number }>(
+interface Counted {
+  /** Spans in histograms, histogram rows, journal rows. */
+  spans: number;
+  rows: number;
+  journal: number;
+  /** Durations stored (exact SLO counts) and their arrays. */
+  durations: number;
+  durationRows: number;
+}
+
+async function counted(): Promise<Counted> {
+  const { rows } = await pool.query<Counted & { misdated: number; unsorted: number }>(
     `SELECT (SELECT coalesce(sum(count), 0)::int FROM histograms) AS spans,
             (SELECT count(*)::int FROM histograms) AS rows,
-            (SELECT count(*)::int FROM histogram_journal) AS journal`,
+            (SELECT count(*)::int FROM histogram_journal) AS journal,
+            (SELECT coalesce(sum(cardinality(durations)), 0)::int FROM span_durations) AS durations,
+            (SELECT count(*)::int FROM span_durations) AS "durationRows",
+            (SELECT count(*)::int FROM span_durations
+              WHERE received_day <> (received_at AT TIME ZONE 'UTC')::date) AS misdated,
+            (SELECT count(*)::int FROM span_durations
+              WHERE NOT sorted OR durations <> (SELECT array_agg(d ORDER BY d) FROM unnest(durations) d))
+              AS unsorted`,
   );
-  return rows[0]!;
+  const { misdated, unsorted, ...rest } = rows[0]!;
+  // SLO counting finds durations by received_day and received_at, and binary-searches them.
+  expect({ misdated, unsorted }).toEqual({ misdated: 0, unsorted: 0 });
+  return rest;
 }
 
 async function burst(writer: GroupCommit, from: number, exports: number, spans: number) {
@@ -91,10 +119,12 @@ async function burst(writer: GroupCommit, from: number, exports: number, spans: 
   );
 }
 
-describe('histograms folded across transactions', () => {
-  it('under load, transactions share one histogram write, and every span is counted at the last answer', async () => {
-    await pool.query('TRUNCATE histograms, histogram_journal');
-    const journal = new HistogramJournal(pool, 60_000);
+const EMPTY = 'TRUNCATE histograms, histogram_journal, span_durations';
+
+describe('histograms and durations folded across transactions', () => {
+  it('under load, transactions share one histogram and durations write, and every span is counted at the last answer', async () => {
+    await pool.query(EMPTY);
+    const journal = new HistogramJournal(pool, partitions, 60_000);
     await journal.start();
     // At most two exports a transaction: the first goes out alone (nothing behind it yet), the
     // other nineteen queue behind it and go out two by two, the last alone.
@@ -105,30 +135,38 @@ describe('histograms folded across transactions', () => {
     const after = await counted();
     // The burst's last transaction found nothing behind it and wrote the fold before answering.
     expect(after.spans).toBe(1000);
+    expect(after.durations).toBe(1000);
     expect(after.journal).toBe(0);
     // The two lone transactions wrote their own rows, the nine in between one merged row
-    // (without the fold: 11 rows).
+    // (without the fold: 11 rows of each).
     expect(after.rows).toBe(3);
+    expect(after.durationRows).toBe(3);
     expect(journal.counts.applied).toBe(9);
     await journal.close();
   });
 
   it('a lone export writes its own histograms, as before', async () => {
-    await pool.query('TRUNCATE histograms, histogram_journal');
-    const journal = new HistogramJournal(pool, 60_000);
+    await pool.query(EMPTY);
+    const journal = new HistogramJournal(pool, partitions, 60_000);
     await journal.start();
     const writer = new GroupCommit(pool, partitions, { writers: 1, journal });
     const r = request(3000, 30);
     await writer.write(r.rows, 30, Date.now(), r.folds);
-    expect(await counted()).toEqual({ spans: 30, rows: 1, journal: 0 });
+    expect(await counted()).toEqual({
+      spans: 30,
+      rows: 1,
+      journal: 0,
+      durations: 30,
+      durationRows: 1,
+    });
     expect(journal.counts.folds).toBe(0);
     await journal.close();
   });
 
   it("a writer's rows are applied once, by another server, when its lock is lost", async () => {
-    await pool.query('TRUNCATE histograms, histogram_journal');
-    const dying = new HistogramJournal(pool, 60_000);
-    const other = new HistogramJournal(pool, 60_000);
+    await pool.query(EMPTY);
+    const dying = new HistogramJournal(pool, partitions, 60_000);
+    const other = new HistogramJournal(pool, partitions, 60_000);
     await dying.start();
     await other.start();
     // Thirty exports: the first and the last alone (their own histograms), fourteen
@@ -138,7 +176,7 @@ describe('histograms folded across transactions', () => {
     dying.flush = async () => {}; // a server that dies before it folds
     await burst(writer, 5000, 30, 50);
     const left = await counted();
-    expect(left).toMatchObject({ spans: 100, journal: 14 });
+    expect(left).toMatchObject({ spans: 100, durations: 100, journal: 14 });
     // Alive (its lock held): nobody else touches its rows.
     expect(await other.recoverOrphans()).toBe(0);
 
@@ -152,20 +190,22 @@ describe('histograms folded across transactions', () => {
     await pool.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
     await new Promise((r) => setTimeout(r, 200));
     expect(await other.recoverOrphans()).toBe(left.journal);
-    expect(await counted()).toMatchObject({ spans: 1500, journal: 0 });
+    expect(await counted()).toMatchObject({ spans: 1500, durations: 1500, journal: 0 });
 
     // It still holds those transactions' folds: writing them now adds nothing.
     dying.flush = flush;
     await dying.flush();
-    expect((await counted()).spans).toBe(1500);
+    expect(await counted()).toMatchObject({ spans: 1500, durations: 1500 });
     await dying.close();
     await other.close();
   });
 
   it("a writer's own row that no fold took is applied by its recovery; a row PostgreSQL refuses is dropped, not the rest", async () => {
-    await pool.query('TRUNCATE histograms, histogram_journal');
+    await pool.query(EMPTY);
     const warnings: string[] = [];
-    const journal = new HistogramJournal(pool, 60_000, (_err, what) => warnings.push(what));
+    const journal = new HistogramJournal(pool, partitions, 60_000, (_err, what) =>
+      warnings.push(what),
+    );
     await journal.start();
     // A commit the server never learned of (its connection failed at COMMIT): in the journal,
     // in no fold.
@@ -173,18 +213,29 @@ describe('histograms folded across transactions', () => {
     // And one whose minute's partition is gone (retention dropped it meanwhile).
     const old = request(7001, 5).folds.map((f) => ({ ...f, minuteMs: Date.UTC(2001, 0, 1) }));
     const refused = journal.entry(old);
+    // And one from a server before migration 0033, which wrote its durations itself.
+    const legacy = journal.entry(request(7002, 10).folds);
     const c = await pool.connect();
     try {
       await copyIn(c, JOURNAL_COPY_TARGET, refused.data);
       await copyIn(c, JOURNAL_COPY_TARGET, lost.data);
+      await copyIn(c, JOURNAL_COPY_TARGET, legacy.data);
+      await c.query('UPDATE histogram_journal SET durations = NULL WHERE seq = $1', [legacy.seq]);
     } finally {
       c.release();
     }
     // Young rows are left alone: a fold may still take them.
     expect(await journal.recoverOrphans()).toBe(0);
     await pool.query(`UPDATE histogram_journal SET written_at = now() - interval '2 minutes'`);
-    expect(await journal.recoverOrphans()).toBe(1);
-    expect(await counted()).toEqual({ spans: 40, rows: 1, journal: 0 });
+    expect(await journal.recoverOrphans()).toBe(2);
+    // The refused row's durations went back with its histograms; the legacy row's are its own.
+    expect(await counted()).toEqual({
+      spans: 50,
+      rows: 2,
+      journal: 0,
+      durations: 40,
+      durationRows: 1,
+    });
     expect(warnings.some((w) => w.includes('refused'))).toBe(true);
     await journal.close();
   });

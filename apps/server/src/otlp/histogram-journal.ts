@@ -1,15 +1,17 @@
 /**
- * Histograms folded across ingest transactions (docs/storage.md "Histograms
- * folded across transactions"). On a realistic load a transaction's spans fall
- * on nearly as many (series, resource, minute)s as there are spans, so writing
- * each transaction's histogram rows, and compacting them two minutes later,
- * was over half of PostgreSQL's work per span (docs/scaling.md). Under load a
- * transaction instead commits its histogram rows here as one journal row (the
- * COPY data they would have been), and the server keeps them in memory; at
- * most `foldMs` later, or as soon as nothing waits behind a transaction (the
- * burst may be over: group-commit.ts answers its exports after this), the
- * folds of all those transactions are written merged, one row per (series,
- * resource, minute), in the transaction that deletes their journal rows.
+ * Histograms and durations folded across ingest transactions (docs/storage.md
+ * "Histograms folded across transactions"). On a realistic load a
+ * transaction's spans fall on nearly as many (series, resource, minute)s as
+ * there are spans, so writing each transaction's histogram rows, and
+ * compacting them two minutes later, was over half of PostgreSQL's work per
+ * span, and its durations rows (one per ~3 spans) most of the rest after the
+ * raw rows (docs/scaling.md). Under load a transaction instead commits both
+ * here as one journal row (the COPY data they would have been), and the server
+ * keeps them in memory; at most `foldMs` later, or as soon as nothing waits
+ * behind a transaction (the burst may be over: group-commit.ts answers its
+ * exports after this), the folds of all those transactions are written merged,
+ * one histogram row per (series, resource, minute) and one durations array per
+ * (series, minute), in the transaction that deletes their journal rows.
  *
  * Exactly once, whatever fails: a fold applies only the entries whose journal
  * rows its own DELETE returned. A server that dies leaves its rows; each
@@ -22,11 +24,33 @@ import { randomInt } from 'node:crypto';
 import { isStatementError, transactionOn, type Pool, type PoolClient } from '../db/pool.ts';
 import { copyIn } from './copy-in.ts';
 import { histogramJournalRows } from '../observability/metrics.ts';
+import { utcDay, type Partitions } from '../db/partitions.ts';
 import { COPY_HEADER, COPY_TRAILER, CopyRows, copyData } from './copy-rows.ts';
-import { HISTOGRAM_COPY_TARGET, histogramRows, HistogramSum, type SpanFold } from './span-folds.ts';
+import {
+  DURATIONS_COPY_TARGET,
+  DurationSum,
+  HISTOGRAM_COPY_TARGET,
+  histogramRows,
+  HistogramSum,
+  type SpanFold,
+} from './span-folds.ts';
 
 /** Where a transaction's journal row is COPYed (the row's time is its default). */
-export const JOURNAL_COPY_TARGET = 'histogram_journal (writer, seq, data)';
+export const JOURNAL_COPY_TARGET = 'histogram_journal (writer, seq, data, durations)';
+/**
+ * The columns of a journal row's durations (DurationSum rows without their day): they are
+ * received on the day of the transaction that applies them (received_day and received_at agree,
+ * as SLO counting reads them), through a session table of this shape.
+ */
+const JOURNAL_DURATIONS_STAGE = `CREATE TEMP TABLE IF NOT EXISTS journal_durations (
+    series_id bigint, minute timestamptz, durations double precision[], sorted boolean
+  ) ON COMMIT DELETE ROWS`;
+const JOURNAL_DURATIONS_MOVE = `WITH moved AS (DELETE FROM journal_durations RETURNING *)
+  INSERT INTO span_durations (received_day, series_id, minute, durations, sorted)
+  SELECT (now() AT TIME ZONE 'UTC')::date, series_id, minute, durations, sorted FROM moved`;
+/** The day a fold's durations are received on: its transaction's (their received_at). */
+const FOLD_DAY_SQL = `SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`;
+const DAY_MS = 86_400_000;
 /** How often a server looks for rows of writers that died. */
 const RECOVER_EVERY_MS = 10_000;
 /** How long a transaction of unknown outcome is looked for by the fold. */
@@ -41,7 +65,7 @@ const MAX_PENDING_KEYS = 500_000;
 /** One transaction's journal row, and what became of it (write-spans.ts sets `state`). */
 export interface JournalWrite {
   seq: number;
-  /** COPY data for JOURNAL_COPY_TARGET. */
+  /** COPY data for JOURNAL_COPY_TARGET: the transaction's histograms and durations. */
   data: Buffer;
   /** none: in no transaction that can commit; sent: outcome unknown; committed. */
   state: 'none' | 'sent' | 'committed';
@@ -59,8 +83,9 @@ export class HistogramJournal {
   /** Folds written, journal rows applied by them, and rows of dead writers recovered. */
   readonly counts = { folds: 0, applied: 0, recovered: 0 };
   private seq = 0;
-  /** The histograms of committed transactions not folded yet, and their journal rows. */
+  /** The histograms and durations of committed transactions not folded yet, and their journal rows. */
   private sum = new HistogramSum();
+  private durations = new DurationSum();
   private seqs: number[] = [];
   private uncertain: Uncertain[] = [];
   private lock: PoolClient | null = null;
@@ -77,7 +102,9 @@ export class HistogramJournal {
 
   constructor(
     private readonly pool: Pool,
-    /** 0: transactions always write their own histograms (recovery still runs). */
+    /** Durations are written on the applying transaction's day: its partition is made first. */
+    private readonly partitions: Partitions,
+    /** 0: transactions always write their own histograms and durations (recovery still runs). */
     private readonly foldMs: number,
     private readonly onError: (err: unknown, what: string) => void = () => {},
   ) {}
@@ -96,7 +123,7 @@ export class HistogramJournal {
     this.recoverTimer.unref();
   }
 
-  /** Whether a transaction may leave its histograms to the fold now. */
+  /** Whether a transaction may leave its histograms and durations to the fold now. */
   get ready(): boolean {
     if (this.foldMs <= 0 || this.closed || this.sum.size > MAX_PENDING_KEYS) return false;
     if (!this.lock && Date.now() - this.lastLockTry > 1000) void this.acquire();
@@ -108,24 +135,34 @@ export class HistogramJournal {
     return this.seqs.length > 0 || this.uncertain.length > 0 || this.folding > 0;
   }
 
-  /** A journal row for a transaction's folds: (writer, seq, the COPY data of its histograms). */
+  /**
+   * A journal row for a transaction's folds: (writer, seq, the COPY data of its histograms,
+   * the COPY data of its durations).
+   */
   entry(folds: SpanFold[]): JournalWrite {
     const seq = ++this.seq;
-    const rows = histogramRows(folds);
+    const histograms = histogramRows(folds);
+    const durations = new DurationSum().add(folds).rows(null);
     const head = new CopyRows(2 + 12 + 12 + 4);
-    head.row(3);
+    head.row(4);
     head.int8(this.writer);
     head.int8(seq);
-    // The bytea's length, then its bytes: a whole COPY of its own.
-    head.length = head.buf.writeInt32BE(
-      COPY_HEADER.length + rows.length + COPY_TRAILER.length,
-      head.length,
-    );
+    // Each bytea is its length, then its bytes: a whole COPY of its own.
+    const length = (rows: Buffer) => {
+      const field = Buffer.allocUnsafe(4);
+      field.writeInt32BE(COPY_HEADER.length + rows.length + COPY_TRAILER.length);
+      return field;
+    };
     const data = Buffer.concat([
       COPY_HEADER,
       head.view(),
+      length(histograms),
       COPY_HEADER,
-      rows,
+      histograms,
+      COPY_TRAILER,
+      length(durations),
+      COPY_HEADER,
+      durations,
       COPY_TRAILER,
       COPY_TRAILER,
     ]);
@@ -140,6 +177,7 @@ export class HistogramJournal {
     if (w.state === 'none') return;
     if (w.state === 'committed') {
       this.sum.add(folds);
+      this.durations.add(folds);
       this.seqs.push(w.seq);
     } else this.uncertain.push({ seq: w.seq, settledAt: Date.now() });
     this.schedule();
@@ -172,23 +210,30 @@ export class HistogramJournal {
   }
 
   private async foldOnce(): Promise<void> {
-    const { sum, seqs, uncertain } = this;
+    const { sum, durations, seqs, uncertain } = this;
     if (!seqs.length && !uncertain.length) return;
     this.sum = new HistogramSum();
+    this.durations = new DurationSum();
     this.seqs = [];
     this.uncertain = [];
     this.folding++;
     try {
-      await this.fold(sum, seqs, uncertain);
+      await this.fold(sum, durations, seqs, uncertain);
     } finally {
       this.folding--;
     }
   }
 
-  private async fold(sum: HistogramSum, seqs: number[], uncertain: Uncertain[]): Promise<void> {
+  private async fold(
+    sum: HistogramSum,
+    durations: DurationSum,
+    seqs: number[],
+    uncertain: Uncertain[],
+  ): Promise<void> {
     let client: PoolClient | null = null;
     let found: Set<number>;
     try {
+      await this.ensureDurationsDays();
       client = await this.pool.connect();
       found = await transactionOn(client, async (c) => {
         const out = new Set<number>();
@@ -203,6 +248,8 @@ export class HistogramJournal {
               [this.writer, seqs],
             );
             await copyIn(c, HISTOGRAM_COPY_TARGET, copyData([sum.rows()]));
+            const { rows: today } = await c.query<{ day: string }>(FOLD_DAY_SQL);
+            await copyIn(c, DURATIONS_COPY_TARGET, copyData([durations.rows(today[0]!.day)]));
             for (const q of seqs) out.add(q);
           } else {
             // Some were applied by a server that took this writer for dead (its lock was
@@ -227,6 +274,7 @@ export class HistogramJournal {
       } else {
         // Whether it committed or not, the next fold's look at the journal tells: all again.
         this.sum.addSum(sum);
+        this.durations.addSum(durations);
         this.seqs.push(...seqs);
         this.uncertain.push(...uncertain);
       }
@@ -243,6 +291,15 @@ export class HistogramJournal {
       ...uncertain.filter((u) => !found.has(u.seq) && now - u.settledAt < UNCERTAIN_MS),
     );
     if (!this.closed) this.schedule();
+  }
+
+  /**
+   * The partitions a fold's or a recovery's durations may go to: today's and tomorrow's (the
+   * transaction's clock may have passed midnight). Known ones cost nothing (db/partitions.ts).
+   */
+  private async ensureDurationsDays(): Promise<void> {
+    const now = Date.now();
+    await this.partitions.ensure('span_durations', [utcDay(now), utcDay(now + DAY_MS)]);
   }
 
   /** This writer's session lock on a connection of its own, kept while it lasts. */
@@ -295,6 +352,7 @@ export class HistogramJournal {
       [this.writer],
     );
     let recovered = 0;
+    await this.ensureDurationsDays();
     const batches = async (writer: number, own: boolean) => {
       for (;;) {
         const client = await this.pool.connect();
@@ -331,7 +389,8 @@ export class HistogramJournal {
    * Delete journal rows of a writer (this one unless named: those of `seqs`, or up to
    * RECOVER_BATCH, `olderThanS` old if given) and apply what they hold; the seqs applied. Rows a
    * fold holds are skipped. A row PostgreSQL refuses is dropped with a warning, so it cannot
-   * hold back the others.
+   * hold back the others. Durations are received now (JOURNAL_DURATIONS_STAGE); a row without
+   * them (a server from before migration 0033) wrote its own.
    */
   private async applyRows(
     c: PoolClient,
@@ -339,20 +398,25 @@ export class HistogramJournal {
   ): Promise<number[]> {
     if (which.seqs && !which.seqs.length) return [];
     const writer = which.writer ?? this.writer;
-    const { rows } = await c.query<{ seq: string; data: Buffer }>(
+    const { rows } = await c.query<{ seq: string; data: Buffer; durations: Buffer | null }>(
       `DELETE FROM histogram_journal WHERE writer = $1 AND seq IN (
          SELECT seq FROM histogram_journal WHERE writer = $1
             AND ($2::int8[] IS NULL OR seq = ANY($2::int8[]))
             AND ($3::int IS NULL OR written_at < now() - make_interval(secs => $3::int))
           ORDER BY seq LIMIT ${RECOVER_BATCH} FOR UPDATE SKIP LOCKED)
-       RETURNING seq, data`,
+       RETURNING seq, data, durations`,
       [writer, which.seqs ?? null, which.olderThanS ?? null],
     );
     const applied: number[] = [];
+    if (rows.some((r) => r.durations)) await c.query(JOURNAL_DURATIONS_STAGE);
     for (const r of rows) {
       await c.query('SAVEPOINT journal_row');
       try {
         await copyIn(c, HISTOGRAM_COPY_TARGET, r.data);
+        if (r.durations) {
+          await copyIn(c, 'journal_durations (series_id, minute, durations, sorted)', r.durations);
+          await c.query(JOURNAL_DURATIONS_MOVE);
+        }
         await c.query('RELEASE SAVEPOINT journal_row');
         applied.push(Number(r.seq));
       } catch (err) {

@@ -25,7 +25,7 @@ export async function startIngestPipeline(
   fold?: { ms: number; onError?: (err: unknown, what: string) => void },
 ): Promise<IngestPipeline> {
   // With the fold off (ms 0) the journal still applies what servers that fold left.
-  const journal = fold ? new HistogramJournal(pool, fold.ms, fold.onError) : undefined;
+  const journal = fold ? new HistogramJournal(pool, partitions, fold.ms, fold.onError) : undefined;
   const p = createIngestPipeline(pool, partitions, workers, writers, journal);
   await journal?.start();
   await p.decoder.warm();

@@ -269,48 +269,78 @@ export function histogramRows(folds: SpanFold[]): Buffer {
   return Buffer.from(rows.view());
 }
 
+/** Where DurationSum rows go with their received day. */
+export const DURATIONS_COPY_TARGET =
+  'span_durations (received_day, series_id, minute, durations, sorted)';
+
 /**
- * COPY rows for `span_durations (received_day, series_id, minute, durations, sorted)`: one row
- * per (series, minute) of the transaction (the table has no resource: the folds of a series'
- * resources go into one array), each array sorted ascending, so SLO counting finds a
- * threshold's good events by binary search.
+ * The durations of many folds, one list per (series, minute) (span_durations has no resource:
+ * the folds of a series' resources go into one array), sorted once when written. Kept as plain
+ * numbers, not the folds' arrays: a fold across transactions holds seconds of them.
  */
-export function durationRows(folds: SpanFold[], day: string): Buffer {
-  const dayNumber = Date.parse(`${day}T00:00:00Z`) / 86_400_000 - PG_EPOCH_DAY;
-  const index = new FoldIndex<SpanFold[]>();
-  const bySeriesMinute: SpanFold[][] = [];
-  for (const f of folds) {
-    const same = index.get(f.seriesId, 0, f.minuteMs);
-    if (same) same.push(f);
-    else {
-      const list = [f];
-      index.set(f.seriesId, 0, f.minuteMs, list);
-      bySeriesMinute.push(list);
-    }
-  }
-  const rows = new CopyRows(folds.reduce((n, f) => n + 72 + f.durations.length * 12, 16));
-  for (const same of bySeriesMinute) {
-    const f = same[0]!;
-    rows.reserve(2 + 8 + 12 + 12);
-    rows.row(5);
-    rows.length = rows.buf.writeInt32BE(4, rows.length);
-    rows.length = rows.buf.writeInt32BE(dayNumber, rows.length);
-    rows.int8(f.seriesId);
-    rows.timestampMs(f.minuteMs);
-    // A fold's durations are ascending already; several folds' are put together and sorted.
-    let durations = f.durations;
-    if (same.length > 1) {
-      durations = new Float64Array(same.reduce((n, x) => n + x.durations.length, 0));
-      let at = 0;
-      for (const x of same) {
-        durations.set(x.durations, at);
-        at += x.durations.length;
+export class DurationSum {
+  private readonly index = new FoldIndex<{ seriesId: number; minuteMs: number; d: number[] }>();
+  private readonly list: Array<{ seriesId: number; minuteMs: number; d: number[] }> = [];
+
+  /** Durations held. */
+  count = 0;
+
+  add(folds: readonly SpanFold[]): this {
+    for (const f of folds) {
+      let m = this.index.get(f.seriesId, 0, f.minuteMs);
+      if (!m) {
+        m = { seriesId: f.seriesId, minuteMs: f.minuteMs, d: [] };
+        this.index.set(f.seriesId, 0, f.minuteMs, m);
+        this.list.push(m);
       }
-      durations.sort();
+      for (let i = 0; i < f.durations.length; i++) m.d.push(f.durations[i]!);
+      this.count += f.durations.length;
     }
-    array(rows, FLOAT8_OID, 8, durations);
-    rows.reserve(5);
-    rows.bool(true);
+    return this;
   }
-  return Buffer.from(rows.view());
+
+  /** Another sum added to this one. */
+  addSum(other: DurationSum): void {
+    for (const o of other.list) {
+      const m = this.index.get(o.seriesId, 0, o.minuteMs);
+      if (m) for (const us of o.d) m.d.push(us);
+      else {
+        this.index.set(o.seriesId, 0, o.minuteMs, o);
+        this.list.push(o);
+      }
+    }
+    this.count += other.count;
+  }
+
+  /**
+   * COPY rows, one per (series, minute), each array sorted ascending so SLO counting finds a
+   * threshold's good events by binary search: for DURATIONS_COPY_TARGET received on `day`, or
+   * without it (null) for JOURNAL_DURATIONS_COLUMNS (histogram-journal.ts), whose rows take
+   * the day of the transaction that applies them.
+   */
+  rows(day: string | null): Buffer {
+    const dayNumber = day === null ? 0 : Date.parse(`${day}T00:00:00Z`) / 86_400_000 - PG_EPOCH_DAY;
+    const rows = new CopyRows(this.list.length * 72 + this.count * 12 + 16);
+    for (const m of this.list) {
+      rows.reserve(2 + 8 + 12 + 12);
+      if (day === null) rows.row(4);
+      else {
+        rows.row(5);
+        rows.length = rows.buf.writeInt32BE(4, rows.length);
+        rows.length = rows.buf.writeInt32BE(dayNumber, rows.length);
+      }
+      rows.int8(m.seriesId);
+      rows.timestampMs(m.minuteMs);
+      // A typed array sorts numerically without calling a comparator per comparison.
+      array(rows, FLOAT8_OID, 8, Float64Array.from(m.d).sort());
+      rows.reserve(5);
+      rows.bool(true);
+    }
+    return Buffer.from(rows.view());
+  }
+}
+
+/** COPY rows for DURATIONS_COPY_TARGET: the durations of one transaction's folds. */
+export function durationRows(folds: SpanFold[], day: string): Buffer {
+  return new DurationSum().add(folds).rows(day);
 }

@@ -3,7 +3,13 @@ import { isStatementError, type PoolClient } from '../db/pool.ts';
 import { copyData } from './copy-rows.ts';
 import { partitionName } from '../db/partitions.ts';
 import { FUTURE_SLACK_MS } from './normalize-traces.ts';
-import { durationRows, HISTOGRAM_COPY_TARGET, histogramRows, type SpanFold } from './span-folds.ts';
+import {
+  DURATIONS_COPY_TARGET,
+  durationRows,
+  HISTOGRAM_COPY_TARGET,
+  histogramRows,
+  type SpanFold,
+} from './span-folds.ts';
 import { JOURNAL_COPY_TARGET, type JournalWrite } from './histogram-journal.ts';
 import { beginReceived, dayMovedBy, receivedDayStatement } from './received-day.ts';
 import { isCitusConnection, sqlState } from '../db/citus.ts';
@@ -131,7 +137,7 @@ export async function writeSpans(
   folds?: SpanFold[],
   opts: {
     confirmDay?: boolean;
-    /** Commit the histograms as this journal row instead (histogram-journal.ts); its state says what became of it. */
+    /** Commit the histograms and durations as this journal row instead (histogram-journal.ts); its state says what became of it. */
     journal?: JournalWrite;
   } = {},
 ): Promise<number> {
@@ -224,7 +230,7 @@ async function writeDirect(
  * The fast path when the caller folded the spans (span-folds.ts): no staging
  * at all. The spans go straight into the day's partition, their histograms
  * and durations as the few rows they fold to, and the whole transaction
- * (BEGIN, the day's lock and check, three COPYs, COMMIT) goes out as one
+ * (BEGIN, the day's lock and check, the COPYs, COMMIT) goes out as one
  * pipelined query (copy-in.ts): PostgreSQL never waits for this server's
  * event loop in the middle of it. Null when a span was already stored (the
  * transaction is rolled back).
@@ -246,13 +252,12 @@ async function writeFolded(
         copy: `${partitionName('observations', day)} (${COLUMNS})`,
         data: copyData(chunks),
       },
-      journal
-        ? { copy: JOURNAL_COPY_TARGET, data: journal.data }
-        : { copy: HISTOGRAM_COPY_TARGET, data: copyData([histogramRows(folds)]) },
-      {
-        copy: 'span_durations (received_day, series_id, minute, durations, sorted)',
-        data: copyData([durationRows(folds, day)]),
-      },
+      ...(journal
+        ? [{ copy: JOURNAL_COPY_TARGET, data: journal.data }]
+        : [
+            { copy: HISTOGRAM_COPY_TARGET, data: copyData([histogramRows(folds)]) },
+            { copy: DURATIONS_COPY_TARGET, data: copyData([durationRows(folds, day)]) },
+          ]),
       'COMMIT',
     ]);
   } catch (err) {
