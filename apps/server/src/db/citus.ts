@@ -53,8 +53,9 @@ export const CITUS_PLAN: readonly CitusPlacement[] = [
   // Small tables, written by one statement at a time: on the coordinator, where they keep
   // working while a worker is down (alerts still go out).
   local('metric_streams'),
-  // Unused on Citus (every transaction writes its own histograms there: index.ts).
+  // Unused on Citus (every transaction writes its own histograms and durations there: index.ts).
   local('histogram_journal'),
+  local('fold_journal'),
   // Detector state: read and written by the servers' passes only, joined with the registry.
   local('regress_state'),
   local('deploys'),

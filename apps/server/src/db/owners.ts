@@ -35,6 +35,7 @@ export const TABLE_OWNERS = {
   histograms: { owner: 'otlp', alsoWrittenBy: { db: PARTITIONS } },
   histograms_hourly: { owner: 'otlp', alsoWrittenBy: { db: PARTITIONS } },
   histogram_journal: { owner: 'otlp' },
+  fold_journal: { owner: 'otlp' },
   pairing_state: { owner: 'edges' },
   deploys: { owner: 'deploys' },
   deploy_inference_values: { owner: 'deploys' },
@@ -72,4 +73,6 @@ export const DYNAMIC_WRITES: Record<string, readonly OwnedTable[]> = {
   'slos/store.ts': ['slo_hours', 'slo_days'],
   // The COPY helper; its callers' strings name the target (write-spans.ts).
   'otlp/copy-in.ts': [],
+  // Recovery reads this version's journal and the one servers before migration 0033 wrote.
+  'otlp/fold-journal.ts': ['fold_journal', 'histogram_journal'],
 };

@@ -31,7 +31,7 @@ export const detectionPassSeconds = new Histogram({
 });
 
 /**
- * Ingest transactions whose histograms were folded with later ones (otlp/histogram-journal.ts),
+ * Ingest transactions whose histograms were folded with later ones (otlp/fold-journal.ts),
  * by how their journal rows were applied. how: folded (by this server's fold) | recovered (rows
  * of a writer that died, applied by this server).
  */

@@ -15,7 +15,7 @@ import { isDatabaseUnavailable, type Pool } from '../db/pool.ts';
 import { writeSpans } from './write-spans.ts';
 import { DayMoved } from './received-day.ts';
 import { mergeFolds, type SpanFold } from './span-folds.ts';
-import type { HistogramJournal, JournalWrite } from './histogram-journal.ts';
+import type { FoldJournal, JournalWrite } from './fold-journal.ts';
 
 export interface GroupCommitOptions {
   /** Transactions in flight at once (PostgreSQL works on each with one core); default 1. */
@@ -24,8 +24,8 @@ export interface GroupCommitOptions {
   maxRows?: number;
   /** This server's clock (tests: one that runs behind the database's). */
   now?: () => number;
-  /** Under load, histograms are folded across transactions through it (histogram-journal.ts). */
-  journal?: HistogramJournal;
+  /** Under load, histograms are folded across transactions through it (fold-journal.ts). */
+  journal?: FoldJournal;
 }
 
 /** What one request's rows came to. */
@@ -51,7 +51,7 @@ export class GroupCommit {
   private readonly writers: number;
   private readonly maxRows: number;
   private readonly now: () => number;
-  private readonly journal: HistogramJournal | undefined;
+  private readonly journal: FoldJournal | undefined;
   /** Transactions committed, and requests they held (for tests and /metrics-style introspection). */
   readonly counts = { transactions: 0, requests: 0 };
 
@@ -99,7 +99,7 @@ export class GroupCommit {
   private async flush(group: Entry[]): Promise<void> {
     let inserted: number;
     let folds: SpanFold[] | undefined;
-    let journal: HistogramJournal | undefined;
+    let journal: FoldJournal | undefined;
     let entry: JournalWrite | undefined;
     try {
       // Folded rows only when every request brought its own.

@@ -3,7 +3,7 @@ import type { Pool } from '../db/pool.ts';
 import { DecodePool } from './decode-pool.ts';
 import { GroupCommit } from './group-commit.ts';
 import { ExemplarRates } from './exemplar-rates.ts';
-import { HistogramJournal } from './histogram-journal.ts';
+import { FoldJournal } from './fold-journal.ts';
 
 /** The trace ingest machinery one server shares across its listeners. */
 export interface IngestPipeline {
@@ -12,7 +12,7 @@ export interface IngestPipeline {
   /** Cluster-wide exemplar keep rates (exemplar-rates.ts); started by startIngestPipeline. */
   rates: ExemplarRates;
   /** Histograms folded across transactions under load (unless ONSET_HISTOGRAM_FOLD is 0); none on Citus. */
-  journal?: HistogramJournal;
+  journal?: FoldJournal;
 }
 
 /** The pipeline, its decode threads started (see DecodePool.warm). */
@@ -25,7 +25,7 @@ export async function startIngestPipeline(
   fold?: { ms: number; onError?: (err: unknown, what: string) => void },
 ): Promise<IngestPipeline> {
   // With the fold off (ms 0) the journal still applies what servers that fold left.
-  const journal = fold ? new HistogramJournal(pool, partitions, fold.ms, fold.onError) : undefined;
+  const journal = fold ? new FoldJournal(pool, partitions, fold.ms, fold.onError) : undefined;
   const p = createIngestPipeline(pool, partitions, workers, writers, journal);
   await journal?.start();
   await p.decoder.warm();
@@ -38,7 +38,7 @@ export function createIngestPipeline(
   partitions: Partitions,
   workers: number,
   writers?: number,
-  journal?: HistogramJournal,
+  journal?: FoldJournal,
 ): IngestPipeline {
   return {
     decoder: new DecodePool(workers),

@@ -182,7 +182,7 @@ const NO_DURATIONS = new Float64Array(0);
 
 /**
  * The histograms of several transactions' folds, summed per (series, resource, minute)
- * (histogram-journal.ts: their durations went out with their spans). Each key gets one
+ * (fold-journal.ts; their durations are summed apart, DurationSum). Each key gets one
  * accumulator of its own, added to in place.
  */
 export class HistogramSum {
@@ -273,41 +273,70 @@ export function histogramRows(folds: SpanFold[]): Buffer {
 export const DURATIONS_COPY_TARGET =
   'span_durations (received_day, series_id, minute, durations, sorted)';
 
+/** The durations of one (series, minute): one fold's ascending array, or several folds' as numbers. */
+interface MinuteDurations {
+  seriesId: number;
+  minuteMs: number;
+  /** The only part so far, ascending (a fold's own array: nothing copied). */
+  one: Float64Array | null;
+  /** Several parts' durations, unsorted. */
+  many: number[];
+}
+
+function addPart(m: MinuteDurations, part: ArrayLike<number>): void {
+  if (m.one === null && m.many.length === 0 && part instanceof Float64Array) {
+    m.one = part;
+    return;
+  }
+  if (m.one) {
+    for (let i = 0; i < m.one.length; i++) m.many.push(m.one[i]!);
+    m.one = null;
+  }
+  for (let i = 0; i < part.length; i++) m.many.push(part[i]!);
+}
+
 /**
  * The durations of many folds, one list per (series, minute) (span_durations has no resource:
- * the folds of a series' resources go into one array), sorted once when written. Kept as plain
- * numbers, not the folds' arrays: a fold across transactions holds seconds of them.
+ * the folds of a series' resources go into one array), sorted once when written. A minute with
+ * one fold keeps that fold's array; one with several, plain numbers (a fold across
+ * transactions holds seconds of them, not each fold's array).
  */
 export class DurationSum {
-  private readonly index = new FoldIndex<{ seriesId: number; minuteMs: number; d: number[] }>();
-  private readonly list: Array<{ seriesId: number; minuteMs: number; d: number[] }> = [];
+  private readonly index = new FoldIndex<MinuteDurations>();
+  private readonly list: MinuteDurations[] = [];
 
   /** Durations held. */
   count = 0;
 
+  private minute(seriesId: number, minuteMs: number): MinuteDurations {
+    let m = this.index.get(seriesId, 0, minuteMs);
+    if (!m) {
+      m = { seriesId, minuteMs, one: null, many: [] };
+      this.index.set(seriesId, 0, minuteMs, m);
+      this.list.push(m);
+    }
+    return m;
+  }
+
   add(folds: readonly SpanFold[]): this {
     for (const f of folds) {
-      let m = this.index.get(f.seriesId, 0, f.minuteMs);
-      if (!m) {
-        m = { seriesId: f.seriesId, minuteMs: f.minuteMs, d: [] };
-        this.index.set(f.seriesId, 0, f.minuteMs, m);
-        this.list.push(m);
-      }
-      for (let i = 0; i < f.durations.length; i++) m.d.push(f.durations[i]!);
+      addPart(this.minute(f.seriesId, f.minuteMs), f.durations);
       this.count += f.durations.length;
     }
     return this;
   }
 
-  /** Another sum added to this one. */
+  /** Another sum added to this one (which may take over its lists). */
   addSum(other: DurationSum): void {
     for (const o of other.list) {
       const m = this.index.get(o.seriesId, 0, o.minuteMs);
-      if (m) for (const us of o.d) m.d.push(us);
-      else {
+      if (!m) {
         this.index.set(o.seriesId, 0, o.minuteMs, o);
         this.list.push(o);
+        continue;
       }
+      if (o.one) addPart(m, o.one);
+      if (o.many.length) addPart(m, o.many);
     }
     this.count += other.count;
   }
@@ -315,8 +344,8 @@ export class DurationSum {
   /**
    * COPY rows, one per (series, minute), each array sorted ascending so SLO counting finds a
    * threshold's good events by binary search: for DURATIONS_COPY_TARGET received on `day`, or
-   * without it (null) for JOURNAL_DURATIONS_COLUMNS (histogram-journal.ts), whose rows take
-   * the day of the transaction that applies them.
+   * without it (null) for a journal row (fold-journal.ts), whose durations take the day of the
+   * transaction that applies them.
    */
   rows(day: string | null): Buffer {
     const dayNumber = day === null ? 0 : Date.parse(`${day}T00:00:00Z`) / 86_400_000 - PG_EPOCH_DAY;
@@ -332,7 +361,7 @@ export class DurationSum {
       rows.int8(m.seriesId);
       rows.timestampMs(m.minuteMs);
       // A typed array sorts numerically without calling a comparator per comparison.
-      array(rows, FLOAT8_OID, 8, Float64Array.from(m.d).sort());
+      array(rows, FLOAT8_OID, 8, m.one ?? Float64Array.from(m.many).sort());
       rows.reserve(5);
       rows.bool(true);
     }

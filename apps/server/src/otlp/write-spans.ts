@@ -10,7 +10,7 @@ import {
   histogramRows,
   type SpanFold,
 } from './span-folds.ts';
-import { JOURNAL_COPY_TARGET, type JournalWrite } from './histogram-journal.ts';
+import { JOURNAL_COPY_TARGET, type JournalWrite } from './fold-journal.ts';
 import { beginReceived, dayMovedBy, receivedDayStatement } from './received-day.ts';
 import { isCitusConnection, sqlState } from '../db/citus.ts';
 
@@ -137,7 +137,7 @@ export async function writeSpans(
   folds?: SpanFold[],
   opts: {
     confirmDay?: boolean;
-    /** Commit the histograms and durations as this journal row instead (histogram-journal.ts); its state says what became of it. */
+    /** Commit the histograms and durations as this journal row instead (fold-journal.ts); its state says what became of it. */
     journal?: JournalWrite;
   } = {},
 ): Promise<number> {

@@ -1,6 +1,6 @@
 /**
  * Histograms and durations folded across ingest transactions
- * (otlp/histogram-journal.ts) on a real PostgreSQL: under load transactions
+ * (otlp/fold-journal.ts) on a real PostgreSQL: under load transactions
  * leave their histograms and durations to one merged write, every span is
  * counted (histograms and exact SLO durations) by the time the burst's last
  * export is answered, and a writer that loses its lock (as a crashed server
@@ -14,10 +14,10 @@ import { migrate } from '../src/db/migrate.ts';
 import { createPool, type Pool } from '../src/db/pool.ts';
 import { Partitions, utcDay } from '../src/db/partitions.ts';
 import { GroupCommit } from '../src/otlp/group-commit.ts';
-import { CopyRows } from '../src/otlp/copy-rows.ts';
-import { HistogramJournal, JOURNAL_COPY_TARGET } from '../src/otlp/histogram-journal.ts';
+import { CopyRows, copyData } from '../src/otlp/copy-rows.ts';
+import { FoldJournal, JOURNAL_COPY_TARGET } from '../src/otlp/fold-journal.ts';
 import { copyIn } from '../src/otlp/copy-in.ts';
-import type { SpanFold } from '../src/otlp/span-folds.ts';
+import { histogramRows, type SpanFold } from '../src/otlp/span-folds.ts';
 import { bucketIndex } from '@onset/core';
 
 let pool: Pool;
@@ -25,7 +25,7 @@ let partitions: Partitions;
 const MINUTE = Math.floor(Date.now() / 60_000) * 60_000 - 60_000;
 
 beforeAll(async () => {
-  const url = await createTestDatabase('onset_histogram_journal');
+  const url = await createTestDatabase('onset_fold_journal');
   await migrate(url);
   pool = createPool(url);
   partitions = new Partitions(pool);
@@ -95,7 +95,8 @@ async function counted(): Promise<Counted> {
   const { rows } = await pool.query<Counted & { misdated: number; unsorted: number }>(
     `SELECT (SELECT coalesce(sum(count), 0)::int FROM histograms) AS spans,
             (SELECT count(*)::int FROM histograms) AS rows,
-            (SELECT count(*)::int FROM histogram_journal) AS journal,
+            (SELECT count(*)::int FROM fold_journal) + (SELECT count(*)::int FROM histogram_journal)
+              AS journal,
             (SELECT coalesce(sum(cardinality(durations)), 0)::int FROM span_durations) AS durations,
             (SELECT count(*)::int FROM span_durations) AS "durationRows",
             (SELECT count(*)::int FROM span_durations
@@ -119,12 +120,12 @@ async function burst(writer: GroupCommit, from: number, exports: number, spans: 
   );
 }
 
-const EMPTY = 'TRUNCATE histograms, histogram_journal, span_durations';
+const EMPTY = 'TRUNCATE histograms, fold_journal, histogram_journal, span_durations';
 
 describe('histograms and durations folded across transactions', () => {
   it('under load, transactions share one histogram and durations write, and every span is counted at the last answer', async () => {
     await pool.query(EMPTY);
-    const journal = new HistogramJournal(pool, partitions, 60_000);
+    const journal = new FoldJournal(pool, partitions, 60_000);
     await journal.start();
     // At most two exports a transaction: the first goes out alone (nothing behind it yet), the
     // other nineteen queue behind it and go out two by two, the last alone.
@@ -147,7 +148,7 @@ describe('histograms and durations folded across transactions', () => {
 
   it('a lone export writes its own histograms, as before', async () => {
     await pool.query(EMPTY);
-    const journal = new HistogramJournal(pool, partitions, 60_000);
+    const journal = new FoldJournal(pool, partitions, 60_000);
     await journal.start();
     const writer = new GroupCommit(pool, partitions, { writers: 1, journal });
     const r = request(3000, 30);
@@ -165,8 +166,8 @@ describe('histograms and durations folded across transactions', () => {
 
   it("a writer's rows are applied once, by another server, when its lock is lost", async () => {
     await pool.query(EMPTY);
-    const dying = new HistogramJournal(pool, partitions, 60_000);
-    const other = new HistogramJournal(pool, partitions, 60_000);
+    const dying = new FoldJournal(pool, partitions, 60_000);
+    const other = new FoldJournal(pool, partitions, 60_000);
     await dying.start();
     await other.start();
     // Thirty exports: the first and the last alone (their own histograms), fourteen
@@ -200,43 +201,72 @@ describe('histograms and durations folded across transactions', () => {
     await other.close();
   });
 
-  it("a writer's own row that no fold took is applied by its recovery; a row PostgreSQL refuses is dropped, not the rest", async () => {
+  it("a writer's own row that no fold took is applied by its recovery; a part PostgreSQL refuses is dropped, not the rest", async () => {
     await pool.query(EMPTY);
     const warnings: string[] = [];
-    const journal = new HistogramJournal(pool, partitions, 60_000, (_err, what) =>
-      warnings.push(what),
-    );
+    const journal = new FoldJournal(pool, partitions, 60_000, (_err, what) => warnings.push(what));
     await journal.start();
     // A commit the server never learned of (its connection failed at COMMIT): in the journal,
     // in no fold.
     const lost = journal.entry(request(7000, 40).folds);
-    // And one whose minute's partition is gone (retention dropped it meanwhile).
+    // And one whose minute's histogram partition is gone (retention dropped it meanwhile);
+    // its durations go to the day they are received on, which is there.
     const old = request(7001, 5).folds.map((f) => ({ ...f, minuteMs: Date.UTC(2001, 0, 1) }));
     const refused = journal.entry(old);
-    // And one from a server before migration 0033, which wrote its durations itself.
-    const legacy = journal.entry(request(7002, 10).folds);
     const c = await pool.connect();
     try {
       await copyIn(c, JOURNAL_COPY_TARGET, refused.data);
       await copyIn(c, JOURNAL_COPY_TARGET, lost.data);
-      await copyIn(c, JOURNAL_COPY_TARGET, legacy.data);
-      await c.query('UPDATE histogram_journal SET durations = NULL WHERE seq = $1', [legacy.seq]);
     } finally {
       c.release();
     }
     // Young rows are left alone: a fold may still take them.
     expect(await journal.recoverOrphans()).toBe(0);
-    await pool.query(`UPDATE histogram_journal SET written_at = now() - interval '2 minutes'`);
-    expect(await journal.recoverOrphans()).toBe(2);
-    // The refused row's durations went back with its histograms; the legacy row's are its own.
+    await pool.query(`UPDATE fold_journal SET written_at = now() - interval '2 minutes'`);
+    // One applied whole; the other's histograms dropped with a warning, its durations kept.
+    expect(await journal.recoverOrphans()).toBe(1);
     expect(await counted()).toEqual({
-      spans: 50,
-      rows: 2,
+      spans: 40,
+      rows: 1,
       journal: 0,
-      durations: 40,
-      durationRows: 1,
+      durations: 45,
+      durationRows: 2,
     });
-    expect(warnings.some((w) => w.includes('refused'))).toBe(true);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^the histograms of fold_journal row \d+\/2 refused; dropped$/),
+    ]);
+    await journal.close();
+  });
+
+  it('rows a server from before migration 0033 left in histogram_journal are applied once, histograms only', async () => {
+    await pool.query(EMPTY);
+    const journal = new FoldJournal(pool, partitions, 60_000);
+    await journal.start();
+    // Two old servers' rows (their durations went out with their spans): one still alive
+    // (its lock held), one dead.
+    const [alive, dead] = [2 ** 40 + 1, 2 ** 40 + 2];
+    const lock = await pool.connect();
+    await lock.query('SELECT pg_advisory_lock($1::int8)', [alive]);
+    for (const [writer, tag] of [
+      [alive, 8000],
+      [dead, 8001],
+    ] as const)
+      await pool.query('INSERT INTO histogram_journal (writer, seq, data) VALUES ($1, 1, $2)', [
+        writer,
+        copyData([histogramRows(request(tag, 10).folds)]),
+      ]);
+    expect(await journal.recoverOrphans()).toBe(1);
+    expect(await counted()).toEqual({
+      spans: 10,
+      rows: 1,
+      journal: 1,
+      durations: 0,
+      durationRows: 0,
+    });
+    lock.release(true);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await journal.recoverOrphans()).toBe(1);
+    expect(await counted()).toMatchObject({ spans: 20, journal: 0, durations: 0 });
     await journal.close();
   });
 });

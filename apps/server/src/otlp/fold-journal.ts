@@ -1,6 +1,6 @@
 /**
  * Histograms and durations folded across ingest transactions (docs/storage.md
- * "Histograms folded across transactions"). On a realistic load a
+ * "Folded across transactions"). On a realistic load a
  * transaction's spans fall on nearly as many (series, resource, minute)s as
  * there are spans, so writing each transaction's histogram rows, and
  * compacting them two minutes later, was over half of PostgreSQL's work per
@@ -19,6 +19,10 @@
  * applies and deletes the rows of a writer whose lock is free (at start and
  * every `RECOVER_EVERY_MS`). A transaction whose outcome is unknown (the
  * connection failed) is looked for in the journal for `UNCERTAIN_MS`.
+ *
+ * The journal is `fold_journal` (migration 0033). Servers from before it wrote
+ * their histograms alone to `histogram_journal` (0032), their durations with
+ * their spans; their rows are still recovered from there.
  */
 import { randomInt } from 'node:crypto';
 import { isStatementError, transactionOn, type Pool, type PoolClient } from '../db/pool.ts';
@@ -36,15 +40,21 @@ import {
 } from './span-folds.ts';
 
 /** Where a transaction's journal row is COPYed (the row's time is its default). */
-export const JOURNAL_COPY_TARGET = 'histogram_journal (writer, seq, data, durations)';
+export const JOURNAL_COPY_TARGET = 'fold_journal (writer, seq, histograms, durations)';
+/** The journal tables: this version's, and the one servers before migration 0033 wrote. */
+const JOURNALS = {
+  fold_journal: 'histograms, durations',
+  histogram_journal: 'data AS histograms, NULL::bytea AS durations',
+} as const;
+type JournalTable = keyof typeof JOURNALS;
 /**
- * The columns of a journal row's durations (DurationSum rows without their day): they are
- * received on the day of the transaction that applies them (received_day and received_at agree,
- * as SLO counting reads them), through a session table of this shape.
+ * A journal row's durations are DurationSum rows without their day: they are received on the
+ * day of the transaction that applies them (received_day and received_at agree, as SLO counting
+ * reads them), through a table of this shape that lasts the transaction.
  */
 const JOURNAL_DURATIONS_STAGE = `CREATE TEMP TABLE IF NOT EXISTS journal_durations (
     series_id bigint, minute timestamptz, durations double precision[], sorted boolean
-  ) ON COMMIT DELETE ROWS`;
+  ) ON COMMIT DROP`;
 const JOURNAL_DURATIONS_MOVE = `WITH moved AS (DELETE FROM journal_durations RETURNING *)
   INSERT INTO span_durations (received_day, series_id, minute, durations, sorted)
   SELECT (now() AT TIME ZONE 'UTC')::date, series_id, minute, durations, sorted FROM moved`;
@@ -57,16 +67,22 @@ const RECOVER_EVERY_MS = 10_000;
 const UNCERTAIN_MS = 30_000;
 /** This writer's own rows older than this are applied by its recovery (none should be left). */
 const OWN_LEFT_S = 60;
-/** Journal rows applied per recovery transaction (each can be ~100 kB). */
+/** Journal rows applied per recovery transaction (each can be a few hundred kB). */
 const RECOVER_BATCH = 100;
-/** Keys held at most (e.g. while PostgreSQL refuses the fold): past it, transactions write their own. */
+/**
+ * Histogram keys and durations held at most (e.g. while PostgreSQL refuses the fold): past
+ * either, transactions write their own.
+ */
 const MAX_PENDING_KEYS = 500_000;
+const MAX_PENDING_DURATIONS = 4_000_000;
 
 /** One transaction's journal row, and what became of it (write-spans.ts sets `state`). */
 export interface JournalWrite {
   seq: number;
   /** COPY data for JOURNAL_COPY_TARGET: the transaction's histograms and durations. */
   data: Buffer;
+  /** The transaction's durations, which join the fold's once it commits. */
+  durations: DurationSum;
   /** none: in no transaction that can commit; sent: outcome unknown; committed. */
   state: 'none' | 'sent' | 'committed';
 }
@@ -77,7 +93,7 @@ interface Uncertain {
   settledAt: number;
 }
 
-export class HistogramJournal {
+export class FoldJournal {
   /** This process's writer id (the advisory lock's key). */
   readonly writer = randomInt(1, 2 ** 47);
   /** Folds written, journal rows applied by them, and rows of dead writers recovered. */
@@ -125,7 +141,13 @@ export class HistogramJournal {
 
   /** Whether a transaction may leave its histograms and durations to the fold now. */
   get ready(): boolean {
-    if (this.foldMs <= 0 || this.closed || this.sum.size > MAX_PENDING_KEYS) return false;
+    if (
+      this.foldMs <= 0 ||
+      this.closed ||
+      this.sum.size > MAX_PENDING_KEYS ||
+      this.durations.count > MAX_PENDING_DURATIONS
+    )
+      return false;
     if (!this.lock && Date.now() - this.lastLockTry > 1000) void this.acquire();
     return this.lock !== null;
   }
@@ -142,7 +164,8 @@ export class HistogramJournal {
   entry(folds: SpanFold[]): JournalWrite {
     const seq = ++this.seq;
     const histograms = histogramRows(folds);
-    const durations = new DurationSum().add(folds).rows(null);
+    const durations = new DurationSum().add(folds);
+    const durationRows = durations.rows(null);
     const head = new CopyRows(2 + 12 + 12 + 4);
     head.row(4);
     head.int8(this.writer);
@@ -160,13 +183,13 @@ export class HistogramJournal {
       COPY_HEADER,
       histograms,
       COPY_TRAILER,
-      length(durations),
+      length(durationRows),
       COPY_HEADER,
-      durations,
+      durationRows,
       COPY_TRAILER,
       COPY_TRAILER,
     ]);
-    return { seq, data, state: 'none' };
+    return { seq, data, durations, state: 'none' };
   }
 
   /**
@@ -177,7 +200,7 @@ export class HistogramJournal {
     if (w.state === 'none') return;
     if (w.state === 'committed') {
       this.sum.add(folds);
-      this.durations.add(folds);
+      this.durations.addSum(w.durations);
       this.seqs.push(w.seq);
     } else this.uncertain.push({ seq: w.seq, settledAt: Date.now() });
     this.schedule();
@@ -239,14 +262,14 @@ export class HistogramJournal {
         const out = new Set<number>();
         if (seqs.length) {
           const { rows } = await c.query<{ seq: string }>(
-            'SELECT seq FROM histogram_journal WHERE writer = $1 AND seq = ANY($2::int8[]) FOR UPDATE',
+            'SELECT seq FROM fold_journal WHERE writer = $1 AND seq = ANY($2::int8[]) FOR UPDATE',
             [this.writer, seqs],
           );
           if (rows.length === seqs.length) {
-            await c.query(
-              'DELETE FROM histogram_journal WHERE writer = $1 AND seq = ANY($2::int8[])',
-              [this.writer, seqs],
-            );
+            await c.query('DELETE FROM fold_journal WHERE writer = $1 AND seq = ANY($2::int8[])', [
+              this.writer,
+              seqs,
+            ]);
             await copyIn(c, HISTOGRAM_COPY_TARGET, copyData([sum.rows()]));
             const { rows: today } = await c.query<{ day: string }>(FOLD_DAY_SQL);
             await copyIn(c, DURATIONS_COPY_TARGET, copyData([durations.rows(today[0]!.day)]));
@@ -255,11 +278,11 @@ export class HistogramJournal {
             // Some were applied by a server that took this writer for dead (its lock was
             // lost): the rest from their own journal rows, the sum in memory set aside.
             const left = rows.map((r) => Number(r.seq));
-            for (const q of await this.applyRows(c, { seqs: left })) out.add(q);
+            for (const q of (await this.applyRows(c, { seqs: left })).applied) out.add(q);
           }
         }
         if (uncertain.length)
-          for (const q of await this.applyRows(c, { seqs: uncertain.map((u) => u.seq) }))
+          for (const q of (await this.applyRows(c, { seqs: uncertain.map((u) => u.seq) })).applied)
             out.add(q);
         return out;
       });
@@ -347,39 +370,44 @@ export class HistogramJournal {
    * writer's own rows that no fold took (OWN_LEFT_S old: a commit it never learned of).
    */
   async recoverOrphans(): Promise<number> {
-    const { rows: writers } = await this.pool.query<{ writer: string }>(
-      'SELECT DISTINCT writer FROM histogram_journal WHERE writer <> $1',
+    const { rows: writers } = await this.pool.query<{ writer: string; journal: JournalTable }>(
+      `SELECT DISTINCT writer, 'fold_journal' AS journal FROM fold_journal WHERE writer <> $1
+       UNION ALL
+       SELECT DISTINCT writer, 'histogram_journal' FROM histogram_journal WHERE writer <> $1`,
       [this.writer],
     );
     let recovered = 0;
     await this.ensureDurationsDays();
-    const batches = async (writer: number, own: boolean) => {
+    const batches = async (journal: JournalTable, writer: number, own: boolean) => {
       for (;;) {
         const client = await this.pool.connect();
-        let n: number;
+        let taken: { rows: number; applied: number[] };
         try {
-          n = await transactionOn(client, async (c) => {
+          taken = await transactionOn(client, async (c) => {
             if (!own) {
               const { rows } = await c.query<{ free: boolean }>(
                 'SELECT pg_try_advisory_xact_lock($1::int8) AS free',
                 [writer],
               );
-              if (!rows[0]!.free) return 0;
+              if (!rows[0]!.free) return { rows: 0, applied: [] };
             }
-            return (await this.applyRows(c, { writer, olderThanS: own ? OWN_LEFT_S : undefined }))
-              .length;
+            return this.applyRows(c, {
+              journal,
+              writer,
+              olderThanS: own ? OWN_LEFT_S : undefined,
+            });
           });
           client.release();
         } catch (err) {
           client.release(true);
           throw err;
         }
-        recovered += n;
-        if (n < RECOVER_BATCH) return;
+        recovered += taken.applied.length;
+        if (taken.rows < RECOVER_BATCH) return;
       }
     };
-    for (const { writer } of writers) await batches(Number(writer), false);
-    await batches(this.writer, true);
+    for (const { writer, journal } of writers) await batches(journal, Number(writer), false);
+    await batches('fold_journal', this.writer, true);
     this.counts.recovered += recovered;
     if (recovered) histogramJournalRows.inc({ how: 'recovered' }, recovered);
     return recovered;
@@ -387,44 +415,69 @@ export class HistogramJournal {
 
   /**
    * Delete journal rows of a writer (this one unless named: those of `seqs`, or up to
-   * RECOVER_BATCH, `olderThanS` old if given) and apply what they hold; the seqs applied. Rows a
-   * fold holds are skipped. A row PostgreSQL refuses is dropped with a warning, so it cannot
-   * hold back the others. Durations are received now (JOURNAL_DURATIONS_STAGE); a row without
-   * them (a server from before migration 0033) wrote its own.
+   * RECOVER_BATCH, `olderThanS` old if given) and apply what they hold. Rows a fold holds are
+   * skipped. A part of a row PostgreSQL refuses (its histograms, when their minute's partition
+   * is gone) is dropped with a warning, so it can hold back neither the row's other part nor
+   * other rows. Durations are received now (JOURNAL_DURATIONS_STAGE); a row of
+   * histogram_journal has none (its server wrote them with its spans). Returns how many rows
+   * were taken, and the seqs of those applied whole.
    */
   private async applyRows(
     c: PoolClient,
-    which: { writer?: number; seqs?: number[]; olderThanS?: number },
-  ): Promise<number[]> {
-    if (which.seqs && !which.seqs.length) return [];
+    which: { journal?: JournalTable; writer?: number; seqs?: number[]; olderThanS?: number },
+  ): Promise<{ rows: number; applied: number[] }> {
+    if (which.seqs && !which.seqs.length) return { rows: 0, applied: [] };
+    const journal = which.journal ?? 'fold_journal';
     const writer = which.writer ?? this.writer;
-    const { rows } = await c.query<{ seq: string; data: Buffer; durations: Buffer | null }>(
-      `DELETE FROM histogram_journal WHERE writer = $1 AND seq IN (
-         SELECT seq FROM histogram_journal WHERE writer = $1
+    const { rows } = await c.query<{
+      seq: string;
+      histograms: Buffer;
+      durations: Buffer | null;
+    }>(
+      `DELETE FROM ${journal} WHERE writer = $1 AND seq IN (
+         SELECT seq FROM ${journal} WHERE writer = $1
             AND ($2::int8[] IS NULL OR seq = ANY($2::int8[]))
             AND ($3::int IS NULL OR written_at < now() - make_interval(secs => $3::int))
           ORDER BY seq LIMIT ${RECOVER_BATCH} FOR UPDATE SKIP LOCKED)
-       RETURNING seq, data, durations`,
+       RETURNING seq, ${JOURNALS[journal]}`,
       [writer, which.seqs ?? null, which.olderThanS ?? null],
     );
     const applied: number[] = [];
     if (rows.some((r) => r.durations)) await c.query(JOURNAL_DURATIONS_STAGE);
     for (const r of rows) {
-      await c.query('SAVEPOINT journal_row');
-      try {
-        await copyIn(c, HISTOGRAM_COPY_TARGET, r.data);
-        if (r.durations) {
-          await copyIn(c, 'journal_durations (series_id, minute, durations, sorted)', r.durations);
-          await c.query(JOURNAL_DURATIONS_MOVE);
-        }
-        await c.query('RELEASE SAVEPOINT journal_row');
-        applied.push(Number(r.seq));
-      } catch (err) {
-        if (!isStatementError(err)) throw err;
-        await c.query('ROLLBACK TO SAVEPOINT journal_row');
-        this.onError(err, `histogram journal row ${writer}/${r.seq} refused; dropped`);
+      const row = `${journal} row ${writer}/${r.seq}`;
+      let whole = await this.applyPart(c, `the histograms of ${row}`, () =>
+        copyIn(c, HISTOGRAM_COPY_TARGET, r.histograms),
+      );
+      if (r.durations) {
+        const durations = r.durations;
+        whole =
+          (await this.applyPart(c, `the durations of ${row}`, async () => {
+            await copyIn(c, 'journal_durations (series_id, minute, durations, sorted)', durations);
+            await c.query(JOURNAL_DURATIONS_MOVE);
+          })) && whole;
       }
+      if (whole) applied.push(Number(r.seq));
     }
-    return applied;
+    return { rows: rows.length, applied };
+  }
+
+  /** One part of a journal row, under a savepoint: false, with a warning, when PostgreSQL refuses it. */
+  private async applyPart(
+    c: PoolClient,
+    what: string,
+    apply: () => Promise<unknown>,
+  ): Promise<boolean> {
+    await c.query('SAVEPOINT journal_part');
+    try {
+      await apply();
+      await c.query('RELEASE SAVEPOINT journal_part');
+      return true;
+    } catch (err) {
+      if (!isStatementError(err)) throw err;
+      await c.query('ROLLBACK TO SAVEPOINT journal_part');
+      this.onError(err, `${what} refused; dropped`);
+      return false;
+    }
   }
 }
