@@ -57,7 +57,7 @@ export interface Config {
   ingestWorkers: number;
   /** Ingest transactions in flight at once (ONSET_INGEST_WRITERS; otlp/group-commit.ts). */
   ingestWriters: number;
-  /** Longest a histogram waits to be folded with later transactions' under load, 0 never (ONSET_HISTOGRAM_FOLD; otlp/fold-journal.ts). */
+  /** Longest a histogram or duration waits to be folded with later transactions' under load, 0 never (ONSET_HISTOGRAM_FOLD; otlp/fold-journal.ts). */
   histogramFoldMs: number;
   /** How often exemplar keep rates are re-read from the cluster's histograms; 0 = never (ONSET_EXEMPLAR_RATE_INTERVAL; otlp/exemplar-rates.ts). */
   exemplarRateIntervalMs: number;

@@ -59,7 +59,7 @@ export async function startOnset(
     config.ingestWorkers,
     config.exemplarRateIntervalMs,
     config.ingestWriters,
-    // On Citus every transaction writes its own histograms (the journal is one node's table).
+    // On Citus every transaction writes its own histograms and durations (the journal is one node's table).
     citus
       ? undefined
       : { ms: config.histogramFoldMs, onError: (err, what) => warnIngest(err, what) },

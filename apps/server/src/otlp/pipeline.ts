@@ -11,7 +11,7 @@ export interface IngestPipeline {
   writer: GroupCommit;
   /** Cluster-wide exemplar keep rates (exemplar-rates.ts); started by startIngestPipeline. */
   rates: ExemplarRates;
-  /** Histograms folded across transactions under load (unless ONSET_HISTOGRAM_FOLD is 0); none on Citus. */
+  /** Histograms and durations folded across transactions under load (unless ONSET_HISTOGRAM_FOLD is 0); none on Citus. */
   journal?: FoldJournal;
 }
 

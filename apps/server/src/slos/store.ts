@@ -384,8 +384,9 @@ export interface CountResult {
  * window (cursor, safe upper] is counted and the cursor moved in one
  * transaction, under a row lock so concurrent passes (N servers) serialize.
  * The spans are read as their durations in `span_durations` (one array per
- * series, start minute and ingest transaction, received_at the transaction's
- * like its raw rows), not as one `observations` row each: the same spans, the
+ * series, start minute and ingest transaction, or per fold of several under
+ * load (otlp/fold-journal.ts); received_at and received_day those of the
+ * transaction that wrote it), not as one `observations` row each: the same spans, the
  * same durations and start minutes, a few rows instead of one per span, and
  * a binary search per array and SLO (goodIn).
  */
