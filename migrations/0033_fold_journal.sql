@@ -28,6 +28,12 @@ ALTER TABLE fold_journal ALTER COLUMN histograms SET STORAGE EXTERNAL;
 ALTER TABLE fold_journal ALTER COLUMN durations SET STORAGE EXTERNAL;
 
 -- Down Migration
--- Rows still here hold acknowledged spans' histograms and durations: stop the servers that fold
--- (or set ONSET_HISTOGRAM_FOLD=0s and wait for their next fold) before going down.
+-- Rows still here hold acknowledged spans' histograms and durations, which servers before this
+-- migration never read: run with ONSET_HISTOGRAM_FOLD=0s for over a minute (recovery applies
+-- what is left) until the table is empty, then go down.
+DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM fold_journal) THEN
+    RAISE EXCEPTION 'fold_journal is not empty: run the servers with ONSET_HISTOGRAM_FOLD=0s for over a minute, then migrate down';
+  END IF;
+END $$;
 DROP TABLE fold_journal;

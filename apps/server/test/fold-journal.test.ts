@@ -238,6 +238,34 @@ describe('histograms and durations folded across transactions', () => {
     await journal.close();
   });
 
+  it('a fold PostgreSQL refuses is applied row by row: only the refused part is dropped, the rest counted once', async () => {
+    await pool.query(EMPTY);
+    const warnings: string[] = [];
+    const journal = new FoldJournal(pool, partitions, 60_000, (_err, what) => warnings.push(what));
+    await journal.start();
+    const writer = new GroupCommit(pool, partitions, { writers: 1, maxRows: 100, journal });
+    // Export 5 (in the third transaction, with export 6) has a minute whose histogram
+    // partition is gone, so the merged fold's histograms COPY fails as a whole.
+    await Promise.all(
+      Array.from({ length: 20 }, (_, k) => {
+        const r = request(9000 + k, 50);
+        const folds =
+          k === 5 ? r.folds.map((f) => ({ ...f, minuteMs: Date.UTC(2001, 0, 1) })) : r.folds;
+        return writer.write(r.rows, 50, Date.now(), folds);
+      }),
+    );
+    expect(warnings).toEqual(['folding histograms and durations']);
+    expect(await counted()).toMatchObject({ journal: 9 });
+    // The next fold applies each row on its own: the third transaction's histograms are
+    // dropped (a row's histograms go in whole or not at all), its durations kept.
+    await journal.flush();
+    expect(await counted()).toMatchObject({ spans: 900, durations: 1000, journal: 0 });
+    expect(warnings.slice(1)).toEqual([
+      expect.stringMatching(/^the histograms of fold_journal row \d+\/3 refused; dropped$/),
+    ]);
+    await journal.close();
+  });
+
   it('rows a server from before migration 0033 left in histogram_journal are applied once, histograms only', async () => {
     await pool.query(EMPTY);
     const journal = new FoldJournal(pool, partitions, 60_000);

@@ -67,8 +67,21 @@ const RECOVER_EVERY_MS = 10_000;
 const UNCERTAIN_MS = 30_000;
 /** This writer's own rows older than this are applied by its recovery (none should be left). */
 const OWN_LEFT_S = 60;
-/** Journal rows applied per recovery transaction (each can be a few hundred kB). */
-const RECOVER_BATCH = 100;
+/**
+ * Journal rows applied per recovery transaction (each can be a few hundred kB): with a
+ * savepoint per part of a row, at most 60 (PostgreSQL tracks 64 per transaction in memory).
+ */
+const RECOVER_BATCH = 30;
+/**
+ * Errors that mean a part of a journal row can never be written, so it is dropped rather than
+ * kept: no partition for its rows (retention dropped its minute's), a value out of range. Any
+ * other error (a cancel, a full disk, a deadlock) rolls the whole transaction back and the
+ * rows stay in the journal for the next fold or recovery.
+ */
+const isRefusedForGood = (err: unknown) => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === '23514' || code.startsWith('22'));
+};
 /**
  * Histogram keys and durations held at most (e.g. while PostgreSQL refuses the fold): past
  * either, transactions write their own.
@@ -111,6 +124,8 @@ export class FoldJournal {
   private chain: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private recoverTimer: NodeJS.Timeout | null = null;
+  /** The timer's recovery under way, which close() waits for (the pool ends after it). */
+  private recovering: Promise<void> | null = null;
   private closed = false;
   /** Folds under way: a burst's last answer waits for them too. */
   private folding = 0;
@@ -128,13 +143,17 @@ export class FoldJournal {
   /** Take this writer's lock and apply what dead writers left. */
   async start(): Promise<void> {
     await this.acquire();
-    await this.recoverOrphans().catch((err) =>
-      this.onError(err, 'recovering the histogram journal'),
-    );
+    await this.recoverOrphans().catch((err) => this.onError(err, 'recovering the journal'));
     this.recoverTimer = setInterval(() => {
-      void this.recoverOrphans().catch((err) =>
-        this.onError(err, 'recovering the histogram journal'),
-      );
+      if (this.recovering) return;
+      this.recovering = this.recoverOrphans()
+        .then(
+          () => {},
+          (err) => this.onError(err, 'recovering the journal'),
+        )
+        .finally(() => {
+          this.recovering = null;
+        });
     }, RECOVER_EVERY_MS);
     this.recoverTimer.unref();
   }
@@ -218,7 +237,8 @@ export class FoldJournal {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.recoverTimer) clearInterval(this.recoverTimer);
-    await this.flush().catch((err) => this.onError(err, 'folding histograms at shutdown'));
+    await this.recovering;
+    await this.flush().catch((err) => this.onError(err, 'folding at shutdown'));
     await this.locking;
     this.releaseLock();
   }
@@ -302,7 +322,7 @@ export class FoldJournal {
         this.uncertain.push(...uncertain);
       }
       if (!this.closed) this.schedule();
-      this.onError(err, 'folding histograms');
+      this.onError(err, 'folding histograms and durations');
       throw err;
     }
     this.counts.folds++;
@@ -416,9 +436,9 @@ export class FoldJournal {
   /**
    * Delete journal rows of a writer (this one unless named: those of `seqs`, or up to
    * RECOVER_BATCH, `olderThanS` old if given) and apply what they hold. Rows a fold holds are
-   * skipped. A part of a row PostgreSQL refuses (its histograms, when their minute's partition
-   * is gone) is dropped with a warning, so it can hold back neither the row's other part nor
-   * other rows. Durations are received now (JOURNAL_DURATIONS_STAGE); a row of
+   * skipped. A part of a row PostgreSQL refuses for good (its histograms, when their minute's
+   * partition is gone: isRefusedForGood) is dropped with a warning, so it can hold back neither
+   * the row's other part nor other rows; any other error is thrown (nothing is deleted). Durations are received now (JOURNAL_DURATIONS_STAGE); a row of
    * histogram_journal has none (its server wrote them with its spans). Returns how many rows
    * were taken, and the seqs of those applied whole.
    */
@@ -438,7 +458,7 @@ export class FoldJournal {
          SELECT seq FROM ${journal} WHERE writer = $1
             AND ($2::int8[] IS NULL OR seq = ANY($2::int8[]))
             AND ($3::int IS NULL OR written_at < now() - make_interval(secs => $3::int))
-          ORDER BY seq LIMIT ${RECOVER_BATCH} FOR UPDATE SKIP LOCKED)
+          ORDER BY seq ${which.seqs ? '' : `LIMIT ${RECOVER_BATCH}`} FOR UPDATE SKIP LOCKED)
        RETURNING seq, ${JOURNALS[journal]}`,
       [writer, which.seqs ?? null, which.olderThanS ?? null],
     );
@@ -462,7 +482,7 @@ export class FoldJournal {
     return { rows: rows.length, applied };
   }
 
-  /** One part of a journal row, under a savepoint: false, with a warning, when PostgreSQL refuses it. */
+  /** One part of a journal row, under a savepoint: false, with a warning, when PostgreSQL refuses it for good. */
   private async applyPart(
     c: PoolClient,
     what: string,
@@ -474,7 +494,7 @@ export class FoldJournal {
       await c.query('RELEASE SAVEPOINT journal_part');
       return true;
     } catch (err) {
-      if (!isStatementError(err)) throw err;
+      if (!isRefusedForGood(err)) throw err;
       await c.query('ROLLBACK TO SAVEPOINT journal_part');
       this.onError(err, `${what} refused; dropped`);
       return false;
