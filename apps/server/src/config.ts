@@ -194,7 +194,7 @@ export const ServerEnv = z.object({
   ONSET_INGEST_CONCURRENCY: envInt(16),
   ONSET_INGEST_WORKERS: envInt(0),
   ONSET_INGEST_WRITERS: envInt(1),
-  ONSET_HISTOGRAM_FOLD: envDuration('5s'),
+  ONSET_HISTOGRAM_FOLD: envDuration('1s'),
   ONSET_EXEMPLAR_RATE_INTERVAL: envDuration('30s'),
   ONSET_DETECT_SHARDS: envInt(DEFAULT_DETECT_SHARDS),
   ONSET_DETECT_LEASE_TTL: envDuration('30s'),
