@@ -31,10 +31,7 @@ const load = (root: string, file: string) => import(pathToFileURL(path.join(root
 async function runner(root: string): Promise<(n: number) => void> {
   const { templates } = await load(root, 'bench/ingest/loads.ts');
   const { decodeTraces, fillIds } = await load(root, 'apps/server/src/otlp/decode-traces.ts');
-  const { mergeFolds, histogramRows, durationRows } = await load(
-    root,
-    'apps/server/src/otlp/span-folds.ts',
-  );
+  const folding = await load(root, 'apps/server/src/otlp/span-folds.ts');
   const tpls = templates('realistic', 200);
   const idOf = new Map<string, number>();
   let next = 0;
@@ -53,6 +50,9 @@ async function runner(root: string): Promise<(n: number) => void> {
       return [s, s + 1_000_000] as const;
     });
     fillIds(d, ids);
+    if (folding.FoldSum)
+      return { ids, group: d.rowGroup, minuteMs: d.rowMinuteMs, durationUs: d.rowDurationUs };
+    // A checkout from before FoldSum (d0db60c and earlier) folded each export while decoding.
     return d.folds.map((f: { g: number }) => ({
       ...f,
       seriesId: ids[f.g]![0],
@@ -62,9 +62,15 @@ async function runner(root: string): Promise<(n: number) => void> {
   return (n) => {
     for (let i = 0; i < n; i += 8) {
       const group = Array.from({ length: 8 }, (_, j) => exportFolds(sent + i + j));
-      const merged = mergeFolds(group);
-      histogramRows(merged);
-      durationRows(merged, '2026-12-02');
+      if (folding.FoldSum) {
+        const sum = folding.FoldSum.of(group);
+        sum.histogramRows();
+        sum.durationRows('2026-12-02');
+      } else {
+        const merged = folding.mergeFolds(group);
+        folding.histogramRows(merged);
+        folding.durationRows(merged, '2026-12-02');
+      }
     }
     sent += n;
   };

@@ -17,8 +17,7 @@ import { GroupCommit } from '../src/otlp/group-commit.ts';
 import { CopyRows, copyData } from '../src/otlp/copy-rows.ts';
 import { FoldJournal, JOURNAL_COPY_TARGET } from '../src/otlp/fold-journal.ts';
 import { copyIn } from '../src/otlp/copy-in.ts';
-import { histogramRows, type SpanFold } from '../src/otlp/span-folds.ts';
-import { bucketIndex } from '@onset/core';
+import { FoldSum, type SpanBatch } from '../src/otlp/span-folds.ts';
 
 let pool: Pool;
 let partitions: Partitions;
@@ -36,10 +35,11 @@ afterAll(async () => {
 });
 
 /**
- * `n` spans of series 1 on resource 1 in one minute, trace ids tagged with `tag`, and their
- * fold. Their durations differ from request to request, so merged arrays must be re-sorted.
+ * `n` spans of series 1 on resource 1 in one minute, trace ids tagged with `tag`, and what their
+ * histograms and durations are made of. Their durations differ from request to request and are
+ * not in order, so arrays must be sorted.
  */
-function request(tag: number, n: number): { rows: Buffer; folds: SpanFold[] } {
+function request(tag: number, n: number): { rows: Buffer; folds: SpanBatch } {
   const rows = new CopyRows(64);
   const durations = new Float64Array(n);
   for (let i = 0; i < n; i++) {
@@ -63,23 +63,20 @@ function request(tag: number, n: number): { rows: Buffer; folds: SpanFold[] } {
     rows.reserve(5);
     rows.bool(false);
   }
-  durations.sort();
-  const buckets = new Map<number, number>();
-  for (const us of durations) buckets.set(bucketIndex(us), (buckets.get(bucketIndex(us)) ?? 0) + 1);
-  const fold: SpanFold = {
-    seriesId: 1,
-    resourceId: 1,
-    minuteMs: MINUTE,
-    count: n,
-    sum: durations.reduce((a, b) => a + b, 0),
-    min: durations[0]!,
-    max: durations[n - 1]!,
-    idx: [...buckets.keys()],
-    cnt: [...buckets.values()],
-    durations,
+  const folds: SpanBatch = {
+    ids: [[1, 1]],
+    group: new Int32Array(n),
+    minuteMs: new Float64Array(n).fill(MINUTE),
+    durationUs: durations,
   };
-  return { rows: Buffer.from(rows.view()), folds: [fold] };
+  return { rows: Buffer.from(rows.view()), folds };
 }
+
+/** The same spans said to start in another minute. */
+const inMinute = (b: SpanBatch, minuteMs: number): SpanBatch => ({
+  ...b,
+  minuteMs: new Float64Array(b.minuteMs.length).fill(minuteMs),
+});
 
 interface Counted {
   /** Spans in histograms, histogram rows, journal rows. */
@@ -208,11 +205,11 @@ describe('histograms and durations folded across transactions', () => {
     await journal.start();
     // A commit the server never learned of (its connection failed at COMMIT): in the journal,
     // in no fold.
-    const lost = journal.entry(request(7000, 40).folds);
+    const lost = journal.entry(FoldSum.of([request(7000, 40).folds]));
     // And one whose minute's histogram partition is gone (retention dropped it meanwhile);
     // its durations go to the day they are received on, which is there.
-    const old = request(7001, 5).folds.map((f) => ({ ...f, minuteMs: Date.UTC(2001, 0, 1) }));
-    const refused = journal.entry(old);
+    const old = inMinute(request(7001, 5).folds, Date.UTC(2001, 0, 1));
+    const refused = journal.entry(FoldSum.of([old]));
     const c = await pool.connect();
     try {
       await copyIn(c, JOURNAL_COPY_TARGET, refused.data);
@@ -249,8 +246,7 @@ describe('histograms and durations folded across transactions', () => {
     await Promise.all(
       Array.from({ length: 20 }, (_, k) => {
         const r = request(9000 + k, 50);
-        const folds =
-          k === 5 ? r.folds.map((f) => ({ ...f, minuteMs: Date.UTC(2001, 0, 1) })) : r.folds;
+        const folds = k === 5 ? inMinute(r.folds, Date.UTC(2001, 0, 1)) : r.folds;
         return writer.write(r.rows, 50, Date.now(), folds);
       }),
     );
@@ -281,7 +277,7 @@ describe('histograms and durations folded across transactions', () => {
     ] as const)
       await pool.query('INSERT INTO histogram_journal (writer, seq, data) VALUES ($1, 1, $2)', [
         writer,
-        copyData([histogramRows(request(tag, 10).folds)]),
+        copyData([FoldSum.of([request(tag, 10).folds]).histogramRows()]),
       ]);
     expect(await journal.recoverOrphans()).toBe(1);
     expect(await counted()).toEqual({

@@ -17,7 +17,7 @@ import { createPool, type Pool, type PoolClient } from '../src/db/pool.ts';
 import { Partitions, utcDay } from '../src/db/partitions.ts';
 import { CopyRows } from '../src/otlp/copy-rows.ts';
 import { GroupCommit } from '../src/otlp/group-commit.ts';
-import { FoldBuilder, type SpanFold } from '../src/otlp/span-folds.ts';
+import type { SpanBatch } from '../src/otlp/span-folds.ts';
 import { writeSpans } from '../src/otlp/write-spans.ts';
 
 const DAY_MS = 86_400_000;
@@ -145,13 +145,17 @@ describe('a retry across midnight', () => {
 
   it('is stored once, today, when a transaction with the server’s folds is dated yesterday by a clock behind the database’s', async () => {
     const trace = 7;
-    // What the server folded while decoding (span-folds.ts): one series and resource, one minute.
-    const b = new FoldBuilder();
-    for (let i = 1; i < 11; i++)
-      b.add(0, Math.floor((lateYesterday + i) / 60_000), trace * 1000 + i);
-    const folds: SpanFold[] = b
-      .folds()
-      .map(({ g: _g, ...f }) => ({ ...f, seriesId: 1, resourceId: 1 }));
+    // What the server keeps of each span while decoding (span-folds.ts): one series and
+    // resource, one minute.
+    const folds: SpanBatch = {
+      ids: [[1, 1]],
+      group: new Int32Array(10),
+      minuteMs: Float64Array.from(
+        { length: 10 },
+        (_, i) => Math.floor((lateYesterday + i + 1) / 60_000) * 60_000,
+      ),
+      durationUs: Float64Array.from({ length: 10 }, (_, i) => trace * 1000 + i + 1),
+    };
     // Sent whole with its COPYs (write-spans.ts): the day check aborts it, and it is written again today.
     const late = new GroupCommit(pool, parts, { now: () => lateYesterday });
     expect(await late.write(rows(trace, 1, 11), 10, lateYesterday, folds)).toEqual({

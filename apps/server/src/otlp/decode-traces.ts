@@ -18,7 +18,6 @@ import {
   traceUnit,
   type ExemplarGroup,
 } from './exemplars.ts';
-import { FoldBuilder, type GroupFold } from './span-folds.ts';
 import { keptAttributes, normalizeTraces, type SpanLimits } from './normalize-traces.ts';
 import { parse } from './parse.ts';
 import { LeanTraceRequest } from './protobuf-traces.ts';
@@ -61,8 +60,9 @@ export interface DecodedTraces {
   days: number[];
   /** The earliest span start (ms since the epoch; Infinity without spans). */
   minStartMs: number;
-  /** Histogram and durations per (group, start minute), for the direct write (span-folds.ts). */
-  folds: GroupFold[];
+  /** Each row's start minute as stored (ms since the epoch) and duration (µs): its histogram and durations (span-folds.ts). */
+  rowMinuteMs: Float64Array;
+  rowDurationUs: Float64Array;
   /** service.instance.id shared by every resource of the request, if any (self-trace loop guard). */
   instanceId: string | null;
 }
@@ -113,6 +113,8 @@ export function decodeTraces(
   const rowStarts = new Int32Array(n + 1);
   const idAt = new Int32Array(n);
   const rowGroup = new Int32Array(n);
+  const rowMinuteMs = new Float64Array(n);
+  const rowDurationUs = new Float64Array(n);
   const groups: SpanGroup[] = [];
   // Groups by resource key, then series key: a span's group is found without building its
   // (series, resource) key string (spans of one ResourceSpans share their resource object).
@@ -124,7 +126,6 @@ export function decodeTraces(
   const counters: ExemplarGroup[] = [];
   const days = new Set<number>();
   let minStartMs = Infinity;
-  const folds = new FoldBuilder();
   for (let i = 0; i < n; i++) {
     const o = obs[i]!;
     if (o.startMs < minStartMs) minStartMs = o.startMs;
@@ -149,8 +150,9 @@ export function decodeTraces(
     const minute = storedMinute(o.startMs);
     const counter = counters[g]!.counter(minute);
     const exemplar = exemplars.keep(counter, traceUnit(o.traceId));
-    folds.add(g, minute, o.durationUs);
     rowGroup[i] = g;
+    rowMinuteMs[i] = minute * 60_000;
+    rowDurationUs[i] = o.durationUs;
     days.add(Math.floor((minute * 60_000) / DAY_MS));
     rows.reserve(FIXED_ROW_BYTES);
     rowStarts[i] = rows.length;
@@ -185,7 +187,8 @@ export function decodeTraces(
     groupKeys,
     days: [...days],
     minStartMs,
-    folds: folds.folds(),
+    rowMinuteMs,
+    rowDurationUs,
     instanceId: sharedInstanceId(req as never),
   };
 }

@@ -30,14 +30,7 @@ import { copyIn } from './copy-in.ts';
 import { histogramJournalRows } from '../observability/metrics.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
 import { COPY_HEADER, COPY_TRAILER, CopyRows, copyData } from './copy-rows.ts';
-import {
-  DURATIONS_COPY_TARGET,
-  DurationSum,
-  HISTOGRAM_COPY_TARGET,
-  histogramRows,
-  HistogramSum,
-  type SpanFold,
-} from './span-folds.ts';
+import { DURATIONS_COPY_TARGET, FoldSum, HISTOGRAM_COPY_TARGET } from './span-folds.ts';
 
 /** Where a transaction's journal row is COPYed (the row's time is its default). */
 export const JOURNAL_COPY_TARGET = 'fold_journal (writer, seq, histograms, durations)';
@@ -48,7 +41,7 @@ const JOURNALS = {
 } as const;
 type JournalTable = keyof typeof JOURNALS;
 /**
- * A journal row's durations are DurationSum rows without their day: they are received on the
+ * A journal row's durations are FoldSum.durationRows without their day: they are received on the
  * day of the transaction that applies them (received_day and received_at agree, as SLO counting
  * reads them), through a table of this shape that lasts the transaction.
  */
@@ -83,19 +76,18 @@ const isRefusedForGood = (err: unknown) => {
   return typeof code === 'string' && (code === '23514' || code.startsWith('22'));
 };
 /**
- * Histogram keys and durations held at most (e.g. while PostgreSQL refuses the fold): past
- * either, transactions write their own.
+ * Spans held at most (e.g. while PostgreSQL refuses the fold; ~20 bytes each): past it,
+ * transactions write their own histograms and durations.
  */
-const MAX_PENDING_KEYS = 500_000;
-const MAX_PENDING_DURATIONS = 4_000_000;
+const MAX_PENDING_SPANS = 4_000_000;
 
 /** One transaction's journal row, and what became of it (write-spans.ts sets `state`). */
 export interface JournalWrite {
   seq: number;
   /** COPY data for JOURNAL_COPY_TARGET: the transaction's histograms and durations. */
   data: Buffer;
-  /** The transaction's durations, which join the fold's once it commits. */
-  durations: DurationSum;
+  /** The transaction's spans, which join the fold's once it commits. */
+  folds: FoldSum;
   /** none: in no transaction that can commit; sent: outcome unknown; committed. */
   state: 'none' | 'sent' | 'committed';
 }
@@ -113,8 +105,7 @@ export class FoldJournal {
   readonly counts = { folds: 0, applied: 0, recovered: 0 };
   private seq = 0;
   /** The histograms and durations of committed transactions not folded yet, and their journal rows. */
-  private sum = new HistogramSum();
-  private durations = new DurationSum();
+  private sum = new FoldSum();
   private seqs: number[] = [];
   private uncertain: Uncertain[] = [];
   private lock: PoolClient | null = null;
@@ -160,13 +151,7 @@ export class FoldJournal {
 
   /** Whether a transaction may leave its histograms and durations to the fold now. */
   get ready(): boolean {
-    if (
-      this.foldMs <= 0 ||
-      this.closed ||
-      this.sum.size > MAX_PENDING_KEYS ||
-      this.durations.count > MAX_PENDING_DURATIONS
-    )
-      return false;
+    if (this.foldMs <= 0 || this.closed || this.sum.spans > MAX_PENDING_SPANS) return false;
     if (!this.lock && Date.now() - this.lastLockTry > 1000) void this.acquire();
     return this.lock !== null;
   }
@@ -180,11 +165,10 @@ export class FoldJournal {
    * A journal row for a transaction's folds: (writer, seq, the COPY data of its histograms,
    * the COPY data of its durations).
    */
-  entry(folds: SpanFold[]): JournalWrite {
+  entry(folds: FoldSum): JournalWrite {
     const seq = ++this.seq;
-    const histograms = histogramRows(folds);
-    const durations = new DurationSum().add(folds);
-    const durationRows = durations.rows(null);
+    const histograms = folds.histogramRows();
+    const durationRows = folds.durationRows(null);
     const head = new CopyRows(2 + 12 + 12 + 4);
     head.row(4);
     head.int8(this.writer);
@@ -208,18 +192,17 @@ export class FoldJournal {
       COPY_TRAILER,
       COPY_TRAILER,
     ]);
-    return { seq, data, durations, state: 'none' };
+    return { seq, data, folds, state: 'none' };
   }
 
   /**
    * The transaction of `w` is over. Committed: its histograms join the next fold. Of unknown
    * outcome: the next folds look for its journal row and apply that.
    */
-  settle(w: JournalWrite, folds: SpanFold[]): void {
+  settle(w: JournalWrite): void {
     if (w.state === 'none') return;
     if (w.state === 'committed') {
-      this.sum.add(folds);
-      this.durations.addSum(w.durations);
+      this.sum.addSum(w.folds);
       this.seqs.push(w.seq);
     } else this.uncertain.push({ seq: w.seq, settledAt: Date.now() });
     this.schedule();
@@ -253,26 +236,20 @@ export class FoldJournal {
   }
 
   private async foldOnce(): Promise<void> {
-    const { sum, durations, seqs, uncertain } = this;
+    const { sum, seqs, uncertain } = this;
     if (!seqs.length && !uncertain.length) return;
-    this.sum = new HistogramSum();
-    this.durations = new DurationSum();
+    this.sum = new FoldSum();
     this.seqs = [];
     this.uncertain = [];
     this.folding++;
     try {
-      await this.fold(sum, durations, seqs, uncertain);
+      await this.fold(sum, seqs, uncertain);
     } finally {
       this.folding--;
     }
   }
 
-  private async fold(
-    sum: HistogramSum,
-    durations: DurationSum,
-    seqs: number[],
-    uncertain: Uncertain[],
-  ): Promise<void> {
+  private async fold(sum: FoldSum, seqs: number[], uncertain: Uncertain[]): Promise<void> {
     let client: PoolClient | null = null;
     let found: Set<number>;
     try {
@@ -290,9 +267,9 @@ export class FoldJournal {
               this.writer,
               seqs,
             ]);
-            await copyIn(c, HISTOGRAM_COPY_TARGET, copyData([sum.rows()]));
+            await copyIn(c, HISTOGRAM_COPY_TARGET, copyData([sum.histogramRows()]));
             const { rows: today } = await c.query<{ day: string }>(FOLD_DAY_SQL);
-            await copyIn(c, DURATIONS_COPY_TARGET, copyData([durations.rows(today[0]!.day)]));
+            await copyIn(c, DURATIONS_COPY_TARGET, copyData([sum.durationRows(today[0]!.day)]));
             for (const q of seqs) out.add(q);
           } else {
             // Some were applied by a server that took this writer for dead (its lock was
@@ -317,7 +294,6 @@ export class FoldJournal {
       } else {
         // Whether it committed or not, the next fold's look at the journal tells: all again.
         this.sum.addSum(sum);
-        this.durations.addSum(durations);
         this.seqs.push(...seqs);
         this.uncertain.push(...uncertain);
       }

@@ -5,7 +5,7 @@
  * one fold statement, one COMMIT and its WAL flush for all of them). One slot
  * by default: on the realistic load two transactions at once cost PostgreSQL
  * more per span than one twice the size (they share hot index pages and the
- * cores the server needs; fewer, larger groups also merge more folds), and
+ * cores the server needs; fewer, larger groups also fold more spans together), and
  * they did not answer sooner (docs/scaling.md). Each
  * request is answered after the commit that holds its rows, and a failed
  * transaction fails exactly the requests in it.
@@ -14,7 +14,7 @@ import { utcDay, type Partitions } from '../db/partitions.ts';
 import { isDatabaseUnavailable, type Pool } from '../db/pool.ts';
 import { writeSpans } from './write-spans.ts';
 import { DayMoved } from './received-day.ts';
-import { mergeFolds, type SpanFold } from './span-folds.ts';
+import { FoldSum, type SpanBatch } from './span-folds.ts';
 import type { FoldJournal, JournalWrite } from './fold-journal.ts';
 
 export interface GroupCommitOptions {
@@ -39,8 +39,8 @@ interface Entry {
   rows: number;
   /** Its earliest span start (ms). */
   minStartMs: number;
-  /** Its histograms and durations, when the caller folded them (span-folds.ts). */
-  folds?: SpanFold[];
+  /** What its histograms and durations are made of, when the caller decoded them (span-folds.ts). */
+  folds?: SpanBatch;
   resolve: (w: Written) => void;
   reject: (err: unknown) => void;
 }
@@ -71,7 +71,7 @@ export class GroupCommit {
    * earliest span start among them, tells whether any could be a retry of a span received the
    * day before (write-spans.ts); unknown: -Infinity.
    */
-  write(chunk: Buffer, rows: number, minStartMs = -Infinity, folds?: SpanFold[]): Promise<Written> {
+  write(chunk: Buffer, rows: number, minStartMs = -Infinity, folds?: SpanBatch): Promise<Written> {
     return new Promise<Written>((resolve, reject) => {
       this.queue.push({ chunk, rows, minStartMs, folds, resolve, reject });
       this.pump();
@@ -98,12 +98,12 @@ export class GroupCommit {
 
   private async flush(group: Entry[]): Promise<void> {
     let inserted: number;
-    let folds: SpanFold[] | undefined;
+    let folds: FoldSum | undefined;
     let journal: FoldJournal | undefined;
     let entry: JournalWrite | undefined;
     try {
-      // Folded rows only when every request brought its own.
-      folds = group.every((e) => e.folds) ? mergeFolds(group.map((e) => e.folds!)) : undefined;
+      // Folded rows only when every request brought its spans' batch.
+      folds = group.every((e) => e.folds) ? FoldSum.of(group.map((e) => e.folds!)) : undefined;
       // Under load (exports sharing this transaction or waiting behind it) its histograms are
       // folded with the next transactions'; a lone export writes its own, as ever.
       journal =
@@ -117,9 +117,9 @@ export class GroupCommit {
         folds,
         entry,
       );
-      if (entry) journal!.settle(entry, folds!);
+      if (entry) journal!.settle(entry);
     } catch (err) {
-      if (entry) journal!.settle(entry, folds!);
+      if (entry) journal!.settle(entry);
       if (group.length > 1 && !isDatabaseUnavailable(err)) {
         // A value PostgreSQL refused (or any other statement error) belongs to one request:
         // each one is tried alone, so only the request that carries it fails.
@@ -156,7 +156,7 @@ export class GroupCommit {
   private async transaction(
     chunks: Buffer[],
     minStartMs: number,
-    folds: SpanFold[] | undefined,
+    folds: FoldSum | undefined,
     journal: JournalWrite | undefined,
   ): Promise<number> {
     // The day is this server's guess; the transaction confirms it on the database's clock and,

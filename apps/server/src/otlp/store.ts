@@ -3,7 +3,7 @@ import { admitObservations } from '../cardinality/admit.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
 import { fillIds, type DecodedTraces } from './decode-traces.ts';
 import type { GroupCommit } from './group-commit.ts';
-import type { SpanFold } from './span-folds.ts';
+import type { SpanBatch } from './span-folds.ts';
 import type { ExemplarRates } from './exemplar-rates.ts';
 
 export interface StoreResult {
@@ -50,23 +50,12 @@ export async function storeTraces(
   );
   await registry.link([...links.values()]);
   const { rows, count } = fillIds(d, ids);
-  const folds: SpanFold[] = [];
-  for (const f of d.folds) {
-    const id = ids[f.g];
-    if (id)
-      folds.push({
-        minuteMs: f.minuteMs,
-        count: f.count,
-        sum: f.sum,
-        min: f.min,
-        max: f.max,
-        idx: f.idx,
-        cnt: f.cnt,
-        durations: f.durations,
-        seriesId: id[0],
-        resourceId: id[1],
-      });
-  }
-  const written = await writer.write(rows, count, d.minStartMs, folds);
+  const batch: SpanBatch = {
+    ids,
+    group: d.rowGroup,
+    minuteMs: d.rowMinuteMs,
+    durationUs: d.rowDurationUs,
+  };
+  const written = await writer.write(rows, count, d.minStartMs, batch);
   return { ...written, dropped };
 }

@@ -3,13 +3,7 @@ import { isStatementError, type PoolClient } from '../db/pool.ts';
 import { copyData } from './copy-rows.ts';
 import { partitionName } from '../db/partitions.ts';
 import { FUTURE_SLACK_MS } from './normalize-traces.ts';
-import {
-  DURATIONS_COPY_TARGET,
-  durationRows,
-  HISTOGRAM_COPY_TARGET,
-  histogramRows,
-  type SpanFold,
-} from './span-folds.ts';
+import { DURATIONS_COPY_TARGET, HISTOGRAM_COPY_TARGET, type FoldSum } from './span-folds.ts';
 import { JOURNAL_COPY_TARGET, type JournalWrite } from './fold-journal.ts';
 import { beginReceived, dayMovedBy, receivedDayStatement } from './received-day.ts';
 import { isCitusConnection, sqlState } from '../db/citus.ts';
@@ -134,7 +128,7 @@ export async function writeSpans(
   chunks: Buffer[],
   day: string,
   minStartMs = -Infinity,
-  folds?: SpanFold[],
+  folds?: FoldSum,
   opts: {
     confirmDay?: boolean;
     /** Commit the histograms and durations as this journal row instead (fold-journal.ts); its state says what became of it. */
@@ -239,7 +233,7 @@ async function writeFolded(
   client: PoolClient,
   chunks: Buffer[],
   day: string,
-  folds: SpanFold[],
+  folds: FoldSum,
   confirmDay: boolean,
   journal?: JournalWrite,
 ): Promise<number | null> {
@@ -255,8 +249,8 @@ async function writeFolded(
       ...(journal
         ? [{ copy: JOURNAL_COPY_TARGET, data: journal.data }]
         : [
-            { copy: HISTOGRAM_COPY_TARGET, data: copyData([histogramRows(folds)]) },
-            { copy: DURATIONS_COPY_TARGET, data: copyData([durationRows(folds, day)]) },
+            { copy: HISTOGRAM_COPY_TARGET, data: copyData([folds.histogramRows()]) },
+            { copy: DURATIONS_COPY_TARGET, data: copyData([folds.durationRows(day)]) },
           ]),
       'COMMIT',
     ]);
@@ -273,7 +267,7 @@ async function writeFolded(
   }
   if (journal) journal.state = 'committed';
   writePaths.direct++;
-  return folds.reduce((n, f) => n + f.count, 0);
+  return folds.spans;
 }
 
 /** Every row through `ON CONFLICT DO NOTHING` and the previous day's check: exactly the new ones are counted. */
