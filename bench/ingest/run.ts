@@ -79,7 +79,10 @@ interface RunResult {
   histograms_bytes_per_span: number;
 }
 
-async function gcMs(prefix: string): Promise<number> {
+/** GC ms of the server's threads so far: asked of its probe (gc-probe.mjs), then read. */
+async function gcMs(prefix: string, pid: number): Promise<number> {
+  process.kill(pid, 'SIGUSR2');
+  await new Promise((r) => setTimeout(r, 300)); // the threads write their files
   const dir = path.dirname(prefix);
   let total = 0;
   for (const f of await readdir(dir))
@@ -245,12 +248,11 @@ async function runOnce(root: string, env: Record<string, string> = {}): Promise<
   const wal0 = await walLsn(url);
   const serverCpu0 = processCpuSeconds(serverPid);
   const pgCpu0 = postgresCpuSeconds(pgPid);
-  const gc0 = await gcMs(gcPrefix);
+  const gc0 = await gcMs(gcPrefix, serverPid);
   const r = await gen.done;
   const serverCpu = processCpuSeconds(serverPid) - serverCpu0;
   const pgCpu = postgresCpuSeconds(pgPid) - pgCpu0;
-  await new Promise((r) => setTimeout(r, 600)); // one more probe flush
-  const gc = (await gcMs(gcPrefix)) - gc0;
+  const gc = (await gcMs(gcPrefix, serverPid)) - gc0;
   clearInterval(sampler);
   if (PG_STATS) await printStatements(url);
   const stored = await storedCounts(url, wal0);
