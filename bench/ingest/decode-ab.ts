@@ -63,9 +63,7 @@ async function runner(root: string): Promise<(n: number) => void> {
     for (let i = 0; i < n; i += 8) {
       const group = Array.from({ length: 8 }, (_, j) => exportFolds(sent + i + j));
       if (folding.FoldSum) {
-        const sum = folding.FoldSum.of(group);
-        sum.histogramRows();
-        sum.durationRows('2026-12-02');
+        folding.FoldSum.of(group).rows('2026-12-02');
       } else {
         const merged = folding.mergeFolds(group);
         folding.histogramRows(merged);

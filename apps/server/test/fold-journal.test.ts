@@ -277,7 +277,7 @@ describe('histograms and durations folded across transactions', () => {
     ] as const)
       await pool.query('INSERT INTO histogram_journal (writer, seq, data) VALUES ($1, 1, $2)', [
         writer,
-        copyData([FoldSum.of([request(tag, 10).folds]).histogramRows()]),
+        copyData([FoldSum.of([request(tag, 10).folds]).rows(null).histograms]),
       ]);
     expect(await journal.recoverOrphans()).toBe(1);
     expect(await counted()).toEqual({

@@ -41,7 +41,7 @@ const JOURNALS = {
 } as const;
 type JournalTable = keyof typeof JOURNALS;
 /**
- * A journal row's durations are FoldSum.durationRows without their day: they are received on the
+ * A journal row's durations are FoldSum.rows(null)'s durations, without their day: they are received on the
  * day of the transaction that applies them (received_day and received_at agree, as SLO counting
  * reads them), through a table of this shape that lasts the transaction.
  */
@@ -167,8 +167,7 @@ export class FoldJournal {
    */
   entry(folds: FoldSum): JournalWrite {
     const seq = ++this.seq;
-    const histograms = folds.histogramRows();
-    const durationRows = folds.durationRows(null);
+    const { histograms, durations: durationRows } = folds.rows(null);
     const head = new CopyRows(2 + 12 + 12 + 4);
     head.row(4);
     head.int8(this.writer);
@@ -267,9 +266,10 @@ export class FoldJournal {
               this.writer,
               seqs,
             ]);
-            await copyIn(c, HISTOGRAM_COPY_TARGET, copyData([sum.histogramRows()]));
             const { rows: today } = await c.query<{ day: string }>(FOLD_DAY_SQL);
-            await copyIn(c, DURATIONS_COPY_TARGET, copyData([sum.durationRows(today[0]!.day)]));
+            const { histograms, durations } = sum.rows(today[0]!.day);
+            await copyIn(c, HISTOGRAM_COPY_TARGET, copyData([histograms]));
+            await copyIn(c, DURATIONS_COPY_TARGET, copyData([durations]));
             for (const q of seqs) out.add(q);
           } else {
             // Some were applied by a server that took this writer for dead (its lock was

@@ -64,14 +64,14 @@ interface Grouped {
   durations: Float64Array;
 }
 
-/** The kept spans of `batches` grouped by (series, resource, minute), or by (series, minute). */
-function group(batches: readonly SpanBatch[], spans: number, byResource: boolean): Grouped {
+/** The kept spans of `batches` grouped by (series, resource, minute). */
+function group(batches: readonly SpanBatch[], spans: number): Grouped {
   const index = new MinuteIndex();
   const seriesId: number[] = [];
   const resourceId: number[] = [];
   const minuteMs: number[] = [];
   const sizes: number[] = [];
-  // Each kept span's key, in batch order (-1: its group is dropped).
+  // Each span's key, in batch order (-1: its group is dropped).
   const keyOf = new Int32Array(batches.reduce((n, b) => n + b.group.length, 0));
   let k = 0;
   for (const b of batches) {
@@ -80,7 +80,7 @@ function group(batches: readonly SpanBatch[], spans: number, byResource: boolean
       const g = b.group[i]!;
       let m = maps[g];
       const id = b.ids[g];
-      if (m === undefined) m = maps[g] = id ? index.minutes(id[0], byResource ? id[1] : 0) : null;
+      if (m === undefined) m = maps[g] = id ? index.minutes(id[0], id[1]) : null;
       if (m === null) {
         keyOf[k] = -1;
         continue;
@@ -91,7 +91,7 @@ function group(batches: readonly SpanBatch[], spans: number, byResource: boolean
         key = sizes.length;
         m.set(minute, key);
         seriesId.push(id![0]);
-        resourceId.push(byResource ? id![1] : 0);
+        resourceId.push(id![1]);
         minuteMs.push(minute);
         sizes.push(0);
       }
@@ -113,6 +113,34 @@ function group(batches: readonly SpanBatch[], spans: number, byResource: boolean
   for (let j = 0; j < sizes.length; j++)
     if (sizes[j]! > 1) durations.subarray(start[j]!, start[j + 1]!).sort();
   return { seriesId, resourceId, minuteMs, start, durations };
+}
+
+/**
+ * The (series, minute)s of grouped keys (span_durations has no resource): the keys of
+ * (series, minute) j are `keys[at[j] .. at[j + 1])`.
+ */
+function bySeriesMinute(g: Grouped): { at: Int32Array; keys: Int32Array } {
+  const index = new MinuteIndex();
+  const n = g.seriesId.length;
+  const of = new Int32Array(n);
+  const sizes: number[] = [];
+  for (let k = 0; k < n; k++) {
+    const m = index.minutes(g.seriesId[k]!, 0);
+    let j = m.get(g.minuteMs[k]!);
+    if (j === undefined) {
+      j = sizes.length;
+      m.set(g.minuteMs[k]!, j);
+      sizes.push(0);
+    }
+    sizes[j]!++;
+    of[k] = j;
+  }
+  const at = new Int32Array(sizes.length + 1);
+  for (let j = 0; j < sizes.length; j++) at[j + 1] = at[j]! + sizes[j]!;
+  const fill = at.slice(0, sizes.length);
+  const keys = new Int32Array(n);
+  for (let k = 0; k < n; k++) keys[fill[of[k]!]!++] = k;
+  return { at, keys };
 }
 
 const INT4_OID = 23;
@@ -186,75 +214,96 @@ export class FoldSum {
   }
 
   /**
-   * COPY rows for HISTOGRAM_COPY_TARGET, one per (series, resource, minute): count, sum, min,
-   * max and the sparse buckets (what Histogram.record of each duration would give).
-   */
-  histogramRows(): Buffer {
-    const g = group(this.batches, this.spans, true);
-    const keys = g.seriesId.length;
-    const rows = new CopyRows(keys * 128 + this.spans * 8 + 16);
-    const d = g.durations;
-    for (let k = 0; k < keys; k++) {
-      const from = g.start[k]!;
-      const to = g.start[k + 1]!;
-      if (bucketIdx.length < to - from) {
-        bucketIdx = new Int32Array(2 * (to - from));
-        bucketCnt = new Int32Array(2 * (to - from));
-      }
-      // The bucket index grows with the duration: equal ones are neighbours.
-      let buckets = 0;
-      let last = NaN;
-      let sum = 0;
-      for (let i = from; i < to; i++) {
-        sum += d[i]!;
-        const b = bucketIndex(d[i]!);
-        if (b === last) bucketCnt[buckets - 1]!++;
-        else {
-          bucketIdx[buckets] = b;
-          bucketCnt[buckets++] = 1;
-          last = b;
-        }
-      }
-      rows.reserve(2 + 7 * 12);
-      rows.row(9);
-      rows.int8(g.seriesId[k]!);
-      rows.int8(g.resourceId[k]!);
-      rows.timestampMs(g.minuteMs[k]!);
-      rows.int8(to - from);
-      rows.float8(sum);
-      rows.float8(d[from]!);
-      rows.float8(d[to - 1]!);
-      array(rows, INT4_OID, 4, bucketIdx, 0, buckets);
-      array(rows, INT4_OID, 4, bucketCnt, 0, buckets);
-    }
-    return Buffer.from(rows.view());
-  }
-
-  /**
-   * COPY rows, one per (series, minute) (span_durations has no resource), each array sorted
-   * ascending so SLO counting finds a threshold's good events by binary search: for
-   * DURATIONS_COPY_TARGET received on `day`, or without it (null) for a journal row
+   * The COPY rows of these spans: for HISTOGRAM_COPY_TARGET, one per (series, resource,
+   * minute), with count, sum, min, max and the sparse buckets (what Histogram.record of each
+   * duration would give); and one per (series, minute) (span_durations has no resource), each
+   * array sorted ascending so SLO counting finds a threshold's good events by binary search:
+   * for DURATIONS_COPY_TARGET received on `day`, or without it (null) for a journal row
    * (fold-journal.ts), whose durations take the day of the transaction that applies them.
    */
-  durationRows(day: string | null): Buffer {
-    const g = group(this.batches, this.spans, false);
-    const keys = g.seriesId.length;
-    const dayNumber = day === null ? 0 : Date.parse(`${day}T00:00:00Z`) / 86_400_000 - PG_EPOCH_DAY;
-    const rows = new CopyRows(keys * 72 + this.spans * 12 + 16);
-    for (let k = 0; k < keys; k++) {
-      rows.reserve(2 + 8 + 12 + 12);
-      if (day === null) rows.row(4);
-      else {
-        rows.row(5);
-        rows.length = rows.buf.writeInt32BE(4, rows.length);
-        rows.length = rows.buf.writeInt32BE(dayNumber, rows.length);
-      }
-      rows.int8(g.seriesId[k]!);
-      rows.timestampMs(g.minuteMs[k]!);
-      array(rows, FLOAT8_OID, 8, g.durations, g.start[k]!, g.start[k + 1]!);
-      rows.reserve(5);
-      rows.bool(true);
-    }
-    return Buffer.from(rows.view());
+  rows(day: string | null): { histograms: Buffer; durations: Buffer } {
+    const g = group(this.batches, this.spans);
+    return {
+      histograms: histogramRows(g, this.spans),
+      durations: durationRows(g, this.spans, day),
+    };
   }
+}
+
+function histogramRows(g: Grouped, spans: number): Buffer {
+  const keys = g.seriesId.length;
+  const rows = new CopyRows(keys * 128 + spans * 8 + 16);
+  const d = g.durations;
+  for (let k = 0; k < keys; k++) {
+    const from = g.start[k]!;
+    const to = g.start[k + 1]!;
+    if (bucketIdx.length < to - from) {
+      bucketIdx = new Int32Array(2 * (to - from));
+      bucketCnt = new Int32Array(2 * (to - from));
+    }
+    // The bucket index grows with the duration: equal ones are neighbours.
+    let buckets = 0;
+    let last = NaN;
+    let sum = 0;
+    for (let i = from; i < to; i++) {
+      sum += d[i]!;
+      const b = bucketIndex(d[i]!);
+      if (b === last) bucketCnt[buckets - 1]!++;
+      else {
+        bucketIdx[buckets] = b;
+        bucketCnt[buckets++] = 1;
+        last = b;
+      }
+    }
+    rows.reserve(2 + 7 * 12);
+    rows.row(9);
+    rows.int8(g.seriesId[k]!);
+    rows.int8(g.resourceId[k]!);
+    rows.timestampMs(g.minuteMs[k]!);
+    rows.int8(to - from);
+    rows.float8(sum);
+    rows.float8(d[from]!);
+    rows.float8(d[to - 1]!);
+    array(rows, INT4_OID, 4, bucketIdx, 0, buckets);
+    array(rows, INT4_OID, 4, bucketCnt, 0, buckets);
+  }
+  return Buffer.from(rows.view());
+}
+
+function durationRows(g: Grouped, spans: number, day: string | null): Buffer {
+  const { at, keys } = bySeriesMinute(g);
+  const dayNumber = day === null ? 0 : Date.parse(`${day}T00:00:00Z`) / 86_400_000 - PG_EPOCH_DAY;
+  const rows = new CopyRows((at.length - 1) * 72 + spans * 12 + 16);
+  for (let j = 0; j + 1 < at.length; j++) {
+    const first = keys[at[j]!]!;
+    rows.reserve(2 + 8 + 12 + 12);
+    if (day === null) rows.row(4);
+    else {
+      rows.row(5);
+      rows.length = rows.buf.writeInt32BE(4, rows.length);
+      rows.length = rows.buf.writeInt32BE(dayNumber, rows.length);
+    }
+    rows.int8(g.seriesId[first]!);
+    rows.timestampMs(g.minuteMs[first]!);
+    if (at[j + 1]! - at[j]! === 1)
+      array(rows, FLOAT8_OID, 8, g.durations, g.start[first]!, g.start[first + 1]!);
+    else {
+      // Several resources of the series in this minute: their sorted durations, sorted as one.
+      const parts: Float64Array[] = [];
+      for (let x = at[j]!; x < at[j + 1]!; x++) {
+        const k = keys[x]!;
+        parts.push(g.durations.subarray(g.start[k]!, g.start[k + 1]!));
+      }
+      const all = new Float64Array(parts.reduce((n, p) => n + p.length, 0));
+      let o = 0;
+      for (const p of parts) {
+        all.set(p, o);
+        o += p.length;
+      }
+      array(rows, FLOAT8_OID, 8, all.sort());
+    }
+    rows.reserve(5);
+    rows.bool(true);
+  }
+  return Buffer.from(rows.view());
 }

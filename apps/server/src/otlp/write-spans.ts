@@ -246,12 +246,7 @@ async function writeFolded(
         copy: `${partitionName('observations', day)} (${COLUMNS})`,
         data: copyData(chunks),
       },
-      ...(journal
-        ? [{ copy: JOURNAL_COPY_TARGET, data: journal.data }]
-        : [
-            { copy: HISTOGRAM_COPY_TARGET, data: copyData([folds.histogramRows()]) },
-            { copy: DURATIONS_COPY_TARGET, data: copyData([folds.durationRows(day)]) },
-          ]),
+      ...(journal ? [{ copy: JOURNAL_COPY_TARGET, data: journal.data }] : ownRows(folds, day)),
       'COMMIT',
     ]);
   } catch (err) {
@@ -268,6 +263,15 @@ async function writeFolded(
   if (journal) journal.state = 'committed';
   writePaths.direct++;
   return folds.spans;
+}
+
+/** The COPYs of a transaction's own histogram and durations rows (no journal). */
+function ownRows(folds: FoldSum, day: string): Array<{ copy: string; data: Buffer }> {
+  const { histograms, durations } = folds.rows(day);
+  return [
+    { copy: HISTOGRAM_COPY_TARGET, data: copyData([histograms]) },
+    { copy: DURATIONS_COPY_TARGET, data: copyData([durations]) },
+  ];
 }
 
 /** Every row through `ON CONFLICT DO NOTHING` and the previous day's check: exactly the new ones are counted. */
