@@ -79,16 +79,47 @@ interface RunResult {
   histograms_bytes_per_span: number;
 }
 
-/** GC ms of the server's threads so far: asked of its probe (gc-probe.mjs), then read. */
-async function gcMs(prefix: string, pid: number): Promise<number> {
-  process.kill(pid, 'SIGUSR2');
-  await new Promise((r) => setTimeout(r, 300)); // the threads write their files
+/** What each of the server's threads' probe (gc-probe.mjs) last wrote: its flushes and GC ms. */
+async function gcFiles(prefix: string): Promise<Map<string, { flushes: number; ms: number }>> {
   const dir = path.dirname(prefix);
-  let total = 0;
-  for (const f of await readdir(dir))
-    if (f.startsWith(path.basename(prefix) + '.'))
-      total += Number(await readFile(path.join(dir, f), 'utf8')) || 0;
-  return total;
+  const out = new Map<string, { flushes: number; ms: number }>();
+  for (const f of await readdir(dir)) {
+    if (!f.startsWith(path.basename(prefix) + '.') || f.endsWith('.tmp')) continue;
+    const [flushes, ms] = (await readFile(path.join(dir, f), 'utf8')).split(' ').map(Number);
+    out.set(f, { flushes: flushes ?? 0, ms: ms ?? 0 });
+  }
+  return out;
+}
+
+/**
+ * GC ms of the server's threads so far: asked of their probes, then read once every thread
+ * seen before has answered (up to 5 s; a slow answer would otherwise read as no GC).
+ */
+async function gcMs(prefix: string, pid: number): Promise<number> {
+  const before = await gcFiles(prefix);
+  try {
+    process.kill(pid, 'SIGUSR2');
+  } catch (err) {
+    throw new Error(`the server (pid ${pid}) is gone: cannot ask it for its GC time`, {
+      cause: err,
+    });
+  }
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = await gcFiles(prefix);
+    const answered =
+      now.size > 0 &&
+      [...before].every(([f, b]) => (now.get(f)?.flushes ?? 0) > b.flushes) &&
+      [...now.keys()].some((f) => !before.has(f) || now.get(f)!.flushes > before.get(f)!.flushes);
+    if (answered || Date.now() > deadline) {
+      if (!answered) console.warn('bench: not every server thread reported its GC time in 5 s');
+      // Worker threads hear of the ask after the main thread: one more look lets them answer.
+      await new Promise((r) => setTimeout(r, 100));
+      const last = await gcFiles(prefix);
+      return [...last.values()].reduce((t, v) => t + (Number.isFinite(v.ms) ? v.ms : 0), 0);
+    }
+  }
 }
 
 /** The WAL position and the database's clock, where the measured window starts. */
@@ -210,7 +241,7 @@ async function runOnce(root: string, env: Record<string, string> = {}): Promise<
   const gcPrefix = path.join(await mkdtemp(path.join(os.tmpdir(), 'onset-gc-')), 'gc');
   const server = await startServerProcess(
     url,
-    { ONSET_AGENT: 'off', BENCH_GC_FILE: gcPrefix, ...env },
+    { ONSET_AGENT: 'off', ...env, BENCH_GC_FILE: gcPrefix },
     {
       root,
       // BENCH_SERVER_NODE_ARGS: extra flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".

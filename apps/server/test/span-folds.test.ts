@@ -158,9 +158,37 @@ describe('span folds', () => {
     }
   });
 
-  it('write nothing for batches whose every group is dropped', async () => {
+  it('write a histogram with more distinct buckets than its scratch space starts with', async () => {
+    await pool.query('TRUNCATE histograms, span_durations');
+    const r = random(5);
+    const n = 20_000;
+    const b: SpanBatch = {
+      ids: [[3, 12]],
+      group: new Int32Array(n),
+      minuteMs: new Float64Array(n).fill(MINUTE),
+      // From 1 µs to ~2.4 hours: thousands of distinct buckets in one key.
+      durationUs: Float64Array.from({ length: n }, () => Math.exp(23 * r())),
+    };
+    const want = expected([b]).histograms.get(`3/12/${MINUTE}`)!;
+    expect(want.toSparse().idx.length).toBeGreaterThan(1000);
+    const c = await pool.connect();
+    try {
+      const { histograms, durations } = FoldSum.of([b]).rows(DAY);
+      await copyIn(c, HISTOGRAM_COPY_TARGET, copyData([histograms]));
+      await copyIn(c, DURATIONS_COPY_TARGET, copyData([durations]));
+    } finally {
+      c.release();
+    }
+    const got = (await stored()).histograms.get(`3/12/${MINUTE}`)!;
+    expect(got.toSparse()).toEqual(want.toSparse());
+    expect(got.count).toBe(n);
+  });
+
+  it('write nothing for batches whose every group is dropped, yet count them as held', async () => {
     const sum = FoldSum.of([batch(4, 50, [null, null])]);
     expect(sum.spans).toBe(0);
+    // Their arrays are kept until the rows are written: the memory cap counts them.
+    expect(sum.held).toBe(50);
     const { histograms, durations } = sum.rows(DAY);
     expect(histograms.length).toBe(0);
     expect(durations.length).toBe(0);

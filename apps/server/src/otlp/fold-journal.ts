@@ -76,10 +76,11 @@ const isRefusedForGood = (err: unknown) => {
   return typeof code === 'string' && (code === '23514' || code.startsWith('22'));
 };
 /**
- * Spans held at most (e.g. while PostgreSQL refuses the fold; ~20 bytes each): past it,
- * transactions write their own histograms and durations.
+ * Spans held at most, dropped ones included (e.g. while PostgreSQL refuses the fold): ~20
+ * bytes each held, and grouping them into rows takes ~150 bytes a span at the worst (every span
+ * its own histogram row). Past it, transactions write their own histograms and durations.
  */
-const MAX_PENDING_SPANS = 4_000_000;
+const MAX_PENDING_SPANS = 1_000_000;
 
 /** One transaction's journal row, and what became of it (write-spans.ts sets `state`). */
 export interface JournalWrite {
@@ -151,7 +152,7 @@ export class FoldJournal {
 
   /** Whether a transaction may leave its histograms and durations to the fold now. */
   get ready(): boolean {
-    if (this.foldMs <= 0 || this.closed || this.sum.spans > MAX_PENDING_SPANS) return false;
+    if (this.foldMs <= 0 || this.closed || this.sum.held > MAX_PENDING_SPANS) return false;
     if (!this.lock && Date.now() - this.lastLockTry > 1000) void this.acquire();
     return this.lock !== null;
   }

@@ -67,9 +67,13 @@ const CACHE_SLOTS = 4096;
  * Short strings seen before, by their bytes: attribute keys, span names and most attribute
  * values repeat from span to span, and reading one was a native call and a new string each
  * time (~7 % of the server's CPU). A hit is the same bytes, so the same string utf8Slice
- * gives (invalid UTF-8 included: both read it as Buffer.toString does); one entry a slot, the last string wins.
+ * gives (invalid UTF-8 included: both read it as Buffer.toString does); one entry a slot, the
+ * last string wins. The bytes live in one fixed block (a Buffer per entry would pin whole pool
+ * slabs of the request bodies they were copied next to).
  */
-const cachedBytes: Array<Buffer | undefined> = new Array(CACHE_SLOTS);
+const cachedBytes = new Uint8Array(CACHE_SLOTS * CACHED_BYTES);
+/** Length of each slot's bytes; -1: empty. */
+const cachedLength = new Int16Array(CACHE_SLOTS).fill(-1);
 const cachedText: string[] = new Array(CACHE_SLOTS);
 
 /** A string field, as protobufjs's Reader.string reads it (a length past the end is cut there). */
@@ -85,18 +89,19 @@ function string(r: Reader): string {
   let h = 0x811c9dc5 ^ n;
   for (let i = start; i < end; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
   const slot = (h ^ (h >>> 15)) & (CACHE_SLOTS - 1);
-  const seen = cachedBytes[slot];
-  if (seen !== undefined && seen.length === n) {
+  const at = slot * CACHED_BYTES;
+  if (cachedLength[slot] === n) {
     let same = true;
     for (let i = 0; i < n; i++)
-      if (seen[i] !== buf[start + i]) {
+      if (cachedBytes[at + i] !== buf[start + i]) {
         same = false;
         break;
       }
     if (same) return cachedText[slot]!;
   }
   const text = buf.toString('utf8', start, end);
-  cachedBytes[slot] = Buffer.from(buf.subarray(start, end));
+  cachedBytes.set(buf.subarray(start, end), at);
+  cachedLength[slot] = n;
   cachedText[slot] = text;
   return text;
 }

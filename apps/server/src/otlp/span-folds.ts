@@ -186,6 +186,16 @@ export const DURATIONS_COPY_TARGET =
 let bucketIdx = new Int32Array(256);
 let bucketCnt = new Int32Array(256);
 
+/** Room for twice as many buckets (a key's distinct buckets, not its spans, fill them). */
+function growBuckets(): void {
+  const idx = new Int32Array(2 * bucketIdx.length);
+  const cnt = new Int32Array(2 * bucketCnt.length);
+  idx.set(bucketIdx);
+  cnt.set(bucketCnt);
+  bucketIdx = idx;
+  bucketCnt = cnt;
+}
+
 /**
  * The spans of several exports (one transaction's, or the transactions of one fold), grouped
  * only when rows are asked for: adding is keeping a reference.
@@ -194,6 +204,8 @@ export class FoldSum {
   private readonly batches: SpanBatch[] = [];
   /** Kept spans held. */
   spans = 0;
+  /** Spans whose arrays are held, dropped ones included (what the memory cap counts). */
+  held = 0;
 
   static of(batches: readonly SpanBatch[]): FoldSum {
     const sum = new FoldSum();
@@ -204,13 +216,16 @@ export class FoldSum {
   add(b: SpanBatch): this {
     this.batches.push(b);
     this.spans += keptSpans(b);
+    this.held += b.group.length;
     return this;
   }
 
   /** Another sum's spans added to this one. */
   addSum(other: FoldSum): void {
-    this.batches.push(...other.batches);
+    // A loop: a spread of many batches would pass each as an argument.
+    for (const b of other.batches) this.batches.push(b);
     this.spans += other.spans;
+    this.held += other.held;
   }
 
   /**
@@ -237,10 +252,6 @@ function histogramRows(g: Grouped, spans: number): Buffer {
   for (let k = 0; k < keys; k++) {
     const from = g.start[k]!;
     const to = g.start[k + 1]!;
-    if (bucketIdx.length < to - from) {
-      bucketIdx = new Int32Array(2 * (to - from));
-      bucketCnt = new Int32Array(2 * (to - from));
-    }
     // The bucket index grows with the duration: equal ones are neighbours.
     let buckets = 0;
     let last = NaN;
@@ -250,6 +261,7 @@ function histogramRows(g: Grouped, spans: number): Buffer {
       const b = bucketIndex(d[i]!);
       if (b === last) bucketCnt[buckets - 1]!++;
       else {
+        if (buckets === bucketIdx.length) growBuckets();
         bucketIdx[buckets] = b;
         bucketCnt[buckets++] = 1;
         last = b;
