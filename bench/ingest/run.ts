@@ -18,7 +18,9 @@
  * two are compared under the same load on a shared machine: compare the
  * ratios, not the absolute numbers. BENCH_ENV / BENCH_COMPARE_ENV ("K=V K=V")
  * add server settings to this build's / the compared build's runs (the same
- * checkout with two settings: BENCH_COMPARE=. BENCH_ENV=ONSET_INGEST_WORKERS=1).
+ * checkout with two settings: BENCH_COMPARE=. BENCH_ENV=ONSET_INGEST_WORKERS=1); an entry
+ * "PG:name=value" is a PostgreSQL setting of that run's database instead
+ * (BENCH_ENV=PG:max_wal_size=4GB).
  */
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -234,10 +236,18 @@ const COMPARE_ENV = envOf(process.env.BENCH_COMPARE_ENV);
 const label = (root: string, env: Record<string, string>) =>
   [root, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ');
 
-async function runOnce(root: string, env: Record<string, string> = {}): Promise<RunResult> {
-  const { db, url, dataDir } = await benchDatabase(
-    PG_STATS ? ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=all'] : [],
-  );
+async function runOnce(root: string, settings: Record<string, string> = {}): Promise<RunResult> {
+  // "PG:name=value" entries are PostgreSQL settings of the run's database, the rest server env.
+  const env = Object.fromEntries(Object.entries(settings).filter(([k]) => !k.startsWith('PG:')));
+  const pgSettings = Object.entries(settings)
+    .filter(([k]) => k.startsWith('PG:'))
+    .map(([k, v]) => `${k.slice(3)}=${v}`);
+  const { db, url, dataDir } = await benchDatabase([
+    ...(PG_STATS
+      ? ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=all']
+      : []),
+    ...pgSettings,
+  ]);
   const gcPrefix = path.join(await mkdtemp(path.join(os.tmpdir(), 'onset-gc-')), 'gc');
   const server = await startServerProcess(
     url,
