@@ -265,7 +265,7 @@ async function runOnce(root: string, settings: Record<string, string> = {}): Pro
   const serverPid = server.proc.pid!;
   const pgPid = await postmasterPid(dataDir);
   console.log(
-    `bench/ingest: server ${label(root, env)} pid ${serverPid}, ${LOAD} load, ${WARMUP}s warm-up + ${SECONDS}s, ${CONCURRENCY} requests in flight, ${BATCH} spans each`,
+    `bench/ingest: server ${label(root, settings)} pid ${serverPid}, ${LOAD} load, ${WARMUP}s warm-up + ${SECONDS}s, ${CONCURRENCY} requests in flight, ${BATCH} spans each`,
   );
 
   let peakRss = 0;
@@ -301,7 +301,7 @@ async function runOnce(root: string, settings: Record<string, string> = {}): Pro
   await db.stop();
 
   return {
-    server: label(root, env),
+    server: label(root, settings),
     load: LOAD,
     concurrency: CONCURRENCY,
     spans_per_second: Math.round(r.spans / r.seconds),
