@@ -4,9 +4,10 @@
  * leave their histograms and durations to one merged write, every span is
  * counted (histograms and exact SLO durations) by the time the burst's last
  * export is answered, and a writer that loses its lock (as a crashed server
- * does) has its journal rows applied by another server exactly once, even
- * though it still holds them in memory. Durations are always received on the
- * day of their received_at, which SLO counting reads them by.
+ * does) has its marked spans folded by another server exactly once, from the
+ * raw rows, even though it still holds them in memory. Rows older servers left
+ * in the earlier journals are applied once too. Durations are always received
+ * on the day of their received_at, which SLO counting reads them by.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '@onset/testkit';
@@ -15,9 +16,9 @@ import { createPool, type Pool } from '../src/db/pool.ts';
 import { Partitions, utcDay } from '../src/db/partitions.ts';
 import { GroupCommit } from '../src/otlp/group-commit.ts';
 import { CopyRows, copyData } from '../src/otlp/copy-rows.ts';
-import { FoldJournal, JOURNAL_COPY_TARGET } from '../src/otlp/fold-journal.ts';
-import { copyIn } from '../src/otlp/copy-in.ts';
+import { FoldJournal } from '../src/otlp/fold-journal.ts';
 import { FoldSum, type SpanBatch } from '../src/otlp/span-folds.ts';
+import { writeSpans } from '../src/otlp/write-spans.ts';
 
 let pool: Pool;
 let partitions: Partitions;
@@ -29,17 +30,19 @@ beforeAll(async () => {
   pool = createPool(url);
   partitions = new Partitions(pool);
   await partitions.ensure('histograms', [utcDay(MINUTE)]);
+  await partitions.ensure('observations', [utcDay(Date.now())]);
+  await partitions.ensure('span_durations', [utcDay(Date.now())]);
 });
 afterAll(async () => {
   await pool?.end();
 });
 
 /**
- * `n` spans of series 1 on resource 1 in one minute, trace ids tagged with `tag`, and what their
- * histograms and durations are made of. Their durations differ from request to request and are
- * not in order, so arrays must be sorted.
+ * `n` spans of series 1 on resource 1 in one minute (MINUTE unless given), trace ids tagged with
+ * `tag`, and what their histograms and durations are made of. Their durations differ from
+ * request to request and are not in order, so arrays must be sorted.
  */
-function request(tag: number, n: number): { rows: Buffer; folds: SpanBatch } {
+function request(tag: number, n: number, minuteMs = MINUTE): { rows: Buffer; folds: SpanBatch } {
   const rows = new CopyRows(64);
   const durations = new Float64Array(n);
   for (let i = 0; i < n; i++) {
@@ -56,7 +59,7 @@ function request(tag: number, n: number): { rows: Buffer; folds: SpanBatch } {
     rows.null();
     rows.int8(1);
     rows.int8(1);
-    rows.timestampMs(MINUTE + i);
+    rows.timestampMs(minuteMs + i);
     rows.float8(durations[i]!);
     rows.int2(2);
     rows.null();
@@ -66,17 +69,14 @@ function request(tag: number, n: number): { rows: Buffer; folds: SpanBatch } {
   const folds: SpanBatch = {
     ids: [[1, 1]],
     group: new Int32Array(n),
-    minuteMs: new Float64Array(n).fill(MINUTE),
+    minuteMs: new Float64Array(n).fill(minuteMs),
     durationUs: durations,
   };
   return { rows: Buffer.from(rows.view()), folds };
 }
 
-/** The same spans said to start in another minute. */
-const inMinute = (b: SpanBatch, minuteMs: number): SpanBatch => ({
-  ...b,
-  minuteMs: new Float64Array(b.minuteMs.length).fill(minuteMs),
-});
+/** A minute whose histogram partition is gone (retention dropped it). */
+const DROPPED_MINUTE = Date.UTC(2001, 0, 1);
 
 interface Counted {
   /** Spans in histograms, histogram rows, journal rows. */
@@ -92,8 +92,8 @@ async function counted(): Promise<Counted> {
   const { rows } = await pool.query<Counted & { misdated: number; unsorted: number }>(
     `SELECT (SELECT coalesce(sum(count), 0)::int FROM histograms) AS spans,
             (SELECT count(*)::int FROM histograms) AS rows,
-            (SELECT count(*)::int FROM fold_journal) + (SELECT count(*)::int FROM histogram_journal)
-              AS journal,
+            (SELECT count(*)::int FROM fold_marks) + (SELECT count(*)::int FROM fold_journal)
+              + (SELECT count(*)::int FROM histogram_journal) AS journal,
             (SELECT coalesce(sum(cardinality(durations)), 0)::int FROM span_durations) AS durations,
             (SELECT count(*)::int FROM span_durations) AS "durationRows",
             (SELECT count(*)::int FROM span_durations
@@ -117,7 +117,8 @@ async function burst(writer: GroupCommit, from: number, exports: number, spans: 
   );
 }
 
-const EMPTY = 'TRUNCATE histograms, fold_journal, histogram_journal, span_durations';
+const EMPTY =
+  'TRUNCATE observations, histograms, fold_marks, fold_journal, histogram_journal, span_durations';
 
 describe('histograms and durations folded across transactions', () => {
   it('under load, transactions share one histogram and durations write, and every span is counted at the last answer', async () => {
@@ -203,23 +204,27 @@ describe('histograms and durations folded across transactions', () => {
     const warnings: string[] = [];
     const journal = new FoldJournal(pool, partitions, 60_000, (_err, what) => warnings.push(what));
     await journal.start();
-    // A commit the server never learned of (its connection failed at COMMIT): in the journal,
-    // in no fold.
-    const lost = journal.entry(FoldSum.of([request(7000, 40).folds]));
-    // And one whose minute's histogram partition is gone (retention dropped it meanwhile);
-    // its durations go to the day they are received on, which is there.
-    const old = inMinute(request(7001, 5).folds, Date.UTC(2001, 0, 1));
-    const refused = journal.entry(FoldSum.of([old]));
+    // A commit the server never learned of (its connection failed at COMMIT): marked, in no
+    // fold. And one whose minute's histogram partition is gone (retention dropped it
+    // meanwhile); its durations go to the day they are received on, which is there.
     const c = await pool.connect();
     try {
-      await copyIn(c, JOURNAL_COPY_TARGET, refused.data);
-      await copyIn(c, JOURNAL_COPY_TARGET, lost.data);
+      for (const r of [request(7000, 40), request(7001, 5, DROPPED_MINUTE)]) {
+        const folds = FoldSum.of([r.folds]);
+        const mark = journal.entry(folds);
+        const day = utcDay(Date.now());
+        expect(await writeSpans(c, [r.rows], day, Date.now(), folds, { journal: mark })).toBe(
+          r.folds.group.length,
+        );
+        expect(mark.state).toBe('committed');
+      }
     } finally {
       c.release();
     }
+    expect(await counted()).toMatchObject({ spans: 0, durations: 0, journal: 2 });
     // Young rows are left alone: a fold may still take them.
     expect(await journal.recoverOrphans()).toBe(0);
-    await pool.query(`UPDATE fold_journal SET written_at = now() - interval '2 minutes'`);
+    await pool.query(`UPDATE fold_marks SET written_at = now() - interval '2 minutes'`);
     // One applied whole; the other's histograms dropped with a warning, its durations kept.
     expect(await journal.recoverOrphans()).toBe(1);
     expect(await counted()).toEqual({
@@ -230,7 +235,7 @@ describe('histograms and durations folded across transactions', () => {
       durationRows: 2,
     });
     expect(warnings).toEqual([
-      expect.stringMatching(/^the histograms of fold_journal row \d+\/2 refused; dropped$/),
+      expect.stringMatching(/^the histograms of fold_marks row \d+\/2 refused; dropped$/),
     ]);
     await journal.close();
   });
@@ -245,9 +250,8 @@ describe('histograms and durations folded across transactions', () => {
     // partition is gone, so the merged fold's histograms COPY fails as a whole.
     await Promise.all(
       Array.from({ length: 20 }, (_, k) => {
-        const r = request(9000 + k, 50);
-        const folds = k === 5 ? inMinute(r.folds, Date.UTC(2001, 0, 1)) : r.folds;
-        return writer.write(r.rows, 50, Date.now(), folds);
+        const r = request(9000 + k, 50, k === 5 ? DROPPED_MINUTE : MINUTE);
+        return writer.write(r.rows, 50, Date.now(), r.folds);
       }),
     );
     expect(warnings).toEqual(['folding histograms and durations']);
@@ -257,7 +261,7 @@ describe('histograms and durations folded across transactions', () => {
     await journal.flush();
     expect(await counted()).toMatchObject({ spans: 900, durations: 1000, journal: 0 });
     expect(warnings.slice(1)).toEqual([
-      expect.stringMatching(/^the histograms of fold_journal row \d+\/3 refused; dropped$/),
+      expect.stringMatching(/^the histograms of fold_marks row \d+\/3 refused; dropped$/),
     ]);
     await journal.close();
   });
@@ -291,6 +295,28 @@ describe('histograms and durations folded across transactions', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(await journal.recoverOrphans()).toBe(1);
     expect(await counted()).toMatchObject({ spans: 20, journal: 0, durations: 0 });
+    await journal.close();
+  });
+
+  it('rows a server from before migration 0034 left in fold_journal are applied once, histograms and durations', async () => {
+    await pool.query(EMPTY);
+    const journal = new FoldJournal(pool, partitions, 60_000);
+    await journal.start();
+    // A dead server's row: its transaction's histogram and durations rows as COPY data.
+    const { histograms, durations } = FoldSum.of([request(8100, 12).folds]).rows(null);
+    await pool.query(
+      'INSERT INTO fold_journal (writer, seq, histograms, durations) VALUES ($1, 1, $2, $3)',
+      [2 ** 40 + 3, copyData([histograms]), copyData([durations])],
+    );
+    expect(await journal.recoverOrphans()).toBe(1);
+    expect(await counted()).toEqual({
+      spans: 12,
+      rows: 1,
+      journal: 0,
+      durations: 12,
+      durationRows: 1,
+    });
+    expect(await journal.recoverOrphans()).toBe(0);
     await journal.close();
   });
 });

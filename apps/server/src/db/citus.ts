@@ -56,6 +56,7 @@ export const CITUS_PLAN: readonly CitusPlacement[] = [
   // Unused on Citus (every transaction writes its own histograms and durations there: index.ts).
   local('histogram_journal'),
   local('fold_journal'),
+  local('fold_marks'),
   // Detector state: read and written by the servers' passes only, joined with the registry.
   local('regress_state'),
   local('deploys'),

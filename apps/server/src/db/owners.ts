@@ -36,6 +36,7 @@ export const TABLE_OWNERS = {
   histograms_hourly: { owner: 'otlp', alsoWrittenBy: { db: PARTITIONS } },
   histogram_journal: { owner: 'otlp' },
   fold_journal: { owner: 'otlp' },
+  fold_marks: { owner: 'otlp' },
   pairing_state: { owner: 'edges' },
   deploys: { owner: 'deploys' },
   deploy_inference_values: { owner: 'deploys' },
@@ -74,5 +75,5 @@ export const DYNAMIC_WRITES: Record<string, readonly OwnedTable[]> = {
   // The COPY helper; its callers' strings name the target (write-spans.ts).
   'otlp/copy-in.ts': [],
   // Recovery reads this version's journal and the one servers before migration 0033 wrote.
-  'otlp/fold-journal.ts': ['fold_journal', 'histogram_journal'],
+  'otlp/fold-journal.ts': ['fold_marks', 'fold_journal', 'histogram_journal'],
 };

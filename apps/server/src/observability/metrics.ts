@@ -32,9 +32,10 @@ export const detectionPassSeconds = new Histogram({
 
 /**
  * Ingest transactions whose histograms and durations were folded with later ones
- * (otlp/fold-journal.ts), by how their journal rows were applied. how: folded (by this
- * server's fold) | recovered (rows of a writer that died, or its own that no fold took,
- * applied by this server's recovery). Named when the journal held histograms only.
+ * (otlp/fold-journal.ts), by how their marks (or older servers' journal rows) were applied.
+ * how: folded (by this server's fold) | recovered (marks of a writer that died, or its own
+ * that no fold took, applied by this server's recovery). Named when the journal held
+ * histograms only.
  */
 export const histogramJournalRows = new Counter({
   name: 'onset_histogram_journal_rows_total',

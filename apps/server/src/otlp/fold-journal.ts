@@ -5,43 +5,80 @@
  * there are spans, so writing each transaction's histogram rows, and
  * compacting them two minutes later, was over half of PostgreSQL's work per
  * span, and its durations rows (one per ~3 spans) most of the rest after the
- * raw rows (docs/scaling.md). Under load a transaction instead commits both
- * here as one journal row (the COPY data they would have been), and the server
- * keeps them in memory; at most `foldMs` later, or as soon as nothing waits
+ * raw rows (docs/scaling.md). Under load a transaction instead commits a mark
+ * (`fold_marks`): which of the raw rows it wrote are its spans (their received
+ * day, received_at and xmin), and the server keeps their histograms and
+ * durations in memory; at most `foldMs` later, or as soon as nothing waits
  * behind a transaction (the burst may be over: group-commit.ts answers its
  * exports after this), the folds of all those transactions are written merged,
  * one histogram row per (series, resource, minute) and one durations array per
- * (series, minute), in the transaction that deletes their journal rows.
+ * (series, minute), in the transaction that deletes their marks.
  *
- * Exactly once, whatever fails: a fold applies only the entries whose journal
- * rows its own DELETE returned. A server that dies leaves its rows; each
- * server holds a session advisory lock on its writer id, and any server
- * applies and deletes the rows of a writer whose lock is free (at start and
- * every `RECOVER_EVERY_MS`). A transaction whose outcome is unknown (the
- * connection failed) is looked for in the journal for `UNCERTAIN_MS`.
+ * Exactly once, whatever fails: a fold applies only the entries whose marks
+ * its own DELETE returned. A server that dies leaves its marks; each server
+ * holds a session advisory lock on its writer id, and any server folds the
+ * marked spans of a writer whose lock is free from `observations` and deletes
+ * the marks (at start and every `RECOVER_EVERY_MS`). A transaction whose
+ * outcome is unknown (the connection failed) is looked for for `UNCERTAIN_MS`.
  *
- * The journal is `fold_journal` (migration 0033). Servers from before it wrote
- * their histograms alone to `histogram_journal` (0032), their durations with
- * their spans; their rows are still recovered from there.
+ * The journal is `fold_marks` (migration 0034). Servers from before it
+ * committed the histogram and durations rows themselves, as COPY data, to
+ * `fold_journal` (0033), and before that the histograms alone to
+ * `histogram_journal` (0032, their durations written with their spans): rows
+ * they leave there are still recovered.
  */
 import { randomInt } from 'node:crypto';
 import { isStatementError, transactionOn, type Pool, type PoolClient } from '../db/pool.ts';
 import { copyIn } from './copy-in.ts';
 import { histogramJournalRows } from '../observability/metrics.ts';
 import { utcDay, type Partitions } from '../db/partitions.ts';
-import { COPY_HEADER, COPY_TRAILER, CopyRows, copyData } from './copy-rows.ts';
+import { copyData } from './copy-rows.ts';
 import { DURATIONS_COPY_TARGET, FoldSum, HISTOGRAM_COPY_TARGET } from './span-folds.ts';
 
-/** Where a transaction's journal row is COPYed (the row's time is its default). */
-export const JOURNAL_COPY_TARGET = 'fold_journal (writer, seq, histograms, durations)';
-/** The journal tables: this version's, and the one servers before migration 0033 wrote. */
+/**
+ * The statement that commits a transaction's mark, sent in it after its spans' COPY into the
+ * `day` partition (write-spans.ts): the mark's received_at and xid are that transaction's.
+ */
+export function markStatement(w: JournalWrite, day: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new Error(`not a day: ${day}`);
+  return `INSERT INTO fold_marks (writer, seq, received_day) VALUES (${w.writer}, ${w.seq}, '${day}')`;
+}
+
+/**
+ * The journal tables: this version's marks, and the COPY data rows servers before migration
+ * 0034 (fold_journal) and 0033 (histogram_journal) wrote.
+ */
 const JOURNALS = {
+  // As text: a Date would keep milliseconds of received_at's microseconds.
+  fold_marks: 'received_day::text AS day, received_at::text AS received_at, xid::text AS xid',
   fold_journal: 'histograms, durations',
   histogram_journal: 'data AS histograms, NULL::bytea AS durations',
 } as const;
 type JournalTable = keyof typeof JOURNALS;
+
 /**
- * A journal row's durations are FoldSum.rows(null)'s durations, without their day: they are received on the
+ * A marked transaction's spans, from the raw rows it wrote: those of its received day (their
+ * partition), received_at (observations_received) and xmin. Folded as FoldSum.rows folds
+ * them (onset_bucket is core's bucketIndex).
+ */
+const MARKED_SPANS = `SELECT series_id, resource_id, date_trunc('minute', start_time, 'UTC') AS minute, duration_us
+   FROM observations WHERE received_day = $1::date AND received_at = $2::timestamptz AND xmin = $3::xid`;
+const MARKED_HISTOGRAMS = `WITH b AS (
+   SELECT series_id, resource_id, minute, onset_bucket(duration_us) AS i,
+          count(*)::int AS c, sum(duration_us) AS s, min(duration_us) AS mn, max(duration_us) AS mx
+     FROM (${MARKED_SPANS}) m GROUP BY 1, 2, 3, 4
+ )
+ INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
+ SELECT series_id, resource_id, minute, sum(c), sum(s), min(mn), max(mx),
+        array_agg(i ORDER BY i), array_agg(c ORDER BY i)
+   FROM b GROUP BY 1, 2, 3`;
+/** Received on the day of the transaction that applies them, as a fold's are. */
+const MARKED_DURATIONS = `INSERT INTO span_durations (received_day, series_id, minute, durations, sorted)
+ SELECT (now() AT TIME ZONE 'UTC')::date, series_id, minute, array_agg(duration_us ORDER BY duration_us), true
+   FROM (${MARKED_SPANS}) m GROUP BY 2, 3`;
+
+/**
+ * A fold_journal row's durations are COPY rows without their day: they are received on the
  * day of the transaction that applies them (received_day and received_at agree, as SLO counting
  * reads them), through a table of this shape that lasts the transaction.
  */
@@ -82,11 +119,10 @@ const isRefusedForGood = (err: unknown) => {
  */
 const MAX_PENDING_SPANS = 1_000_000;
 
-/** One transaction's journal row, and what became of it (write-spans.ts sets `state`). */
+/** One transaction's mark, and what became of it (write-spans.ts sets `state`). */
 export interface JournalWrite {
+  writer: number;
   seq: number;
-  /** COPY data for JOURNAL_COPY_TARGET: the transaction's histograms and durations. */
-  data: Buffer;
   /** The transaction's spans, which join the fold's once it commits. */
   folds: FoldSum;
   /** none: in no transaction that can commit; sent: outcome unknown; committed. */
@@ -162,37 +198,9 @@ export class FoldJournal {
     return this.seqs.length > 0 || this.uncertain.length > 0 || this.folding > 0;
   }
 
-  /**
-   * A journal row for a transaction's folds: (writer, seq, the COPY data of its histograms,
-   * the COPY data of its durations).
-   */
+  /** A mark for a transaction's spans (markStatement writes it). */
   entry(folds: FoldSum): JournalWrite {
-    const seq = ++this.seq;
-    const { histograms, durations: durationRows } = folds.rows(null);
-    const head = new CopyRows(2 + 12 + 12 + 4);
-    head.row(4);
-    head.int8(this.writer);
-    head.int8(seq);
-    // Each bytea is its length, then its bytes: a whole COPY of its own.
-    const length = (rows: Buffer) => {
-      const field = Buffer.allocUnsafe(4);
-      field.writeInt32BE(COPY_HEADER.length + rows.length + COPY_TRAILER.length);
-      return field;
-    };
-    const data = Buffer.concat([
-      COPY_HEADER,
-      head.view(),
-      length(histograms),
-      COPY_HEADER,
-      histograms,
-      COPY_TRAILER,
-      length(durationRows),
-      COPY_HEADER,
-      durationRows,
-      COPY_TRAILER,
-      COPY_TRAILER,
-    ]);
-    return { seq, data, folds, state: 'none' };
+    return { writer: this.writer, seq: ++this.seq, folds, state: 'none' };
   }
 
   /**
@@ -259,11 +267,11 @@ export class FoldJournal {
         const out = new Set<number>();
         if (seqs.length) {
           const { rows } = await c.query<{ seq: string }>(
-            'SELECT seq FROM fold_journal WHERE writer = $1 AND seq = ANY($2::int8[]) FOR UPDATE',
+            'SELECT seq FROM fold_marks WHERE writer = $1 AND seq = ANY($2::int8[]) FOR UPDATE',
             [this.writer, seqs],
           );
           if (rows.length === seqs.length) {
-            await c.query('DELETE FROM fold_journal WHERE writer = $1 AND seq = ANY($2::int8[])', [
+            await c.query('DELETE FROM fold_marks WHERE writer = $1 AND seq = ANY($2::int8[])', [
               this.writer,
               seqs,
             ]);
@@ -274,7 +282,7 @@ export class FoldJournal {
             for (const q of seqs) out.add(q);
           } else {
             // Some were applied by a server that took this writer for dead (its lock was
-            // lost): the rest from their own journal rows, the sum in memory set aside.
+            // lost): the rest from their marks, the sum in memory set aside.
             const left = rows.map((r) => Number(r.seq));
             for (const q of (await this.applyRows(c, { seqs: left })).applied) out.add(q);
           }
@@ -368,7 +376,9 @@ export class FoldJournal {
    */
   async recoverOrphans(): Promise<number> {
     const { rows: writers } = await this.pool.query<{ writer: string; journal: JournalTable }>(
-      `SELECT DISTINCT writer, 'fold_journal' AS journal FROM fold_journal WHERE writer <> $1
+      `SELECT DISTINCT writer, 'fold_marks' AS journal FROM fold_marks WHERE writer <> $1
+       UNION ALL
+       SELECT DISTINCT writer, 'fold_journal' FROM fold_journal WHERE writer <> $1
        UNION ALL
        SELECT DISTINCT writer, 'histogram_journal' FROM histogram_journal WHERE writer <> $1`,
       [this.writer],
@@ -404,7 +414,7 @@ export class FoldJournal {
       }
     };
     for (const { writer, journal } of writers) await batches(journal, Number(writer), false);
-    await batches('fold_journal', this.writer, true);
+    await batches('fold_marks', this.writer, true);
     this.counts.recovered += recovered;
     if (recovered) histogramJournalRows.inc({ how: 'recovered' }, recovered);
     return recovered;
@@ -412,24 +422,28 @@ export class FoldJournal {
 
   /**
    * Delete journal rows of a writer (this one unless named: those of `seqs`, or up to
-   * RECOVER_BATCH, `olderThanS` old if given) and apply what they hold. Rows a fold holds are
+   * RECOVER_BATCH, `olderThanS` old if given) and apply what they stand for: a mark's spans
+   * folded from `observations`, an older server's row its COPY data. Rows a fold holds are
    * skipped. A part of a row PostgreSQL refuses for good (its histograms, when their minute's
    * partition is gone: isRefusedForGood) is dropped with a warning, so it can hold back neither
-   * the row's other part nor other rows; any other error is thrown (nothing is deleted). Durations are received now (JOURNAL_DURATIONS_STAGE); a row of
-   * histogram_journal has none (its server wrote them with its spans). Returns how many rows
-   * were taken, and the seqs of those applied whole.
+   * the row's other part nor other rows; any other error is thrown (nothing is deleted).
+   * Durations are received now; a row of histogram_journal has none (its server wrote them
+   * with its spans). Returns how many rows were taken, and the seqs of those applied whole.
    */
   private async applyRows(
     c: PoolClient,
     which: { journal?: JournalTable; writer?: number; seqs?: number[]; olderThanS?: number },
   ): Promise<{ rows: number; applied: number[] }> {
     if (which.seqs && !which.seqs.length) return { rows: 0, applied: [] };
-    const journal = which.journal ?? 'fold_journal';
+    const journal = which.journal ?? 'fold_marks';
     const writer = which.writer ?? this.writer;
     const { rows } = await c.query<{
       seq: string;
-      histograms: Buffer;
-      durations: Buffer | null;
+      day?: string;
+      received_at?: string;
+      xid?: string;
+      histograms?: Buffer;
+      durations?: Buffer | null;
     }>(
       `DELETE FROM ${journal} WHERE writer = $1 AND seq IN (
          SELECT seq FROM ${journal} WHERE writer = $1
@@ -443,16 +457,33 @@ export class FoldJournal {
     if (rows.some((r) => r.durations)) await c.query(JOURNAL_DURATIONS_STAGE);
     for (const r of rows) {
       const row = `${journal} row ${writer}/${r.seq}`;
-      let whole = await this.applyPart(c, `the histograms of ${row}`, () =>
-        copyIn(c, HISTOGRAM_COPY_TARGET, r.histograms),
-      );
-      if (r.durations) {
-        const durations = r.durations;
+      let whole: boolean;
+      if (journal === 'fold_marks') {
+        const spans = [r.day, r.received_at, r.xid];
+        whole = await this.applyPart(c, `the histograms of ${row}`, () =>
+          c.query(MARKED_HISTOGRAMS, spans),
+        );
         whole =
-          (await this.applyPart(c, `the durations of ${row}`, async () => {
-            await copyIn(c, 'journal_durations (series_id, minute, durations, sorted)', durations);
-            await c.query(JOURNAL_DURATIONS_MOVE);
-          })) && whole;
+          (await this.applyPart(c, `the durations of ${row}`, () =>
+            c.query(MARKED_DURATIONS, spans),
+          )) && whole;
+      } else {
+        const histograms = r.histograms!;
+        whole = await this.applyPart(c, `the histograms of ${row}`, () =>
+          copyIn(c, HISTOGRAM_COPY_TARGET, histograms),
+        );
+        if (r.durations) {
+          const durations = r.durations;
+          whole =
+            (await this.applyPart(c, `the durations of ${row}`, async () => {
+              await copyIn(
+                c,
+                'journal_durations (series_id, minute, durations, sorted)',
+                durations,
+              );
+              await c.query(JOURNAL_DURATIONS_MOVE);
+            })) && whole;
+        }
       }
       if (whole) applied.push(Number(r.seq));
     }

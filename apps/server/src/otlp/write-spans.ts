@@ -4,7 +4,7 @@ import { copyData } from './copy-rows.ts';
 import { partitionName } from '../db/partitions.ts';
 import { FUTURE_SLACK_MS } from './normalize-traces.ts';
 import { DURATIONS_COPY_TARGET, HISTOGRAM_COPY_TARGET, type FoldSum } from './span-folds.ts';
-import { JOURNAL_COPY_TARGET, type JournalWrite } from './fold-journal.ts';
+import { markStatement, type JournalWrite } from './fold-journal.ts';
 import { beginReceived, dayMovedBy, receivedDayStatement } from './received-day.ts';
 import { isCitusConnection, sqlState } from '../db/citus.ts';
 
@@ -131,7 +131,7 @@ export async function writeSpans(
   folds?: FoldSum,
   opts: {
     confirmDay?: boolean;
-    /** Commit the histograms and durations as this journal row instead (fold-journal.ts); its state says what became of it. */
+    /** Commit this mark instead of the histograms and durations (fold-journal.ts); its state says what became of it. */
     journal?: JournalWrite;
   } = {},
 ): Promise<number> {
@@ -246,12 +246,12 @@ async function writeFolded(
         copy: `${partitionName('observations', day)} (${COLUMNS})`,
         data: copyData(chunks),
       },
-      ...(journal ? [{ copy: JOURNAL_COPY_TARGET, data: journal.data }] : ownRows(folds, day)),
+      ...(journal ? [markStatement(journal, day)] : ownRows(folds, day)),
       'COMMIT',
     ]);
   } catch (err) {
     // A statement PostgreSQL refused ended the transaction uncommitted; otherwise (the
-    // connection failed, a FATAL error) the journal row's fate is unknown.
+    // connection failed, a FATAL error) the mark's fate is unknown.
     if (journal && isStatementError(err)) journal.state = 'none';
     // Whatever failed, the rest of the query was skipped: the transaction is aborted, or over.
     await client.query('ROLLBACK').catch(() => {});
