@@ -7,10 +7,13 @@
 -- span, and its TOAST chunks a tenth of PostgreSQL's CPU). Those spans are
 -- already in `observations`, written by the same transaction, so a mark names
 -- them instead: the received day (their partition), the transaction's
--- timestamp (their received_at, found through observations_received) and its
--- id (their xmin, which tells two transactions of the same microsecond
--- apart). Recovery folds them from there, as the direct path once did from
--- its staging table.
+-- timestamp (their received_at) and its id (their xmin, which tells two
+-- transactions of the same microsecond apart), with how many there are and
+-- the partition's size in blocks before they were copied. Recovery reads the
+-- partition from that block on (a TID range scan: the rows a COPY appends;
+-- the BRIN on received_at would read every range not yet summarized), and the
+-- whole partition only if that does not find them all; it folds them as the
+-- direct path once did from its staging table.
 --
 -- A table of its own: servers from before this migration recover fold_journal
 -- rows as COPY data and must never see a mark. New servers still apply the
@@ -21,6 +24,8 @@ CREATE TABLE fold_marks (
   received_day date NOT NULL,
   received_at  timestamptz NOT NULL DEFAULT now(),
   xid          xid NOT NULL DEFAULT pg_current_xact_id()::xid,
+  spans        int NOT NULL,
+  first_block  bigint NOT NULL,
   written_at   timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (writer, seq)
 );

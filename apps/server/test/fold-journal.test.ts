@@ -42,7 +42,12 @@ afterAll(async () => {
  * `tag`, and what their histograms and durations are made of. Their durations differ from
  * request to request and are not in order, so arrays must be sorted.
  */
-function request(tag: number, n: number, minuteMs = MINUTE): { rows: Buffer; folds: SpanBatch } {
+function request(
+  tag: number,
+  n: number,
+  minuteMs = MINUTE,
+  durationsOf = tag,
+): { rows: Buffer; folds: SpanBatch } {
   const rows = new CopyRows(64);
   const durations = new Float64Array(n);
   for (let i = 0; i < n; i++) {
@@ -51,7 +56,7 @@ function request(tag: number, n: number, minuteMs = MINUTE): { rows: Buffer; fol
     trace.writeUInt32BE(i + 1, 12);
     const span = Buffer.alloc(8);
     span.writeUInt32BE(i + 1, 4);
-    durations[i] = 1000 + ((tag * 7919 + i * 104729) % 5000);
+    durations[i] = 1000 + ((durationsOf * 7919 + i * 104729) % 5000);
     rows.reserve(200);
     rows.row(10);
     rows.bytes(trace);
@@ -74,6 +79,13 @@ function request(tag: number, n: number, minuteMs = MINUTE): { rows: Buffer; fol
   };
   return { rows: Buffer.from(rows.view()), folds };
 }
+
+/**
+ * The earliest start the writes below claim for their spans: late enough that no span could have
+ * been received yesterday, so the fold's path is taken even in the first hour of a UTC day (the
+ * look at yesterday's partition is ingest-midnight-retry.test.ts's).
+ */
+const LATE = Number.POSITIVE_INFINITY;
 
 /** A minute whose histogram partition is gone (retention dropped it). */
 const DROPPED_MINUTE = Date.UTC(2001, 0, 1);
@@ -112,7 +124,7 @@ async function burst(writer: GroupCommit, from: number, exports: number, spans: 
   return Promise.all(
     Array.from({ length: exports }, (_, k) => {
       const r = request(from + k, spans);
-      return writer.write(r.rows, spans, Date.now(), r.folds);
+      return writer.write(r.rows, spans, LATE, r.folds);
     }),
   );
 }
@@ -213,7 +225,7 @@ describe('histograms and durations folded across transactions', () => {
         const folds = FoldSum.of([r.folds]);
         const mark = journal.entry(folds);
         const day = utcDay(Date.now());
-        expect(await writeSpans(c, [r.rows], day, Date.now(), folds, { journal: mark })).toBe(
+        expect(await writeSpans(c, [r.rows], day, LATE, folds, { journal: mark })).toBe(
           r.folds.group.length,
         );
         expect(mark.state).toBe('committed');
@@ -251,7 +263,7 @@ describe('histograms and durations folded across transactions', () => {
     await Promise.all(
       Array.from({ length: 20 }, (_, k) => {
         const r = request(9000 + k, 50, k === 5 ? DROPPED_MINUTE : MINUTE);
-        return writer.write(r.rows, 50, Date.now(), r.folds);
+        return writer.write(r.rows, 50, LATE, r.folds);
       }),
     );
     expect(warnings).toEqual(['folding histograms and durations']);
@@ -317,6 +329,71 @@ describe('histograms and durations folded across transactions', () => {
       durationRows: 1,
     });
     expect(await journal.recoverOrphans()).toBe(0);
+    await journal.close();
+  });
+
+  it("a mark's spans are folded from the raw rows as the fold in memory folds them, from anywhere in the partition; rows gone are said", async () => {
+    const warnings: string[] = [];
+    const journal = new FoldJournal(pool, partitions, 60_000, (_err, what) => warnings.push(what));
+    await journal.start();
+    const day = utcDay(Date.now());
+    /**
+     * Write `r` in a transaction that leaves a mark, and return what is stored after `apply`.
+     * Unless `held`, the server never learns of the commit (nothing held in memory: only the
+     * mark).
+     */
+    const stored = async (
+      r: { rows: Buffer; folds: SpanBatch },
+      apply: () => Promise<void>,
+      held = false,
+    ) => {
+      await pool.query(EMPTY);
+      const c = await pool.connect();
+      try {
+        const folds = FoldSum.of([r.folds]);
+        const mark = journal.entry(folds);
+        await writeSpans(c, [r.rows], day, LATE, folds, { journal: mark });
+        // Committed: held for the next fold, as group-commit.ts settles it.
+        if (held) journal.settle(mark);
+      } finally {
+        c.release();
+      }
+      await apply();
+      const { rows } = await pool.query(
+        `SELECT json_build_object('h', (SELECT json_agg(h ORDER BY minute) FROM (
+                  SELECT minute, count, round(sum_us) AS sum, min_us, max_us, idx, cnt FROM histograms) h),
+                'd', (SELECT json_agg(durations) FROM span_durations)) AS v`,
+      );
+      return rows[0]!.v;
+    };
+    const spans = () => request(7100, 300, MINUTE, 1);
+    // The fold in memory, then the same spans recovered from their mark: the same rows.
+    const folded = await stored(spans(), () => journal.flush(), true);
+    expect(folded.h[0].count).toBe(300);
+    const recover = async () => {
+      await pool.query(`UPDATE fold_marks SET written_at = now() - interval '2 minutes'`);
+      expect(await journal.recoverOrphans()).toBe(1);
+    };
+    expect(await stored(spans(), recover)).toEqual(folded);
+    // A mark whose first block is past its rows (they went to free space earlier on): found by
+    // reading the whole partition.
+    expect(
+      await stored(spans(), async () => {
+        await pool.query('UPDATE fold_marks SET first_block = first_block + 1000');
+        await recover();
+      }),
+    ).toEqual(folded);
+    expect(warnings).toEqual([]);
+    // Rows gone before the mark was applied: nothing counted, and a warning.
+    const gone = await stored(spans(), async () => {
+      await pool.query('DELETE FROM observations');
+      await recover();
+    });
+    expect(gone).toEqual({ h: null, d: null });
+    expect(warnings).toEqual([
+      expect.stringMatching(/^the spans of fold_marks row \d+\/\d+, partly gone$/),
+    ]);
+    expect((await counted()).journal).toBe(0);
     await journal.close();
   });
 });

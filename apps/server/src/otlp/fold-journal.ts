@@ -31,17 +31,25 @@ import { randomInt } from 'node:crypto';
 import { isStatementError, transactionOn, type Pool, type PoolClient } from '../db/pool.ts';
 import { copyIn } from './copy-in.ts';
 import { histogramJournalRows } from '../observability/metrics.ts';
-import { utcDay, type Partitions } from '../db/partitions.ts';
+import { partitionName, utcDay, type Partitions } from '../db/partitions.ts';
 import { copyData } from './copy-rows.ts';
 import { DURATIONS_COPY_TARGET, FoldSum, HISTOGRAM_COPY_TARGET } from './span-folds.ts';
 
+/** The `observations` partition of a day, checked to be a plain name (it goes into SQL). */
+function dayPartition(day: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new Error(`not a day: ${day}`);
+  return partitionName('observations', day);
+}
+
 /**
- * The statement that commits a transaction's mark, sent in it after its spans' COPY into the
- * `day` partition (write-spans.ts): the mark's received_at and xid are that transaction's.
+ * The statement that commits a transaction's mark, sent in it before its spans' COPY into the
+ * `day` partition (write-spans.ts): the mark's received_at and xid are that transaction's, and
+ * its first block the partition's size before the COPY appends to it.
  */
 export function markStatement(w: JournalWrite, day: string): string {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new Error(`not a day: ${day}`);
-  return `INSERT INTO fold_marks (writer, seq, received_day) VALUES (${w.writer}, ${w.seq}, '${day}')`;
+  return `INSERT INTO fold_marks (writer, seq, received_day, spans, first_block)
+    VALUES (${w.writer}, ${w.seq}, '${day}', ${w.folds.spans},
+            pg_relation_size('${dayPartition(day)}') / current_setting('block_size')::int)`;
 }
 
 /**
@@ -49,24 +57,37 @@ export function markStatement(w: JournalWrite, day: string): string {
  * 0034 (fold_journal) and 0033 (histogram_journal) wrote.
  */
 const JOURNALS = {
-  // As text: a Date would keep milliseconds of received_at's microseconds.
-  fold_marks: 'received_day::text AS day, received_at::text AS received_at, xid::text AS xid',
+  // As text in UTC, whatever the session's DateStyle: a Date would keep only milliseconds.
+  fold_marks: `to_char(received_day, 'YYYY-MM-DD') AS day,
+    to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') AS received_at,
+    xid::text AS xid, spans, first_block::text AS first_block`,
   fold_journal: 'histograms, durations',
   histogram_journal: 'data AS histograms, NULL::bytea AS durations',
 } as const;
 type JournalTable = keyof typeof JOURNALS;
 
 /**
- * A marked transaction's spans, from the raw rows it wrote: those of its received day (their
- * partition), received_at (observations_received) and xmin. Folded as FoldSum.rows folds
- * them (onset_bucket is core's bucketIndex).
+ * A marked transaction's spans, from the raw rows it wrote in a day's partition: those of its
+ * received_at and xmin, from the mark's first block on unless `whole`. Into a table that lasts
+ * the transaction, from which they are folded as FoldSum.rows folds them (onset_bucket is
+ * core's bucketIndex).
  */
-const MARKED_SPANS = `SELECT series_id, resource_id, date_trunc('minute', start_time, 'UTC') AS minute, duration_us
-   FROM observations WHERE received_day = $1::date AND received_at = $2::timestamptz AND xmin = $3::xid`;
+const markedSpans = (partition: string, firstBlock: string | null) => {
+  if (firstBlock !== null && !/^\d+$/.test(firstBlock))
+    throw new Error(`not a block number: ${firstBlock}`);
+  // A constant bound, so that the planner can read just those blocks (a TID range scan).
+  return `INSERT INTO marked_spans
+   SELECT series_id, resource_id, date_trunc('minute', start_time, 'UTC'), duration_us FROM ${partition}
+    WHERE received_at = ($1::timestamp AT TIME ZONE 'UTC') AND xmin = $2::xid
+      ${firstBlock === null ? '' : `AND ctid >= '(${firstBlock},0)'::tid`}`;
+};
+const MARKED_STAGE = `CREATE TEMP TABLE IF NOT EXISTS marked_spans (
+    series_id bigint, resource_id bigint, minute timestamptz, duration_us double precision
+  ) ON COMMIT DROP`;
 const MARKED_HISTOGRAMS = `WITH b AS (
    SELECT series_id, resource_id, minute, onset_bucket(duration_us) AS i,
           count(*)::int AS c, sum(duration_us) AS s, min(duration_us) AS mn, max(duration_us) AS mx
-     FROM (${MARKED_SPANS}) m GROUP BY 1, 2, 3, 4
+     FROM marked_spans GROUP BY 1, 2, 3, 4
  )
  INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
  SELECT series_id, resource_id, minute, sum(c), sum(s), min(mn), max(mx),
@@ -75,7 +96,7 @@ const MARKED_HISTOGRAMS = `WITH b AS (
 /** Received on the day of the transaction that applies them, as a fold's are. */
 const MARKED_DURATIONS = `INSERT INTO span_durations (received_day, series_id, minute, durations, sorted)
  SELECT (now() AT TIME ZONE 'UTC')::date, series_id, minute, array_agg(duration_us ORDER BY duration_us), true
-   FROM (${MARKED_SPANS}) m GROUP BY 2, 3`;
+   FROM marked_spans GROUP BY 2, 3`;
 
 /**
  * A fold_journal row's durations are COPY rows without their day: they are received on the
@@ -98,8 +119,9 @@ const UNCERTAIN_MS = 30_000;
 /** This writer's own rows older than this are applied by its recovery (none should be left). */
 const OWN_LEFT_S = 60;
 /**
- * Journal rows applied per recovery transaction (each can be a few hundred kB): with a
- * savepoint per part of a row, at most 60 (PostgreSQL tracks 64 per transaction in memory).
+ * Journal rows applied per recovery transaction (a mark's spans are read from its partition;
+ * an older row can be a few hundred kB): with a savepoint per part of a row, at most 60
+ * (PostgreSQL tracks 64 per transaction in memory).
  */
 const RECOVER_BATCH = 30;
 /**
@@ -442,6 +464,8 @@ export class FoldJournal {
       day?: string;
       received_at?: string;
       xid?: string;
+      spans?: number;
+      first_block?: string;
       histograms?: Buffer;
       durations?: Buffer | null;
     }>(
@@ -459,14 +483,26 @@ export class FoldJournal {
       const row = `${journal} row ${writer}/${r.seq}`;
       let whole: boolean;
       if (journal === 'fold_marks') {
-        const spans = [r.day, r.received_at, r.xid];
+        const spans = await this.markedSpans(c, {
+          day: r.day!,
+          receivedAt: r.received_at!,
+          xid: r.xid!,
+          firstBlock: r.first_block!,
+          spans: r.spans!,
+        });
+        if (spans !== r.spans)
+          // Rows gone (retention dropped their day, a restore gave them new xmins): what is left
+          // is counted, and said.
+          this.onError(
+            new Error(`found ${spans} of its ${r.spans} spans`),
+            `the spans of ${row}, partly gone`,
+          );
         whole = await this.applyPart(c, `the histograms of ${row}`, () =>
-          c.query(MARKED_HISTOGRAMS, spans),
+          c.query(MARKED_HISTOGRAMS),
         );
         whole =
-          (await this.applyPart(c, `the durations of ${row}`, () =>
-            c.query(MARKED_DURATIONS, spans),
-          )) && whole;
+          (await this.applyPart(c, `the durations of ${row}`, () => c.query(MARKED_DURATIONS))) &&
+          whole;
       } else {
         const histograms = r.histograms!;
         whole = await this.applyPart(c, `the histograms of ${row}`, () =>
@@ -488,6 +524,37 @@ export class FoldJournal {
       if (whole) applied.push(Number(r.seq));
     }
     return { rows: rows.length, applied };
+  }
+
+  /**
+   * A mark's spans into marked_spans, read from its first block on (the rows its COPY appended),
+   * or from the whole partition when that finds fewer than the mark counts (a COPY may also fill
+   * free space in earlier blocks). Returns how many were found; none if the partition is gone.
+   */
+  private async markedSpans(
+    c: PoolClient,
+    mark: { day: string; receivedAt: string; xid: string; firstBlock: string; spans: number },
+  ): Promise<number> {
+    const partition = dayPartition(mark.day);
+    await c.query(MARKED_STAGE);
+    await c.query('TRUNCATE marked_spans');
+    const { rows } = await c.query<{ exists: boolean }>(
+      'SELECT to_regclass($1) IS NOT NULL AS exists',
+      [partition],
+    );
+    if (!rows[0]!.exists) return 0;
+    // The BRIN on received_at would be a bitmap scan of every range not yet summarized, which
+    // is where recent rows are: the TID range instead.
+    await c.query('SET LOCAL enable_bitmapscan = off');
+    const tail = await c.query(markedSpans(partition, mark.firstBlock), [
+      mark.receivedAt,
+      mark.xid,
+    ]);
+    await c.query('RESET enable_bitmapscan');
+    if (tail.rowCount === mark.spans) return mark.spans;
+    await c.query('TRUNCATE marked_spans');
+    const all = await c.query(markedSpans(partition, null), [mark.receivedAt, mark.xid]);
+    return all.rowCount ?? 0;
   }
 
   /** One part of a journal row, under a savepoint: false, with a warning, when PostgreSQL refuses it for good. */

@@ -242,11 +242,13 @@ async function writeFolded(
     await pipeline(client, [
       'BEGIN',
       receivedDayStatement(day, { confirmDay }),
+      // The mark first: it reads the partition's size before the COPY appends to it.
+      ...(journal ? [markStatement(journal, day)] : []),
       {
         copy: `${partitionName('observations', day)} (${COLUMNS})`,
         data: copyData(chunks),
       },
-      ...(journal ? [markStatement(journal, day)] : ownRows(folds, day)),
+      ...(journal ? [] : ownRows(folds, day)),
       'COMMIT',
     ]);
   } catch (err) {
