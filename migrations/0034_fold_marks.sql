@@ -10,7 +10,8 @@
 -- timestamp (their received_at) and its id (their xmin, which tells two
 -- transactions of the same microsecond apart), with how many there are and
 -- the partition's size in blocks before they were copied. Recovery reads the
--- partition from that block on (a TID range scan: the rows a COPY appends;
+-- partition from a little before that block on (a TID range scan: the rows a
+-- COPY appends, from the page its connection last filled;
 -- the BRIN on received_at would read every range not yet summarized), and the
 -- whole partition only if that does not find them all; it folds them as the
 -- direct path once did from its staging table.

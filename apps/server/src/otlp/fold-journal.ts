@@ -72,15 +72,21 @@ type JournalTable = keyof typeof JOURNALS;
  * the transaction, from which they are folded as FoldSum.rows folds them (onset_bucket is
  * core's bucketIndex).
  */
-const markedSpans = (partition: string, firstBlock: string | null) => {
-  if (firstBlock !== null && !/^\d+$/.test(firstBlock))
-    throw new Error(`not a block number: ${firstBlock}`);
+const markedSpans = (partition: string, fromBlock: number | null) => {
+  if (fromBlock !== null && !Number.isSafeInteger(fromBlock))
+    throw new Error(`not a block number: ${fromBlock}`);
   // A constant bound, so that the planner can read just those blocks (a TID range scan).
   return `INSERT INTO marked_spans
    SELECT series_id, resource_id, date_trunc('minute', start_time, 'UTC'), duration_us FROM ${partition}
     WHERE received_at = ($1::timestamp AT TIME ZONE 'UTC') AND xmin = $2::xid
-      ${firstBlock === null ? '' : `AND ctid >= '(${firstBlock},0)'::tid`}`;
+      ${fromBlock === null ? '' : `AND ctid >= '(${fromBlock},0)'::tid`}`;
 };
+/**
+ * Blocks before a mark's first block read too: a COPY starts in the page its backend last
+ * inserted into (the partition's last when the same connection wrote the transaction before),
+ * and another backend's extension can leave free pages just before (512 kB).
+ */
+const MARK_BLOCK_SLACK = 64;
 const MARKED_STAGE = `CREATE TEMP TABLE IF NOT EXISTS marked_spans (
     series_id bigint, resource_id bigint, minute timestamptz, duration_us double precision
   ) ON COMMIT DROP`;
@@ -160,8 +166,11 @@ interface Uncertain {
 export class FoldJournal {
   /** This process's writer id (the advisory lock's key). */
   readonly writer = randomInt(1, 2 ** 47);
-  /** Folds written, journal rows applied by them, and rows of dead writers recovered. */
-  readonly counts = { folds: 0, applied: 0, recovered: 0 };
+  /**
+   * Folds written, journal rows applied by them, rows of dead writers recovered, and marks
+   * whose spans were not all in the blocks read first (their whole partition read).
+   */
+  readonly counts = { folds: 0, applied: 0, recovered: 0, partitionReads: 0 };
   private seq = 0;
   /** The histograms and durations of committed transactions not folded yet, and their journal rows. */
   private sum = new FoldSum();
@@ -546,12 +555,11 @@ export class FoldJournal {
     // The BRIN on received_at would be a bitmap scan of every range not yet summarized, which
     // is where recent rows are: the TID range instead.
     await c.query('SET LOCAL enable_bitmapscan = off');
-    const tail = await c.query(markedSpans(partition, mark.firstBlock), [
-      mark.receivedAt,
-      mark.xid,
-    ]);
+    const from = Math.max(0, Number(mark.firstBlock) - MARK_BLOCK_SLACK);
+    const tail = await c.query(markedSpans(partition, from), [mark.receivedAt, mark.xid]);
     await c.query('RESET enable_bitmapscan');
     if (tail.rowCount === mark.spans) return mark.spans;
+    this.counts.partitionReads++;
     await c.query('TRUNCATE marked_spans');
     const all = await c.query(markedSpans(partition, null), [mark.receivedAt, mark.xid]);
     return all.rowCount ?? 0;
