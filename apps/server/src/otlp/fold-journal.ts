@@ -34,12 +34,10 @@ import { histogramJournalRows } from '../observability/metrics.ts';
 import { partitionName, utcDay, type Partitions } from '../db/partitions.ts';
 import { copyData } from './copy-rows.ts';
 import { DURATIONS_COPY_TARGET, FoldSum, HISTOGRAM_COPY_TARGET } from './span-folds.ts';
-import { bucketsOf, durationsOf, HISTOGRAMS_FROM_BUCKETS } from './fold-sql.ts';
 
 /** The `observations` partition of a day, checked to be a plain name (it goes into SQL). */
 function dayPartition(day: string): string {
-  const ms = Date.parse(`${day}T00:00:00Z`);
-  if (Number.isNaN(ms) || utcDay(ms) !== day) throw new Error(`not a day: ${day}`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new Error(`not a day: ${day}`);
   return partitionName('observations', day);
 }
 
@@ -70,16 +68,16 @@ type JournalTable = keyof typeof JOURNALS;
 
 /**
  * A marked transaction's spans, from the raw rows it wrote in a day's partition: those of its
- * received_at and xmin, from `fromBlock` on unless null. Into a table that lasts the
- * transaction, from which they are folded as the direct path folds its staging table
- * (fold-sql.ts).
+ * received_at and xmin, from the mark's first block on unless `whole`. Into a table that lasts
+ * the transaction, from which they are folded as FoldSum.rows folds them (onset_bucket is
+ * core's bucketIndex).
  */
 const markedSpans = (partition: string, fromBlock: number | null) => {
   if (fromBlock !== null && !Number.isSafeInteger(fromBlock))
     throw new Error(`not a block number: ${fromBlock}`);
   // A constant bound, so that the planner can read just those blocks (a TID range scan).
   return `INSERT INTO marked_spans
-   SELECT series_id, resource_id, start_time, duration_us FROM ${partition}
+   SELECT series_id, resource_id, date_trunc('minute', start_time, 'UTC'), duration_us FROM ${partition}
     WHERE received_at = ($1::timestamp AT TIME ZONE 'UTC') AND xmin = $2::xid
       ${fromBlock === null ? '' : `AND ctid >= '(${fromBlock},0)'::tid`}`;
 };
@@ -90,11 +88,21 @@ const markedSpans = (partition: string, fromBlock: number | null) => {
  */
 const MARK_BLOCK_SLACK = 64;
 const MARKED_STAGE = `CREATE TEMP TABLE IF NOT EXISTS marked_spans (
-    series_id bigint, resource_id bigint, start_time timestamptz, duration_us double precision
+    series_id bigint, resource_id bigint, minute timestamptz, duration_us double precision
   ) ON COMMIT DROP`;
-const MARKED_HISTOGRAMS = `WITH ${bucketsOf('marked_spans')} ${HISTOGRAMS_FROM_BUCKETS}`;
+const MARKED_HISTOGRAMS = `WITH b AS (
+   SELECT series_id, resource_id, minute, onset_bucket(duration_us) AS i,
+          count(*)::int AS c, sum(duration_us) AS s, min(duration_us) AS mn, max(duration_us) AS mx
+     FROM marked_spans GROUP BY 1, 2, 3, 4
+ )
+ INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
+ SELECT series_id, resource_id, minute, sum(c), sum(s), min(mn), max(mx),
+        array_agg(i ORDER BY i), array_agg(c ORDER BY i)
+   FROM b GROUP BY 1, 2, 3`;
 /** Received on the day of the transaction that applies them, as a fold's are. */
-const MARKED_DURATIONS = durationsOf('marked_spans', "(now() AT TIME ZONE 'UTC')::date");
+const MARKED_DURATIONS = `INSERT INTO span_durations (received_day, series_id, minute, durations, sorted)
+ SELECT (now() AT TIME ZONE 'UTC')::date, series_id, minute, array_agg(duration_us ORDER BY duration_us), true
+   FROM marked_spans GROUP BY 2, 3`;
 
 /**
  * A fold_journal row's durations are COPY rows without their day: they are received on the

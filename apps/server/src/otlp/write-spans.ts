@@ -5,7 +5,6 @@ import { partitionName } from '../db/partitions.ts';
 import { FUTURE_SLACK_MS } from './normalize-traces.ts';
 import { DURATIONS_COPY_TARGET, HISTOGRAM_COPY_TARGET, type FoldSum } from './span-folds.ts';
 import { markStatement, type JournalWrite } from './fold-journal.ts';
-import { bucketsOf, durationsOf, HISTOGRAMS_FROM_BUCKETS } from './fold-sql.ts';
 import { beginReceived, dayMovedBy, receivedDayStatement } from './received-day.ts';
 import { isCitusConnection, sqlState } from '../db/citus.ts';
 
@@ -32,10 +31,19 @@ const FOLD_SQL = `WITH ins AS (
                        WHERE o.received_day = $1::date - 1 AND o.trace_id = i.trace_id AND o.span_id = i.span_id)
    ON CONFLICT DO NOTHING
    RETURNING series_id, resource_id, start_time, duration_us
- ), ${bucketsOf('ins')}, d AS (
-   ${durationsOf('ins', '$1::date')}
+ ), b AS (
+   SELECT series_id, resource_id, date_trunc('minute', start_time) AS minute, onset_bucket(duration_us) AS i,
+          count(*)::int AS c, sum(duration_us) AS s, min(duration_us) AS mn, max(duration_us) AS mx
+     FROM ins GROUP BY 1, 2, 3, 4
+ ), d AS (
+   INSERT INTO span_durations (received_day, series_id, minute, durations, sorted)
+   SELECT $1::date, series_id, date_trunc('minute', start_time), array_agg(duration_us ORDER BY duration_us), true
+     FROM ins GROUP BY 2, 3
  )
- ${HISTOGRAMS_FROM_BUCKETS}
+ INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
+ SELECT series_id, resource_id, minute, sum(c), sum(s), min(mn), max(mx),
+        array_agg(i ORDER BY i), array_agg(c ORDER BY i)
+   FROM b GROUP BY 1, 2, 3
  RETURNING count`;
 
 /**
@@ -60,10 +68,19 @@ const RETRIED_YESTERDAY_SQL = `SELECT i.trace_id, i.span_id FROM ingest_stage i
  * The fast path's fold: every staged row was new (the direct COPY stored them
  * all), so histograms and durations come straight from the staging table.
  */
-const FOLD_NEW_SQL = `WITH ${bucketsOf('ingest_stage')}, d AS (
-   ${durationsOf('ingest_stage', '$1::date')}
+const FOLD_NEW_SQL = `WITH b AS (
+   SELECT series_id, resource_id, date_trunc('minute', start_time) AS minute, onset_bucket(duration_us) AS i,
+          count(*)::int AS c, sum(duration_us) AS s, min(duration_us) AS mn, max(duration_us) AS mx
+     FROM ingest_stage GROUP BY 1, 2, 3, 4
+ ), d AS (
+   INSERT INTO span_durations (received_day, series_id, minute, durations, sorted)
+   SELECT $1::date, series_id, date_trunc('minute', start_time), array_agg(duration_us ORDER BY duration_us), true
+     FROM ingest_stage GROUP BY 2, 3
  )
- ${HISTOGRAMS_FROM_BUCKETS}
+ INSERT INTO histograms (series_id, resource_id, minute, count, sum_us, min_us, max_us, idx, cnt)
+ SELECT series_id, resource_id, minute, sum(c), sum(s), min(mn), max(mx),
+        array_agg(i ORDER BY i), array_agg(c ORDER BY i)
+   FROM b GROUP BY 1, 2, 3
  RETURNING count`;
 
 /** A span of the staged rows already stored the day before (an OTLP retry across midnight). */
